@@ -1,0 +1,23 @@
+// The subcommands of `nucleo`. Each takes the arguments after its name and returns an exit
+// status (args.hpp). Each lives in commands/<name>.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nucleo::cli {
+
+using Argv = std::vector<std::string>;
+
+struct Command {
+    const char* name;
+    int (*run)(const Argv& args);
+    const char* summary;
+};
+
+/// The table main.cpp dispatches on, defined in commands/table.cpp.
+const std::vector<Command>& commands();
+
+int run_version(const Argv& args);
+
+}  // namespace nucleo::cli

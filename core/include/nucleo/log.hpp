@@ -1,0 +1,25 @@
+// Logging of the runtime. Records go to stderr by default (stdout belongs to the host and to the
+// `nucleo` command's results); a host may install its own sink. Plugins log through the host's
+// `nucleo.host.log/1` extension, which ends here too.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+namespace nucleo::log {
+
+enum class Level { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
+/// Records below `level` are dropped. Default kInfo, or NUCLEO_LOG_LEVEL (trace..off).
+void set_level(Level level);
+Level level();
+
+/// A sink receives every record that passes the level: its level, the logger's name ("nucleo",
+/// "plugin:<name>", ...) and the formatted message. An empty function restores stderr.
+using Sink = std::function<void(Level, std::string_view logger, std::string_view message)>;
+void set_sink(Sink sink);
+
+/// Writes one record (used by the host log extension and by code outside libnucleo).
+void write(Level level, std::string_view logger, std::string_view message);
+
+}  // namespace nucleo::log
