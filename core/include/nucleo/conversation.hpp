@@ -1,0 +1,246 @@
+// The conversation: the state of an agent's work, from which every model call is built.
+//
+// Seed 003 "What a conversation holds": the main objective (standing instructions), the messages
+// in order, the tools declared to it, the artifact registry, and what its seat asked for. Seed 000
+// "Inside conversations" gives the rules this class enforces: the objective map and its freeze,
+// the framework slots, add-only tool declaration and announcement, and the channel contract
+// (prepare_messages_for_llm -> PreparedConversation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <variant>
+#include <vector>
+
+#include "nucleo/artifacts.hpp"
+#include "nucleo/catalog.hpp"
+#include "nucleo/content.hpp"
+#include "nucleo/prepared.hpp"
+
+namespace nucleo {
+
+/// Seed 000 "The seat's declarations": how much answer — an OutputSize rung, or a raw token count
+/// for the seat that fits no rung.
+using OutputDeclaration = std::variant<OutputSize, std::int64_t>;
+
+/// One slot of the objective map: a key (never sent) and its value (a content block, usually a
+/// TextBlock; `tool:<name>` slots hold ToolDefinitionBlocks).
+struct ObjectiveSlot {
+    std::string key;
+    ContentBlock value;
+    bool operator==(const ObjectiveSlot&) const = default;
+};
+
+/// A tool declared to the conversation (seed 000 "Tool System": "a definition is its own
+/// DeclaredTool") and the number of messages the conversation held when it was declared — its
+/// point of declaration, where a post-freeze announcement is placed.
+struct DeclaredTool {
+    ToolDefinitionBlock definition;
+    std::size_t declared_at = 0;
+    bool operator==(const DeclaredTool&) const = default;
+};
+
+/// Everything a ConversationContext holds that outlives the instance: what the conversation
+/// document v1 (DESIGN.md) stores. ConversationContext::parts() reads it out,
+/// ConversationContext::from_parts() rebuilds a context from it. The freeze is not part of it.
+struct ConversationParts {
+    std::string conversation_id;
+    std::string user_id;
+    std::string workflow_id;
+    std::optional<std::string> prior_spec_id;
+    std::vector<ObjectiveSlot> objective;
+    bool cache_main_objective = true;
+    bool compactable = true;
+    std::vector<DeclaredTool> tools;
+    std::vector<Message> messages;
+    ArtifactRegistry artifacts;
+    std::optional<Grade> grade;
+    std::optional<Depth> depth;
+    std::optional<OutputDeclaration> output;
+};
+
+/// A conversation (seed 003, seed 000). Not thread-safe: one job owns a conversation at a time
+/// (seed 000 "Exclusive Ownership"), and the owner is the only one touching it.
+///
+/// Copying copies everything, the freeze included (a copy holds the same rendered prefix). A
+/// conversation rebuilt with from_parts() is not frozen: seed 000 "a restored conversation has not
+/// rendered, has no warm provider cache to lose, and composes freely until its own first render".
+class ConversationContext {
+  public:
+    /// Framework slot keys (seed 000 "The objective map": "Two slots are the framework's own").
+    static constexpr std::string_view kLegendSlot = "legend";
+    static constexpr std::string_view kToolWeightsSlot = "toolWeights";
+    static constexpr std::string_view kToolSlotPrefix = "tool:";
+
+    ConversationContext() = default;
+    explicit ConversationContext(std::string conversation_id, std::string user_id = {});
+
+    /// Rebuilds a context from stored parts, NOT frozen. Validates what add_message validates
+    /// (duplicate ids named with both positions, tool_results whose tool_use_id no earlier
+    /// message carries) and a tool's declared_at within the messages; refuses with
+    /// Error(kInvalidArgument). Messages with an empty id get a minted one.
+    static ConversationContext from_parts(ConversationParts parts);
+    /// Everything from_parts takes, as it stands now.
+    [[nodiscard]] ConversationParts parts() const;
+
+    /// Seed 000 singleTurn(model, prompt, backstopTokens): "the model given, one user message,
+    /// thinking off (IMMEDIATE), the answer capped at the backstop" — the message's
+    /// requested_output_tokens is the backstop. Built fresh per call.
+    static ConversationContext single_turn(const ModelSpec& model, std::string prompt,
+                                           std::int64_t backstop_tokens);
+
+    // ---- identity ----
+    [[nodiscard]] const std::string& conversation_id() const noexcept {
+        return state_.conversation_id;
+    }
+    void set_conversation_id(std::string id) { state_.conversation_id = std::move(id); }
+    [[nodiscard]] const std::string& user_id() const noexcept { return state_.user_id; }
+    void set_user_id(std::string id) { state_.user_id = std::move(id); }
+    /// The turn currently driving the conversation (seed 000 "Exclusive Ownership").
+    [[nodiscard]] const std::string& workflow_id() const noexcept { return state_.workflow_id; }
+    void set_workflow_id(std::string id) { state_.workflow_id = std::move(id); }
+    /// The catalog id of the spec that last served this conversation (seed 000: stickiness input).
+    [[nodiscard]] const std::optional<std::string>& prior_spec_id() const noexcept {
+        return state_.prior_spec_id;
+    }
+    void set_prior_spec_id(std::optional<std::string> id) { state_.prior_spec_id = std::move(id); }
+
+    // ---- the model bound for the next call ----
+    /// The model the next call uses. single_turn sets it; otherwise the resolution (a later issue)
+    /// does. Seed 000: "getModel() before that throws" — UncorrectableLLMException.
+    [[nodiscard]] const ModelSpec& model() const;
+    [[nodiscard]] bool has_model() const noexcept { return model_.has_value(); }
+    void set_model(ModelSpec model);
+
+    // ---- flags ----
+    /// Seed 000: whole-conversation opt-out of compaction; true by default.
+    [[nodiscard]] bool compactable() const noexcept { return state_.compactable; }
+    void set_compactable(bool compactable) noexcept { state_.compactable = compactable; }
+    /// Seed 003: "The objective is cached by default"; rides the prepared value as cache_system.
+    [[nodiscard]] bool cache_main_objective() const noexcept { return state_.cache_main_objective; }
+    void set_cache_main_objective(bool cache) noexcept { state_.cache_main_objective = cache; }
+
+    // ---- the seat's declarations (seed 000), all optional ----
+    [[nodiscard]] const std::optional<Grade>& grade() const noexcept { return state_.grade; }
+    void set_grade(std::optional<Grade> grade) noexcept { state_.grade = grade; }
+    [[nodiscard]] const std::optional<Depth>& depth() const noexcept { return state_.depth; }
+    void set_depth(std::optional<Depth> depth) noexcept { state_.depth = depth; }
+    [[nodiscard]] const std::optional<OutputDeclaration>& output() const noexcept {
+        return state_.output;
+    }
+    void set_output(std::optional<OutputDeclaration> output) noexcept { state_.output = output; }
+
+    // ---- messages ----
+    /// Appends a message and returns its id. An empty id is minted ("m<N>", unique within the
+    /// conversation). Refused with Error(kInvalidArgument): a duplicate id (naming it and the
+    /// position it already holds), and a tool_result whose tool_use_id no earlier message carries
+    /// as a ToolUseBlock (naming the id and the position) — a provider refuses the whole
+    /// conversation over one such orphan.
+    std::string add_message(Message message);
+    [[nodiscard]] const std::vector<Message>& messages() const noexcept { return state_.messages; }
+    /// The message with this id, or nullptr.
+    [[nodiscard]] const Message* find_message(std::string_view id) const noexcept;
+
+    /// Seed 000 carriedInputs(): the inputs beyond text the OUTGOING messages carry anywhere in
+    /// the history, tool results included — an image block as Input::kImages, a file block as
+    /// Input::kDocuments. Each at most once, in enum order.
+    [[nodiscard]] std::vector<Input> carried_inputs() const;
+
+    /// Seed 000 firstUserUtterance(): "the first message a HUMAN sent" — the text of the first
+    /// outgoing message that is not app_authored and carries no tool result. Its TextBlocks are
+    /// joined by "\n". Decision: a human message without text (an image alone) is skipped, since
+    /// the utterance titles and embeds the conversation. nullopt when there is none.
+    [[nodiscard]] std::optional<std::string> first_user_utterance() const;
+
+    // ---- the objective map (seed 000 "The objective map") ----
+    /// Puts a slot. Before the freeze: an existing key is replaced IN PLACE ("a re-put keeps the
+    /// slot's original position, so a refresh never reorders the rendered prefix"), a new key
+    /// appends. After the freeze: a value that renders identically to the slot's is a silent
+    /// no-op; anything else — a divergent value or a new key — is a no-op logged at ERROR level
+    /// with the caller's file:line and function and a stack trace. Returns true when the map
+    /// changed.
+    bool put_main_objective(std::string_view key, ContentBlock value,
+                            std::source_location where = std::source_location::current());
+    /// The same with a TextBlock value.
+    bool put_main_objective(std::string_view key, std::string text,
+                            std::source_location where = std::source_location::current());
+    /// Empties the map, framework slots included ("nothing re-seeds itself" — though the next
+    /// render re-places derived slots). After the freeze: a no-op logged at ERROR level with the
+    /// caller's location and a stack trace. Returns true when the map changed.
+    bool nuke_main_objective(std::source_location where = std::source_location::current());
+    /// The slots in order.
+    [[nodiscard]] const std::vector<ObjectiveSlot>& main_objective() const noexcept {
+        return state_.objective;
+    }
+    /// The value under `key`, or nullptr.
+    [[nodiscard]] const ContentBlock* objective_slot(std::string_view key) const noexcept;
+    /// True once this instance has rendered (seed 000: "The head freezes at the instance's first
+    /// render").
+    [[nodiscard]] bool frozen() const noexcept { return frozen_; }
+
+    // ---- tools (seed 000 "Tool System") ----
+    /// Declares a tool. Add-only by name: "a name already declared is a no-op, whatever the new
+    /// declaration would produce". Nothing is converted or validated here ("never eagerly"): the
+    /// definition reaches the conversation's content at the next render. Returns true when the
+    /// name was new.
+    bool add_tool(ToolDefinitionBlock definition);
+    /// add_tool for each; returns how many names were new.
+    std::size_t add_tools(std::vector<ToolDefinitionBlock> definitions);
+    /// Every declared tool, in declaration order.
+    [[nodiscard]] const std::vector<DeclaredTool>& declared_tools() const noexcept {
+        return state_.tools;
+    }
+    /// Where a tool was announced, derived from the conversation's content (a ToolDefinitionBlock
+    /// of that name in the head or in a message): "head", or the id of the stream message that
+    /// carries it; nullopt while declared but not yet rendered (or never declared).
+    [[nodiscard]] std::optional<std::string> announced_in(std::string_view tool_name) const;
+    /// Names of declared tools not yet announced: "declared but not rendered".
+    [[nodiscard]] std::vector<std::string> pending_tools() const;
+
+    // ---- artifacts ----
+    [[nodiscard]] const ArtifactRegistry& artifacts() const noexcept { return state_.artifacts; }
+    [[nodiscard]] ArtifactRegistry& artifacts() noexcept { return state_.artifacts; }
+
+    // ---- the channel contract ----
+    /// Seed 000 prepareMessagesForLLM(formatter, thinkingActive). In order:
+    ///  1. Framework slots and tools are reconciled with the content: before the freeze the legend
+    ///     (iff an outgoing message carries a handler with uses_schema_notation()), the tool-weight
+    ///     guidance (iff tools are declared) and each unannounced tool under `tool:<name>` (after
+    ///     the guidance) join the head, and stale framework slots are refreshed to the current
+    ///     text or removed; after the freeze each newcomer is an app-authored, non-compactable
+    ///     outgoing stream message at its point of appearance (a tool: where it was declared; the
+    ///     legend: before the first message carrying the notation handler).
+    ///  2. The head freezes (first render of this instance).
+    ///  3. The objective's values become system_blocks; each message becomes a USER (outgoing) or
+    ///     ASSISTANT (incoming) turn; PojoBlocks become JsonBlocks; tool definitions are swept to
+    ///     tool_definitions (native formatter) or rendered inline as text.
+    ///  4. The last outgoing message's response handler's response_instructions(native,
+    ///     thinking_active) is appended to its turn as a TextBlock (when non-empty).
+    ///  5. A non-empty artifact registry becomes a trailing USER turn.
+    ///  6. The cache plan is computed (CachePlan).
+    /// Throws Error(kInvalidArgument) naming the tool when a declared tool's schema is not JSON
+    /// (the conversion happens here, never at declaration).
+    PreparedConversation prepare_messages_for_llm(const ContentFormatter& formatter,
+                                                  bool thinking_active);
+
+  private:
+    std::string mint_message_id();
+    void check_message(const Message& message, std::size_t position) const;
+    void reconcile_derived_content();
+    bool refuse_frozen(std::string_view what, const std::source_location& where) const;
+
+    // Everything that outlives the instance lives in one ConversationParts, so parts() and
+    // from_parts() cannot drift from the members.
+    ConversationParts state_;
+    std::optional<ModelSpec> model_;
+    std::unordered_set<std::string> message_ids_;
+    std::size_t next_message_number_ = 1;
+    bool frozen_ = false;
+};
+
+}  // namespace nucleo

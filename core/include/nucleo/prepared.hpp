@@ -1,0 +1,187 @@
+// What one call sends, decided once in the core: the channel contract's output.
+//
+// Seed 000 "The channel contract": prepare_messages_for_llm returns a PreparedConversation — the
+// system content and the turns, separately — and "Clients render what they are handed and decide
+// nothing about routing". Everything a provider plugin needs is decided here: which blocks are
+// system content, which turns exist and their roles, where tool definitions land (native tools
+// parameter or inline text), the response instructions, and the cache breakpoints (seed 000
+// "Breakpoint Limit"). A plugin turns this value into its wire format; it adds, drops or moves
+// nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nucleo/content.hpp"
+
+namespace nucleo {
+
+struct ModelSpec;
+
+/// The role of a prepared turn. Seed 000: "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing
+/// else. The enum has no system member, so system content is structurally incapable of being a
+/// turn." A class wrapping a two-member enum so that `TurnRole::kUser` reads like the seed's enum
+/// and `TurnRole::of` sits beside it; it converts to its Value for switch statements.
+class TurnRole {
+  public:
+    enum Value : std::uint8_t { kUser, kAssistant };
+
+    constexpr TurnRole(Value value) noexcept : value_(value) {}  // NOLINT: implicit by design
+
+    /// Seed 000: "A message carrying any other role string is refused at the mapping
+    /// (TurnRole.of), never silently relabelled." Accepts exactly "user" and "assistant"
+    /// (case-sensitive, as every wire format spells them); anything else — "system" included —
+    /// throws Error(kInvalidArgument) naming the string.
+    static TurnRole of(std::string_view role);
+
+    constexpr operator Value() const noexcept { return value_; }  // NOLINT: implicit by design
+    /// "user" or "assistant".
+    [[nodiscard]] const char* name() const noexcept;
+
+  private:
+    Value value_;
+};
+
+/// How the core learns the provider's dialect (seed 000 "How LLMs See Tools": "How tools reach
+/// the model depends on the provider's ContentFormatter.supportsNativeToolCalling()"). The core
+/// asks; the answer decides the rendering, so the plugin never has to.
+class ContentFormatter {
+  public:
+    virtual ~ContentFormatter() = default;
+
+    /// True for a provider with a tools parameter of its own (Anthropic, OpenAI): tool definitions
+    /// are swept into PreparedConversation::tool_definitions and left out of the text. False
+    /// (Bedrock Converse text dialect): definitions render inline as render_tool_definition_text.
+    [[nodiscard]] virtual bool supports_native_tool_calling() const = 0;
+
+    /// True for a backend with explicit cache control (Anthropic, direct or on Bedrock): the
+    /// cache plan may place breakpoints. False: the plan stays empty.
+    [[nodiscard]] virtual bool supports_caching() const = 0;
+};
+
+/// A ContentFormatter that answers with fixed values: what tests, the CLI and the provider
+/// registry use when the dialect is known from configuration rather than from code.
+class FixedContentFormatter final : public ContentFormatter {
+  public:
+    constexpr FixedContentFormatter(bool native_tools, bool caching) noexcept
+        : native_tools_(native_tools), caching_(caching) {}
+
+    /// The dialect a catalog entry declares (ModelSpec::native_tools, ::supports_caching).
+    static FixedContentFormatter for_model(const ModelSpec& model) noexcept;
+
+    [[nodiscard]] bool supports_native_tool_calling() const override { return native_tools_; }
+    [[nodiscard]] bool supports_caching() const override { return caching_; }
+
+  private:
+    bool native_tools_;
+    bool caching_;
+};
+
+/// Where one cache breakpoint sits among the turns: the block `block` of turn `turn`.
+struct CacheAnchor {
+    std::size_t turn = 0;
+    std::size_t block = 0;
+    bool operator==(const CacheAnchor&) const = default;
+};
+
+/// The cache breakpoints of one call, decided in the core (seed 000 "Breakpoint Limit" and
+/// DESIGN.md "The rule that shapes everything"). At most kMaxBreakpoints in all: one on the
+/// system prefix when there are system blocks, the backend supports caching and cache_system is
+/// set — applied to the LAST system block, "which covers the whole stable prefix" — then, in turn
+/// order, the first TextBlock or SkillBlock of each turn whose message is marked cache, while
+/// breakpoints remain. "Image, tool and thinking blocks never anchor a breakpoint." A plugin only
+/// renders the plan (Anthropic: cache_control ephemeral on exactly these blocks).
+struct CachePlan {
+    /// Anthropic's limit: "Anthropic allows 4 cache breakpoints per request."
+    static constexpr std::size_t kMaxBreakpoints = 4;
+
+    /// Index into PreparedConversation::system_blocks of the block carrying the system
+    /// breakpoint (always the last one), or nullopt when the system prefix is not cached.
+    std::optional<std::size_t> system_block;
+    /// Turn anchors in turn order (at most one per turn).
+    std::vector<CacheAnchor> turn_anchors;
+
+    /// Breakpoints spent: the system one, if any, plus the turn anchors. Never above 4.
+    [[nodiscard]] std::size_t breakpoints() const noexcept {
+        return (system_block ? 1U : 0U) + turn_anchors.size();
+    }
+    /// True when block `block` of turn `turn` carries a breakpoint.
+    [[nodiscard]] bool marks(std::size_t turn, std::size_t block) const noexcept;
+
+    bool operator==(const CachePlan&) const = default;
+};
+
+/// One prepared turn: a message of the conversation (or the trailing artifact registry) with its
+/// blocks transformed for the model (seed 000 "Transformation Pipeline": PojoBlock -> JsonBlock,
+/// tool definitions native or inline, other blocks pass through, response instructions appended
+/// to the last outgoing message). An outgoing message is a USER turn, an incoming one an
+/// ASSISTANT turn. Each message stays its own turn, so the cache plan can point at it; a dialect
+/// that demands strict alternation (Bedrock Converse) concatenates the blocks of adjacent
+/// same-role turns in order when it encodes — a matter of wire layout, not of routing.
+struct PreparedTurn {
+    TurnRole role = TurnRole::kUser;
+    std::vector<ContentBlock> blocks;
+    /// The message's `cache` mark (false for the registry turn). The plan, not this flag, says
+    /// where breakpoints are; the flag is kept for readers and the JSON form.
+    bool cache = false;
+    /// The id of the message this turn renders; empty for the artifact registry turn.
+    std::string message_id;
+};
+
+/// The output of ConversationContext::prepare_messages_for_llm (seed 000 "The channel contract").
+struct PreparedConversation {
+    /// The main objective's values in slot order, transformed — "the conversation's ONLY system
+    /// content". Text, JSON (from PojoBlocks), skill, and (text dialect) rendered tool definitions
+    /// as text. Keys never reach the wire.
+    std::vector<ContentBlock> system_blocks;
+    /// Tool definitions for the provider's tools parameter, in announcement order (head first,
+    /// then stream). Filled only when the formatter supports native tool calling; in the text
+    /// dialect the same definitions are already inline (in system_blocks or in turns) and this is
+    /// empty, so a plugin sends exactly what it is handed.
+    std::vector<ToolDefinitionBlock> tool_definitions;
+    /// USER/ASSISTANT turns in conversation order; the artifact registry, when non-empty, is the
+    /// trailing USER turn ("data, not instruction").
+    std::vector<PreparedTurn> turns;
+    /// Seed 000: "cacheMainObjective rides the prepared conversation as cacheSystem".
+    bool cache_system = true;
+    /// What the formatter answered, recorded so a reader of the prepared value knows which
+    /// dialect it was prepared for.
+    bool native_tools = false;
+    /// The breakpoints, already decided.
+    CachePlan cache_plan;
+
+    /// The system blocks as one text, joined by a blank line ("\n\n"): what a provider without a
+    /// block-structured system channel (OpenAI's leading system message) sends, and what
+    /// PreparedConversation.systemText() is in the seed.
+    [[nodiscard]] std::string system_text() const;
+};
+
+/// Seed 000 ToolDefinitionBlockEncoder.renderText: the text form of a tool definition, used inline
+/// by the text dialect and as the single thing every token count of a definition measures ("so
+/// the estimate and the text-fallback wire cannot diverge"). Layout:
+///
+///     Tool: <name>
+///     Description: <description>
+///     Input schema: <schema JSON, compact>
+///
+/// The description carries the tool's weight annotation, if any, as its leading tag (see
+/// tool_weight_guidance()). A schema that is not valid JSON is emitted as given.
+std::string render_tool_definition_text(const ToolDefinitionBlock& definition);
+
+/// The tool-weight guidance the `toolWeights` framework slot holds (seed 000 "The objective
+/// map"): a short guide to the cost annotation each tool definition carries. Decision (the seeds
+/// leave the format open): a tool's weight is a leading tag of its description, one of
+/// "[weight: light]", "[weight: medium]" or "[weight: heavy]"; a definition without a tag is
+/// medium. The guidance never says "Available tools:" on its own — it only appears with tools.
+std::string_view tool_weight_guidance() noexcept;
+
+/// The text a post-freeze tool announcement starts with (seed 003: 'arrives as a message at that
+/// point ("Additional tools now available:")'). The announcement message's first block is this
+/// header followed by the new tools' names; the definitions follow as ToolDefinitionBlocks.
+inline constexpr std::string_view kAdditionalToolsHeader = "Additional tools now available:";
+
+}  // namespace nucleo
