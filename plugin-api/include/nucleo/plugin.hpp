@@ -1,0 +1,446 @@
+// nucleo/plugin.hpp -- header-only C++ helper for plugin authors (DESIGN.md "The plugin ABI").
+//
+// A C++ plugin derives from nucleo::plugin::Summarizer, Provider or Store, implements the slots it
+// serves, and defines its entry with NUCLEO_PLUGIN_ENTRY:
+//
+//     class Mine final : public nucleo::plugin::Summarizer {
+//     public:
+//         explicit Mine(std::string_view config_json) { ... }
+//         void summarize(std::string_view request_json, nucleo::plugin::Sink& out) override {...}
+//     };
+//     NUCLEO_PLUGIN_ENTRY("mine", "1.0.0", "What it does",
+//                         nucleo::plugin::summarizer_factory<Mine>())
+//
+// The helper generates the C structs of plugin.h and noexcept trampolines that catch every
+// exception: nucleo::plugin::Failure carries its own status; std::invalid_argument maps to
+// NUCLEO_ERR_INVALID_ARGUMENT, std::bad_alloc to NUCLEO_ERR_INTERNAL, anything else to
+// NUCLEO_ERR_PLUGIN with what() as the message. No standard library type crosses the boundary:
+// only the C structs of plugin.h do. Slots a Store does not override answer
+// NUCLEO_ERR_NOT_IMPLEMENTED (seed 000: an unbuilt store surface never returns an empty result).
+//
+// Everything here lives in the plugin's own binary (plugins are built with hidden visibility),
+// so two plugins built from different versions of this header never collide.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "nucleo/plugin.h"
+
+namespace nucleo::plugin {
+
+/// An error with a plugin.h status, thrown by plugin code and turned into a nucleo_error by the
+/// trampolines. http_status is set when an HTTP answer is the cause (provider decode).
+class Failure : public std::runtime_error {
+public:
+    Failure(int32_t status, const std::string& message, int32_t http_status = 0)
+        : std::runtime_error(message), status_(status), http_status_(http_status) {}
+    [[nodiscard]] int32_t status() const noexcept { return status_; }
+    [[nodiscard]] int32_t http_status() const noexcept { return http_status_; }
+
+private:
+    int32_t status_;
+    int32_t http_status_;
+};
+
+/// The host-owned output of a call. write() appends; a refusal by the host (out of memory)
+/// throws Failure with the host's status, which the trampoline returns.
+class Sink {
+public:
+    explicit Sink(const nucleo_sink* sink) noexcept : sink_(sink) {}
+    void write(std::string_view bytes) {
+        const int32_t status = nucleo_sink_write(sink_, bytes.data(), bytes.size());
+        if (status != NUCLEO_OK) throw Failure(status, "the host's output sink refused a write");
+    }
+    Sink& operator<<(std::string_view bytes) {
+        write(bytes);
+        return *this;
+    }
+
+private:
+    const nucleo_sink* sink_;
+};
+
+/// The host as the plugin sees it after init: its log extension. Thread rule: log() is callable
+/// from any thread (the host's log extension is).
+class Host {
+public:
+    /// Logs through "nucleo.host.log/1"; a no-op before init, after deinit, or when the host does
+    /// not offer the extension. Plugins never write to stdout.
+    static void log(int32_t level, std::string_view message) noexcept {
+        const State& s = state();
+        if (s.host == nullptr || !NUCLEO_HAS_SLOT(s.log, nucleo_host_log, log)) return;
+        s.log->log(s.host->host_ctx, level, nucleo_string_view{message.data(), message.size()});
+    }
+    static void info(std::string_view message) noexcept { log(NUCLEO_LOG_LEVEL_INFO, message); }
+    static void warn(std::string_view message) noexcept { log(NUCLEO_LOG_LEVEL_WARN, message); }
+    static void error(std::string_view message) noexcept { log(NUCLEO_LOG_LEVEL_ERROR, message); }
+
+    /// The raw host (NULL outside init..deinit), for extensions this helper does not wrap.
+    static const nucleo_host* raw() noexcept { return state().host; }
+
+    // Called by the generated init/deinit only.
+    static void attach(const nucleo_host* host) noexcept {
+        State& s = state();
+        s.host = host;
+        s.log = nullptr;
+        if (NUCLEO_HAS_SLOT(host, nucleo_host, get_extension)) {
+            s.log = static_cast<const nucleo_host_log*>(
+                host->get_extension(host, NUCLEO_EXT_HOST_LOG));
+        }
+    }
+    static void detach() noexcept { state() = State{}; }
+
+private:
+    struct State {
+        const nucleo_host* host = nullptr;
+        const nucleo_host_log* log = nullptr;
+    };
+    static State& state() noexcept {
+        static State s;
+        return s;
+    }
+};
+
+/// Base of every instance: instances are destroyed through this virtual destructor.
+class Instance {
+public:
+    Instance() = default;
+    Instance(const Instance&) = delete;
+    Instance& operator=(const Instance&) = delete;
+    virtual ~Instance() = default;
+};
+
+/// "nucleo.summarizer/1". Thread rule: summarize() is called concurrently on one instance.
+class Summarizer : public Instance {
+public:
+    virtual void summarize(std::string_view request_json, Sink& out) = 0;
+};
+
+/// "nucleo.provider/1": pure functions of their input. Thread rule: every method is called
+/// concurrently on one instance.
+class Provider : public Instance {
+public:
+    virtual void capabilities(Sink& out) = 0;
+    virtual void encode(std::string_view prepared_json, Sink& out) = 0;
+    virtual void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
+                        Sink& out) = 0;
+};
+
+/// "nucleo.store/1". Every method not overridden answers NUCLEO_ERR_NOT_IMPLEMENTED.
+/// Thread rule: every method is called concurrently on one instance.
+class Store : public Instance {
+public:
+    virtual void capabilities(Sink& out) = 0;
+    virtual void create_conversation(std::string_view /*principal*/, std::string_view /*id*/,
+                                     std::string_view /*request_json*/, Sink& /*out*/) {
+        unbuilt("create_conversation");
+    }
+    virtual void update_conversation(std::string_view /*principal*/, std::string_view /*id*/,
+                                     std::string_view /*request_json*/, Sink& /*out*/) {
+        unbuilt("update_conversation");
+    }
+    virtual void load_conversation(std::string_view /*principal*/, std::string_view /*id*/,
+                                   Sink& /*out*/) {
+        unbuilt("load_conversation");
+    }
+    virtual void delete_conversation(std::string_view /*principal*/, std::string_view /*id*/) {
+        unbuilt("delete_conversation");
+    }
+    virtual void list_conversations(std::string_view /*principal*/,
+                                    std::string_view /*query_json*/, Sink& /*out*/) {
+        unbuilt("list_conversations");
+    }
+    virtual void version_history(std::string_view /*principal*/, std::string_view /*id*/,
+                                 Sink& /*out*/) {
+        unbuilt("version_history");
+    }
+    virtual void load_version(std::string_view /*principal*/, std::string_view /*id*/,
+                              std::string_view /*version*/, Sink& /*out*/) {
+        unbuilt("load_version");
+    }
+    virtual void session_get(std::string_view /*principal*/, std::string_view /*id*/,
+                             Sink& /*out*/) {
+        unbuilt("session_get");
+    }
+    virtual void session_put(std::string_view /*principal*/, std::string_view /*id*/,
+                             std::string_view /*snapshot_json*/, int64_t /*ttl_ms*/) {
+        unbuilt("session_put");
+    }
+    virtual void session_invalidate(std::string_view /*principal*/, std::string_view /*id*/) {
+        unbuilt("session_invalidate");
+    }
+    virtual void lease(std::string_view /*principal*/, std::string_view /*id*/,
+                       std::string_view /*request_json*/, Sink& /*out*/) {
+        unbuilt("lease");
+    }
+
+protected:
+    [[noreturn]] static void unbuilt(const char* slot) {
+        throw Failure(NUCLEO_ERR_NOT_IMPLEMENTED,
+                      std::string("this store does not implement ") + slot);
+    }
+};
+
+namespace detail {
+
+inline std::string_view view(nucleo_string_view v) noexcept {
+    return v.data != nullptr ? std::string_view(v.data, v.size) : std::string_view();
+}
+
+/// Runs fn, turning every exception into a status and a filled error. The one place where C++
+/// exceptions stop.
+template <class Fn>
+int32_t guarded(nucleo_error* err, Fn&& fn) noexcept {
+    try {
+        fn();
+        return NUCLEO_OK;
+    } catch (const Failure& e) {
+        const int32_t status = e.status() != NUCLEO_OK ? e.status() : NUCLEO_ERR_PLUGIN;
+        return nucleo_error_set(err, status, e.http_status(), e.what());
+    } catch (const std::invalid_argument& e) {
+        return nucleo_error_set(err, NUCLEO_ERR_INVALID_ARGUMENT, 0, e.what());
+    } catch (const std::bad_alloc&) {
+        return nucleo_error_set(err, NUCLEO_ERR_INTERNAL, 0, "out of memory in the plugin");
+    } catch (const std::exception& e) {
+        return nucleo_error_set(err, NUCLEO_ERR_PLUGIN, 0, e.what());
+    } catch (...) {
+        return nucleo_error_set(err, NUCLEO_ERR_PLUGIN, 0, "unknown exception in the plugin");
+    }
+}
+
+template <class Impl>
+Impl* self(nucleo_instance* instance) noexcept {
+    // Every instance handed out by create() below is an Impl* in disguise.
+    return reinterpret_cast<Impl*>(instance);
+}
+
+template <class Impl, class Base>
+struct Lifecycle {
+    static int32_t create(nucleo_string_view config, nucleo_instance** out,
+                          nucleo_error* err) noexcept {
+        if (out == nullptr) {
+            return nucleo_error_set(err, NUCLEO_ERR_INVALID_ARGUMENT, 0, "create: out is NULL");
+        }
+        *out = nullptr;
+        return guarded(err, [&] {
+            auto made = std::make_unique<Impl>(view(config));
+            static_assert(std::is_base_of_v<Base, Impl>, "Impl must derive from the kind's base");
+            *out = reinterpret_cast<nucleo_instance*>(made.release());
+        });
+    }
+    static void destroy(nucleo_instance* instance) noexcept {
+        // Ownership came back from the host: the unique_ptr deletes it (noexcept destructor).
+        std::unique_ptr<Impl> owned(self<Impl>(instance));
+    }
+};
+
+}  // namespace detail
+
+/// One factory an entry serves: its id and its static C struct.
+struct FactoryRef {
+    const char* id;
+    const void* factory;
+};
+
+/// The "nucleo.summarizer/1" factory for Impl (derives from Summarizer, constructible from the
+/// config JSON as std::string_view).
+template <class Impl>
+FactoryRef summarizer_factory() noexcept {
+    using L = detail::Lifecycle<Impl, Summarizer>;
+    static const nucleo_summarizer_factory table = {
+        sizeof(nucleo_summarizer_factory), &L::create, &L::destroy,
+        [](nucleo_instance* inst, nucleo_string_view req, const nucleo_sink* out,
+           nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink sink(out);
+                detail::self<Impl>(inst)->summarize(detail::view(req), sink);
+            });
+        }};
+    return {NUCLEO_FACTORY_SUMMARIZER, &table};
+}
+
+/// The "nucleo.provider/1" factory for Impl (derives from Provider).
+template <class Impl>
+FactoryRef provider_factory() noexcept {
+    using L = detail::Lifecycle<Impl, Provider>;
+    static const nucleo_provider_factory table = {
+        sizeof(nucleo_provider_factory), &L::create, &L::destroy,
+        [](nucleo_instance* inst, const nucleo_sink* out, nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink sink(out);
+                detail::self<Impl>(inst)->capabilities(sink);
+            });
+        },
+        [](nucleo_instance* inst, nucleo_string_view req, const nucleo_sink* out,
+           nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink sink(out);
+                detail::self<Impl>(inst)->encode(detail::view(req), sink);
+            });
+        },
+        [](nucleo_instance* inst, int32_t http_status, nucleo_string_view headers,
+           nucleo_string_view body, const nucleo_sink* out, nucleo_error* err) noexcept
+        -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink sink(out);
+                detail::self<Impl>(inst)->decode(http_status, detail::view(headers),
+                                                 detail::view(body), sink);
+            });
+        }};
+    return {NUCLEO_FACTORY_PROVIDER, &table};
+}
+
+/// The "nucleo.store/1" factory for Impl (derives from Store).
+template <class Impl>
+FactoryRef store_factory() noexcept {
+    using L = detail::Lifecycle<Impl, Store>;
+    using detail::guarded;
+    using detail::self;
+    using detail::view;
+    using SV = nucleo_string_view;
+    using I = nucleo_instance;
+    using E = nucleo_error;
+    using O = const nucleo_sink*;
+    static const nucleo_store_factory table = {
+        sizeof(nucleo_store_factory), &L::create, &L::destroy,
+        [](I* in, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->capabilities(s);
+            });
+        },
+        [](I* in, SV who, SV id, SV req, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->create_conversation(view(who), view(id), view(req), s);
+            });
+        },
+        [](I* in, SV who, SV id, SV req, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->update_conversation(view(who), view(id), view(req), s);
+            });
+        },
+        [](I* in, SV who, SV id, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->load_conversation(view(who), view(id), s);
+            });
+        },
+        [](I* in, SV who, SV id, E* err) noexcept -> int32_t {
+            return guarded(err, [&] { self<Impl>(in)->delete_conversation(view(who), view(id)); });
+        },
+        [](I* in, SV who, SV query, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->list_conversations(view(who), view(query), s);
+            });
+        },
+        [](I* in, SV who, SV id, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->version_history(view(who), view(id), s);
+            });
+        },
+        [](I* in, SV who, SV id, SV version, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->load_version(view(who), view(id), view(version), s);
+            });
+        },
+        [](I* in, SV who, SV id, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->session_get(view(who), view(id), s);
+            });
+        },
+        [](I* in, SV who, SV id, SV snapshot, int64_t ttl_ms, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                self<Impl>(in)->session_put(view(who), view(id), view(snapshot), ttl_ms);
+            });
+        },
+        [](I* in, SV who, SV id, E* err) noexcept -> int32_t {
+            return guarded(err, [&] { self<Impl>(in)->session_invalidate(view(who), view(id)); });
+        },
+        [](I* in, SV who, SV id, SV req, O out, E* err) noexcept -> int32_t {
+            return guarded(err, [&] {
+                Sink s(out);
+                self<Impl>(in)->lease(view(who), view(id), view(req), s);
+            });
+        }};
+    return {NUCLEO_FACTORY_STORE, &table};
+}
+
+namespace detail {
+
+/// The factories of this plugin, filled once by the generated entry function.
+struct Registry {
+    static constexpr int kMax = 8;
+    FactoryRef refs[kMax] = {};
+    int count = 0;
+};
+inline Registry& registry() noexcept {
+    static Registry r;
+    return r;
+}
+
+inline int32_t init(const nucleo_host* host, nucleo_error* err) noexcept {
+    if (NUCLEO_HAS_FIELD(host, nucleo_host, abi_major) && host->abi_major != NUCLEO_PLUGIN_ABI_MAJOR) {
+        return nucleo_error_set(err, NUCLEO_ERR_PLUGIN, 0, "host speaks another ABI major");
+    }
+    Host::attach(host);
+    return NUCLEO_OK;
+}
+inline void deinit() noexcept { Host::detach(); }
+
+inline const void* get_factory(const char* id) noexcept {
+    if (id == nullptr) return nullptr;
+    const Registry& r = registry();
+    for (int i = 0; i < r.count; ++i) {
+        if (std::strcmp(r.refs[i].id, id) == 0) return r.refs[i].factory;
+    }
+    return nullptr;
+}
+
+template <class... Refs>
+const nucleo_plugin_entry* make_entry(const char* name, const char* version,
+                                      const char* description, Refs... refs) noexcept {
+    static_assert(sizeof...(Refs) <= Registry::kMax, "too many factories for one plugin");
+    // Function-local statics: initialised once, thread-safely, on the first call.
+    static const bool filled = [&] {
+        Registry& r = registry();
+        for (const FactoryRef& ref : {refs...}) r.refs[r.count++] = ref;
+        return true;
+    }();
+    (void)filled;
+    static const nucleo_plugin_entry entry = {sizeof(nucleo_plugin_entry),
+                                              NUCLEO_PLUGIN_ABI_MAJOR,
+                                              NUCLEO_PLUGIN_ABI_MINOR,
+                                              name,
+                                              version,
+                                              description,
+                                              &init,
+                                              &deinit,
+                                              &get_factory};
+    return &entry;
+}
+
+}  // namespace detail
+}  // namespace nucleo::plugin
+
+/// Defines nucleo_plugin_entry_v1 for a C++ plugin: name (the <name> of nucleo-<name>.so),
+/// version and description as string literals, then one FactoryRef per factory served
+/// (nucleo::plugin::summarizer_factory<Impl>(), provider_factory<Impl>(), store_factory<Impl>()).
+#define NUCLEO_PLUGIN_ENTRY(NAME, VERSION, DESCRIPTION, ...)                                   \
+    NUCLEO_PLUGIN_EXTERN_C NUCLEO_PLUGIN_EXPORT const nucleo_plugin_entry*                      \
+    nucleo_plugin_entry_v1(void) {                                                              \
+        return ::nucleo::plugin::detail::make_entry(NAME, VERSION, DESCRIPTION, __VA_ARGS__);  \
+    }
