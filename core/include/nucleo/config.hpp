@@ -1,0 +1,155 @@
+// Configuration of the runtime: config/nucleo.yaml and the model catalog it includes.
+//
+// DESIGN.md "Who uses it": operators choose providers, stores and summarizers in YAML and swap
+// them without rebuilding. Issue 2 item 5 fixes what the file holds and how it is refused: an
+// unknown key, a wrong type or a missing required value is an Error of kind kConfig whose message
+// reads `file:line:column: key.path: what was wrong`, and a secret never reaches a log or an
+// error message (it is shown as `***`).
+//
+// String values expand `${VAR}` and `${VAR:-default}` from the environment when the file is
+// loaded (the default may itself hold `${...}`; `$${` is a literal `${`). An unset variable
+// without a default expands to the empty string, as in a POSIX shell, so a config can name
+// ANTHROPIC_API_KEY without every user having set it; whoever needs the value refuses the empty
+// string when it is used (a provider without a key), not at load time.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nucleo/catalog.hpp"
+
+namespace nucleo {
+
+/// Credentials of one provider instance. Every field here is secret except `region`: it is
+/// masked in Config::redacted() and never quoted in an error. Which fields a provider uses is the
+/// provider's business (Anthropic and OpenAI an api_key, Bedrock the AWS fields).
+struct ProviderCredentials {
+    std::string api_key;            ///< ANTHROPIC_API_KEY / OPENAI_API_KEY
+    std::string access_key_id;      ///< AWS_ACCESS_KEY_ID
+    std::string secret_access_key;  ///< AWS_SECRET_ACCESS_KEY
+    std::string session_token;      ///< AWS_SESSION_TOKEN (temporary credentials)
+    std::string region;             ///< AWS_REGION (not secret)
+};
+
+/// One provider instance of nucleo.yaml `providers:` (issue 2 item 5): a name the catalog's
+/// entries refer to, the plugin that speaks its wire format, where it lives and how to sign in.
+struct ProviderConfig {
+    std::string name;      ///< instance name, e.g. "anthropic", "openai", "bedrock", "emulator"
+    std::string plugin;    ///< plugin name as the loader knows it (file nucleo-<plugin>.so)
+    std::string base_url;  ///< after ${VAR} expansion; may be empty (the plugin's default)
+    ProviderCredentials credentials;
+    /// Provider-specific options as a JSON object text ("{}" when none); secrets it holds are
+    /// this struct's to keep: never log it, log Config::redacted() instead.
+    std::string options_json = "{}";
+};
+
+/// A plugin chosen for a role (session store, persistent store, summarizer) and its options.
+struct PluginChoice {
+    std::string plugin;               ///< plugin name as the loader knows it
+    std::string options_json = "{}";  ///< JSON object text; may hold a store URL with a password
+};
+
+/// The model catalog (config/models.yaml): every ModelSpec the runtime may call, in file order.
+/// Seed 000 "The seat's declarations": the catalog entry is what translates a seat's rung and
+/// depth into tokens; a model that is not in the catalog cannot be called.
+class ModelCatalog {
+  public:
+    ModelCatalog() = default;
+    /// Refuses (kConfig) two entries with one id.
+    explicit ModelCatalog(std::vector<ModelSpec> models);
+
+    /// The entry with this id; Error kNotFound naming the id and listing the known ids.
+    [[nodiscard]] const ModelSpec& find(std::string_view id) const;
+    /// The entry with this id, or nullptr.
+    [[nodiscard]] const ModelSpec* try_find(std::string_view id) const noexcept;
+    [[nodiscard]] const std::vector<ModelSpec>& all() const noexcept { return models_; }
+    [[nodiscard]] std::vector<std::string> ids() const;
+    [[nodiscard]] bool empty() const noexcept { return models_.empty(); }
+
+  private:
+    std::vector<ModelSpec> models_;
+};
+
+/// A loaded, validated nucleo.yaml (with its includes). A value type: copy it freely.
+///
+/// Shape of the file (every key optional unless said otherwise; unknown keys are refused):
+/// ```yaml
+/// include: models.yaml            # or a list; relative to this file's folder
+/// plugins: {paths: [plugins]}     # relative to this file's folder; empty entries dropped
+/// providers:
+///   anthropic: {plugin: anthropic, base_url: ..., api_key: ..., options: {...}}
+///   bedrock: {plugin: bedrock, base_url: ...,
+///             credentials: {access_key_id, secret_access_key, session_token, region}}
+/// stores:
+///   session: {plugin: memory, options: {...}}
+///   persistent: {plugin: sqlite, options: {...}}
+/// summarizer: {plugin: extractive, options: {...}}
+/// models: [ {id, provider, wire_model, grade, ...}, ... ]   # usually in the included file
+/// ```
+/// An included file has the same shape: its `models` are appended, its `providers` added (a
+/// name defined twice is refused), any other key it sets must not be set twice. Every model's
+/// `provider` must name a provider instance of the merged config.
+class Config {
+  public:
+    /// Read and validate `path` and what it includes. Error kConfig (file:line:column and key
+    /// path) for anything refused; kNotFound naming the file when it or an include is missing.
+    static Config load(const std::filesystem::path& path);
+    /// Same from text; `origin` names it in messages and anchors relative paths and includes.
+    static Config parse(std::string_view yaml_text, const std::filesystem::path& origin);
+
+    /// Where the config is looked for when no --config is given: NUCLEO_CONFIG if set and not
+    /// empty, else ./config/nucleo.yaml if it exists, else the installed config.
+    static std::filesystem::path default_path();
+    /// The installed config: <datadir>/nucleo/nucleo.yaml (NUCLEO_INSTALLED_CONFIG_DIR).
+    static std::filesystem::path installed_path();
+
+    /// The file this config was loaded from (the origin given to parse()).
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+    [[nodiscard]] const ModelCatalog& catalog() const noexcept { return catalog_; }
+    [[nodiscard]] const std::vector<ProviderConfig>& providers() const noexcept {
+        return providers_;
+    }
+    /// The provider instance with this name; Error kNotFound naming it and the known names.
+    [[nodiscard]] const ProviderConfig& provider(std::string_view name) const;
+    /// `plugins.paths`, absolute or resolved against the folder of the file that named them.
+    [[nodiscard]] const std::vector<std::filesystem::path>& plugin_paths() const noexcept {
+        return plugin_paths_;
+    }
+    [[nodiscard]] const std::optional<PluginChoice>& session_store() const noexcept {
+        return session_store_;
+    }
+    [[nodiscard]] const std::optional<PluginChoice>& persistent_store() const noexcept {
+        return persistent_store_;
+    }
+    [[nodiscard]] const std::optional<PluginChoice>& summarizer() const noexcept {
+        return summarizer_;
+    }
+
+    /// The whole config after expansion and merging, as YAML, with every secret shown as `***`
+    /// (credentials, option keys that name a key/secret/token/password, passwords inside URLs).
+    /// What the CLI and logs may show.
+    [[nodiscard]] std::string redacted() const;
+
+  private:
+    friend class ConfigBuilder;
+    std::filesystem::path path_;
+    ModelCatalog catalog_;
+    std::vector<ProviderConfig> providers_;
+    std::vector<std::filesystem::path> plugin_paths_;
+    std::optional<PluginChoice> session_store_;
+    std::optional<PluginChoice> persistent_store_;
+    std::optional<PluginChoice> summarizer_;
+};
+
+/// `scheme://user:password@host/...` → `scheme://user:***@host/...`, and the value of a
+/// `password=` / `secret=` / `token=` query or DSN parameter → `***`. For store URLs in logs.
+[[nodiscard]] std::string redact_url(std::string_view url);
+
+/// Whether an option key names a secret (api_key, secret, token, password, credentials...): such
+/// values are shown as `***` in redacted dumps and never quoted in errors.
+[[nodiscard]] bool is_secret_key(std::string_view key) noexcept;
+
+}  // namespace nucleo

@@ -1,0 +1,608 @@
+// Reading nucleo.yaml and its includes into a Config (issue 2 item 5).
+//
+// Every refusal is an Error of kind kConfig whose message starts with `file:line:column: ` (from
+// yaml-cpp's marks, 1-based) followed by the key path (`models[1].max_output_tokens: `) and what
+// was wrong. Values at secret keys are never quoted. Messages are one line (values are escaped and
+// cut), so the CLI prints them as they are.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/log_internal.hpp"
+#include "config/config_text.hpp"
+#include "config/env_expand.hpp"
+#include "nucleo/config.hpp"
+#include "nucleo/errors.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace fs = std::filesystem;
+
+namespace nucleo {
+namespace {
+
+using config_internal::quote;
+
+/// Names of the token counters the tokens concern serves (tokens issue: o200k_base and
+/// cl100k_base by parity with tiktoken, anthropic_approx for Claude models).
+constexpr std::string_view kTokenCounters[] = {"o200k_base", "cl100k_base", "anthropic_approx"};
+
+std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+    return out;
+}
+
+std::string child(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+std::string element(const std::string& path, std::size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+}
+
+/// What a node holds, for "expected X, got Y" (never called on a secret's value).
+std::string describe(const YAML::Node& n) {
+    switch (n.Type()) {
+        case YAML::NodeType::Map:
+            return "a mapping";
+        case YAML::NodeType::Sequence:
+            return "a sequence";
+        case YAML::NodeType::Null:
+            return "nothing";
+        case YAML::NodeType::Scalar:
+            return quote(n.Scalar());
+        default:
+            return "nothing";
+    }
+}
+
+/// Reads one YAML document of one file, knowing the file's name for messages.
+class Reader {
+  public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+
+    [[nodiscard]] const std::string& file() const { return file_; }
+
+    [[nodiscard]] std::string where(const YAML::Mark& m) const {
+        if (m.is_null()) return file_;
+        return file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+    }
+
+    [[noreturn]] void fail(const YAML::Mark& m, const std::string& path,
+                           const std::string& what) const {
+        throw Error(ErrorKind::kConfig, where(m) + ": " + (path.empty() ? "" : path + ": ") + what);
+    }
+
+    /// A mapping, its keys checked against `known` (unknown or repeated key refused).
+    void expect_map(const YAML::Node& n, const std::string& path,
+                    std::initializer_list<std::string_view> known) const {
+        expect_map(n, path);
+        std::set<std::string> seen;
+        for (const auto& kv : n) {
+            const std::string key = key_of(kv.first, path);
+            if (!seen.insert(key).second) fail(kv.first.Mark(), child(path, key), "duplicate key");
+            if (std::find(known.begin(), known.end(), key) == known.end()) {
+                std::vector<std::string> names(known.begin(), known.end());
+                fail(kv.first.Mark(), child(path, key),
+                     "unknown key (known keys: " + join(names) + ")");
+            }
+        }
+    }
+
+    /// A mapping with free keys (names of providers, options); repeated keys refused.
+    void expect_map(const YAML::Node& n, const std::string& path) const {
+        if (!n.IsMap()) fail(n.Mark(), path, "expected a mapping, got " + describe(n));
+        std::set<std::string> seen;
+        for (const auto& kv : n) {
+            const std::string key = key_of(kv.first, path);
+            if (!seen.insert(key).second) fail(kv.first.Mark(), child(path, key), "duplicate key");
+        }
+    }
+
+    std::string key_of(const YAML::Node& k, const std::string& path) const {
+        if (!k.IsScalar()) fail(k.Mark(), path, "expected a plain key, got " + describe(k));
+        return k.Scalar();
+    }
+
+    /// The value at `key`, or an undefined node when absent. A `key:` with no value is null.
+    static YAML::Node get(const YAML::Node& map, std::string_view key) {
+        for (const auto& kv : map)
+            if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
+        return YAML::Node(YAML::NodeType::Undefined);
+    }
+    static bool present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+    /// The value at `key`, refused as missing when absent or null.
+    YAML::Node need(const YAML::Node& map, std::string_view key, const std::string& path) const {
+        YAML::Node v = get(map, key);
+        if (!v.IsDefined()) fail(map.Mark(), child(path, key), "required value missing");
+        if (v.IsNull()) fail(v.Mark(), child(path, key), "required value missing");
+        return v;
+    }
+
+    /// A string, `${VAR}`-expanded. `secret`: never quote it.
+    std::string string(const YAML::Node& n, const std::string& path, bool secret = false) const {
+        if (!n.IsScalar()) fail(n.Mark(), path, "expected a string, got " + describe(n));
+        try {
+            return config_internal::expand_env(n.Scalar());
+        } catch (const config_internal::ExpandError& e) {
+            if (secret)
+                fail(n.Mark(), path, "malformed ${...} reference (value not shown: secret)");
+            fail(n.Mark(), path, e.what());
+        }
+    }
+
+    /// A required non-empty string.
+    std::string name(const YAML::Node& map, std::string_view key, const std::string& path) const {
+        const YAML::Node v = need(map, key, path);
+        std::string s = string(v, child(path, key));
+        if (s.empty()) fail(v.Mark(), child(path, key), "required value is empty");
+        return s;
+    }
+
+    std::int64_t integer(const YAML::Node& n, const std::string& path) const {
+        if (!n.IsScalar()) fail(n.Mark(), path, "expected an integer, got " + describe(n));
+        std::string digits;  // "200_000" reads as 200000, as YAML 1.1 allowed
+        for (char c : n.Scalar())
+            if (c != '_') digits += c;
+        std::int64_t value = 0;
+        const char* begin = digits.data();
+        const char* end = digits.data() + digits.size();
+        if (begin != end && *begin == '+') ++begin;
+        auto [ptr, ec] = std::from_chars(begin, end, value);
+        if (ec == std::errc::result_out_of_range)
+            fail(n.Mark(), path, "integer out of range: " + quote(n.Scalar()));
+        if (digits.empty() || ec != std::errc() || ptr != end || n.Scalar().front() == '_')
+            fail(n.Mark(), path, "expected an integer, got " + describe(n));
+        return value;
+    }
+
+    std::int64_t positive(const YAML::Node& n, const std::string& path) const {
+        const std::int64_t v = integer(n, path);
+        if (v <= 0) fail(n.Mark(), path, "expected a positive integer, got " + std::to_string(v));
+        return v;
+    }
+    std::int64_t non_negative(const YAML::Node& n, const std::string& path) const {
+        const std::int64_t v = integer(n, path);
+        if (v < 0) fail(n.Mark(), path, "expected an integer >= 0, got " + std::to_string(v));
+        return v;
+    }
+
+    /// A finite number >= 0 (prices).
+    double price(const YAML::Node& n, const std::string& path) const {
+        if (!n.IsScalar()) fail(n.Mark(), path, "expected a number, got " + describe(n));
+        const std::string& s = n.Scalar();
+        double value = 0;
+        auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+        if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(value))
+            fail(n.Mark(), path, "expected a number, got " + describe(n));
+        if (value < 0) fail(n.Mark(), path, "expected a price >= 0, got " + s);
+        return value;
+    }
+
+    bool boolean(const YAML::Node& n, const std::string& path) const {
+        if (n.IsScalar()) {
+            const std::string& s = n.Scalar();
+            if (s == "true" || s == "True" || s == "TRUE") return true;
+            if (s == "false" || s == "False" || s == "FALSE") return false;
+        }
+        fail(n.Mark(), path, "expected true or false, got " + describe(n));
+    }
+
+    /// One of the upper-case names of an enum (catalog.hpp's parse_* functions).
+    template <typename E>
+    E enumerator(const YAML::Node& n, const std::string& path,
+                 std::optional<E> (*parse)(std::string_view) noexcept,
+                 std::initializer_list<E> all) const {
+        std::vector<std::string> names;
+        for (E e : all) names.emplace_back(to_string(e));
+        if (n.IsScalar())
+            if (auto e = parse(n.Scalar())) return *e;
+        fail(n.Mark(), path, "expected one of " + join(names) + ", got " + describe(n));
+    }
+
+    /// A YAML subtree as JSON (options handed to plugins). Plain scalars become null, booleans,
+    /// integers or numbers when they read as such, everything else a `${VAR}`-expanded string.
+    void to_json(const YAML::Node& n, const std::string& path, bool secret,
+                 rapidjson::Writer<rapidjson::StringBuffer>& w) const {
+        switch (n.Type()) {
+            case YAML::NodeType::Map: {
+                expect_map(n, path);
+                w.StartObject();
+                for (const auto& kv : n) {
+                    const std::string key = kv.first.Scalar();
+                    w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
+                    to_json(kv.second, child(path, key), secret || is_secret_key(key), w);
+                }
+                w.EndObject();
+                return;
+            }
+            case YAML::NodeType::Sequence: {
+                w.StartArray();
+                std::size_t i = 0;
+                for (const auto& item : n) to_json(item, element(path, i++), secret, w);
+                w.EndArray();
+                return;
+            }
+            case YAML::NodeType::Scalar:
+                break;
+            default:
+                w.Null();
+                return;
+        }
+        const std::string& s = n.Scalar();
+        if (n.Tag() != "!") {  // plain (unquoted) scalar: typed as YAML would type it
+            if (s == "~" || s == "null" || s == "Null" || s == "NULL") return (void)w.Null();
+            if (s == "true" || s == "True" || s == "TRUE") return (void)w.Bool(true);
+            if (s == "false" || s == "False" || s == "FALSE") return (void)w.Bool(false);
+            std::int64_t i = 0;
+            auto [ip, iec] = std::from_chars(s.data(), s.data() + s.size(), i);
+            if (!s.empty() && iec == std::errc() && ip == s.data() + s.size())
+                return (void)w.Int64(i);
+            double d = 0;
+            auto [dp, dec] = std::from_chars(s.data(), s.data() + s.size(), d);
+            if (!s.empty() && dec == std::errc() && dp == s.data() + s.size() && std::isfinite(d))
+                return (void)w.Double(d);
+        }
+        const std::string value = string(n, path, secret);
+        w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+    }
+
+    /// `options:` of a provider or a plugin choice, as a JSON object text.
+    std::string options(const YAML::Node& map, const std::string& path) const {
+        const YAML::Node n = get(map, "options");
+        if (!present(n)) return "{}";
+        expect_map(n, child(path, "options"));
+        rapidjson::StringBuffer buffer;
+        rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+        to_json(n, child(path, "options"), false, writer);
+        return buffer.GetString();
+    }
+
+  private:
+    std::string file_;
+};
+
+}  // namespace
+
+/// Builds a Config from a root file and its includes (friend of Config).
+class ConfigBuilder {
+  public:
+    explicit ConfigBuilder(Config& config) : config_(config) {}
+
+    void read_file(const fs::path& file, const Reader* includer, const YAML::Mark& include_mark,
+                   const std::string& include_path) {
+        std::ifstream in(file, std::ios::binary);
+        if (!in) {
+            if (includer == nullptr)
+                throw Error(ErrorKind::kNotFound,
+                            "config file " + file.string() + " not found or unreadable");
+            includer->fail(include_mark, include_path,
+                           "included file " + file.string() + " not found or unreadable");
+        }
+        std::ostringstream text;
+        text << in.rdbuf();
+        read_text(text.str(), file, includer, include_mark, include_path);
+    }
+
+    void read_text(const std::string& text, const fs::path& file, const Reader* includer,
+                   const YAML::Mark& include_mark, const std::string& include_path) {
+        const fs::path identity = fs::absolute(file).lexically_normal();
+        if (std::find(stack_.begin(), stack_.end(), identity) != stack_.end())
+            includer->fail(include_mark, include_path,
+                           "include cycle: " + file.string() + " includes itself");
+        stack_.push_back(identity);
+        Reader reader(file.string());
+        YAML::Node root;
+        try {
+            root = YAML::Load(text);
+        } catch (const YAML::Exception& e) {
+            reader.fail(e.mark, "", "malformed YAML: " + e.msg);
+        }
+        read_document(reader, root, file.parent_path());
+        stack_.pop_back();
+    }
+
+    void finish() {
+        std::vector<std::string> names;
+        for (const auto& p : config_.providers_) names.push_back(p.name);
+        for (const auto& ref : model_refs_) {
+            if (std::find(names.begin(), names.end(), ref.provider) == names.end())
+                throw Error(ErrorKind::kConfig,
+                            ref.where + ": " + ref.path + ": unknown provider instance " +
+                                quote(ref.provider) + " (providers: " +
+                                (names.empty() ? std::string("none") : join(names)) + ")");
+        }
+        config_.catalog_ = ModelCatalog(std::move(models_));
+    }
+
+  private:
+    void read_document(const Reader& r, const YAML::Node& root, const fs::path& folder) {
+        if (!root.IsDefined() || root.IsNull()) return;  // an empty file configures nothing
+        r.expect_map(root, "",
+                     {"include", "plugins", "providers", "stores", "summarizer", "models"});
+        if (auto n = Reader::get(root, "plugins"); Reader::present(n)) read_plugins(r, n, folder);
+        if (auto n = Reader::get(root, "providers"); Reader::present(n)) read_providers(r, n);
+        if (auto n = Reader::get(root, "stores"); Reader::present(n)) read_stores(r, n);
+        if (auto n = Reader::get(root, "summarizer"); Reader::present(n))
+            set_once(r, n, "summarizer", config_.summarizer_, read_choice(r, n, "summarizer"));
+        if (auto n = Reader::get(root, "models"); Reader::present(n)) read_models(r, n);
+        if (auto n = Reader::get(root, "include"); Reader::present(n)) {
+            if (n.IsScalar()) {
+                include(r, n, folder, "include");
+            } else if (n.IsSequence()) {
+                std::size_t i = 0;
+                for (const auto& item : n) include(r, item, folder, element("include", i++));
+            } else {
+                r.fail(n.Mark(), "include",
+                       "expected a file name or a list of them, got " + describe(n));
+            }
+        }
+    }
+
+    void include(const Reader& r, const YAML::Node& n, const fs::path& folder,
+                 const std::string& path) {
+        const std::string name = r.string(n, path);
+        if (name.empty()) r.fail(n.Mark(), path, "required value is empty");
+        const fs::path target =
+            fs::path(name).is_absolute() ? fs::path(name) : (folder / name).lexically_normal();
+        read_file(target, &r, n.Mark(), path);
+    }
+
+    void read_plugins(const Reader& r, const YAML::Node& n, const fs::path& folder) {
+        r.expect_map(n, "plugins", {"paths"});
+        const YAML::Node paths = Reader::get(n, "paths");
+        if (!Reader::present(paths)) return;
+        if (!paths.IsSequence())
+            r.fail(paths.Mark(), "plugins.paths", "expected a sequence, got " + describe(paths));
+        std::size_t i = 0;
+        for (const auto& item : paths) {
+            const std::string p = r.string(item, element("plugins.paths", i++));
+            if (p.empty()) continue;  // "${EXTRA_PLUGINS:-}" unset: no entry
+            const fs::path path(p);
+            config_.plugin_paths_.push_back(path.is_absolute()
+                                                ? path.lexically_normal()
+                                                : fs::absolute(folder / path).lexically_normal());
+        }
+    }
+
+    void read_providers(const Reader& r, const YAML::Node& n) {
+        r.expect_map(n, "providers");
+        for (const auto& kv : n) {
+            ProviderConfig p;
+            p.name = kv.first.Scalar();
+            const std::string path = child("providers", p.name);
+            const bool valid_name =
+                !p.name.empty() && std::all_of(p.name.begin(), p.name.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                           c == '.';
+                });
+            if (!valid_name)
+                r.fail(kv.first.Mark(), path,
+                       "a provider name is letters, digits, '_', '-' or '.'");
+            for (const auto& existing : config_.providers_)
+                if (existing.name == p.name)
+                    r.fail(kv.first.Mark(), path,
+                           "provider instance defined twice (also at " + provider_where_[p.name] +
+                               ")");
+            const YAML::Node& body = kv.second;
+            r.expect_map(body, path, {"plugin", "base_url", "api_key", "credentials", "options"});
+            p.plugin = r.name(body, "plugin", path);
+            if (auto v = Reader::get(body, "base_url"); Reader::present(v))
+                p.base_url = r.string(v, child(path, "base_url"));
+            if (auto v = Reader::get(body, "api_key"); Reader::present(v))
+                p.credentials.api_key = r.string(v, child(path, "api_key"), true);
+            if (auto c = Reader::get(body, "credentials"); Reader::present(c)) {
+                const std::string cpath = child(path, "credentials");
+                r.expect_map(c, cpath,
+                             {"access_key_id", "secret_access_key", "session_token", "region"});
+                auto field = [&](std::string_view key, std::string& out, bool secret) {
+                    if (auto v = Reader::get(c, key); Reader::present(v))
+                        out = r.string(v, child(cpath, key), secret);
+                };
+                field("access_key_id", p.credentials.access_key_id, true);
+                field("secret_access_key", p.credentials.secret_access_key, true);
+                field("session_token", p.credentials.session_token, true);
+                field("region", p.credentials.region, false);
+            }
+            p.options_json = r.options(body, path);
+            provider_where_[p.name] = r.where(kv.first.Mark());
+            config_.providers_.push_back(std::move(p));
+        }
+    }
+
+    PluginChoice read_choice(const Reader& r, const YAML::Node& n, const std::string& path) {
+        r.expect_map(n, path, {"plugin", "options"});
+        PluginChoice c;
+        c.plugin = r.name(n, "plugin", path);
+        c.options_json = r.options(n, path);
+        return c;
+    }
+
+    void read_stores(const Reader& r, const YAML::Node& n) {
+        r.expect_map(n, "stores", {"session", "persistent"});
+        if (auto v = Reader::get(n, "session"); Reader::present(v))
+            set_once(r, v, "stores.session", config_.session_store_,
+                     read_choice(r, v, "stores.session"));
+        if (auto v = Reader::get(n, "persistent"); Reader::present(v))
+            set_once(r, v, "stores.persistent", config_.persistent_store_,
+                     read_choice(r, v, "stores.persistent"));
+    }
+
+    /// A role an included file may set only if no other file did.
+    void set_once(const Reader& r, const YAML::Node& n, const std::string& path,
+                  std::optional<PluginChoice>& slot, PluginChoice value) {
+        if (slot) r.fail(n.Mark(), path, "set twice (also at " + set_where_[path] + ")");
+        set_where_[path] = r.where(n.Mark());
+        slot = std::move(value);
+    }
+
+    void read_models(const Reader& r, const YAML::Node& n) {
+        if (!n.IsSequence()) r.fail(n.Mark(), "models", "expected a sequence, got " + describe(n));
+        for (const auto& item : n) {
+            // Index across files, so "models[5]" names the same entry `nucleo models` lists sixth.
+            const std::string path = element("models", models_.size());
+            models_.push_back(read_model(r, item, path));
+        }
+    }
+
+    ModelSpec read_model(const Reader& r, const YAML::Node& n, const std::string& path) {
+        r.expect_map(
+            n, path,
+            {"id", "provider", "wire_model", "grade", "max_context_tokens", "max_output_tokens",
+             "comfort_context_tokens", "output_budget", "thinking_budget", "supports_caching",
+             "native_tools", "min_cacheable_tokens", "prices", "accepts", "token_counter"});
+        ModelSpec m;
+        m.id = r.name(n, "id", path);
+        if (auto it = model_where_.find(m.id); it != model_where_.end())
+            r.fail(Reader::get(n, "id").Mark(), child(path, "id"),
+                   "duplicate model id " + quote(m.id) + " (also at " + it->second + ")");
+        model_where_[m.id] = r.where(Reader::get(n, "id").Mark());
+        m.provider = r.name(n, "provider", path);
+        model_refs_.push_back(
+            {r.where(Reader::get(n, "provider").Mark()), child(path, "provider"), m.provider});
+        m.wire_model = r.name(n, "wire_model", path);
+        m.grade = r.enumerator<Grade>(r.need(n, "grade", path), child(path, "grade"), parse_grade,
+                                      {Grade::kSmall, Grade::kMedium, Grade::kLarge});
+        const YAML::Node context = r.need(n, "max_context_tokens", path);
+        m.max_context_tokens = r.positive(context, child(path, "max_context_tokens"));
+        const YAML::Node output = r.need(n, "max_output_tokens", path);
+        m.max_output_tokens = r.positive(output, child(path, "max_output_tokens"));
+        if (m.max_output_tokens > m.max_context_tokens)
+            r.fail(output.Mark(), child(path, "max_output_tokens"),
+                   std::to_string(m.max_output_tokens) + " exceeds max_context_tokens " +
+                       std::to_string(m.max_context_tokens));
+        if (auto v = Reader::get(n, "comfort_context_tokens"); Reader::present(v)) {
+            m.comfort_context_tokens = r.positive(v, child(path, "comfort_context_tokens"));
+            if (*m.comfort_context_tokens > m.max_context_tokens)
+                r.fail(v.Mark(), child(path, "comfort_context_tokens"),
+                       std::to_string(*m.comfort_context_tokens) + " exceeds max_context_tokens " +
+                           std::to_string(m.max_context_tokens));
+        }
+        read_output_budget(r, r.need(n, "output_budget", path), child(path, "output_budget"), m);
+        if (auto v = Reader::get(n, "thinking_budget"); Reader::present(v))
+            read_thinking_budget(r, v, child(path, "thinking_budget"), m);
+        if (auto v = Reader::get(n, "supports_caching"); Reader::present(v))
+            m.supports_caching = r.boolean(v, child(path, "supports_caching"));
+        if (auto v = Reader::get(n, "native_tools"); Reader::present(v))
+            m.native_tools = r.boolean(v, child(path, "native_tools"));
+        if (auto v = Reader::get(n, "min_cacheable_tokens"); Reader::present(v))
+            m.min_cacheable_tokens = r.non_negative(v, child(path, "min_cacheable_tokens"));
+        read_prices(r, r.need(n, "prices", path), child(path, "prices"), m);
+        if (auto v = Reader::get(n, "accepts"); Reader::present(v)) {
+            if (!v.IsSequence())
+                r.fail(v.Mark(), child(path, "accepts"), "expected a sequence, got " + describe(v));
+            std::size_t i = 0;
+            for (const auto& item : v) {
+                const Input input =
+                    r.enumerator<Input>(item, element(child(path, "accepts"), i++), parse_input,
+                                        {Input::kImages, Input::kDocuments});
+                if (!m.accepts(input)) m.accepted_inputs.push_back(input);
+            }
+        }
+        if (auto v = Reader::get(n, "token_counter"); Reader::present(v)) {
+            m.token_counter = r.string(v, child(path, "token_counter"));
+            if (std::find(std::begin(kTokenCounters), std::end(kTokenCounters), m.token_counter) ==
+                std::end(kTokenCounters))
+                r.fail(v.Mark(), child(path, "token_counter"),
+                       "expected one of o200k_base, cl100k_base, anthropic_approx, got " +
+                           quote(m.token_counter));
+        }
+        return m;
+    }
+
+    /// Seed 000 "Output Budget Resolution": the entry translates every rung, so all four are
+    /// required (a rung the entry cannot translate would be a number invented at call time).
+    void read_output_budget(const Reader& r, const YAML::Node& n, const std::string& path,
+                            ModelSpec& m) {
+        r.expect_map(n, path, {"SHORT", "MEDIUM", "LONG", "EXTENDED"});
+        for (OutputSize rung :
+             {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended}) {
+            const YAML::Node v = r.need(n, to_string(rung), path);
+            const std::int64_t tokens = r.positive(v, child(path, to_string(rung)));
+            if (tokens > m.max_output_tokens)
+                r.fail(v.Mark(), child(path, to_string(rung)),
+                       std::to_string(tokens) + " exceeds max_output_tokens " +
+                           std::to_string(m.max_output_tokens));
+            m.output_budget[rung] = tokens;
+        }
+    }
+
+    /// Reasoning tokens per depth; a depth left out books none. IMMEDIATE is thinking off
+    /// (seed 000 singleTurn), so it must be 0.
+    void read_thinking_budget(const Reader& r, const YAML::Node& n, const std::string& path,
+                              ModelSpec& m) {
+        r.expect_map(n, path, {"IMMEDIATE", "STANDARD", "DEEP"});
+        for (Depth depth : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
+            const YAML::Node v = Reader::get(n, to_string(depth));
+            if (!Reader::present(v)) continue;
+            const std::int64_t tokens = r.non_negative(v, child(path, to_string(depth)));
+            if (depth == Depth::kImmediate && tokens != 0)
+                r.fail(v.Mark(), child(path, "IMMEDIATE"),
+                       "IMMEDIATE is thinking off: expected 0, got " + std::to_string(tokens));
+            if (tokens > m.max_output_tokens)
+                r.fail(v.Mark(), child(path, to_string(depth)),
+                       std::to_string(tokens) + " exceeds max_output_tokens " +
+                           std::to_string(m.max_output_tokens));
+            m.thinking_budget[depth] = tokens;
+        }
+    }
+
+    /// input and output are required; the cache prices too when the entry supports caching
+    /// (a cache price left out would bill cached tokens at $0).
+    void read_prices(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+        r.expect_map(n, path, {"input", "output", "cache_write", "cache_read"});
+        m.prices.input = r.price(r.need(n, "input", path), child(path, "input"));
+        m.prices.output = r.price(r.need(n, "output", path), child(path, "output"));
+        for (auto [key, slot] :
+             {std::pair<const char*, double*>{"cache_write", &m.prices.cache_write},
+              std::pair<const char*, double*>{"cache_read", &m.prices.cache_read}}) {
+            const YAML::Node v = m.supports_caching ? r.need(n, key, path) : Reader::get(n, key);
+            if (Reader::present(v)) *slot = r.price(v, child(path, key));
+        }
+    }
+
+    struct ModelRef {
+        std::string where;
+        std::string path;
+        std::string provider;
+    };
+
+    Config& config_;
+    std::vector<fs::path> stack_;
+    std::vector<ModelSpec> models_;
+    std::vector<ModelRef> model_refs_;
+    std::map<std::string, std::string> model_where_;
+    std::map<std::string, std::string> provider_where_;
+    std::map<std::string, std::string> set_where_;
+};
+
+Config Config::load(const fs::path& path) {
+    Config config;
+    config.path_ = path;
+    ConfigBuilder builder(config);
+    builder.read_file(path, nullptr, YAML::Mark::null_mark(), "");
+    builder.finish();
+    NUCLEO_LOG_DEBUG("config {}: {} provider(s), {} model(s), {} plugin path(s)", path.string(),
+                     config.providers_.size(), config.catalog_.all().size(),
+                     config.plugin_paths_.size());
+    return config;
+}
+
+Config Config::parse(std::string_view yaml_text, const fs::path& origin) {
+    Config config;
+    config.path_ = origin;
+    ConfigBuilder builder(config);
+    builder.read_text(std::string(yaml_text), origin, nullptr, YAML::Mark::null_mark(), "");
+    builder.finish();
+    return config;
+}
+
+}  // namespace nucleo
