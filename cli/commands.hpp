@@ -18,6 +18,7 @@ struct Command {
 /// The table main.cpp dispatches on, defined in commands/table.cpp.
 const std::vector<Command>& commands();
 
+int run_models(const Argv& args);
 int run_version(const Argv& args);
 
 }  // namespace nucleo::cli

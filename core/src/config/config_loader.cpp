@@ -297,7 +297,7 @@ class ConfigBuilder {
         const fs::path identity = fs::absolute(file).lexically_normal();
         if (std::find(stack_.begin(), stack_.end(), identity) != stack_.end())
             includer->fail(include_mark, include_path,
-                           "include cycle: " + file.string() + " includes itself");
+                           "include cycle: " + file.string() + " is already being read");
         stack_.push_back(identity);
         Reader reader(file.string());
         YAML::Node root;
