@@ -1,0 +1,126 @@
+// `nucleo models [--json] [--config FILE]` (issue 2 item 5, "Bad input": one clear line, exit 2).
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "config_fixture.hpp"
+
+namespace nucleo {
+namespace {
+
+using test::read_file;
+using test::scratch_dir;
+using test::write_file;
+
+struct Run {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+/// Runs the nucleo command with `args` (already shell-quoted), capturing stdout and stderr.
+Run run_cli(const std::string& args) {
+    const auto dir = scratch_dir();
+    const auto out = dir / "stdout.txt";
+    const auto err = dir / "stderr.txt";
+    const std::string cmd = std::string("'") + NUCLEO_CLI + "' " + args + " >'" + out.string() + "' 2>'" +
+                            err.string() + "'";
+    const int raw = std::system(cmd.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
+}
+
+const std::string kShipped = std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml";
+
+TEST(ModelsCommand, JsonListsTheShippedCatalog) {
+    const Run r = run_cli("models --json --config '" + kShipped + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    rapidjson::Document doc;
+    doc.Parse(r.out.c_str());
+    ASSERT_FALSE(doc.HasParseError()) << r.out;
+    EXPECT_EQ(doc["schema_version"].GetInt(), 1);
+    const auto& models = doc["models"];
+    ASSERT_TRUE(models.IsArray());
+    std::set<std::string> providers, ids;
+    for (const auto& m : models.GetArray()) {
+        ids.insert(m["id"].GetString());
+        providers.insert(m["provider"].GetString());
+        EXPECT_TRUE(m["wire_model"].IsString());
+        EXPECT_GT(m["max_context_tokens"].GetInt64(), 0);
+        EXPECT_GT(m["prices"]["input"].GetDouble(), 0);
+        EXPECT_EQ(m["output_budget"].MemberCount(), 4u);
+    }
+    EXPECT_GE(models.Size(), 5u);
+    EXPECT_EQ(providers, (std::set<std::string>{"anthropic", "openai", "bedrock"}));
+    EXPECT_EQ(ids.count("claude-haiku-4-5"), 1u);
+    const auto& first = models[0];
+    EXPECT_STREQ(first["id"].GetString(), "claude-sonnet-4-5");
+    EXPECT_DOUBLE_EQ(first["prices"]["cache_read"].GetDouble(), 0.30);
+    EXPECT_EQ(first["thinking_budget"]["IMMEDIATE"].GetInt64(), 0);
+}
+
+TEST(ModelsCommand, TableHasAHeaderAndOneLinePerModel) {
+    const Run r = run_cli("models --config '" + kShipped + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("ID", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("claude-sonnet-4-5  anthropic  claude-sonnet-4-5-20250929"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("3.00"), std::string::npos);
+    EXPECT_NE(r.out.find("0.075"), std::string::npos);  // gpt-4o-mini's cached input
+    const Run j = run_cli("models --json --config '" + kShipped + "'");
+    rapidjson::Document doc;
+    doc.Parse(j.out.c_str());
+    std::size_t lines = 0;
+    for (char c : r.out) lines += c == '\n';
+    EXPECT_EQ(lines, doc["models"].Size() + 1);
+}
+
+TEST(ModelsCommand, BadConfigExitsTwoWithOneLine) {
+    const auto dir = scratch_dir();
+    const auto bad = write_file(dir / "bad.yaml", "providers:\n  a: {plugin: x, colour: red}\n");
+    const Run r = run_cli("models --json --config '" + bad.string() + "'");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "nucleo models: " + bad.string() +
+                         ":2:17: providers.a.colour: unknown key (known keys: plugin, base_url, api_key, "
+                         "credentials, options)\n");
+}
+
+TEST(ModelsCommand, MalformedYamlAndMissingFileExitTwoWithOneLine) {
+    const auto dir = scratch_dir();
+    const auto bad = write_file(dir / "broken.yaml", "models: [\n");
+    Run r = run_cli("models --config '" + bad.string() + "'");
+    EXPECT_EQ(r.status, 2);
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(bad.string() + ":"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("malformed YAML"), std::string::npos) << r.err;
+
+    r = run_cli("models --config '" + (dir / "none.yaml").string() + "'");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "nucleo models: config file " + (dir / "none.yaml").string() + " not found or unreadable\n");
+}
+
+TEST(ModelsCommand, ConfigFromEnvironmentAndUsageErrors) {
+    const auto dir = scratch_dir();
+    const auto cfg = write_file(dir / "one.yaml",
+                                "providers: {p: {plugin: openai}}\n"
+                                "models:\n"
+                                "  - {id: only-one, provider: p, wire_model: w, grade: SMALL, max_context_tokens: 10,\n"
+                                "     max_output_tokens: 5, output_budget: {SHORT: 1, MEDIUM: 2, LONG: 3, EXTENDED: 5},\n"
+                                "     prices: {input: 1, output: 2}}\n");
+    Run r = run_cli("models --json");  // default lookup: ./config/nucleo.yaml or installed
+    (void)r;
+    const test::ScopedEnv env("NUCLEO_CONFIG", cfg.string());
+    r = run_cli("models --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("\"only-one\""), std::string::npos) << r.out;
+    r = run_cli("models --colour");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "nucleo models: unknown option --colour\n");
+}
+
+}  // namespace
+}  // namespace nucleo
