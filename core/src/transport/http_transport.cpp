@@ -1,0 +1,295 @@
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ctime>
+#include <mutex>
+#include <thread>
+
+#include "common/log_internal.hpp"
+#include "nucleo/errors.hpp"
+#include "nucleo/transport.hpp"
+
+namespace nucleo {
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+void global_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct EasyDeleter {
+    void operator()(CURL* h) const noexcept { curl_easy_cleanup(h); }
+};
+using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
+
+struct SlistDeleter {
+    void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
+};
+using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+
+/// State one transfer's callbacks write into.
+struct Transfer {
+    HttpResponse response;
+    const BodyChunkCallback* on_chunk = nullptr;
+    const CancellationToken* cancel = nullptr;
+    bool chunks_delivered = false;
+};
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t n = size * count;
+    t->response.body.append(data, n);
+    if (t->on_chunk != nullptr && *t->on_chunk && t->response.status < 300) {
+        t->chunks_delivered = true;
+        (*t->on_chunk)(std::string_view(data, n));
+    }
+    return n;
+}
+
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t n = size * count;
+    std::string_view line(data, n);
+    if (line.rfind("HTTP/", 0) == 0) {
+        // A new status line (after 100-continue or a redirect): headers start over.
+        t->response.headers.clear();
+        auto sp = line.find(' ');
+        if (sp != std::string_view::npos) t->response.status = std::atol(std::string(line.substr(sp + 1, 3)).c_str());
+        return n;
+    }
+    auto colon = line.find(':');
+    if (colon != std::string_view::npos) {
+        t->response.headers.emplace_back(std::string(trim(line.substr(0, colon))),
+                                         std::string(trim(line.substr(colon + 1))));
+    }
+    return n;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* t = static_cast<Transfer*>(user);
+    return (t->cancel != nullptr && t->cancel->cancelled()) ? 1 : 0;
+}
+
+bool is_retryable_curl_error(CURLcode code) {
+    switch (code) {
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_OPERATION_TIMEDOUT:
+        case CURLE_SEND_ERROR:
+        case CURLE_RECV_ERROR:
+        case CURLE_GOT_NOTHING:
+        case CURLE_PARTIAL_FILE:
+        case CURLE_SSL_CONNECT_ERROR: return true;
+        default: return false;
+    }
+}
+
+/// The URL without its query, for messages (a query may carry a key on some providers).
+std::string url_for_messages(const std::string& url) { return url.substr(0, url.find('?')); }
+
+}  // namespace
+
+std::optional<std::string> HttpResponse::header(std::string_view name) const {
+    for (const auto& [k, v] : headers)
+        if (iequals(k, name)) return v;
+    return std::nullopt;
+}
+
+void CancellationToken::cancel() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cancelled_.store(true);
+    }
+    cv_.notify_all();
+}
+
+bool CancellationToken::wait_for(std::chrono::milliseconds d) const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_for(lock, d, [this] { return cancelled_.load(); });
+}
+
+bool is_retryable_status(long status) noexcept {
+    return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
+           status == 529;
+}
+
+std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value) {
+    value = trim(value);
+    if (value.empty()) return std::nullopt;
+    if (std::isdigit(static_cast<unsigned char>(value.front()))) {
+        char* end = nullptr;
+        const std::string s(value);
+        const double seconds = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0' || !std::isfinite(seconds) || seconds < 0) return std::nullopt;
+        return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000.0)));
+    }
+    // HTTP-date, e.g. "Wed, 21 Oct 2015 07:28:00 GMT".
+    std::tm tm{};
+    const std::string s(value);
+    if (strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) == nullptr) return std::nullopt;
+    const std::time_t when = timegm(&tm);
+    const std::time_t now = std::time(nullptr);
+    return std::chrono::milliseconds(std::max<std::int64_t>(0, static_cast<std::int64_t>(when - now) * 1000));
+}
+
+std::chrono::milliseconds retry_delay(const RetryPolicy& policy, int attempt,
+                                      std::optional<std::chrono::milliseconds> retry_after) {
+    if (retry_after) return std::min(*retry_after, policy.max_retry_after);
+    double ms = static_cast<double>(policy.initial_backoff.count()) *
+                std::pow(policy.multiplier, std::max(0, attempt - 1));
+    ms = std::min(ms, static_cast<double>(policy.max_backoff.count()));
+    return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
+struct HttpTransport::Pool {
+    std::mutex mutex;
+    std::vector<EasyHandle> idle;
+    std::size_t max_idle = 8;
+
+    EasyHandle acquire() {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!idle.empty()) {
+                EasyHandle h = std::move(idle.back());
+                idle.pop_back();
+                curl_easy_reset(h.get());  // keeps the live connections and caches
+                return h;
+            }
+        }
+        EasyHandle h(curl_easy_init());
+        if (!h) throw Error(ErrorKind::kTransport, "libcurl could not create a handle");
+        return h;
+    }
+    void release(EasyHandle h) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (idle.size() < max_idle) idle.push_back(std::move(h));
+    }
+};
+
+HttpTransport::HttpTransport(TransportOptions options)
+    : options_(std::move(options)), pool_(std::make_unique<Pool>()) {
+    global_init();
+    pool_->max_idle = options_.max_idle_connections;
+}
+
+HttpTransport::~HttpTransport() = default;
+
+HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationToken* cancel,
+                                 const BodyChunkCallback& on_chunk) {
+    const RetryPolicy& policy = options_.retry;
+    const int max_attempts = std::max(1, policy.max_attempts);
+    for (int attempt = 1;; ++attempt) {
+        if (cancel != nullptr && cancel->cancelled())
+            throw Error(ErrorKind::kTransport, "call to " + url_for_messages(request.url) + " cancelled");
+
+        EasyHandle handle = pool_->acquire();
+        CURL* h = handle.get();
+        Transfer transfer;
+        transfer.on_chunk = &on_chunk;
+        transfer.cancel = cancel;
+
+        Slist headers;
+        for (const auto& [k, v] : request.headers) {
+            const std::string line = k + ": " + v;
+            curl_slist* grown = curl_slist_append(headers.get(), line.c_str());
+            if (grown == nullptr) throw Error(ErrorKind::kInternal, "out of memory building headers");
+            (void)headers.release();
+            headers.reset(grown);
+        }
+        std::string sigv4_param;
+        std::string userpwd;
+        if (options_.sigv4 && !options_.sigv4->access_key_id.empty()) {
+            const AwsSigV4& s = *options_.sigv4;
+            sigv4_param = s.provider + ":" + s.region + ":" + s.service;
+            userpwd = s.access_key_id + ":" + s.secret_access_key;
+            curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4_param.c_str());
+            curl_easy_setopt(h, CURLOPT_USERPWD, userpwd.c_str());
+            if (!s.session_token.empty()) {
+                const std::string line = "x-amz-security-token: " + s.session_token;
+                curl_slist* grown = curl_slist_append(headers.get(), line.c_str());
+                if (grown == nullptr) throw Error(ErrorKind::kInternal, "out of memory building headers");
+                (void)headers.release();
+                headers.reset(grown);
+            }
+        }
+
+        curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+        if (request.method != "GET") {
+            curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+        }
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
+        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(h, CURLOPT_HEADERDATA, &transfer);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, &transfer);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+
+        const CURLcode code = curl_easy_perform(h);
+        long status = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        // The handle goes back only after a clean transfer: a broken one may hold a dead socket.
+        if (code == CURLE_OK) pool_->release(std::move(handle));
+
+        std::optional<std::chrono::milliseconds> delay;
+        if (code == CURLE_ABORTED_BY_CALLBACK) {
+            throw Error(ErrorKind::kTransport, "call to " + url_for_messages(request.url) + " cancelled");
+        }
+        if (code != CURLE_OK) {
+            const std::string what = std::string("call to ") + url_for_messages(request.url) +
+                                     " failed: " + curl_easy_strerror(code);
+            if (!is_retryable_curl_error(code) || attempt >= max_attempts || transfer.chunks_delivered)
+                throw Error(ErrorKind::kTransport,
+                            what + (attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : ""));
+            delay = retry_delay(policy, attempt, std::nullopt);
+            NUCLEO_LOG_WARN("{}; retrying in {} ms (attempt {} of {})", what, delay->count(), attempt + 1,
+                            max_attempts);
+        } else {
+            transfer.response.status = status;
+            transfer.response.attempts = attempt;
+            if (!is_retryable_status(status) || attempt >= max_attempts || transfer.chunks_delivered)
+                return std::move(transfer.response);
+            std::optional<std::chrono::milliseconds> after;
+            if (auto ms = transfer.response.header("retry-after-ms")) {
+                if (auto v = parse_retry_after(*ms)) after = std::chrono::milliseconds(v->count() / 1000);
+            }
+            if (!after) {
+                if (auto s = transfer.response.header("retry-after")) after = parse_retry_after(*s);
+            }
+            if (after && *after > policy.max_retry_after) return std::move(transfer.response);
+            delay = retry_delay(policy, attempt, after);
+            NUCLEO_LOG_WARN("{} answered {}; retrying in {} ms (attempt {} of {})",
+                            url_for_messages(request.url), status, delay->count(), attempt + 1, max_attempts);
+        }
+        if (cancel != nullptr) {
+            if (cancel->wait_for(*delay))
+                throw Error(ErrorKind::kTransport, "call to " + url_for_messages(request.url) + " cancelled");
+        } else {
+            std::this_thread::sleep_for(*delay);
+        }
+    }
+}
+
+}  // namespace nucleo
