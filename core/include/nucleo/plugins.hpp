@@ -1,0 +1,159 @@
+// The plugin loader and the C++ face of plugin instances (DESIGN.md "The plugin ABI", issue 2).
+//
+// A plugin is a shared object nucleo-<name>.so exporting nucleo_plugin_entry_v1 (plugin.h). The
+// loader finds it on the search path, loads it with Boost.DLL (rtld_now | rtld_local), checks the
+// entry and calls its init, and refuses anything else with a nucleo::Error of kind kPlugin whose
+// message is one line naming the file and the reason. Instances keep their library loaded: the
+// core never unloads a library while an instance of it lives (DESIGN.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nucleo {
+
+namespace plugins_detail {
+struct Library;
+struct InstanceHandle;
+}  // namespace plugins_detail
+
+/// What a loaded plugin says of itself (`nucleo plugins` prints this).
+struct PluginInfo {
+    std::string name;         ///< entry->name, the <name> of nucleo-<name>.so
+    std::string version;      ///< entry->version
+    std::string description;  ///< entry->description
+    uint32_t abi_major = 0;   ///< the ABI the plugin was built against
+    uint32_t abi_minor = 0;
+    std::vector<std::string> factories;  ///< ids it serves among those this host knows
+    std::filesystem::path file;          ///< the canonical path it was loaded from
+};
+
+class SummarizerInstance;
+class ProviderInstance;
+class StoreInstance;
+
+/// A loaded, initialised plugin library. Shared: every Plugin and every instance made from it
+/// holds the library; it is deinitialised and unloaded when the last of them goes. Loading the
+/// same file twice in one process yields the same library (init runs once).
+class Plugin {
+public:
+    [[nodiscard]] const PluginInfo& info() const;
+    /// True when the plugin serves `factory_id` ("nucleo.summarizer/1", ...).
+    [[nodiscard]] bool serves(std::string_view factory_id) const;
+
+    /// Creates an instance from its configuration (a JSON object; "{}" for none). Throws
+    /// nucleo::Error kPlugin when the plugin does not serve the factory (one line naming the
+    /// file and the id), or the kind mapped from the plugin's status when create fails.
+    [[nodiscard]] SummarizerInstance make_summarizer(std::string_view config_json = "{}") const;
+    [[nodiscard]] ProviderInstance make_provider(std::string_view config_json = "{}") const;
+    [[nodiscard]] StoreInstance make_store(std::string_view config_json = "{}") const;
+
+    explicit Plugin(std::shared_ptr<plugins_detail::Library> library);
+
+private:
+    std::shared_ptr<plugins_detail::Library> library_;
+};
+
+/// Where plugins are looked for and how they are loaded. Search order (issue 2): the paths given
+/// (config `plugins.paths`), then NUCLEO_PLUGIN_PATH (colon-separated), then the build tree's
+/// plugin folder when this libnucleo runs from its build tree, then the installed plugin folder.
+/// The first file of a name wins.
+class PluginLoader {
+public:
+    explicit PluginLoader(std::vector<std::filesystem::path> paths = {});
+
+    /// The folders searched, in order (existing or not).
+    [[nodiscard]] std::vector<std::filesystem::path> search_path() const;
+
+    /// Loads by name ("extractive" finds nucleo-extractive.so on the search path) or by path
+    /// (anything containing '/' or ending in ".so"). Throws nucleo::Error kPlugin, one line naming
+    /// the file (or the name and the folders searched) and the reason: missing file, not a shared
+    /// object, missing entry symbol, NULL entry, wrong ABI major, struct too small, init failure.
+    [[nodiscard]] Plugin load(std::string_view name_or_path) const;
+
+    /// Every nucleo-*.so file on the search path, first of each name only, in search order.
+    [[nodiscard]] std::vector<std::filesystem::path> discover() const;
+
+private:
+    std::vector<std::filesystem::path> paths_;
+};
+
+/// Common part of the instance wrappers: copyable handles sharing one plugin instance, which is
+/// destroyed (and may let its library unload) when the last copy goes.
+class PluginInstance {
+public:
+    [[nodiscard]] const PluginInfo& plugin() const;
+
+protected:
+    explicit PluginInstance(std::shared_ptr<plugins_detail::InstanceHandle> handle);
+    std::shared_ptr<plugins_detail::InstanceHandle> handle_;
+};
+
+/// A "nucleo.summarizer/1" instance. Thread rule: summarize() may be called concurrently.
+class SummarizerInstance : public PluginInstance {
+public:
+    /// request: {"schema_version":1, "text" | "segments", "target_tokens"}; returns the plugin's
+    /// answer document. A failure status becomes nucleo::Error with the mapped kind and a message
+    /// naming the plugin, the slot and the plugin's own message.
+    [[nodiscard]] std::string summarize(std::string_view request_json) const;
+
+private:
+    friend class Plugin;
+    using PluginInstance::PluginInstance;
+};
+
+/// A "nucleo.provider/1" instance. Thread rule: every method may be called concurrently.
+class ProviderInstance : public PluginInstance {
+public:
+    [[nodiscard]] std::string capabilities() const;
+    /// PreparedConversation JSON in, HTTP request JSON out.
+    [[nodiscard]] std::string encode(std::string_view prepared_json) const;
+    /// Answer in, normalized response JSON out. A provider error answer throws the mapped kind
+    /// (kRateLimited, kOverloaded, ...) with the HTTP status in the message.
+    [[nodiscard]] std::string decode(int32_t http_status, std::string_view headers_json,
+                                     std::string_view body) const;
+
+private:
+    friend class Plugin;
+    using PluginInstance::PluginInstance;
+};
+
+/// A "nucleo.store/1" instance. Every conversation-addressed call takes the acting principal.
+/// A slot the store has not built throws NotImplementedException (kNotImplemented).
+/// Thread rule: every method may be called concurrently.
+class StoreInstance : public PluginInstance {
+public:
+    [[nodiscard]] std::string capabilities() const;
+    std::string create_conversation(std::string_view principal, std::string_view id,
+                                    std::string_view request_json) const;
+    std::string update_conversation(std::string_view principal, std::string_view id,
+                                    std::string_view request_json) const;
+    [[nodiscard]] std::string load_conversation(std::string_view principal,
+                                                std::string_view id) const;
+    void delete_conversation(std::string_view principal, std::string_view id) const;
+    [[nodiscard]] std::string list_conversations(std::string_view principal,
+                                                 std::string_view query_json = "{}") const;
+    [[nodiscard]] std::string version_history(std::string_view principal,
+                                              std::string_view id) const;
+    [[nodiscard]] std::string load_version(std::string_view principal, std::string_view id,
+                                           std::string_view version) const;
+    /// nullopt on a miss (the store answered not found); other failures throw.
+    [[nodiscard]] std::optional<std::string> session_get(std::string_view principal,
+                                                         std::string_view id) const;
+    void session_put(std::string_view principal, std::string_view id,
+                     std::string_view snapshot_json, int64_t ttl_ms) const;
+    void session_invalidate(std::string_view principal, std::string_view id) const;
+    std::string lease(std::string_view principal, std::string_view id,
+                      std::string_view request_json) const;
+
+private:
+    friend class Plugin;
+    using PluginInstance::PluginInstance;
+};
+
+}  // namespace nucleo

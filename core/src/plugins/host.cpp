@@ -1,0 +1,63 @@
+// The host side handed to plugins at init (plugin.h nucleo_host): extensions by id.
+// Issue 2 item 6: plugins log through "nucleo.host.log/1", never to stdout; the records land in
+// nucleo::log under the logger "plugin:<name>".
+#include <cstring>
+#include <string_view>
+
+#include "nucleo/log.hpp"
+#include "plugins/library.hpp"
+
+namespace nucleo::plugins_detail {
+namespace {
+
+log::Level to_level(int32_t level) noexcept {
+    // An unknown level from a newer or careless plugin is filed, not dropped: clamp it.
+    if (level <= NUCLEO_LOG_LEVEL_TRACE) return log::Level::kTrace;
+    switch (level) {
+        case NUCLEO_LOG_LEVEL_DEBUG: return log::Level::kDebug;
+        case NUCLEO_LOG_LEVEL_INFO: return log::Level::kInfo;
+        case NUCLEO_LOG_LEVEL_WARN: return log::Level::kWarn;
+        default: return log::Level::kError;
+    }
+}
+
+void host_log(void* host_ctx, int32_t level, nucleo_string_view message) {
+    // Thread rule (plugin.h): any thread, concurrently; nucleo::log::write is thread-safe and
+    // the Library is immutable after init. No exception may leave: this is a C slot.
+    if (host_ctx == nullptr) return;
+    const auto* library = static_cast<const Library*>(host_ctx);
+    try {
+        std::string_view text =
+            message.data != nullptr ? std::string_view(message.data, message.size) : "";
+        log::write(to_level(level), library->logger, text);
+    } catch (...) {
+        // Logging must never take the plugin down; a lost record is the lesser harm.
+    }
+}
+
+const nucleo_host_log kLogExtension = {sizeof(nucleo_host_log), &host_log};
+
+const void* get_extension(const nucleo_host* /*host*/, const char* id) {
+    if (id == nullptr) return nullptr;
+    if (std::strcmp(id, NUCLEO_EXT_HOST_LOG) == 0) return &kLogExtension;
+    return nullptr;  // plugin.h: an unknown id answers NULL
+}
+
+}  // namespace
+
+nucleo_host make_host(Library* library) noexcept {
+    nucleo_host host{};
+    host.struct_size = sizeof(nucleo_host);
+    host.abi_major = NUCLEO_PLUGIN_ABI_MAJOR;
+    host.abi_minor = NUCLEO_PLUGIN_ABI_MINOR;
+    host.host_ctx = library;
+    host.get_extension = &get_extension;
+    return host;
+}
+
+std::recursive_mutex& lifecycle_mutex() noexcept {
+    static std::recursive_mutex m;
+    return m;
+}
+
+}  // namespace nucleo::plugins_detail

@@ -1,0 +1,87 @@
+// The JSON form of a PreparedConversation; see prepared_json.hpp.
+#include "render/prepared_json.hpp"
+
+#include "persistence/document_json.hpp"
+
+namespace nucleo::internal {
+
+namespace {
+
+template <typename Writer>
+void write_blocks(Writer& w, const std::vector<ContentBlock>& blocks, const JsonPath& path) {
+    w.StartArray();
+    for (std::size_t i = 0; i < blocks.size(); ++i) write_block(w, blocks[i], path.at(i));
+    w.EndArray();
+}
+
+template <typename Writer>
+void write_prepared(Writer& w, const PreparedConversation& p) {
+    const JsonPath root;
+    w.StartObject();
+    w.Key("system_blocks");
+    write_blocks(w, p.system_blocks, root.key("system_blocks"));
+    w.Key("cache_system");
+    w.Bool(p.cache_system);
+    w.Key("native_tools");
+    w.Bool(p.native_tools);
+
+    w.Key("cache_plan");
+    w.StartObject();
+    w.Key("breakpoints");
+    w.Uint64(p.cache_plan.breakpoints());
+    w.Key("system_block");
+    if (p.cache_plan.system_block) {
+        w.Uint64(*p.cache_plan.system_block);
+    } else {
+        w.Null();
+    }
+    w.Key("turn_anchors");
+    w.StartArray();
+    for (const CacheAnchor& a : p.cache_plan.turn_anchors) {
+        w.StartObject();
+        w.Key("turn");
+        w.Uint64(a.turn);
+        w.Key("block");
+        w.Uint64(a.block);
+        w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+
+    w.Key("tool_definitions");
+    w.StartArray();
+    const JsonPath tools = root.key("tool_definitions");
+    for (std::size_t i = 0; i < p.tool_definitions.size(); ++i) {
+        w.StartObject();
+        write_tool_fields(w, p.tool_definitions[i], tools.at(i));
+        w.EndObject();
+    }
+    w.EndArray();
+
+    w.Key("turns");
+    w.StartArray();
+    const JsonPath turns = root.key("turns");
+    for (std::size_t i = 0; i < p.turns.size(); ++i) {
+        const PreparedTurn& t = p.turns[i];
+        w.StartObject();
+        w.Key("role");
+        w.String(t.role.name());
+        w.Key("message_id");
+        write_string(w, t.message_id);
+        w.Key("cache");
+        w.Bool(t.cache);
+        w.Key("blocks");
+        write_blocks(w, t.blocks, turns.at(i).key("blocks"));
+        w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+}
+
+}  // namespace
+
+std::string prepared_to_json(const PreparedConversation& prepared, bool pretty) {
+    return write_json(pretty, [&](auto& writer) { write_prepared(writer, prepared); });
+}
+
+}  // namespace nucleo::internal

@@ -1,0 +1,26 @@
+// Internal: the JSON form of a PreparedConversation — what `nucleo render --prepared` prints and
+// what bench/prepare serializes. Provider plugins get their own encoders (providers issue); this
+// form shows the core's decisions as data (seed 000 "The channel contract", "Breakpoint Limit").
+#pragma once
+
+#include <string>
+
+#include "nucleo/prepared.hpp"
+
+namespace nucleo::internal {
+
+/// The prepared conversation as JSON, fields in this order:
+///
+///     {"system_blocks": [BLOCK...], "cache_system": true, "native_tools": true,
+///      "cache_plan": {"breakpoints": 2, "system_block": 0 | null,
+///                     "turn_anchors": [{"turn": 0, "block": 0}]},
+///      "tool_definitions": [{"name", "description", "schema": {...}}],
+///      "turns": [{"role": "user" | "assistant", "message_id": "m1", "cache": true,
+///                 "blocks": [BLOCK...]}]}
+///
+/// Blocks are written as the conversation document writes them (DESIGN.md: Anthropic field
+/// names). A role is only ever "user" or "assistant": it is TurnRole::name(). Refuses
+/// (kInvalidArgument, with the position) a JSON-valued field whose text is not JSON.
+std::string prepared_to_json(const PreparedConversation& prepared, bool pretty = false);
+
+}  // namespace nucleo::internal

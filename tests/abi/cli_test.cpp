@@ -1,0 +1,98 @@
+// `nucleo plugins` (issue 2 item 4 and "Bad input": a file that is not a shared object, a shared
+// object without the symbol -> one clear line naming the file and the reason, exit status 2).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Runs `env NUCLEO_CLI args`, capturing stdout and stderr separately.
+Run run_cli(const std::string& args, const std::string& env = "") {
+    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "abi" / "cli-out";
+    fs::create_directories(dir);
+    const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const fs::path out = dir / (tag + ".out"), err = dir / (tag + ".err");
+    const std::string cmd = "env " + env + " NUCLEO_LOG_LEVEL=warn '" + std::string(NUCLEO_CLI) +
+                            "' plugins " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const int raw = std::system(cmd.c_str());
+    Run r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+const std::string kBad = std::string(ABI_FIXTURE_DIR) + "/bad";
+const std::string kGood = std::string(ABI_FIXTURE_DIR) + "/good";
+
+TEST(PluginsCommand, FileThatIsNotASharedObjectIsOneLineAndExit2) {
+    const Run r = run_cli("--path '" + kBad + "/nucleo-not_elf.so'");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "nucleo plugins: cannot load plugin " + kBad +
+                         "/nucleo-not_elf.so: not a shared object (no ELF header)\n");
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(PluginsCommand, SharedObjectWithoutTheSymbolIsOneLineAndExit2) {
+    const Run r = run_cli("--path '" + kBad + "/nucleo-no_symbol.so'");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(kBad + "/nucleo-no_symbol.so: missing entry symbol nucleo_plugin_entry_v1"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(PluginsCommand, UnknownPluginNameIsExit2) {
+    const Run r = run_cli("no_such_plugin_anywhere");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("'no_such_plugin_anywhere': no nucleo-no_such_plugin_anywhere.so in"),
+              std::string::npos)
+        << r.err;
+}
+
+TEST(PluginsCommand, ListsAGoodFolderAsJson) {
+    const Run r = run_cli("--json", "NUCLEO_PLUGIN_PATH='" + kGood + "'");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(R"("name":"c11","version":"1.2.3","abi":"1.0","abi_major":1,"abi_minor":0,)"
+                         R"("factories":["nucleo.summarizer/1"],"file":")" + kGood + "/nucleo-c11.so\""),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(R"("name":"future")"), std::string::npos);
+    // The build tree's own plugins are on the search path too.
+    EXPECT_NE(r.out.find(R"("name":"extractive")"), std::string::npos);
+}
+
+TEST(PluginsCommand, AFolderWithBadPluginsListsTheGoodAndExits2) {
+    const Run r = run_cli("", "NUCLEO_PLUGIN_PATH='" + kBad + ":" + kGood + "'");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.out.find("c11"), std::string::npos) << r.out;
+    // One refusal line per bad file, each naming it.
+    for (const char* f : {"nucleo-not_elf.so", "nucleo-no_symbol.so", "nucleo-null_entry.so",
+                          "nucleo-wrong_major.so", "nucleo-too_small.so", "nucleo-init_fails.so"}) {
+        EXPECT_NE(r.err.find(kBad + "/" + f + ": "), std::string::npos) << f << "\n" << r.err;
+    }
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 6) << r.err;
+}
+
+}  // namespace
