@@ -1,0 +1,520 @@
+// Anthropic Messages API (POST /v1/messages, /v1/messages/count_tokens): the request rules and
+// error texts the API documents and answers with, explicit cache_control prefix caching, and
+// replies as JSON or as server-sent events.
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emulator.hpp"
+#include "json.hpp"
+#include "reply.hpp"
+
+namespace nucleo::emulator {
+namespace {
+
+using json::quote;
+
+constexpr int kMaxCacheControlBlocks = 4;
+
+/// The request checks, in the order the API reports them. Returns the API's message.
+class Validator {
+public:
+    Validator(const json::Value& doc, bool count_tokens) : doc_(doc), count_tokens_(count_tokens) {}
+
+    std::optional<std::string> run() {
+        if (!doc_.IsObject()) return "Request body must be a JSON object";
+        const json::Value* model = json::member(doc_, "model");
+        if (model == nullptr || !model->IsString()) return "model: Field required";
+        const json::Value* messages = json::member(doc_, "messages");
+        if (messages == nullptr || !messages->IsArray()) return "messages: Field required";
+        if (!count_tokens_) {
+            const json::Value* max = json::member(doc_, "max_tokens");
+            if (max == nullptr) return "max_tokens: Field required";
+            if (!max->IsInt64() || max->GetInt64() < 1) {
+                return "max_tokens: Input should be greater than or equal to 1";
+            }
+            if (const json::Value* thinking = json::member(doc_, "thinking");
+                thinking != nullptr && json::string_member(*thinking, "type") == "enabled" &&
+                json::int_member(*thinking, "budget_tokens", 0) >= max->GetInt64()) {
+                return "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult "
+                       "our documentation at https://docs.claude.com/en/docs/build-with-claude/"
+                       "extended-thinking#max-tokens-and-context-window-size";
+            }
+        }
+        if (auto e = tools()) return e;
+        const int marks = count_cache_control();
+        if (marks > kMaxCacheControlBlocks) {
+            return "A maximum of 4 blocks with cache_control may be provided. Found " +
+                   std::to_string(marks) + ".";
+        }
+        if (auto e = system()) return e;
+        return this->messages(*messages);
+    }
+
+private:
+    static bool marked(const json::Value& v) {
+        const json::Value* cc = json::member(v, "cache_control");
+        return cc != nullptr && !cc->IsNull();
+    }
+
+    // Counted where the API counts them: tools, system blocks, message blocks and the blocks
+    // nested in a tool_result.
+    int count_cache_control() const {
+        int n = 0;
+        const auto count_array = [&n](const json::Value* arr) {
+            if (arr == nullptr || !arr->IsArray()) return;
+            for (const auto& b : arr->GetArray()) {
+                if (marked(b)) ++n;
+                if (json::string_member(b, "type") == "tool_result") {
+                    const json::Value* inner = json::member(b, "content");
+                    if (inner != nullptr && inner->IsArray()) {
+                        for (const auto& c : inner->GetArray()) n += marked(c) ? 1 : 0;
+                    }
+                }
+            }
+        };
+        count_array(json::member(doc_, "tools"));
+        count_array(json::member(doc_, "system"));
+        for (const auto& m : json::member(doc_, "messages")->GetArray()) {
+            count_array(json::member(m, "content"));
+        }
+        return n;
+    }
+
+    std::optional<std::string> tools() const {
+        const json::Value* tools = json::member(doc_, "tools");
+        if (tools == nullptr) return std::nullopt;
+        if (!tools->IsArray()) return "tools: Input should be a valid list";
+        for (rapidjson::SizeType i = 0; i < tools->Size(); ++i) {
+            const json::Value& t = (*tools)[i];
+            const std::string type = json::string_member(t, "type", "custom");
+            if (type != "custom") continue;  // server tools (web_search_...) carry no schema
+            const std::string at = "tools." + std::to_string(i) + ".custom.";
+            if (json::member(t, "name") == nullptr) return at + "name: Field required";
+            if (json::member(t, "input_schema") == nullptr) return at + "input_schema: Field required";
+        }
+        return std::nullopt;
+    }
+
+    std::optional<std::string> system() const {
+        const json::Value* system = json::member(doc_, "system");
+        if (system == nullptr || !system->IsArray()) return std::nullopt;
+        for (const auto& b : system->GetArray()) {
+            if (json::string_member(b, "type") != "text") continue;
+            const std::string text = json::string_member(b, "text");
+            if (text.empty()) return "system: text content blocks must be non-empty";
+            if (!json::has_non_whitespace(text)) {
+                return "system: text content blocks must contain non-whitespace text";
+            }
+        }
+        return std::nullopt;
+    }
+
+    static std::vector<std::string> tool_use_ids(const json::Value& message) {
+        std::vector<std::string> ids;
+        const json::Value* content = json::member(message, "content");
+        if (content == nullptr || !content->IsArray()) return ids;
+        for (const auto& b : content->GetArray()) {
+            if (json::string_member(b, "type") == "tool_use") ids.push_back(json::string_member(b, "id"));
+        }
+        return ids;
+    }
+
+    std::optional<std::string> messages(const json::Value& messages) const {
+        const rapidjson::SizeType n = messages.Size();
+        std::string prev_role;
+        for (rapidjson::SizeType i = 0; i < n; ++i) {
+            const json::Value& m = messages[i];
+            const std::string at = "messages." + std::to_string(i);
+            const std::string role = json::string_member(m, "role");
+            if (role != "user" && role != "assistant") {
+                return at + ".role: Input should be 'user' or 'assistant'";
+            }
+            if (i == 0 && role != "user") return R"(messages: first message must use the "user" role)";
+            // Today's API merges consecutive same-role turns; the emulator refuses them with the
+            // API's earlier text, because every Nucleo dialect must merge them itself (issue 4).
+            if (role == prev_role) {
+                return R"(messages: roles must alternate between "user" and "assistant", but found multiple ")" +
+                       role + R"(" roles in a row)";
+            }
+            prev_role = role;
+            const json::Value* content = json::member(m, "content");
+            if (content == nullptr) return at + ".content: Field required";
+            const bool final_assistant = role == "assistant" && i + 1 == n;
+            if (content->IsString()) {
+                if (content->GetStringLength() == 0 && !final_assistant) {
+                    return at + ": all messages must have non-empty content except for the optional final assistant message";
+                }
+                continue;
+            }
+            if (!content->IsArray()) return at + ".content: Input should be a valid list";
+            if (content->Empty() && !final_assistant) {
+                return at + ": all messages must have non-empty content except for the optional final assistant message";
+            }
+            for (const auto& b : content->GetArray()) {
+                if (json::string_member(b, "type") != "text") continue;
+                const std::string text = json::string_member(b, "text");
+                if (text.empty()) return "messages: text content blocks must be non-empty";
+                if (!json::has_non_whitespace(text)) {
+                    return "messages: text content blocks must contain non-whitespace text";
+                }
+            }
+            if (role == "user") {
+                if (auto e = orphan_results(messages, i)) return e;
+            } else if (auto e = unanswered_uses(messages, i)) {
+                return e;
+            }
+        }
+        return std::nullopt;
+    }
+
+    // A tool_result must answer a tool_use of the message just before it.
+    static std::optional<std::string> orphan_results(const json::Value& messages,
+                                                     rapidjson::SizeType i) {
+        const json::Value* content = json::member(messages[i], "content");
+        if (content == nullptr || !content->IsArray()) return std::nullopt;
+        std::set<std::string> known;
+        if (i > 0) {
+            for (auto& id : tool_use_ids(messages[i - 1])) known.insert(id);
+        }
+        for (rapidjson::SizeType k = 0; k < content->Size(); ++k) {
+            const json::Value& b = (*content)[k];
+            if (json::string_member(b, "type") != "tool_result") continue;
+            const std::string id = json::string_member(b, "tool_use_id");
+            if (known.count(id) == 0) {
+                return "messages." + std::to_string(i) + ".content." + std::to_string(k) +
+                       ": unexpected `tool_use_id` found in `tool_result` blocks: " + id +
+                       ". Each `tool_result` block must have a corresponding `tool_use` block in "
+                       "the previous message.";
+            }
+        }
+        return std::nullopt;
+    }
+
+    // Every tool_use must be answered by a tool_result at the start of the next message.
+    static std::optional<std::string> unanswered_uses(const json::Value& messages,
+                                                      rapidjson::SizeType i) {
+        const auto uses = tool_use_ids(messages[i]);
+        if (uses.empty()) return std::nullopt;
+        std::set<std::string> answered, leading;
+        if (i + 1 < messages.Size()) {
+            const json::Value* next = json::member(messages[i + 1], "content");
+            if (next != nullptr && next->IsArray()) {
+                bool at_start = true;
+                for (const auto& b : next->GetArray()) {
+                    const bool result = json::string_member(b, "type") == "tool_result";
+                    at_start = at_start && result;
+                    if (!result) continue;
+                    answered.insert(json::string_member(b, "tool_use_id"));
+                    if (at_start) leading.insert(json::string_member(b, "tool_use_id"));
+                }
+            }
+        }
+        std::string missing;
+        std::size_t not_leading = 0;
+        for (const auto& id : uses) {
+            if (answered.count(id) == 0) missing += (missing.empty() ? "" : ", ") + id;
+            if (leading.count(id) == 0) ++not_leading;
+        }
+        if (!missing.empty()) {
+            return "messages." + std::to_string(i) +
+                   ": `tool_use` ids were found without `tool_result` blocks immediately after: " +
+                   missing +
+                   ". Each `tool_use` block must have a corresponding `tool_result` block in the "
+                   "next message.";
+        }
+        if (not_leading > 0) {
+            return "messages." + std::to_string(i + 1) + ": Did not find " +
+                   std::to_string(not_leading) +
+                   " `tool_result` block(s) at the beginning of this message. Messages following "
+                   "`tool_use` blocks must begin with a matching number of `tool_result` blocks.";
+        }
+        return std::nullopt;
+    }
+
+    const json::Value& doc_;
+    bool count_tokens_;
+};
+
+std::string text_of(const json::Value& content) {
+    if (content.IsString()) return content.GetString();
+    std::string out;
+    if (!content.IsArray()) return out;
+    for (const auto& b : content.GetArray()) {
+        if (json::string_member(b, "type") != "text") continue;
+        if (!out.empty()) out += "\n";
+        out += json::string_member(b, "text");
+    }
+    return out;
+}
+
+/// Canonical bytes and breakpoints: tools, then system, then messages (the API's prefix order).
+struct Prefix {
+    PrefixHasher hasher;
+    std::vector<Breakpoint> breakpoints;
+};
+
+Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
+    Prefix p{PrefixHasher("anthropic\x1f" + json::string_member(doc, "model")), {}};
+    const auto block = [&](const json::Value& b, bool nested_mark) {
+        p.hasher.append(json::canonical(b, "cache_control"));
+        const std::size_t m = p.hasher.mark();
+        const json::Value* cc = json::member(b, "cache_control");
+        if ((cc != nullptr && !cc->IsNull()) || nested_mark) {
+            const bool hour = cc != nullptr && json::string_member(*cc, "ttl") == "1h";
+            p.breakpoints.push_back({m, hour ? std::chrono::seconds(3600) : default_ttl});
+        }
+    };
+    const auto text_block = [&](const json::Value& s) {
+        p.hasher.append(R"({"type":"text","text":)" + json::write(s) + "}");
+        p.hasher.mark();
+    };
+    if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr && tools->IsArray()) {
+        for (const auto& t : tools->GetArray()) block(t, false);
+    }
+    if (const json::Value* system = json::member(doc, "system")) {
+        if (system->IsString()) text_block(*system);
+        if (system->IsArray()) {
+            for (const auto& b : system->GetArray()) block(b, false);
+        }
+    }
+    for (const auto& m : json::member(doc, "messages")->GetArray()) {
+        p.hasher.append(R"({"role":)" + quote(json::string_member(m, "role")) + "}");
+        const json::Value& content = *json::member(m, "content");
+        if (content.IsString()) {
+            text_block(content);
+            continue;
+        }
+        for (const auto& b : content.GetArray()) {
+            bool nested = false;
+            if (const json::Value* inner = json::member(b, "content"); inner != nullptr && inner->IsArray()) {
+                for (const auto& c : inner->GetArray()) {
+                    const json::Value* cc = json::member(c, "cache_control");
+                    nested = nested || (cc != nullptr && !cc->IsNull());
+                }
+            }
+            block(b, nested);
+        }
+    }
+    return p;
+}
+
+ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
+    ReplyInput in;
+    in.id_prefix = "toolu_emu_";
+    in.conversation_digest = digest;
+    in.max_tokens = json::int_member(doc, "max_tokens", 4096);
+    if (const json::Value* t = json::member(doc, "thinking")) {
+        in.thinking = json::string_member(*t, "type") == "enabled";
+    }
+    if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr) {
+        for (const auto& t : tools->GetArray()) {
+            const json::Value* schema = json::member(t, "input_schema");
+            if (schema != nullptr) in.tools.push_back({json::string_member(t, "name"), schema});
+        }
+    }
+    if (const json::Value* choice = json::member(doc, "tool_choice")) {
+        const std::string type = json::string_member(*choice, "type");
+        in.tool_choice_none = type == "none";
+        if (type == "tool") in.forced_tool = json::string_member(*choice, "name");
+    }
+    const auto& messages = json::member(doc, "messages")->GetArray();
+    for (const auto& m : messages) in.assistant_turns += json::string_member(m, "role") == "assistant";
+    // The last user turn decides: a question (call a tool) or a tool result (answer in text).
+    for (rapidjson::SizeType i = messages.Size(); i-- > 0;) {
+        if (json::string_member(messages[i], "role") != "user") continue;
+        const json::Value& content = *json::member(messages[i], "content");
+        in.question = text_of(content);
+        if (content.IsArray()) {
+            for (const auto& b : content.GetArray()) {
+                if (json::string_member(b, "type") != "tool_result") continue;
+                in.has_tool_result = true;
+                const std::string id = json::string_member(b, "tool_use_id");
+                const json::Value* inner = json::member(b, "content");
+                in.tool_result_text = inner != nullptr ? text_of(*inner) : "";
+                const json::Value* err = json::member(b, "is_error");
+                in.tool_result_error = err != nullptr && err->IsBool() && err->GetBool();
+                if (i > 0) {
+                    const json::Value* prev = json::member(messages[i - 1], "content");
+                    if (prev != nullptr && prev->IsArray()) {
+                        for (const auto& u : prev->GetArray()) {
+                            if (json::string_member(u, "id") == id) in.tool_result_name = json::string_member(u, "name");
+                        }
+                    }
+                }
+            }
+        }
+        in.last_is_question = i + 1 == messages.Size() && !in.has_tool_result;
+        break;
+    }
+    return in;
+}
+
+std::string stop_reason(const Reply& r) {
+    return r.truncated ? "max_tokens" : r.tool_call ? "tool_use" : "end_turn";
+}
+
+std::string usage_json(const CacheUsage& u, long long output_tokens) {
+    return R"({"input_tokens":)" + std::to_string(u.input) + R"(,"cache_creation_input_tokens":)" +
+           std::to_string(u.creation) + R"(,"cache_read_input_tokens":)" + std::to_string(u.read) +
+           R"(,"output_tokens":)" + std::to_string(output_tokens) + "}";
+}
+
+/// The content blocks, in order; the text block is left out when a tool call replaces it.
+std::vector<std::string> content_blocks(const Reply& r) {
+    std::vector<std::string> blocks;
+    if (!r.thinking.empty()) {
+        blocks.push_back(R"({"type":"thinking","thinking":)" + quote(r.thinking) +
+                         R"(,"signature":)" + quote(r.thinking_signature) + "}");
+    }
+    if (!r.tool_call && (!r.text.empty() || r.thinking.empty())) {
+        blocks.push_back(R"({"type":"text","text":)" + quote(r.text) + "}");
+    }
+    if (r.tool_call) {
+        // A tool call cut off by max_tokens has no parseable input: it comes back empty.
+        blocks.push_back(R"({"type":"tool_use","id":)" + quote(r.tool_id) + R"(,"name":)" +
+                         quote(r.tool_name) + R"(,"input":)" + (r.truncated ? "{}" : r.tool_input) +
+                         "}");
+    }
+    return blocks;
+}
+
+std::string sse(const std::string& event, const std::string& data) {
+    return "event: " + event + "\ndata: " + data + "\n\n";
+}
+
+Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
+                const std::string& digest) {
+    const std::string id = "msg_emu_" + digest;
+    const std::string model = quote(json::string_member(doc, "model"));
+    const json::Value* stream = json::member(doc, "stream");
+    if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
+        std::string content;
+        for (const auto& b : content_blocks(r)) content += (content.empty() ? "" : ",") + b;
+        return json_response(
+            200, R"({"id":)" + quote(id) + R"(,"type":"message","role":"assistant","model":)" + model +
+                     R"(,"content":[)" + content + R"(],"stop_reason":)" + quote(stop_reason(r)) +
+                     R"(,"stop_sequence":null,"usage":)" + usage_json(u, r.output_tokens) + "}");
+    }
+    Response out;
+    out.streamed = true;
+    out.content_type = "text/event-stream";
+    auto& ev = out.chunks;
+    ev.push_back(sse("message_start",
+                     R"({"type":"message_start","message":{"id":)" + quote(id) +
+                         R"(,"type":"message","role":"assistant","model":)" + model +
+                         R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":)" +
+                         usage_json(u, 1) + "}}"));
+    ev.push_back(sse("ping", R"({"type":"ping"})"));
+    int index = 0;
+    const auto block = [&](const std::string& start, const std::string& delta_type,
+                           const std::string& field, const std::string& body,
+                           const std::string& extra_delta) {
+        const std::string at = std::to_string(index);
+        ev.push_back(sse("content_block_start", R"({"type":"content_block_start","index":)" + at +
+                                                    R"(,"content_block":)" + start + "}"));
+        for (const auto& piece : split_for_stream(body)) {
+            ev.push_back(sse("content_block_delta",
+                             R"({"type":"content_block_delta","index":)" + at +
+                                 R"(,"delta":{"type":")" + delta_type + R"(",")" + field +
+                                 R"(":)" + quote(piece) + "}}"));
+        }
+        if (!extra_delta.empty()) {
+            ev.push_back(sse("content_block_delta", R"({"type":"content_block_delta","index":)" +
+                                                        at + R"(,"delta":)" + extra_delta + "}"));
+        }
+        ev.push_back(sse("content_block_stop", R"({"type":"content_block_stop","index":)" + at + "}"));
+        ++index;
+    };
+    if (!r.thinking.empty()) {
+        block(R"({"type":"thinking","thinking":"","signature":""})", "thinking_delta", "thinking",
+              r.thinking,
+              R"({"type":"signature_delta","signature":)" + quote(r.thinking_signature) + "}");
+    }
+    if (!r.tool_call && (!r.text.empty() || r.thinking.empty())) {
+        block(R"({"type":"text","text":""})", "text_delta", "text", r.text, "");
+    }
+    if (r.tool_call) {
+        // Truncated: the partial JSON is streamed as the API streams it, cut where output stopped.
+        block(R"({"type":"tool_use","id":)" + quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) +
+                  R"(,"input":{}})",
+              "input_json_delta", "partial_json", r.tool_input, "");
+    }
+    ev.push_back(sse("message_delta", R"({"type":"message_delta","delta":{"stop_reason":)" +
+                                          quote(stop_reason(r)) +
+                                          R"(,"stop_sequence":null},"usage":{"output_tokens":)" +
+                                          std::to_string(r.output_tokens) + "}}"));
+    ev.push_back(sse("message_stop", R"({"type":"message_stop"})"));
+    return out;
+}
+
+class Anthropic final : public Dialect {
+public:
+    std::optional<Response> check_auth(const Request& req) const override {
+        if (req.header("x-api-key").empty()) {
+            return error(ErrorClass::kAuthentication, "x-api-key header is required");
+        }
+        if (req.header("anthropic-version").empty()) {
+            return error(ErrorClass::kInvalidRequest, "anthropic-version: header is required");
+        }
+        return std::nullopt;
+    }
+
+    Response error(ErrorClass cls, const std::string& message) const override {
+        struct Shape {
+            int status;
+            const char* type;
+            const char* text;
+        };
+        Shape s{400, "invalid_request_error", "Invalid request"};
+        switch (cls) {
+            case ErrorClass::kInvalidRequest: break;
+            case ErrorClass::kAuthentication: s = {401, "authentication_error", "invalid x-api-key"}; break;
+            case ErrorClass::kRateLimited:
+                s = {429, "rate_limit_error",
+                     "Number of request tokens has exceeded your per-minute rate limit "
+                     "(https://docs.claude.com/en/api/rate-limits); see the response headers for "
+                     "current usage. Please reduce the prompt length or the maximum tokens "
+                     "requested, or try again later."};
+                break;
+            case ErrorClass::kServer: s = {500, "api_error", "Internal server error"}; break;
+            case ErrorClass::kOverloaded: s = {529, "overloaded_error", "Overloaded"}; break;
+        }
+        return error_response(cls, s.status,
+                              R"({"type":"error","error":{"type":")" + std::string(s.type) +
+                                  R"(","message":)" + quote(message.empty() ? s.text : message) +
+                                  R"(},"request_id":"req_emu"})");
+    }
+
+    ErrorClass transient_error() const override { return ErrorClass::kOverloaded; }
+
+    Response serve(const Request& req, const Faults& faults, Context& ctx) const override {
+        rapidjson::Document doc;
+        std::string parse_error;
+        if (!json::parse(req.body, doc, parse_error)) {
+            return error(ErrorClass::kInvalidRequest, "The request body is not valid JSON: " + parse_error);
+        }
+        const bool count_tokens = req.path.ends_with("/count_tokens");
+        if (auto e = Validator(doc, count_tokens).run()) return error(ErrorClass::kInvalidRequest, *e);
+        const auto ttl = std::chrono::seconds(ctx.options.cache_ttl_seconds);
+        Prefix prefix = build_prefix(doc, ttl);
+        if (count_tokens) {
+            return json_response(200, R"({"input_tokens":)" +
+                                          std::to_string(tokens_for_bytes(prefix.hasher.bytes())) + "}");
+        }
+        const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
+                                                ctx.options.min_cacheable_tokens);
+        record_cache(ctx.stats, usage);
+        const std::string digest = prefix.hasher.digest();
+        ReplyInput in = reply_input(doc, digest);
+        in.force_truncate = faults.truncate;
+        return render(doc, make_reply(in), usage, digest);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_anthropic() { return std::make_unique<Anthropic>(); }
+
+}  // namespace nucleo::emulator

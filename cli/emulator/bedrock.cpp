@@ -1,0 +1,360 @@
+// Bedrock Converse (POST /model/{modelId}/converse and /converse-stream): the SigV4 header's
+// presence and shape (the signature itself is not verified), ValidationException texts for
+// alternation, blank text and toolUse/toolResult pairing, cachePoint prefix caching, and the AWS
+// event-stream framing for ConverseStream.
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emulator.hpp"
+#include "event_stream.hpp"
+#include "json.hpp"
+#include "reply.hpp"
+
+namespace nucleo::emulator {
+namespace {
+
+using json::quote;
+
+constexpr int kMaxCachePoints = 4;
+
+Response aws_error(ErrorClass cls, int status, const std::string& type, const std::string& message) {
+    Response r = error_response(cls, status, R"({"message":)" + quote(message) + "}");
+    r.headers.emplace_back("x-amzn-ErrorType", type);
+    return r;
+}
+
+bool is_cache_point(const json::Value& block) { return json::member(block, "cachePoint") != nullptr; }
+
+/// The toolUseId of each `kind` ("toolUse" or "toolResult") block of a message, in order.
+std::vector<std::string> block_ids(const json::Value& message, const char* kind) {
+    std::vector<std::string> ids;
+    const json::Value* content = json::member(message, "content");
+    if (content == nullptr || !content->IsArray()) return ids;
+    for (const auto& b : content->GetArray()) {
+        if (const json::Value* block = json::member(b, kind)) ids.push_back(json::string_member(*block, "toolUseId"));
+    }
+    return ids;
+}
+
+std::optional<std::string> validate(const json::Value& doc) {
+    const std::string kStart = "A conversation must start with a user message. Try again with a "
+                               "conversation that starts with a user message.";
+    if (!doc.IsObject()) return "Malformed input request, please reformat your input and try again.";
+    const json::Value* messages = json::member(doc, "messages");
+    if (messages == nullptr || !messages->IsArray() || messages->Empty()) return kStart;
+
+    int cache_points = 0;
+    bool tool_blocks = false;
+    if (const json::Value* tc = json::member(doc, "toolConfig")) {
+        if (const json::Value* tools = json::member(*tc, "tools"); tools != nullptr && tools->IsArray()) {
+            for (const auto& t : tools->GetArray()) cache_points += is_cache_point(t);
+        }
+    }
+    if (const json::Value* system = json::member(doc, "system"); system != nullptr && system->IsArray()) {
+        for (rapidjson::SizeType i = 0; i < system->Size(); ++i) {
+            const json::Value& b = (*system)[i];
+            cache_points += is_cache_point(b);
+            const json::Value* text = json::member(b, "text");
+            if (text != nullptr && text->IsString() && !json::has_non_whitespace(text->GetString())) {
+                return "The text field in the SystemContentBlock object at system." + std::to_string(i) +
+                       " is blank. Add text to the text field, and try again.";
+            }
+        }
+    }
+    std::string prev_role;
+    for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
+        const json::Value& m = (*messages)[i];
+        const std::string role = json::string_member(m, "role");
+        if (role != "user" && role != "assistant") {
+            return "1 validation error detected: Value '" + role + "' at 'messages." +
+                   std::to_string(i + 1) +
+                   ".member.role' failed to satisfy constraint: Member must satisfy enum value set: "
+                   "[user, assistant]";
+        }
+        if (i == 0 && role != "user") return kStart;
+        if (role == prev_role) {
+            return "A conversation must alternate between user and assistant roles. Make sure the "
+                   "conversation alternates between user and assistant roles and try again.";
+        }
+        prev_role = role;
+        const json::Value* content = json::member(m, "content");
+        if (content == nullptr || !content->IsArray() || content->Empty()) {
+            return "The content field in the Message object at messages." + std::to_string(i) +
+                   " is empty. Add a ContentBlock object to the content field and try again.";
+        }
+        for (rapidjson::SizeType k = 0; k < content->Size(); ++k) {
+            const json::Value& b = (*content)[k];
+            cache_points += is_cache_point(b);
+            tool_blocks = tool_blocks || json::member(b, "toolUse") != nullptr ||
+                          json::member(b, "toolResult") != nullptr;
+            const json::Value* text = json::member(b, "text");
+            if (text != nullptr && text->IsString() && !json::has_non_whitespace(text->GetString())) {
+                return "The text field in the ContentBlock object at messages." + std::to_string(i) +
+                       ".content." + std::to_string(k) + " is blank. Add text to the text field, and try again.";
+            }
+        }
+        if (role == "user") {
+            const auto results = block_ids(m, "toolResult");
+            if (!results.empty()) {
+                const auto uses = i > 0 ? block_ids((*messages)[i - 1], "toolUse") : std::vector<std::string>{};
+                const bool all_known = std::all_of(results.begin(), results.end(), [&](const std::string& id) {
+                    return std::find(uses.begin(), uses.end(), id) != uses.end();
+                });
+                if (results.size() > uses.size() || !all_known) {
+                    return "The number of toolResult blocks at messages." + std::to_string(i) +
+                           ".content exceeds the number of toolUse blocks of previous turn.";
+                }
+            }
+        } else {
+            const auto uses = block_ids(m, "toolUse");
+            std::set<std::string> answered;
+            if (i + 1 < messages->Size()) {
+                for (auto& id : block_ids((*messages)[i + 1], "toolResult")) answered.insert(id);
+            }
+            std::string missing;
+            for (const auto& id : uses) {
+                if (answered.count(id) == 0) missing += (missing.empty() ? "" : ", ") + id;
+            }
+            if (!missing.empty()) {
+                return "Expected toolResult blocks at messages." + std::to_string(i + 1) +
+                       ".content for the following Ids: " + missing;
+            }
+        }
+    }
+    if (cache_points > kMaxCachePoints) {
+        // Bedrock passes the model's own refusal through (DESIGN.md: Bedrock "Found 5").
+        return "The model returned the following errors: A maximum of 4 blocks with cache_control "
+               "may be provided. Found " + std::to_string(cache_points) + ".";
+    }
+    if (tool_blocks && json::member(doc, "toolConfig") == nullptr) {
+        return "The toolConfig field must be defined when using toolUse and toolResult content blocks.";
+    }
+    return std::nullopt;
+}
+
+struct Prefix {
+    PrefixHasher hasher;
+    std::vector<Breakpoint> breakpoints;
+};
+
+/// Tools, then system, then messages; a cachePoint ends the prefix at the block before it.
+Prefix build_prefix(const json::Value& doc, const std::string& model, std::chrono::seconds default_ttl) {
+    Prefix p{PrefixHasher("bedrock\x1f" + model), {}};
+    const auto block = [&](const json::Value& b) {
+        if (const json::Value* cp = json::member(b, "cachePoint")) {
+            if (p.hasher.marks().empty()) return;  // nothing before it to cache
+            const bool hour = json::string_member(*cp, "ttl") == "1h";
+            p.breakpoints.push_back({p.hasher.marks().size() - 1, hour ? std::chrono::seconds(3600) : default_ttl});
+            return;
+        }
+        p.hasher.append(json::write(b));
+        p.hasher.mark();
+    };
+    if (const json::Value* tc = json::member(doc, "toolConfig")) {
+        if (const json::Value* tools = json::member(*tc, "tools"); tools != nullptr && tools->IsArray()) {
+            for (const auto& t : tools->GetArray()) block(t);
+        }
+    }
+    if (const json::Value* system = json::member(doc, "system"); system != nullptr && system->IsArray()) {
+        for (const auto& b : system->GetArray()) block(b);
+    }
+    for (const auto& m : json::member(doc, "messages")->GetArray()) {
+        p.hasher.append(R"({"role":)" + quote(json::string_member(m, "role")) + "}");
+        for (const auto& b : json::member(m, "content")->GetArray()) block(b);
+    }
+    return p;
+}
+
+std::string result_text(const json::Value& result) {
+    std::string out;
+    const json::Value* content = json::member(result, "content");
+    if (content == nullptr || !content->IsArray()) return out;
+    for (const auto& c : content->GetArray()) {
+        if (!out.empty()) out += "\n";
+        if (const json::Value* t = json::member(c, "text"); t != nullptr && t->IsString()) out += t->GetString();
+        if (const json::Value* j = json::member(c, "json")) out += json::write(*j);
+    }
+    return out;
+}
+
+ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
+    ReplyInput in;
+    in.id_prefix = "tooluse_emu_";
+    in.conversation_digest = digest;
+    if (const json::Value* ic = json::member(doc, "inferenceConfig")) {
+        in.max_tokens = json::int_member(*ic, "maxTokens", 4096);
+    }
+    // Tools rendered as text (no toolConfig) are not tools to the emulator: it answers in text.
+    if (const json::Value* tc = json::member(doc, "toolConfig")) {
+        if (const json::Value* tools = json::member(*tc, "tools"); tools != nullptr && tools->IsArray()) {
+            for (const auto& t : tools->GetArray()) {
+                const json::Value* spec = json::member(t, "toolSpec");
+                if (spec == nullptr) continue;
+                const json::Value* schema = json::member(*spec, "inputSchema");
+                in.tools.push_back({json::string_member(*spec, "name"),
+                                    schema != nullptr ? json::member(*schema, "json") : nullptr});
+            }
+        }
+        if (const json::Value* choice = json::member(*tc, "toolChoice")) {
+            if (const json::Value* tool = json::member(*choice, "tool")) in.forced_tool = json::string_member(*tool, "name");
+        }
+    }
+    const auto& messages = json::member(doc, "messages")->GetArray();
+    for (const auto& m : messages) in.assistant_turns += json::string_member(m, "role") == "assistant";
+    for (rapidjson::SizeType i = messages.Size(); i-- > 0;) {
+        if (json::string_member(messages[i], "role") != "user") continue;
+        for (const auto& b : json::member(messages[i], "content")->GetArray()) {
+            if (const json::Value* t = json::member(b, "text"); t != nullptr && t->IsString()) {
+                in.question += (in.question.empty() ? "" : "\n") + std::string(t->GetString());
+            }
+            const json::Value* res = json::member(b, "toolResult");
+            if (res == nullptr) continue;
+            in.has_tool_result = true;
+            in.tool_result_text = result_text(*res);
+            in.tool_result_error = json::string_member(*res, "status") == "error";
+            const std::string id = json::string_member(*res, "toolUseId");
+            if (i > 0) {
+                for (const auto& u : json::member(messages[i - 1], "content")->GetArray()) {
+                    const json::Value* use = json::member(u, "toolUse");
+                    if (use != nullptr && json::string_member(*use, "toolUseId") == id) {
+                        in.tool_result_name = json::string_member(*use, "name");
+                    }
+                }
+            }
+        }
+        in.last_is_question = i + 1 == messages.Size() && !in.has_tool_result;
+        break;
+    }
+    return in;
+}
+
+std::string stop_reason(const Reply& r) {
+    return r.truncated ? "max_tokens" : r.tool_call ? "tool_use" : "end_turn";
+}
+
+std::string usage_json(const CacheUsage& u, long long output) {
+    return R"({"inputTokens":)" + std::to_string(u.input) + R"(,"outputTokens":)" + std::to_string(output) +
+           R"(,"totalTokens":)" + std::to_string(u.total() + output) + R"(,"cacheReadInputTokens":)" +
+           std::to_string(u.read) + R"(,"cacheWriteInputTokens":)" + std::to_string(u.creation) + "}";
+}
+
+Response render(const Reply& r, const CacheUsage& u, bool streaming) {
+    if (!streaming) {
+        // A tool call cut off by maxTokens has no parseable input: it comes back empty.
+        const std::string block =
+            r.tool_call ? R"({"toolUse":{"toolUseId":)" + quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) +
+                              R"(,"input":)" + (r.truncated ? "{}" : r.tool_input) + "}}"
+                        : R"({"text":)" + quote(r.text) + "}";
+        return json_response(200, R"({"output":{"message":{"role":"assistant","content":[)" + block +
+                                      R"(]}},"stopReason":)" + quote(stop_reason(r)) + R"(,"usage":)" +
+                                      usage_json(u, r.output_tokens) + R"(,"metrics":{"latencyMs":0}})");
+    }
+    Response out;
+    out.streamed = true;
+    out.content_type = "application/vnd.amazon.eventstream";
+    auto& ev = out.chunks;
+    ev.push_back(event_stream_event("messageStart", R"({"role":"assistant"})"));
+    if (r.tool_call) {
+        ev.push_back(event_stream_event("contentBlockStart",
+                                        R"({"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":)" +
+                                            quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) + "}}}"));
+        for (const auto& piece : split_for_stream(r.tool_input)) {
+            ev.push_back(event_stream_event("contentBlockDelta",
+                                            R"({"contentBlockIndex":0,"delta":{"toolUse":{"input":)" +
+                                                quote(piece) + "}}}"));
+        }
+    } else {
+        for (const auto& piece : split_for_stream(r.text)) {
+            ev.push_back(event_stream_event("contentBlockDelta",
+                                            R"({"contentBlockIndex":0,"delta":{"text":)" + quote(piece) + "}}"));
+        }
+    }
+    ev.push_back(event_stream_event("contentBlockStop", R"({"contentBlockIndex":0})"));
+    ev.push_back(event_stream_event("messageStop", R"({"stopReason":)" + quote(stop_reason(r)) + "}"));
+    ev.push_back(event_stream_event("metadata", R"({"usage":)" + usage_json(u, r.output_tokens) +
+                                                    R"(,"metrics":{"latencyMs":0}})"));
+    return out;
+}
+
+class Bedrock final : public Dialect {
+public:
+    explicit Bedrock(bool streaming) : streaming_(streaming) {}
+
+    std::optional<Response> check_auth(const Request& req) const override {
+        const std::string auth = req.header("authorization");
+        if (auth.empty()) {
+            return aws_error(ErrorClass::kAuthentication, 403, "MissingAuthenticationTokenException",
+                             "Missing Authentication Token");
+        }
+        std::string problems;
+        const auto require = [&](bool ok, const std::string& text) {
+            if (!ok) problems += (problems.empty() ? "" : " ") + text;
+        };
+        require(auth.starts_with("AWS4-HMAC-SHA256 "),
+                "Authorization header requires 'AWS4-HMAC-SHA256' as its algorithm.");
+        require(auth.find("Credential=") != std::string::npos,
+                "Authorization header requires 'Credential' parameter.");
+        require(auth.find("SignedHeaders=") != std::string::npos,
+                "Authorization header requires 'SignedHeaders' parameter.");
+        require(auth.find("Signature=") != std::string::npos,
+                "Authorization header requires 'Signature' parameter.");
+        require(!req.header("x-amz-date").empty(),
+                "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.");
+        if (problems.empty()) return std::nullopt;
+        return aws_error(ErrorClass::kAuthentication, 403, "IncompleteSignatureException", problems);
+    }
+
+    Response error(ErrorClass cls, const std::string& message) const override {
+        const auto text = [&message](const char* fallback) {
+            return message.empty() ? std::string(fallback) : message;
+        };
+        switch (cls) {
+            case ErrorClass::kInvalidRequest:
+                return aws_error(cls, 400, "ValidationException", text("Invalid request"));
+            case ErrorClass::kAuthentication:
+                return aws_error(cls, 403, "UnrecognizedClientException",
+                                 text("The security token included in the request is invalid."));
+            case ErrorClass::kRateLimited:
+                return aws_error(cls, 429, "ThrottlingException",
+                                 text("Too many requests, please wait before trying again."));
+            case ErrorClass::kServer:
+                return aws_error(cls, 500, "InternalServerException",
+                                 text("The system encountered an unexpected error during processing. "
+                                      "Try your request again."));
+            case ErrorClass::kOverloaded:
+                return aws_error(cls, 503, "ServiceUnavailableException",
+                                 text("Bedrock is unable to process your request."));
+        }
+        return aws_error(cls, 500, "InternalServerException", text("Internal error"));
+    }
+
+    Response serve(const Request& req, const Faults& faults, Context& ctx) const override {
+        rapidjson::Document doc;
+        std::string parse_error;
+        if (!json::parse(req.body, doc, parse_error)) {
+            return error(ErrorClass::kInvalidRequest,
+                         "Malformed input request, please reformat your input and try again.");
+        }
+        if (auto e = validate(doc)) return error(ErrorClass::kInvalidRequest, *e);
+        const std::string model = req.path_params.empty() ? "" : req.path_params.front();
+        Prefix prefix = build_prefix(doc, model, std::chrono::seconds(ctx.options.cache_ttl_seconds));
+        const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
+                                                ctx.options.min_cacheable_tokens);
+        record_cache(ctx.stats, usage);
+        ReplyInput in = reply_input(doc, prefix.hasher.digest());
+        in.force_truncate = faults.truncate;
+        return render(make_reply(in), usage, streaming_);
+    }
+
+private:
+    bool streaming_;
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_bedrock(bool streaming) { return std::make_unique<Bedrock>(streaming); }
+
+}  // namespace nucleo::emulator

@@ -1,0 +1,131 @@
+// nucleo-emulator: shared types of the loopback provider emulator (DESIGN.md "Real parts", issue 4
+// item 8, issue 8 item 2). The HTTP library stays in main.cpp; everything else works on these
+// plain values so each provider dialect is a pure function from a request to a response.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "faults.hpp"
+#include "prefix_cache.hpp"
+
+namespace nucleo::emulator {
+
+/// Command-line settings. Defaults follow the providers: a 5-minute cache TTL (Anthropic's
+/// "ephemeral" default, Bedrock's cachePoint default) and a 1,024-token minimum cacheable prefix
+/// (Anthropic's Sonnet/Opus minimum; one value serves every model here, see docs/emulator.md).
+struct Options {
+    std::string host = "127.0.0.1";
+    int port = 0;  ///< 0 picks a free port
+    std::string port_file;
+    int cache_ttl_seconds = 300;
+    int min_cacheable_tokens = 1024;
+    int latency_ms = 0;  ///< added to every provider call
+    bool verbose = false;
+};
+
+/// One HTTP request as the dialects see it. Header names are lower-case.
+struct Request {
+    std::string method;
+    std::string path;
+    std::vector<std::string> path_params;  ///< e.g. the Bedrock modelId
+    std::map<std::string, std::string> headers;
+    std::map<std::string, std::string> query;
+    std::string body;
+
+    /// The header's value, or "" when absent.
+    std::string header(std::string_view lower_name) const;
+    bool has_header(std::string_view lower_name) const;
+};
+
+/// One HTTP response. A streamed response is written chunk by chunk (each chunk one SSE event or
+/// one AWS event-stream message) so a client sees the first token before the last is sent.
+struct Response {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+    bool streamed = false;
+    std::vector<std::string> chunks;
+};
+
+/// Coarse error classes; each dialect renders them in its provider's own envelope and status.
+enum class ErrorClass {
+    kInvalidRequest,  ///< 400
+    kAuthentication,  ///< 401 (Anthropic, OpenAI) / 403 (Bedrock)
+    kRateLimited,     ///< 429, with retry-after
+    kServer,          ///< 500
+    kOverloaded,      ///< Anthropic 529 overloaded_error; OpenAI and Bedrock answer 503
+};
+
+/// Counters served by GET /stats (for tests and the demo).
+struct Stats {
+    std::atomic<std::int64_t> anthropic{0}, openai{0}, bedrock{0}, bedrock_stream{0},
+        count_tokens{0};
+    std::atomic<std::int64_t> streams{0}, errors{0}, faults{0};
+    std::atomic<std::int64_t> cache_writes{0}, cache_reads{0};
+    std::atomic<std::int64_t> cache_write_tokens{0}, cache_read_tokens{0};
+    void reset();
+};
+
+/// What every dialect shares: settings, the prefix cache and the counters.
+struct Context {
+    Options options;
+    PrefixCache cache;
+    Stats stats;
+    FailFirstCounter fail_first;
+};
+
+/// A provider wire format. Implementations: anthropic.cpp, openai.cpp, bedrock.cpp.
+class Dialect {
+public:
+    virtual ~Dialect() = default;
+    /// The provider's answer to a missing or malformed credential, or nullopt when acceptable.
+    virtual std::optional<Response> check_auth(const Request& req) const = 0;
+    /// An error in the provider's envelope with the provider's status code.
+    /// An empty message takes the provider's usual text for the class.
+    virtual Response error(ErrorClass cls, const std::string& message) const = 0;
+    /// The class `fail-first=N` answers with when no status is given: the provider's usual
+    /// transient failure (Anthropic 529 overloaded, the others 500).
+    virtual ErrorClass transient_error() const { return ErrorClass::kServer; }
+    /// Parses, validates and answers a request whose faults have been applied by the router.
+    virtual Response serve(const Request& req, const Faults& faults, Context& ctx) const = 0;
+};
+
+std::unique_ptr<Dialect> make_anthropic();
+std::unique_ptr<Dialect> make_openai();
+std::unique_ptr<Dialect> make_bedrock(bool streaming);
+
+/// Routes a request: health and stats, provider routes with authentication and faults.
+class Router {
+public:
+    explicit Router(Options options);
+    Response handle(const Request& req);
+    const Options& options() const { return ctx_.options; }
+
+private:
+    Response provider_call(const Dialect& dialect, const Request& req);
+    Response stats();
+
+    Context ctx_;
+    std::unique_ptr<Dialect> anthropic_, openai_, bedrock_, bedrock_stream_;
+};
+
+/// A JSON response with the given status.
+Response json_response(int status, std::string body);
+
+/// A provider error response; a 429 carries `retry-after: 1` as the providers send it.
+Response error_response(ErrorClass cls, int status, std::string body);
+
+/// Counts a request's cache activity in /stats.
+void record_cache(Stats& stats, const CacheUsage& usage);
+
+}  // namespace nucleo::emulator

@@ -1,0 +1,47 @@
+// Faults injected on request (issue 4 item 8): a client asks for them with the header
+// `x-emulator-fault` or the query parameter `fault`, a comma-separated list:
+//   429 | 500 | 529 | delay=MS | truncate | malformed | fail-first=N[:STATUS]
+// so retry, backoff and truncation paths are tested deterministically, without sleeps.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace nucleo::emulator {
+
+struct Faults {
+    bool rate_limited = false;  ///< 429 with retry-after: 1
+    bool server_error = false;  ///< 500
+    bool overloaded = false;    ///< 529 (Anthropic) / 503 (OpenAI, Bedrock)
+    bool truncate = false;      ///< stop at the output limit, mid tool call when one is made
+    bool malformed = false;     ///< a 200 whose body is not JSON
+    int delay_ms = 0;
+    int fail_first = 0;   ///< the first N calls with the same request id fail...
+    int fail_status = 0;  ///< ...with this status (0: 529 for Anthropic, 500 otherwise)
+
+    bool any() const {
+        return rate_limited || server_error || overloaded || truncate || malformed ||
+               delay_ms > 0 || fail_first > 0;
+    }
+    /// Parses the list; throws std::invalid_argument naming the item it does not know.
+    static Faults parse(std::string_view spec);
+};
+
+/// Counts calls per request identity for `fail-first=N`: the identity is the
+/// `x-emulator-request-id` header, or a hash of the body when the header is absent (a retry
+/// resends the same body).
+class FailFirstCounter {
+public:
+    /// Counts this call and returns its 1-based ordinal for the identity.
+    std::int64_t next(const std::string& identity);
+    void clear();
+
+private:
+    std::mutex mu_;
+    std::map<std::string, std::int64_t> calls_;
+};
+
+}  // namespace nucleo::emulator

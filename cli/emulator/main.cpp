@@ -1,0 +1,212 @@
+// nucleo-emulator: a loopback server speaking the Anthropic Messages, OpenAI Chat Completions and
+// Bedrock Converse wire formats, for tests and the offline demo (DESIGN.md "Real parts"; issue 4
+// item 8; issue 8 item 2). See docs/emulator.md.
+//
+// usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE] [--cache-ttl SECONDS]
+//                        [--min-cacheable TOKENS] [--latency-ms MS] [--verbose]
+// Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on bad arguments
+// (including a host that is not loopback: the emulator never listens on a network).
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emulator.hpp"
+
+namespace {
+
+using nucleo::emulator::Options;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+const char* const kUsage =
+    "usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE]\n"
+    "                       [--cache-ttl SECONDS] [--min-cacheable TOKENS] [--latency-ms MS]\n"
+    "                       [--verbose]\n"
+    "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
+    "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
+    "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n";
+
+bool parse_int(const std::string& text, int& out) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc{} && end == text.data() + text.size() && out >= 0;
+}
+
+/// Loopback only: 127.0.0.0/8, ::1 or "localhost".
+bool is_loopback(const std::string& host) {
+    if (host == "localhost" || host == "::1") return true;
+    in_addr v4{};
+    if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+    return false;
+}
+
+/// Parses argv into `o`; returns an error message, or "" when fine.
+std::string parse_args(const std::vector<std::string>& args, Options& o, bool& help) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "-h" || a == "--help") {
+            help = true;
+            return "";
+        }
+        if (a == "--verbose") {
+            o.verbose = true;
+            continue;
+        }
+        if (i + 1 >= args.size()) return "option " + a + " needs a value (or is unknown)";
+        const std::string& v = args[++i];
+        int* number = nullptr;
+        if (a == "--host") {
+            o.host = v;
+        } else if (a == "--port-file") {
+            o.port_file = v;
+        } else if (a == "--port") {
+            number = &o.port;
+        } else if (a == "--cache-ttl") {
+            number = &o.cache_ttl_seconds;
+        } else if (a == "--min-cacheable") {
+            number = &o.min_cacheable_tokens;
+        } else if (a == "--latency-ms") {
+            number = &o.latency_ms;
+        } else {
+            return "unknown option " + a;
+        }
+        if (number != nullptr && !parse_int(v, *number)) {
+            return "option " + a + " needs a non-negative integer, got '" + v + "'";
+        }
+    }
+    if (o.port > 65535) return "--port must be at most 65535";
+    if (!is_loopback(o.host)) {
+        return "--host " + o.host + " is not a loopback address; the emulator listens on loopback only";
+    }
+    return "";
+}
+
+/// Writes the port atomically (temp file, then rename) so a poller never reads half a number.
+bool write_port_file(const std::string& path, int port) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        if (!out) return false;
+        out << port << "\n";
+        if (!out.flush()) return false;
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    return !ec;
+}
+
+nucleo::emulator::Request to_request(const httplib::Request& h) {
+    nucleo::emulator::Request r;
+    r.method = h.method;
+    r.path = h.path;
+    r.body = h.body;
+    for (const auto& [name, value] : h.headers) {
+        std::string lower = name;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        r.headers.emplace(std::move(lower), value);
+    }
+    for (const auto& [name, value] : h.params) r.query.emplace(name, value);
+    return r;
+}
+
+void write_response(nucleo::emulator::Response r, httplib::Response& out) {
+    out.status = r.status;
+    for (const auto& [name, value] : r.headers) out.set_header(name, value);
+    if (!r.streamed) {
+        out.set_content(r.body, r.content_type);
+        return;
+    }
+    // Each chunk (one SSE event, one event-stream message) is written and flushed on its own.
+    struct Cursor {
+        std::vector<std::string> chunks;
+        std::size_t next = 0;
+    };
+    auto cursor = std::make_shared<Cursor>(Cursor{std::move(r.chunks), 0});
+    out.set_chunked_content_provider(r.content_type, [cursor](std::size_t, httplib::DataSink& sink) {
+        if (cursor->next < cursor->chunks.size()) {
+            const std::string& c = cursor->chunks[cursor->next++];
+            return sink.write(c.data(), c.size());
+        }
+        sink.done();
+        return true;
+    });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options options;
+    bool help = false;
+    const std::string problem = parse_args(std::vector<std::string>(argv + 1, argv + argc), options, help);
+    if (help) {
+        std::cout << kUsage;
+        return kExitOk;
+    }
+    if (!problem.empty()) {
+        std::cerr << "nucleo-emulator: " << problem << "\n" << kUsage;
+        return kExitBadInput;
+    }
+
+    // SIGINT/SIGTERM are blocked in every thread (the server's pool inherits the mask) and
+    // received by the main thread with sigwait, which then stops the server cleanly.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);  // a client that hangs up mid-stream must not kill the server
+
+    nucleo::emulator::Router router(options);
+    httplib::Server server;
+    const auto handler = [&router](const httplib::Request& req, httplib::Response& res) {
+        write_response(router.handle(to_request(req)), res);
+    };
+    server.Get(".*", handler);
+    server.Post(".*", handler);
+    if (options.verbose) {
+        server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+            std::fprintf(stderr, "nucleo-emulator: %s %s -> %d\n", req.method.c_str(),
+                         req.path.c_str(), res.status);
+        });
+    }
+
+    int port = options.port;
+    if (port == 0) {
+        port = server.bind_to_any_port(options.host);
+    } else if (!server.bind_to_port(options.host, port)) {
+        port = -1;
+    }
+    if (port <= 0) {
+        std::cerr << "nucleo-emulator: cannot listen on " << options.host << ":" << options.port << "\n";
+        return kExitFailure;
+    }
+    const std::string shown_host = options.host == "::1" ? "[::1]" : options.host;
+    std::cout << "listening on http://" << shown_host << ":" << port << std::endl;
+    if (!options.port_file.empty() && !write_port_file(options.port_file, port)) {
+        std::cerr << "nucleo-emulator: cannot write the port file " << options.port_file << "\n";
+        return kExitFailure;
+    }
+
+    std::thread serving([&server] { server.listen_after_bind(); });
+    int received = 0;
+    sigwait(&stop_signals, &received);
+    server.stop();
+    serving.join();
+    if (!options.port_file.empty()) {
+        std::error_code ignored;
+        std::filesystem::remove(options.port_file, ignored);
+    }
+    return kExitOk;
+}

@@ -1,0 +1,307 @@
+// OpenAI Chat Completions (POST /v1/chat/completions): tool_calls pairing with the API's own
+// texts, automatic prefix caching (prompt_tokens_details.cached_tokens) and `data:` chunk
+// streaming ending in `data: [DONE]`. Any OpenAI-compatible client can talk to it.
+#include <algorithm>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "emulator.hpp"
+#include "json.hpp"
+#include "reply.hpp"
+
+namespace nucleo::emulator {
+namespace {
+
+using json::quote;
+
+struct ApiError {
+    std::string message;
+    std::string param;  ///< "" renders as null
+    std::string code;   ///< "" renders as null
+};
+
+Response envelope(ErrorClass cls, int status, const std::string& type, const ApiError& e) {
+    const auto nullable = [](const std::string& s) { return s.empty() ? std::string("null") : quote(s); };
+    return error_response(cls, status,
+                          R"({"error":{"message":)" + quote(e.message) + R"(,"type":)" + quote(type) +
+                              R"(,"param":)" + nullable(e.param) + R"(,"code":)" + nullable(e.code) +
+                              "}}");
+}
+
+std::string text_of(const json::Value& content) {
+    if (content.IsString()) return content.GetString();
+    std::string out;
+    if (!content.IsArray()) return out;
+    for (const auto& part : content.GetArray()) {
+        if (json::string_member(part, "type") != "text") continue;
+        if (!out.empty()) out += "\n";
+        out += json::string_member(part, "text");
+    }
+    return out;
+}
+
+std::vector<std::string> tool_call_ids(const json::Value& message) {
+    std::vector<std::string> ids;
+    const json::Value* calls = json::member(message, "tool_calls");
+    if (calls == nullptr || !calls->IsArray()) return ids;
+    for (const auto& c : calls->GetArray()) ids.push_back(json::string_member(c, "id"));
+    return ids;
+}
+
+std::optional<ApiError> validate(const json::Value& doc) {
+    if (!doc.IsObject()) return ApiError{"Invalid type for body: expected an object.", "", ""};
+    if (json::member(doc, "model") == nullptr) {
+        return ApiError{"you must provide a model parameter", "", ""};
+    }
+    const json::Value* messages = json::member(doc, "messages");
+    if (messages == nullptr) {
+        return ApiError{"Missing required parameter: 'messages'.", "messages", "missing_required_parameter"};
+    }
+    if (!messages->IsArray() || messages->Empty()) {
+        return ApiError{"Invalid 'messages': empty array. Expected an array with minimum length 1, "
+                        "but got an empty array instead.",
+                        "messages", "empty_array"};
+    }
+    std::vector<std::string> pending;  // tool_call ids still waiting for their tool message
+    rapidjson::SizeType pending_from = 0;
+    const auto unanswered = [&](rapidjson::SizeType at) {
+        std::string ids;
+        for (const auto& id : pending) ids += (ids.empty() ? "" : ", ") + id;
+        return ApiError{"An assistant message with 'tool_calls' must be followed by tool messages "
+                        "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                        "have response messages: " + ids,
+                        "messages.[" + std::to_string(at) + "].role", ""};
+    };
+    for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
+        const json::Value& m = (*messages)[i];
+        const std::string at = "messages.[" + std::to_string(i) + "]";
+        const std::string role = json::string_member(m, "role");
+        if (role != "system" && role != "developer" && role != "user" && role != "assistant" &&
+            role != "tool" && role != "function") {
+            return ApiError{"Invalid value: '" + role + "'. Supported values are: 'system', "
+                            "'assistant', 'user', 'function', 'tool', and 'developer'.",
+                            at + ".role", "invalid_value"};
+        }
+        if (role == "tool") {
+            if (json::member(m, "tool_call_id") == nullptr) {
+                return ApiError{"Missing parameter 'tool_call_id': messages with role 'tool' must "
+                                "have a 'tool_call_id'.",
+                                at + ".tool_call_id", ""};
+            }
+            const std::string id = json::string_member(m, "tool_call_id");
+            const auto it = std::find(pending.begin(), pending.end(), id);
+            if (it == pending.end()) {
+                return ApiError{"Invalid parameter: messages with role 'tool' must be a response to "
+                                "a preceeding message with 'tool_calls'.",
+                                at + ".role", ""};
+            }
+            pending.erase(it);
+            continue;
+        }
+        if (!pending.empty()) return unanswered(i);
+        if (role == "assistant") {
+            pending = tool_call_ids(m);
+            pending_from = i;
+        }
+    }
+    if (!pending.empty()) return unanswered(pending_from);
+    return std::nullopt;
+}
+
+ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
+    ReplyInput in;
+    in.id_prefix = "call_emu_";
+    in.conversation_digest = digest;
+    in.max_tokens = json::int_member(doc, "max_completion_tokens", json::int_member(doc, "max_tokens", 4096));
+    if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr && tools->IsArray()) {
+        for (const auto& t : tools->GetArray()) {
+            const json::Value* fn = json::member(t, "function");
+            if (fn == nullptr) continue;
+            in.tools.push_back({json::string_member(*fn, "name"), json::member(*fn, "parameters")});
+        }
+    }
+    if (const json::Value* choice = json::member(doc, "tool_choice")) {
+        if (choice->IsString()) in.tool_choice_none = std::string_view(choice->GetString()) == "none";
+        if (const json::Value* fn = json::member(*choice, "function")) {
+            in.forced_tool = json::string_member(*fn, "name");
+        }
+    }
+    const auto& messages = json::member(doc, "messages")->GetArray();
+    for (const auto& m : messages) in.assistant_turns += json::string_member(m, "role") == "assistant";
+    const json::Value& last = messages[messages.Size() - 1];
+    if (json::string_member(last, "role") == "tool") {
+        in.has_tool_result = true;
+        const json::Value* content = json::member(last, "content");
+        in.tool_result_text = content != nullptr ? text_of(*content) : "";
+        const std::string id = json::string_member(last, "tool_call_id");
+        for (const auto& m : messages) {
+            const json::Value* calls = json::member(m, "tool_calls");
+            if (calls == nullptr || !calls->IsArray()) continue;
+            for (const auto& c : calls->GetArray()) {
+                if (json::string_member(c, "id") == id) {
+                    in.tool_result_name = json::string_member(*json::member(c, "function"), "name");
+                }
+            }
+        }
+    }
+    for (rapidjson::SizeType i = messages.Size(); i-- > 0;) {
+        if (json::string_member(messages[i], "role") != "user") continue;
+        const json::Value* content = json::member(messages[i], "content");
+        in.question = content != nullptr ? text_of(*content) : "";
+        in.last_is_question = i + 1 == messages.Size();
+        break;
+    }
+    return in;
+}
+
+std::string finish_reason(const Reply& r) {
+    return r.truncated ? "length" : r.tool_call ? "tool_calls" : "stop";
+}
+
+std::string usage_json(const CacheUsage& u, long long completion) {
+    const long long prompt = u.total();
+    return R"({"prompt_tokens":)" + std::to_string(prompt) + R"(,"completion_tokens":)" +
+           std::to_string(completion) + R"(,"total_tokens":)" + std::to_string(prompt + completion) +
+           R"(,"prompt_tokens_details":{"cached_tokens":)" + std::to_string(u.read) +
+           R"(,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
+           R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
+}
+
+Response render(const json::Value& doc, const Reply& r, const CacheUsage& u, const std::string& digest) {
+    const std::string head = R"({"id":)" + quote("chatcmpl-emu-" + digest) + R"(,"object":)";
+    const std::string tail = R"(,"created":)" + std::to_string(std::time(nullptr)) + R"(,"model":)" +
+                             quote(json::string_member(doc, "model")) +
+                             R"(,"system_fingerprint":"fp_emulator")";
+    const json::Value* stream = json::member(doc, "stream");
+    if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
+        std::string message = R"({"role":"assistant","content":)" +
+                              (r.tool_call ? std::string("null") : quote(r.text)) + R"(,"refusal":null)";
+        if (r.tool_call) {
+            message += R"(,"tool_calls":[{"id":)" + quote(r.tool_id) +
+                       R"(,"type":"function","function":{"name":)" + quote(r.tool_name) +
+                       R"(,"arguments":)" + quote(r.tool_input) + "}}]";
+        }
+        message += "}";
+        return json_response(200, head + R"("chat.completion")" + tail +
+                                      R"(,"choices":[{"index":0,"message":)" + message +
+                                      R"(,"logprobs":null,"finish_reason":)" + quote(finish_reason(r)) +
+                                      R"(}],"usage":)" + usage_json(u, r.output_tokens) + "}");
+    }
+    bool include_usage = false;
+    if (const json::Value* opts = json::member(doc, "stream_options")) {
+        const json::Value* iu = json::member(*opts, "include_usage");
+        include_usage = iu != nullptr && iu->IsBool() && iu->GetBool();
+    }
+    Response out;
+    out.streamed = true;
+    out.content_type = "text/event-stream";
+    const std::string chunk_head = head + R"("chat.completion.chunk")" + tail;
+    const auto chunk = [&](const std::string& delta, const std::string& finish) {
+        out.chunks.push_back("data: " + chunk_head + R"(,"choices":[{"index":0,"delta":)" + delta +
+                             R"(,"logprobs":null,"finish_reason":)" + finish + "}]" +
+                             (include_usage ? R"(,"usage":null)" : "") + "}\n\n");
+    };
+    if (r.tool_call) {
+        chunk(R"({"role":"assistant","content":null,"tool_calls":[{"index":0,"id":)" + quote(r.tool_id) +
+                  R"(,"type":"function","function":{"name":)" + quote(r.tool_name) +
+                  R"(,"arguments":""}}]})",
+              "null");
+        for (const auto& piece : split_for_stream(r.tool_input)) {
+            chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":)" + quote(piece) + "}}]}", "null");
+        }
+    } else {
+        chunk(R"({"role":"assistant","content":"","refusal":null})", "null");
+        for (const auto& piece : split_for_stream(r.text)) chunk(R"({"content":)" + quote(piece) + "}", "null");
+    }
+    chunk("{}", quote(finish_reason(r)));
+    if (include_usage) {
+        out.chunks.push_back("data: " + chunk_head + R"(,"choices":[],"usage":)" +
+                             usage_json(u, r.output_tokens) + "}\n\n");
+    }
+    out.chunks.push_back("data: [DONE]\n\n");
+    return out;
+}
+
+class OpenAi final : public Dialect {
+public:
+    std::optional<Response> check_auth(const Request& req) const override {
+        const std::string auth = req.header("authorization");
+        if (!auth.starts_with("Bearer ") || auth.size() <= 7) {
+            return error(ErrorClass::kAuthentication, "");
+        }
+        return std::nullopt;
+    }
+
+    Response error(ErrorClass cls, const std::string& message) const override {
+        const auto text = [&message](const char* fallback) {
+            return message.empty() ? std::string(fallback) : message;
+        };
+        switch (cls) {
+            case ErrorClass::kInvalidRequest:
+                return envelope(cls, 400, "invalid_request_error", {text("Invalid request"), "", ""});
+            case ErrorClass::kAuthentication:
+                return envelope(
+                    cls, 401, "invalid_request_error",
+                    {text("You didn't provide an API key. You need to provide your API key in an "
+                          "Authorization header using Bearer auth (i.e. Authorization: Bearer "
+                          "YOUR_KEY), or as the password field (with blank username) if you're "
+                          "accessing the API from your browser and are prompted for a username and "
+                          "password. You can obtain an API key from "
+                          "https://platform.openai.com/account/api-keys."),
+                     "", ""});
+            case ErrorClass::kRateLimited:
+                return envelope(cls, 429, "requests",
+                                {text("Rate limit reached for requests per min (RPM): Limit 1, Used "
+                                      "1, Requested 1. Please try again in 1s. Visit "
+                                      "https://platform.openai.com/account/rate-limits to learn more."),
+                                 "", "rate_limit_exceeded"});
+            case ErrorClass::kServer:
+                return envelope(cls, 500, "server_error",
+                                {text("The server had an error while processing your request. "
+                                      "Sorry about that!"),
+                                 "", ""});
+            case ErrorClass::kOverloaded:
+                return envelope(cls, 503, "server_error",
+                                {text("The engine is currently overloaded, please try again later"), "", ""});
+        }
+        return envelope(cls, 500, "server_error", {text("Internal error"), "", ""});
+    }
+
+    Response serve(const Request& req, const Faults& faults, Context& ctx) const override {
+        rapidjson::Document doc;
+        std::string parse_error;
+        if (!json::parse(req.body, doc, parse_error)) {
+            return envelope(ErrorClass::kInvalidRequest, 400, "invalid_request_error",
+                            {"We could not parse the JSON body of your request. (HINT: This likely "
+                             "means you aren't using your HTTP library correctly. The OpenAI API "
+                             "expects a JSON payload, but what was sent was not valid JSON. If you "
+                             "have trouble figuring out how to fix this, please contact us through "
+                             "our help center at help.openai.com.)",
+                             "", ""});
+        }
+        if (auto e = validate(doc)) return envelope(ErrorClass::kInvalidRequest, 400, "invalid_request_error", *e);
+
+        // Automatic caching covers the whole prompt in order: tools, then messages.
+        PrefixHasher hasher("openai\x1f" + json::string_member(doc, "model"));
+        hasher.set_auto_marks(kOpenAiFirstCachedBytes, kOpenAiCacheStepBytes);
+        if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr && tools->IsArray()) {
+            for (const auto& t : tools->GetArray()) hasher.append(json::write(t));
+        }
+        for (const auto& m : json::member(doc, "messages")->GetArray()) hasher.append(json::write(m));
+        const CacheUsage usage = automatic_cache(ctx.cache, hasher, std::chrono::seconds(ctx.options.cache_ttl_seconds));
+        record_cache(ctx.stats, usage);
+
+        const std::string digest = hasher.digest();
+        ReplyInput in = reply_input(doc, digest);
+        in.force_truncate = faults.truncate;
+        return render(doc, make_reply(in), usage, digest);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Dialect> make_openai() { return std::make_unique<OpenAi>(); }
+
+}  // namespace nucleo::emulator

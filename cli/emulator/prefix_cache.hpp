@@ -1,0 +1,123 @@
+// Prompt-prefix caching as the providers describe it (seed 000 "Prompt Caching"; DESIGN.md "Real
+// parts"): a cache entry is keyed by the exact canonical bytes of a request prefix, lives a TTL
+// that a read refreshes, and only prefixes of at least the model's minimum cacheable length are
+// kept. Tokens are approximated as ceil(bytes / 4) everywhere (docs/emulator.md).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace nucleo::emulator {
+
+/// ceil(bytes / 4): the emulator's one token-counting rule.
+inline std::int64_t tokens_for_bytes(std::size_t bytes) {
+    return static_cast<std::int64_t>((bytes + 3) / 4);
+}
+
+/// Identity of a prefix: two independent 64-bit hashes of the namespace (provider and model) and
+/// the canonical bytes, plus the byte length. Storing hashes instead of the bytes keeps memory
+/// linear in the conversation; a false hit would need both hashes and the length to collide.
+struct PrefixKey {
+    std::uint64_t fnv = 0;
+    std::uint64_t poly = 0;
+    std::size_t bytes = 0;  ///< length of the canonical prefix (namespace excluded)
+    bool operator==(const PrefixKey&) const = default;
+};
+
+struct PrefixKeyHash {
+    std::size_t operator()(const PrefixKey& k) const noexcept {
+        return static_cast<std::size_t>(k.fnv ^ (k.poly * 0x9E3779B97F4A7C15ULL) ^ k.bytes);
+    }
+};
+
+/// Hashes the canonical bytes of a request as they are appended and remembers the key at each
+/// block boundary (`mark`) and, when asked, at fixed byte offsets (OpenAI's 128-token steps).
+class PrefixHasher {
+public:
+    /// `ns` (provider and model) seeds the hashes: caches are per model, as with the real APIs.
+    explicit PrefixHasher(std::string_view ns);
+
+    void append(std::string_view bytes);
+    /// Records the key of the prefix so far; returns its index.
+    std::size_t mark();
+    /// Also record a key at byte offsets first, first + step, ... (set before appending).
+    void set_auto_marks(std::size_t first, std::size_t step);
+
+    const std::vector<PrefixKey>& marks() const { return marks_; }
+    const std::vector<PrefixKey>& auto_marks() const { return auto_marks_; }
+    std::size_t bytes() const { return bytes_; }
+    /// A short hex digest of everything appended: seeds deterministic ids.
+    std::string digest() const;
+
+private:
+    void feed(unsigned char c);
+    PrefixKey key() const { return {fnv_, poly_, bytes_}; }
+
+    std::uint64_t fnv_;
+    std::uint64_t poly_;
+    std::size_t bytes_ = 0;
+    std::size_t auto_next_ = 0;
+    std::size_t auto_step_ = 0;
+    std::vector<PrefixKey> marks_;
+    std::vector<PrefixKey> auto_marks_;
+};
+
+/// Thread-safe store of cached prefixes with per-entry TTL, refreshed on read.
+class PrefixCache {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    /// True when the entry exists and has not expired; a hit pushes its expiry out by its TTL.
+    bool lookup_refresh(const PrefixKey& key);
+    void write(const PrefixKey& key, std::chrono::seconds ttl);
+    std::size_t size();
+    void clear();
+
+private:
+    struct Entry {
+        Clock::time_point expires;
+        std::chrono::seconds ttl;
+    };
+    void purge_expired(Clock::time_point now);
+
+    std::mutex mu_;
+    std::unordered_map<PrefixKey, Entry, PrefixKeyHash> entries_;
+};
+
+/// A cache breakpoint: the index of the mark that ends the cached prefix, and its TTL.
+struct Breakpoint {
+    std::size_t mark = 0;
+    std::chrono::seconds ttl{300};
+};
+
+/// The input-token split the APIs report. input + creation + read is the whole prompt.
+struct CacheUsage {
+    std::int64_t input = 0;     ///< tokens neither read from nor written to the cache
+    std::int64_t creation = 0;  ///< Anthropic cache_creation_input_tokens / Converse write
+    std::int64_t read = 0;      ///< Anthropic cache_read_input_tokens / OpenAI cached_tokens
+    std::int64_t total() const { return input + creation + read; }
+};
+
+/// Explicit breakpoints (Anthropic cache_control, Converse cachePoint). The read is the longest
+/// cached prefix found at a block boundary up to 20 blocks before any breakpoint (Anthropic's
+/// documented lookback); every breakpoint prefix past it that reaches `min_tokens` is written,
+/// and creation counts the tokens from the read point to the last prefix written.
+CacheUsage explicit_cache(PrefixCache& cache, const PrefixHasher& hasher,
+                          const std::vector<Breakpoint>& breakpoints, std::int64_t min_tokens);
+
+/// OpenAI's automatic caching: prompts of 1,024 tokens or more are cached in 128-token steps;
+/// the read is the longest step already cached, and every step is (re)written.
+CacheUsage automatic_cache(PrefixCache& cache, const PrefixHasher& hasher,
+                           std::chrono::seconds ttl);
+
+/// The byte offsets OpenAI's automatic caching marks (1,024 tokens, then every 128).
+inline constexpr std::size_t kOpenAiFirstCachedBytes = 1024 * 4;
+inline constexpr std::size_t kOpenAiCacheStepBytes = 128 * 4;
+
+}  // namespace nucleo::emulator

@@ -1,0 +1,70 @@
+// Deterministic replies (issue 4 item 8): the same request always gets the same answer, so tests
+// and the offline demo can assert on it. The three dialects reduce their request to ReplyInput and
+// render the Reply in their own wire format, streamed or not, from the same value: a streamed
+// reply assembles to exactly the non-streamed one.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json.hpp"
+
+namespace nucleo::emulator {
+
+struct ToolDecl {
+    std::string name;
+    const json::Value* schema = nullptr;  ///< the input JSON schema, borrowed from the request
+};
+
+/// What the reply depends on, extracted from a validated request.
+struct ReplyInput {
+    std::vector<ToolDecl> tools;      ///< in declaration order
+    bool tool_choice_none = false;    ///< tools declared but calling them forbidden
+    std::string forced_tool;          ///< tool_choice naming one tool
+    bool last_is_question = false;    ///< the last turn is the user's text, not a tool result
+    std::string question;             ///< the text of the last user turn
+    bool has_tool_result = false;     ///< the last user turn carries a tool result
+    std::string tool_result_name;     ///< the tool that produced it, when known
+    std::string tool_result_text;     ///< its text
+    bool tool_result_error = false;
+    long long max_tokens = 4096;
+    bool thinking = false;            ///< extended thinking requested (Anthropic)
+    bool force_truncate = false;      ///< the `truncate` fault
+    std::string id_prefix;            ///< "toolu_emu_", "call_emu_", "tooluse_emu_"
+    std::string conversation_digest;  ///< hash of the conversation: seeds the ids
+    int assistant_turns = 0;          ///< counter part of the tool-call id
+};
+
+/// The answer, before any wire format.
+struct Reply {
+    std::string thinking;  ///< empty unless thinking was requested
+    std::string thinking_signature;
+    std::string text;
+    bool tool_call = false;
+    std::string tool_id;
+    std::string tool_name;
+    std::string tool_input;  ///< JSON text; an incomplete prefix when truncated
+    bool truncated = false;  ///< stopped at the output limit (stop_reason max_tokens)
+    long long output_tokens = 0;
+};
+
+/// Decides the reply: when tools are declared (and not forbidden) and the last turn is a user
+/// question, a call of the first declared tool (or the one tool_choice names) with arguments
+/// valid for its schema; otherwise a short text answer that quotes the first line of the last
+/// tool result, so agent loops end. Output is cut at max_tokens x 4 bytes.
+Reply make_reply(const ReplyInput& in);
+
+/// Arguments valid for `schema`: required properties filled by type (string: `word`, integer
+/// and number: 1 within minimum/maximum, boolean: true, enum: first value, const: itself,
+/// arrays: max(1, minItems) items, nested objects recursively, local $ref resolved).
+std::string arguments_for_schema(const json::Value& schema, const std::string& word);
+
+/// The last word of the user's question: the string argument a tool call gets.
+std::string question_word(std::string_view question);
+
+/// Pieces of at most `piece` bytes, split on UTF-8 boundaries: the deltas of a stream.
+std::vector<std::string> split_for_stream(std::string_view text, std::size_t piece = 24);
+
+}  // namespace nucleo::emulator

@@ -1,0 +1,186 @@
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "emulator.hpp"
+#include "json.hpp"
+
+namespace nucleo::emulator {
+
+std::string Request::header(std::string_view lower_name) const {
+    const auto it = headers.find(std::string(lower_name));
+    return it == headers.end() ? std::string() : it->second;
+}
+
+bool Request::has_header(std::string_view lower_name) const {
+    return headers.count(std::string(lower_name)) != 0;
+}
+
+Response json_response(int status, std::string body) {
+    Response r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+}
+
+Response error_response(ErrorClass cls, int status, std::string body) {
+    Response r = json_response(status, std::move(body));
+    if (cls == ErrorClass::kRateLimited) r.headers.emplace_back("retry-after", "1");
+    return r;
+}
+
+void record_cache(Stats& stats, const CacheUsage& usage) {
+    if (usage.creation > 0) {
+        stats.cache_writes++;
+        stats.cache_write_tokens += usage.creation;
+    }
+    if (usage.read > 0) {
+        stats.cache_reads++;
+        stats.cache_read_tokens += usage.read;
+    }
+}
+
+void Stats::reset() {
+    for (auto* c : {&anthropic, &openai, &bedrock, &bedrock_stream, &count_tokens, &streams,
+                    &errors, &faults, &cache_writes, &cache_reads, &cache_write_tokens,
+                    &cache_read_tokens}) {
+        c->store(0);
+    }
+}
+
+Router::Router(Options options)
+    : anthropic_(make_anthropic()),
+      openai_(make_openai()),
+      bedrock_(make_bedrock(false)),
+      bedrock_stream_(make_bedrock(true)) {
+    ctx_.options = std::move(options);
+}
+
+Response Router::handle(const Request& req) {
+    if (req.method == "GET" && req.path == "/health") return json_response(200, R"({"status":"ok"})");
+    if (req.method == "GET" && req.path == "/stats") return stats();
+    if (req.method == "POST" && req.path == "/reset") {
+        // Forget cached prefixes, fail-first counts and counters: tests start from a clean slate.
+        ctx_.cache.clear();
+        ctx_.fail_first.clear();
+        ctx_.stats.reset();
+        return json_response(200, R"({"status":"reset"})");
+    }
+    if (req.method == "POST") {
+        if (req.path == "/v1/messages" || req.path == "/v1/messages/count_tokens") {
+            (req.path == "/v1/messages" ? ctx_.stats.anthropic : ctx_.stats.count_tokens)++;
+            return provider_call(*anthropic_, req);
+        }
+        if (req.path == "/v1/chat/completions") {
+            ctx_.stats.openai++;
+            return provider_call(*openai_, req);
+        }
+        // /model/{modelId}/converse and /model/{modelId}/converse-stream
+        constexpr std::string_view kModel = "/model/";
+        if (req.path.starts_with(kModel)) {
+            const std::string rest = req.path.substr(kModel.size());
+            const auto slash = rest.rfind('/');
+            if (slash != std::string::npos && slash > 0) {
+                const std::string op = rest.substr(slash + 1);
+                Request with_id = req;
+                with_id.path_params = {rest.substr(0, slash)};
+                if (op == "converse") {
+                    ctx_.stats.bedrock++;
+                    return provider_call(*bedrock_, with_id);
+                }
+                if (op == "converse-stream") {
+                    ctx_.stats.bedrock_stream++;
+                    return provider_call(*bedrock_stream_, with_id);
+                }
+            }
+        }
+    }
+    return json_response(404, R"({"message":"nucleo-emulator: no route for )" + req.method + " " +
+                                  req.path + "\"}");
+}
+
+Response Router::provider_call(const Dialect& dialect, const Request& req) {
+    if (auto refused = dialect.check_auth(req)) {
+        ctx_.stats.errors++;
+        return *refused;
+    }
+    std::string spec = req.header("x-emulator-fault");
+    if (const auto q = req.query.find("fault"); q != req.query.end()) {
+        spec += spec.empty() ? q->second : "," + q->second;
+    }
+    Faults faults;
+    try {
+        faults = Faults::parse(spec);
+    } catch (const std::invalid_argument& e) {
+        ctx_.stats.errors++;
+        return dialect.error(ErrorClass::kInvalidRequest, e.what());
+    }
+    const int delay = ctx_.options.latency_ms + faults.delay_ms;
+    if (delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    if (faults.any()) ctx_.stats.faults++;
+
+    if (faults.fail_first > 0) {
+        std::string identity = req.header("x-emulator-request-id");
+        if (identity.empty()) {
+            PrefixHasher h("fail-first");
+            h.append(req.path);
+            h.append(req.body);
+            identity = "body:" + h.digest();
+        }
+        if (ctx_.fail_first.next(identity) <= faults.fail_first) {
+            ctx_.stats.errors++;
+            switch (faults.fail_status) {
+                case 429: return dialect.error(ErrorClass::kRateLimited, "");
+                case 500: return dialect.error(ErrorClass::kServer, "");
+                case 529: return dialect.error(ErrorClass::kOverloaded, "");
+                default: return dialect.error(dialect.transient_error(), "");
+            }
+        }
+    }
+    if (faults.rate_limited) return dialect.error(ErrorClass::kRateLimited, "");
+    if (faults.overloaded) return dialect.error(ErrorClass::kOverloaded, "");
+    if (faults.server_error) return dialect.error(ErrorClass::kServer, "");
+    if (faults.malformed) {
+        // A success status whose body is cut off mid-document: clients must not crash on it.
+        return json_response(200, R"({"id":"emu_malformed","content":[{"type":"text","text":"cut)");
+    }
+    Response r = dialect.serve(req, faults, ctx_);
+    if (r.status >= 400) ctx_.stats.errors++;
+    if (r.streamed) ctx_.stats.streams++;
+    return r;
+}
+
+Response Router::stats() {
+    rapidjson::StringBuffer buf;
+    json::Writer w(buf);
+    const Stats& s = ctx_.stats;
+    const auto field = [&w](const char* name, std::int64_t v) {
+        w.Key(name);
+        w.Int64(v);
+    };
+    w.StartObject();
+    w.Key("requests");
+    w.StartObject();
+    field("anthropic", s.anthropic);
+    field("openai", s.openai);
+    field("bedrock", s.bedrock);
+    field("bedrock_stream", s.bedrock_stream);
+    field("count_tokens", s.count_tokens);
+    field("total", s.anthropic + s.openai + s.bedrock + s.bedrock_stream + s.count_tokens);
+    w.EndObject();
+    field("streams", s.streams);
+    field("errors", s.errors);
+    field("faults", s.faults);
+    w.Key("cache");
+    w.StartObject();
+    field("writes", s.cache_writes);
+    field("reads", s.cache_reads);
+    field("write_tokens", s.cache_write_tokens);
+    field("read_tokens", s.cache_read_tokens);
+    field("entries", static_cast<std::int64_t>(ctx_.cache.size()));
+    w.EndObject();
+    w.EndObject();
+    return json_response(200, std::string(buf.GetString(), buf.GetSize()));
+}
+
+}  // namespace nucleo::emulator
