@@ -200,8 +200,8 @@ TEST(SchemaJson, ReadErrorsNameThePathOfTheBadFieldAndWhatWasExpected) {
 }
 
 TEST(SchemaJson, UnknownEnumValueErrorListsTheAllowedValues) {
-    const std::string field = error_of(
-        [] { (void)schema::from_json<Ticket>(R"({"title":"t","priority":"MEDIUM"})"); });
+    const std::string field =
+        error_of([] { (void)schema::from_json<Ticket>(R"({"title":"t","priority":"MEDIUM"})"); });
     EXPECT_NE(field.find("$.priority"), std::string::npos) << field;
     EXPECT_NE(field.find("\"MEDIUM\""), std::string::npos) << field;
     EXPECT_NE(field.find(R"(allowed: "LOW", "HIGH", "URGENT")"), std::string::npos) << field;
@@ -219,6 +219,24 @@ TEST(SchemaJson, WritingAnUndeclaredEnumValueNamesThePath) {
     t.priority = static_cast<Priority>(42);
     const std::string message = error_of([&t] { (void)schema::to_json(t); });
     EXPECT_NE(message.find("$.priority"), std::string::npos) << message;
+}
+
+TEST(SchemaGeneration, ATypeThatContainsItselfRendersItsInnerOccurrenceAsAPlainObject) {
+    const auto doc = parse(schema::json_schema<TreeNode>());
+    const auto& items = doc["properties"]["children"]["items"];
+    EXPECT_STREQ(items["type"].GetString(), "object");
+    EXPECT_FALSE(items.HasMember("properties"));
+    EXPECT_EQ(schema::notation<TreeNode>(),
+              "label: @type string @required\n"
+              "children: @type array\n"
+              "  @items @type object");
+
+    TreeNode tree{"root", {TreeNode{"a", {TreeNode{"a1", {}}}}, TreeNode{"b", {}}}};
+    const std::string json = schema::to_json(tree);
+    EXPECT_EQ(json,
+              R"({"label":"root","children":[{"label":"a","children":[{"label":"a1","children":[]}]},)"
+              R"({"label":"b","children":[]}]})");
+    EXPECT_EQ(schema::to_json(schema::from_json<TreeNode>(json)), json);
 }
 
 TEST(SchemaGeneration, ToolDefinitionFromAnInputStruct) {

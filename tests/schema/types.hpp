@@ -92,15 +92,14 @@ struct nucleo::Describe<nucleo::test::Ticket> {
         using nucleo::test::Priority;
         using nucleo::test::Ticket;
         using schema::field;
-        return std::tuple(
-            field("title", &Ticket::title).required().example("Printer on fire"),
-            field("priority", &Ticket::priority).required().example(Priority::kHigh),
-            field("escalations", &Ticket::escalations),
-            field("address", &Ticket::address), field("previous", &Ticket::previous),
-            field("internalNote", &Ticket::internalNote).ignored(),
-            field("customerId", &Ticket::customerId).json_name("customer"),
-            field("score", &Ticket::score), field("open", &Ticket::open),
-            field("count_", &Ticket::count_), field("small", &Ticket::small));
+        return std::tuple(field("title", &Ticket::title).required().example("Printer on fire"),
+                          field("priority", &Ticket::priority).required().example(Priority::kHigh),
+                          field("escalations", &Ticket::escalations),
+                          field("address", &Ticket::address), field("previous", &Ticket::previous),
+                          field("internalNote", &Ticket::internalNote).ignored(),
+                          field("customerId", &Ticket::customerId).json_name("customer"),
+                          field("score", &Ticket::score), field("open", &Ticket::open),
+                          field("count_", &Ticket::count_), field("small", &Ticket::small));
     }
 };
 
@@ -124,5 +123,23 @@ struct nucleo::Describe<nucleo::test::Verdict> {
             field("rationale", &Verdict::rationale).reasoning().description("Why you decided"),
             field("decision", &Verdict::decision).required(),
             field("findings", &Verdict::findings));
+    }
+};
+
+namespace nucleo::test {
+/// A type that contains itself: schemas stop at the inner occurrence, JSON nests freely.
+struct TreeNode {
+    std::string label;
+    std::vector<TreeNode> children;
+};
+}  // namespace nucleo::test
+
+template <>
+struct nucleo::Describe<nucleo::test::TreeNode> {
+    static auto fields() {
+        using nucleo::test::TreeNode;
+        using schema::field;
+        return std::tuple(field("label", &TreeNode::label).required(),
+                          field("children", &TreeNode::children));
     }
 };

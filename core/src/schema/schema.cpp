@@ -5,6 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace nucleo::schema {
@@ -19,7 +20,24 @@ const TypeNode& unwrap(const TypeNode& node) {
     return *n;
 }
 
-bool dropped(const FieldNode& field, const RenderOptions& options) {
+/// A rendering in progress: the options, and the object types being rendered, so a type that
+/// contains itself (through a vector or an optional) renders its inner occurrence as a plain
+/// object instead of recursing forever. Decision: JSON Schema $ref/$defs would be exact, but the
+/// models reading these schemas follow inline shapes better, and recursive answers are rare.
+struct Walk {
+    RenderOptions options;
+    std::vector<const TypeNode*> open;
+
+    [[nodiscard]] bool enter(const TypeNode& n) {
+        if (std::find(open.begin(), open.end(), &n) != open.end()) return false;
+        open.push_back(&n);
+        return true;
+    }
+    void leave() { open.pop_back(); }
+};
+
+bool dropped(const FieldNode& field, const Walk& walk) {
+    const RenderOptions& options = walk.options;
     return (options.drop_reasoning && field.role == FieldRole::kReasoning) ||
            (options.drop_tool_calls && field.role == FieldRole::kToolCalls);
 }
@@ -54,8 +72,7 @@ void write_key(Writer& w, const char* key) {
     w.Key(key);
 }
 
-void write_schema(Writer& w, const TypeNode& node, const RenderOptions& options,
-                  const FieldNode* field) {
+void write_schema(Writer& w, const TypeNode& node, Walk& walk, const FieldNode* field) {
     const TypeNode& n = unwrap(node);
     w.StartObject();
     write_key(w, "type");
@@ -74,16 +91,17 @@ void write_schema(Writer& w, const TypeNode& node, const RenderOptions& options,
             break;
         case Kind::kArray:
             write_key(w, "items");
-            write_schema(w, n.element(), options, nullptr);
+            write_schema(w, n.element(), walk, nullptr);
             break;
         case Kind::kObject: {
+            if (!walk.enter(n)) break;
             write_key(w, "properties");
             w.StartObject();
             std::vector<const std::string*> required;
             for (const FieldNode& f : n.fields) {
-                if (dropped(f, options)) continue;
+                if (dropped(f, walk)) continue;
                 w.Key(f.name.data(), static_cast<rapidjson::SizeType>(f.name.size()));
-                write_schema(w, f.type(), options, &f);
+                write_schema(w, f.type(), walk, &f);
                 if (f.required) required.push_back(&f.name);
             }
             w.EndObject();
@@ -93,6 +111,7 @@ void write_schema(Writer& w, const TypeNode& node, const RenderOptions& options,
                 for (const std::string* name : required) w.String(*name);
                 w.EndArray();
             }
+            walk.leave();
             break;
         }
         default:
@@ -130,12 +149,10 @@ void line(std::string& out, int indent, const std::string& text) {
     out += '\n';
 }
 
-void notation_fields(std::string& out, const TypeNode& object, const RenderOptions& options,
-                     int indent);
+void notation_fields(std::string& out, const TypeNode& object, Walk& walk, int indent);
 
 /// What follows a `@type T` line: the enum's @values, the array's @items, the object's fields.
-void notation_body(std::string& out, const TypeNode& node, const RenderOptions& options,
-                   int indent) {
+void notation_body(std::string& out, const TypeNode& node, Walk& walk, int indent) {
     const TypeNode& n = unwrap(node);
     if (n.kind == Kind::kEnum) {
         std::string values = "@values ";
@@ -147,16 +164,16 @@ void notation_body(std::string& out, const TypeNode& node, const RenderOptions& 
     } else if (n.kind == Kind::kArray) {
         const TypeNode& element = unwrap(n.element());
         line(out, indent, std::string("@items @type ") + notation_type(element.kind));
-        notation_body(out, element, options, indent + 2);
-    } else if (n.kind == Kind::kObject) {
-        notation_fields(out, n, options, indent);
+        notation_body(out, element, walk, indent + 2);
+    } else if (n.kind == Kind::kObject && walk.enter(n)) {
+        notation_fields(out, n, walk, indent);
+        walk.leave();
     }
 }
 
-void notation_fields(std::string& out, const TypeNode& object, const RenderOptions& options,
-                     int indent) {
+void notation_fields(std::string& out, const TypeNode& object, Walk& walk, int indent) {
     for (const FieldNode& f : object.fields) {
-        if (dropped(f, options)) continue;
+        if (dropped(f, walk)) continue;
         const TypeNode& type = unwrap(f.type());
         std::string head = f.name + ": @type " + notation_type(type.kind);
         if (f.required) head += " @required";
@@ -171,7 +188,7 @@ void notation_fields(std::string& out, const TypeNode& object, const RenderOptio
             }
             line(out, indent + 2, examples);
         }
-        notation_body(out, type, options, indent + 2);
+        notation_body(out, type, walk, indent + 2);
     }
 }
 
@@ -223,18 +240,20 @@ std::string snake_case(std::string_view name) {
 std::string json_schema(const TypeNode& node, const RenderOptions& options) {
     rapidjson::StringBuffer buffer;
     Writer w(buffer);
-    write_schema(w, node, options, nullptr);
+    Walk walk{options, {}};
+    write_schema(w, node, walk, nullptr);
     return {buffer.GetString(), buffer.GetSize()};
 }
 
 std::string notation(const TypeNode& node, const RenderOptions& options) {
     std::string out;
+    Walk walk{options, {}};
     const TypeNode& n = unwrap(node);
     if (n.kind == Kind::kObject) {
-        notation_fields(out, n, options, 0);
+        notation_body(out, n, walk, 0);
     } else {
         line(out, 0, std::string("@type ") + notation_type(n.kind));
-        notation_body(out, n, options, 2);
+        notation_body(out, n, walk, 2);
     }
     if (!out.empty() && out.back() == '\n') out.pop_back();
     return out;
