@@ -6,6 +6,8 @@ namespace nucleo::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"models", run_models, "list the model catalog (--json, --config FILE)"},
+        {"render", run_render, "print the prepared call as JSON (--in CONV --model ID --prepared)"},
+        {"transcript", run_transcript, "print a conversation as text for a reader (--in CONV)"},
         {"version", run_version, "print the version of nucleo"},
     };
     return table;

@@ -81,7 +81,8 @@ ConversationParts every_kind() {
     ToolDefinitionBlock fetch{"fetch", "Fetch a page.", R"({"type":"object","properties":{}})"};
     p.objective = {{"task", TextBlock{"Answer questions.\nCite sources."}},
                    {"tool:search", search}};
-    p.tools = {{search, 0}, {fetch, 2}, {ToolDefinitionBlock{"later", "Not yet rendered.", "{}"}, 3}};
+    p.tools = {
+        {search, 0}, {fetch, 2}, {ToolDefinitionBlock{"later", "Not yet rendered.", "{}"}, 3}};
 
     Message m1;
     m1.id = "m1";
@@ -104,11 +105,11 @@ ConversationParts every_kind() {
                  ToolUseBlock{"toolu_1", "search", R"({"q":"x"})"}};
     Message m3;
     m3.id = "m3";
-    m3.blocks = {ToolResultBlock{"toolu_1",
-                                 {TextBlock{"found"}, JsonBlock{"[1,2]"},
-                                  ImageBlock{"image/gif", "R0lG", ""},
-                                  FileBlock{"text/csv", "r.csv", "YSxi", ""}},
-                                 true},
+    m3.blocks = {ToolResultBlock{
+                     "toolu_1",
+                     {TextBlock{"found"}, JsonBlock{"[1,2]"}, ImageBlock{"image/gif", "R0lG", ""},
+                      FileBlock{"text/csv", "r.csv", "YSxi", ""}},
+                     true},
                  TextBlock{"Additional tools now available: fetch"}, fetch};
     p.messages = {m1, m2, m3};
     p.artifacts.register_artifact("link:cite", R"({"url":"https://example.com"})");
@@ -197,7 +198,8 @@ TEST(Document, TheMinimalExampleReadsWithTheDefaultsApplied) {
     EXPECT_EQ(p.user_id, "alice");
     ASSERT_EQ(p.objective.size(), 1U);
     EXPECT_EQ(p.objective[0].key, "task");
-    EXPECT_EQ(p.objective[0].value, ContentBlock(TextBlock{"Answer customer questions about their orders."}));
+    EXPECT_EQ(p.objective[0].value,
+              ContentBlock(TextBlock{"Answer customer questions about their orders."}));
     EXPECT_TRUE(p.cache_main_objective);
     EXPECT_TRUE(p.compactable);
     ASSERT_EQ(p.tools.size(), 1U);
@@ -216,7 +218,8 @@ TEST(Document, TheMinimalExampleReadsWithTheDefaultsApplied) {
         EXPECT_FALSE(p.messages[i].requested_output_tokens) << i;
     }
     EXPECT_EQ(p.messages[1].direction, Direction::kIncoming);
-    EXPECT_EQ(p.messages[1].blocks[0], ContentBlock(ToolUseBlock{"toolu_1", "search_orders", R"({"query":"42"})"}));
+    EXPECT_EQ(p.messages[1].blocks[0],
+              ContentBlock(ToolUseBlock{"toolu_1", "search_orders", R"({"query":"42"})"}));
     const auto* result = p.messages[2].blocks[0].get_if<ToolResultBlock>();
     ASSERT_NE(result, nullptr);
     EXPECT_EQ(result->tool_use_id, "toolu_1");
@@ -265,10 +268,11 @@ TEST(Document, AnUnknownBlockTypeInsideAToolResultIsRefusedWithItsPosition) {
         R"({"id": "a", "direction": "incoming", "blocks": [{"type": "tool_use", "id": "u", "name": "t"}]},
            {"id": "b", "direction": "outgoing", "blocks": [{"type": "tool_result", "tool_use_id": "u",
              "content": [{"type": "thinking", "thinking": "x"}]}]})");
-    EXPECT_EQ(refusal(nested).rfind("messages[1].blocks[0].content[0].type: block type \"thinking\" "
-                                    "is not allowed inside a tool_result",
-                                    0),
-              0U);
+    EXPECT_EQ(
+        refusal(nested).rfind("messages[1].blocks[0].content[0].type: block type \"thinking\" "
+                              "is not allowed inside a tool_result",
+                              0),
+        0U);
 }
 
 TEST(Document, AnUnknownDirectionIsRefusedNamingItAndItsPosition) {
@@ -293,8 +297,9 @@ TEST(Document, AToolResultWhoseToolUseIdAppearsNowhereIsRefusedWithItsPosition) 
         R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "q"}]},
            {"id": "m2", "direction": "outgoing", "blocks": [{"type": "text", "text": "x"},
              {"type": "tool_result", "tool_use_id": "toolu_9", "content": []}]})");
-    EXPECT_EQ(refusal(json), "messages[1].blocks[1].tool_use_id: tool_result answers \"toolu_9\", "
-                             "which no tool_use in the document carries");
+    EXPECT_EQ(refusal(json),
+              "messages[1].blocks[1].tool_use_id: tool_result answers \"toolu_9\", "
+              "which no tool_use in the document carries");
 }
 
 TEST(Document, MalformedJsonIsRefusedWithTheByteOffset) {
@@ -305,7 +310,8 @@ TEST(Document, MalformedJsonIsRefusedWithTheByteOffset) {
 }
 
 TEST(Document, WrongTypesAreRefusedWithTheirPath) {
-    EXPECT_EQ(refusal(with_messages(R"({"id": "a", "direction": "outgoing", "cache": "yes", "blocks": []})")),
+    EXPECT_EQ(refusal(with_messages(
+                  R"({"id": "a", "direction": "outgoing", "cache": "yes", "blocks": []})")),
               "messages[0].cache: expected a boolean, found a string");
     EXPECT_EQ(refusal(with_messages(R"({"id": "a", "direction": "outgoing", "blocks": {}})")),
               "messages[0].blocks: expected an array, found an object");
@@ -329,9 +335,10 @@ TEST(Document, MissingRequiredFieldsAreRefusedWithTheirPath) {
               "messages[0].direction: missing (a string is required)");
     EXPECT_EQ(refusal(with_messages(R"({"id": "a", "direction": "outgoing"})")),
               "messages[0].blocks: missing (an array of blocks is required)");
-    EXPECT_EQ(refusal(with_messages(R"({"id": "a", "direction": "outgoing",
+    EXPECT_EQ(
+        refusal(with_messages(R"({"id": "a", "direction": "outgoing",
                                         "blocks": [{"type": "image", "media_type": "image/png"}]})")),
-              "messages[0].blocks[0]: carries neither \"data\" nor \"url\" (exactly one is required)");
+        "messages[0].blocks[0]: carries neither \"data\" nor \"url\" (exactly one is required)");
 }
 
 TEST(Document, AnUnsupportedSchemaVersionIsRefused) {
@@ -342,16 +349,17 @@ TEST(Document, AnUnsupportedSchemaVersionIsRefused) {
 }
 
 TEST(Document, DuplicateToolsAndObjectiveKeysAreRefusedNamingBothPositions) {
-    EXPECT_EQ(refusal(R"({"schema_version": 1, "tools": [{"name": "a"}, {"name": "b"}, {"name": "a"}]})"),
-              "tools[2].name: duplicate tool \"a\" (first at tools[0])");
+    EXPECT_EQ(
+        refusal(R"({"schema_version": 1, "tools": [{"name": "a"}, {"name": "b"}, {"name": "a"}]})"),
+        "tools[2].name: duplicate tool \"a\" (first at tools[0])");
     EXPECT_EQ(refusal(R"({"schema_version": 1, "objective": [{"key": "k", "value": "1"},
                                                              {"key": "k", "value": "2"}]})"),
               "objective[1].key: duplicate objective slot \"k\" (first at objective[0])");
 }
 
 TEST(Document, ABadArtifactIsRefusedWithItsPosition) {
-    const std::string message =
-        refusal(R"({"schema_version": 1, "artifacts": [{"ref": "not a ref", "type": "link", "value": {}}]})");
+    const std::string message = refusal(
+        R"({"schema_version": 1, "artifacts": [{"ref": "not a ref", "type": "link", "value": {}}]})");
     EXPECT_EQ(message.rfind("artifacts[0]: ", 0), 0U) << message;
 }
 
@@ -360,11 +368,17 @@ TEST(Document, ToolAnnouncementIsDerivedFromContentOnWrite) {
     const ConversationParts back = read_conversation_parts(write_conversation_parts(p));
     const std::string text = write_conversation_parts(p, {.pretty = false});
     // search sits in the head, fetch in message m3, later nowhere yet.
-    EXPECT_NE(text.find(R"("name":"search","description":"Search the corpus.","schema":{"type":"object","properties":{"q":{"type":"string"}}},"declared_at":0,"announced_in":"head")"),
-              std::string::npos) << text;
+    EXPECT_NE(
+        text.find(
+            R"("name":"search","description":"Search the corpus.","schema":{"type":"object","properties":{"q":{"type":"string"}}},"declared_at":0,"announced_in":"head")"),
+        std::string::npos)
+        << text;
     EXPECT_NE(text.find(R"("declared_at":2,"announced_in":"m3")"), std::string::npos) << text;
-    EXPECT_NE(text.find(R"("name":"later","description":"Not yet rendered.","schema":{},"declared_at":3})"),
-              std::string::npos) << text;
+    EXPECT_NE(
+        text.find(
+            R"("name":"later","description":"Not yet rendered.","schema":{},"declared_at":3})"),
+        std::string::npos)
+        << text;
 }
 
 TEST(Document, ContentBlocksReadAndWriteAlone) {

@@ -27,7 +27,9 @@ Message incoming(std::vector<ContentBlock> blocks) {
     return m;
 }
 
-std::string render(const std::vector<Message>& messages) { return Transcript::render(messages); }
+std::string render(const std::vector<Message>& messages) {
+    return Transcript::render(messages);
+}
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -46,20 +48,19 @@ TEST(Transcript, EveryMessageUnderItsRoleInOrderWithTheTextAsSaid) {
 
 // "each tool call with its name and arguments"
 TEST(Transcript, EachToolCallWithItsNameAndArguments) {
-    const std::string text =
-        render({incoming({TextBlock{"Searching."},
-                          ToolUseBlock{"toolu_1", "search_orders", R"({"query":"42"})"}})});
+    const std::string text = render({incoming(
+        {TextBlock{"Searching."}, ToolUseBlock{"toolu_1", "search_orders", R"({"query":"42"})"}})});
     EXPECT_EQ(text,
               "assistant:\nSearching.\n[tool call search_orders (toolu_1)] {\"query\":\"42\"}\n");
 }
 
 // "each tool result against the call it answers (an error result marked)"
 TEST(Transcript, EachToolResultAgainstTheCallItAnswersWithErrorsMarked) {
-    const std::string text = render(
-        {incoming({ToolUseBlock{"toolu_1", "search_orders", "{}"},
-                   ToolUseBlock{"toolu_2", "refund", R"({"order":42})"}}),
-         outgoing({ToolResultBlock{"toolu_2", {TextBlock{"not allowed"}}, true},
-                   ToolResultBlock{"toolu_1", {TextBlock{"Order 42 shipped."}}, false}})});
+    const std::string text =
+        render({incoming({ToolUseBlock{"toolu_1", "search_orders", "{}"},
+                          ToolUseBlock{"toolu_2", "refund", R"({"order":42})"}}),
+                outgoing({ToolResultBlock{"toolu_2", {TextBlock{"not allowed"}}, true},
+                          ToolResultBlock{"toolu_1", {TextBlock{"Order 42 shipped."}}, false}})});
     EXPECT_TRUE(contains(text, "[tool result of refund (toolu_2), error]\nnot allowed\n")) << text;
     EXPECT_TRUE(contains(text, "[tool result of search_orders (toolu_1)]\nOrder 42 shipped.\n"))
         << text;
@@ -74,7 +75,8 @@ TEST(Transcript, AResultWhoseCallIsNotRenderedShowsItsIdAlone) {
 
 // "an admitted skill by name" — its content is the model's, not the reader's.
 TEST(Transcript, AnAdmittedSkillByName) {
-    const std::string text = render({outgoing({SkillBlock{"refund-policy", "Refunds within 30 days."}})});
+    const std::string text =
+        render({outgoing({SkillBlock{"refund-policy", "Refunds within 30 days."}})});
     EXPECT_EQ(text, "user:\n[skill: refund-policy]\n");
 }
 
@@ -84,7 +86,8 @@ TEST(Transcript, AnAttachmentByKind) {
         {outgoing({ImageBlock{"image/png", "iVBORw0KGgo=", ""},
                    FileBlock{"application/pdf", "invoice.pdf", "", "https://example.com/i.pdf"}}),
          outgoing({ToolResultBlock{"x", {ImageBlock{"image/jpeg", "", "https://e.com/a.jpg"}}}})});
-    EXPECT_TRUE(contains(text, "[image: image/png]\n[file: invoice.pdf, application/pdf]\n")) << text;
+    EXPECT_TRUE(contains(text, "[image: image/png]\n[file: invoice.pdf, application/pdf]\n"))
+        << text;
     EXPECT_TRUE(contains(text, "[image: image/jpeg]")) << text;
     EXPECT_FALSE(contains(text, "iVBORw0KGgo=")) << text;
     EXPECT_FALSE(contains(text, "https://")) << text;
@@ -128,7 +131,9 @@ TEST(Transcript, RendersAConversationWithoutItsObjective) {
     EXPECT_EQ(text, render(conversation.messages()));
 }
 
-TEST(Transcript, AnEmptyConversationRendersEmpty) { EXPECT_EQ(render({}), ""); }
+TEST(Transcript, AnEmptyConversationRendersEmpty) {
+    EXPECT_EQ(render({}), "");
+}
 
 }  // namespace
 }  // namespace nucleo

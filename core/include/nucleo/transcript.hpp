@@ -36,7 +36,7 @@ class ConversationContext;
 /// out; a message left with nothing to show is skipped whole rather than printing an empty role.
 /// The objective is never part of a transcript (seed 000 "Structural non-leakage").
 class Transcript {
-public:
+  public:
     /// The conversation's messages, as above.
     static std::string render(const ConversationContext& conversation);
     /// A bare message list (a slice, a restored history), as above.

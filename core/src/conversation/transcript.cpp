@@ -12,7 +12,7 @@ namespace nucleo {
 namespace {
 
 class TranscriptWriter {
-public:
+  public:
     explicit TranscriptWriter(std::span<const Message> messages) {
         // A result is shown "against the call it answers": index the calls by id first, so a
         // result finds its call wherever the call sits.
@@ -34,7 +34,7 @@ public:
 
     std::string take() { return std::move(out_); }
 
-private:
+  private:
     static void line(std::string& body, std::string_view text) {
         if (text.empty()) return;
         body.append(text);
@@ -47,8 +47,12 @@ private:
             std::string& body;
             void operator()(const TextBlock& t) const { line(body, t.text); }
             void operator()(const JsonBlock& j) const { line(body, j.json); }
-            void operator()(const PojoBlock& p) const { line(body, p.type_name + " " + p.value_json); }
-            void operator()(const ImageBlock& i) const { line(body, "[image: " + i.media_type + "]"); }
+            void operator()(const PojoBlock& p) const {
+                line(body, p.type_name + " " + p.value_json);
+            }
+            void operator()(const ImageBlock& i) const {
+                line(body, "[image: " + i.media_type + "]");
+            }
             void operator()(const FileBlock& f) const {
                 line(body, "[file: " + (f.name.empty() ? std::string("unnamed") : f.name) + ", " +
                                f.media_type + "]");
@@ -58,10 +62,10 @@ private:
             }
             void operator()(const ToolResultBlock& r) const {
                 auto call = self.calls_.find(r.tool_use_id);
-                std::string head = call == self.calls_.end()
-                                       ? "[tool result of " + r.tool_use_id
-                                       : "[tool result of " + call->second->name + " (" +
-                                             r.tool_use_id + ")";
+                std::string head =
+                    call == self.calls_.end()
+                        ? "[tool result of " + r.tool_use_id
+                        : "[tool result of " + call->second->name + " (" + r.tool_use_id + ")";
                 if (r.is_error) head += ", error";
                 line(body, head + "]");
                 for (const ContentBlock& c : r.content) self.block(c, body);

@@ -25,18 +25,25 @@ namespace {
 
 const char* type_word(const rapidjson::Value& v) {
     switch (v.GetType()) {
-        case rapidjson::kNullType: return "null";
+        case rapidjson::kNullType:
+            return "null";
         case rapidjson::kFalseType:
-        case rapidjson::kTrueType: return "a boolean";
-        case rapidjson::kObjectType: return "an object";
-        case rapidjson::kArrayType: return "an array";
-        case rapidjson::kStringType: return "a string";
-        case rapidjson::kNumberType: return "a number";
+        case rapidjson::kTrueType:
+            return "a boolean";
+        case rapidjson::kObjectType:
+            return "an object";
+        case rapidjson::kArrayType:
+            return "an array";
+        case rapidjson::kStringType:
+            return "a string";
+        case rapidjson::kNumberType:
+            return "a number";
     }
     return "a value";
 }
 
-[[noreturn]] void refuse_type(const rapidjson::Value& v, const JsonPath& path, const char* expected) {
+[[noreturn]] void refuse_type(const rapidjson::Value& v, const JsonPath& path,
+                              const char* expected) {
     refuse(path, std::string("expected ") + expected + ", found " + type_word(v));
 }
 
@@ -67,8 +74,8 @@ std::string required_string(const rapidjson::Value& object, const char* name,
     return string_of(*v);
 }
 
-std::string optional_string(const rapidjson::Value& object, const char* name,
-                            const JsonPath& path, std::string fallback) {
+std::string optional_string(const rapidjson::Value& object, const char* name, const JsonPath& path,
+                            std::string fallback) {
     const rapidjson::Value* v = find_member(object, name);
     if (!v) return fallback;
     if (!v->IsString()) refuse_type(*v, path.key(name), "a string");

@@ -22,7 +22,7 @@ namespace nucleo::internal {
 /// A position inside a JSON document ("messages[3].blocks[1].type"), built as a chain of stack
 /// frames so the happy path never formats a string: only an error renders it.
 class JsonPath {
-public:
+  public:
     /// The root; `name` may be empty (then child keys print without a leading dot).
     explicit JsonPath(std::string_view name = {}) : name_(name) {}
     JsonPath(const JsonPath* parent, std::string_view key) : parent_(parent), name_(key) {}
@@ -32,7 +32,7 @@ public:
     [[nodiscard]] JsonPath at(std::size_t i) const { return JsonPath(this, i); }
     [[nodiscard]] std::string str() const;
 
-private:
+  private:
     const JsonPath* parent_ = nullptr;
     std::string_view name_;
     std::size_t index_ = kNoIndex;
@@ -116,14 +116,18 @@ void write_block(Writer& w, const ContentBlock& block, const JsonPath& path) {
         }
         void operator()(const ImageBlock& b) const {
             str("media_type", b.media_type);
-            if (!b.url.empty()) str("url", b.url);
-            else str("data", b.data);
+            if (!b.url.empty())
+                str("url", b.url);
+            else
+                str("data", b.data);
         }
         void operator()(const FileBlock& b) const {
             str("media_type", b.media_type);
             str("name", b.name);
-            if (!b.url.empty()) str("url", b.url);
-            else str("data", b.data);
+            if (!b.url.empty())
+                str("url", b.url);
+            else
+                str("data", b.data);
         }
         void operator()(const ToolUseBlock& b) const {
             str("id", b.id);

@@ -58,7 +58,8 @@ ObjectiveSlot read_slot(const Value& v, const JsonPath& path) {
     slot.key = required_string(v, "key", path);
     const Value* text = find_member(v, "value");
     const Value* block = find_member(v, "block");
-    if (text && block) refuse(path, "carries both \"value\" and \"block\" (exactly one is allowed)");
+    if (text && block)
+        refuse(path, "carries both \"value\" and \"block\" (exactly one is allowed)");
     if (block) {
         slot.value = internal::read_block(*block, path.key("block"));
     } else {
@@ -69,7 +70,8 @@ ObjectiveSlot read_slot(const Value& v, const JsonPath& path) {
 
 /// A declared tool; `announced_in` is read back only to be checked (the conversation re-derives
 /// it from its content), so it comes out beside the tool.
-DeclaredTool read_tool(const Value& v, const JsonPath& path, std::optional<std::string>& announced_in) {
+DeclaredTool read_tool(const Value& v, const JsonPath& path,
+                       std::optional<std::string>& announced_in) {
     expect_object(v, path);
     DeclaredTool tool;
     tool.definition.name = required_string(v, "name", path);
@@ -79,7 +81,8 @@ DeclaredTool read_tool(const Value& v, const JsonPath& path, std::optional<std::
         tool.definition.schema_json = internal::to_json_text(*schema);
     }
     if (const Value* at = find_member(v, "declared_at")) {
-        if (!at->IsUint64()) refuse(path.key("declared_at"), "expected a message count (an integer >= 0)");
+        if (!at->IsUint64())
+            refuse(path.key("declared_at"), "expected a message count (an integer >= 0)");
         tool.declared_at = static_cast<std::size_t>(at->GetUint64());
     } else {
         tool.declared_at = static_cast<std::size_t>(-1);  // resolved to the message count below
@@ -170,9 +173,9 @@ void check_references(const ConversationParts& doc,
         if (!m.id.empty()) {
             auto [it, inserted] = first_position.emplace(m.id, i);
             if (!inserted) {
-                refuse(messages.at(i).key("id"),
-                       "duplicate message id \"" + m.id + "\" (first at messages[" +
-                           std::to_string(it->second) + "])");
+                refuse(messages.at(i).key("id"), "duplicate message id \"" + m.id +
+                                                     "\" (first at messages[" +
+                                                     std::to_string(it->second) + "])");
             }
         }
         for (const ContentBlock& b : m.blocks) {
@@ -196,8 +199,8 @@ void check_references(const ConversationParts& doc,
         auto [it, inserted] = tool_position.emplace(t.definition.name, i);
         if (!inserted) {
             refuse(tools.at(i).key("name"), "duplicate tool \"" + t.definition.name +
-                                                "\" (first at tools[" +
-                                                std::to_string(it->second) + "])");
+                                                "\" (first at tools[" + std::to_string(it->second) +
+                                                "])");
         }
         if (t.declared_at > doc.messages.size()) {
             refuse(tools.at(i).key("declared_at"),

@@ -192,8 +192,8 @@ std::string write_conversation_parts(const ConversationParts& document,
 }
 
 std::string write_content_block(const ContentBlock& block) {
-    return internal::write_json(false,
-                                [&](auto& writer) { write_block(writer, block, JsonPath("block")); });
+    return internal::write_json(
+        false, [&](auto& writer) { write_block(writer, block, JsonPath("block")); });
 }
 
 }  // namespace nucleo

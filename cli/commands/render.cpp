@@ -1,0 +1,77 @@
+// `nucleo render --in CONV.json --model ID --prepared`: what the core decides for one call over
+// a stored conversation (issue 3 item 10). Prints the PreparedConversation as JSON: system
+// blocks, cache_system, the cache plan, tool definitions, USER/ASSISTANT turns.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "commands/conversation_input.hpp"
+#include "config_loading.hpp"
+#include "nucleo/config.hpp"
+#include "nucleo/document.hpp"
+#include "nucleo/errors.hpp"
+#include "nucleo/thinking.hpp"
+#include "render/prepared_json.hpp"
+
+namespace nucleo::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: nucleo render --in CONV.json --model ID --prepared [--config FILE]\n"
+    "  --in FILE     a conversation document v1 (docs/conversation-document.md); - reads stdin\n"
+    "  --model ID    a catalog id (nucleo models): says whether caching is supported and tools\n"
+    "                are native\n"
+    "  --prepared    print the PreparedConversation the core hands a provider, as JSON\n"
+    "Without --prepared, render would print the provider's wire request: that comes with the\n"
+    "provider plugins and is not available in this build.";
+
+std::string read_all(std::istream& in) {
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+ConversationContext load_conversation(const std::string& path) {
+    std::string text;
+    if (path == "-") {
+        text = read_all(std::cin);
+    } else {
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            throw Error(ErrorKind::kNotFound, path + ": cannot open the conversation document");
+        text = read_all(in);
+    }
+    try {
+        return read_conversation_document(text);
+    } catch (const Error& e) {
+        throw Error(e.kind(), (path == "-" ? std::string("stdin") : path) + ": " + e.what());
+    }
+}
+
+int run_render(const Argv& argv) {
+    Args args(argv, {"prepared", "help"});
+    if (args.has("help")) {
+        std::cout << kUsage << "\n";
+        return kExitOk;
+    }
+    args.allow_only({"in", "model", "prepared", "help", kConfigOption});
+    if (!args.has("prepared")) {
+        std::cerr << kUsage << "\n";
+        throw UsageError{
+            "only --prepared is available (the wire request comes with the providers)"};
+    }
+    ConversationContext conversation = load_conversation(args.require("in"));
+    const Config config = load_config(args);
+    const ModelSpec& model = config.catalog().find(args.require("model"));
+    // The one predicate both the schema strip and the request use (seed 000 "Schema stripping").
+    const bool thinking = conversation.depth() && thinking_active(model, *conversation.depth());
+    const PreparedConversation prepared =
+        conversation.prepare_messages_for_llm(FixedContentFormatter::for_model(model), thinking);
+    std::cout << internal::prepared_to_json(prepared, /*pretty=*/true) << "\n";
+    return kExitOk;
+}
+
+}  // namespace nucleo::cli
