@@ -381,6 +381,38 @@ TEST(Document, ToolAnnouncementIsDerivedFromContentOnWrite) {
         << text;
 }
 
+// Seed 000: "The freeze is instance-lifetime and never persists: a restored conversation has not
+// rendered, has no warm provider cache to lose, and composes freely until its own first render".
+TEST(Document, TheFreezeIsNeverPersisted) {
+    ConversationContext live = read_conversation_document(fixture("minimal.json"));
+    (void)live.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    ASSERT_TRUE(live.frozen());
+    const std::string text = write_conversation_document(live);
+    EXPECT_EQ(text.find("frozen"), std::string::npos);
+
+    ConversationContext restored = read_conversation_document(text);
+    EXPECT_FALSE(restored.frozen());
+    EXPECT_TRUE(restored.put_main_objective("task", std::string("A new task.")));
+    EXPECT_TRUE(restored.put_main_objective("extra", std::string("Composes freely.")));
+}
+
+// Seed 000: "The announced set derives from the conversation content itself, never a side field".
+TEST(Document, AfterARenderTheDocumentSaysWhereEachToolWasAnnounced) {
+    ConversationContext live = read_conversation_document(fixture("minimal.json"));
+    ConversationParts before = read_conversation_parts(write_conversation_document(live));
+    EXPECT_EQ(write_conversation_document(live, {.pretty = false}).find("announced_in"),
+              std::string::npos);
+    (void)live.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    const std::string after = write_conversation_document(live, {.pretty = false});
+    // The fixture gives no declared_at: the tool counts as declared after its 3 messages.
+    EXPECT_NE(after.find(R"("declared_at":3,"announced_in":"head")"), std::string::npos) << after;
+    // What the render placed in the head round-trips as it stands.
+    const ConversationParts back = read_conversation_parts(after);
+    EXPECT_EQ(back.objective, live.main_objective());
+    EXPECT_GT(back.objective.size(), before.objective.size());
+    EXPECT_EQ(write_conversation_parts(back, {.pretty = false}), after);
+}
+
 TEST(Document, ContentBlocksReadAndWriteAlone) {
     const ContentBlock b = read_content_block(R"({"type":"skill","name":"s","content":"c"})");
     EXPECT_EQ(b, ContentBlock(SkillBlock{"s", "c"}));
