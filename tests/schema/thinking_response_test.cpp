@@ -180,6 +180,19 @@ TEST(ThinkingResponseHandler, ParsingAMessageResolvesReasoningToTheThinkingBlock
     EXPECT_FALSE(only.answer.has_value());
     ASSERT_EQ(only.tool_calls.size(), 1u);
     EXPECT_EQ(only.tool_calls[0].id, "toolu_02");
+
+    // Narration before a native call is not an answer and not an error...
+    Message narrated;
+    narrated.direction = Direction::kIncoming;
+    narrated.blocks = {TextBlock{"Let me look that up."}, ToolUseBlock{"toolu_03", "fetch", "{}"}};
+    const auto told = handler.parse(narrated);
+    EXPECT_FALSE(told.answer.has_value());
+    ASSERT_EQ(told.tool_calls.size(), 1u);
+    // ...but the same prose without any call is: the model owed an answer.
+    Message prose_only;
+    prose_only.direction = Direction::kIncoming;
+    prose_only.blocks = {TextBlock{"Let me look that up."}};
+    EXPECT_THROW((void)handler.parse(prose_only), Error);
 }
 
 TEST(ThinkingResponseHandler, AnswerWithoutJsonIsAProtocolError) {

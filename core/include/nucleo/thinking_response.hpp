@@ -119,7 +119,9 @@ class ThinkingResponseHandlerBase : public ResponseHandler {
         std::vector<ToolUseBlock> native_calls;
     };
     static MessageParts split(const Message& incoming);
-    static bool blank(std::string_view text);
+    /// The JSON of the envelope in the message's text; nullopt when the text is blank, or when
+    /// the message made native calls and its text holds no JSON object (narration).
+    static std::optional<std::string> answer_json(const MessageParts& parts);
 
   private:
     schema::NodeFn envelope_;
@@ -140,7 +142,30 @@ class ThinkingResponseHandler : public ThinkingResponseHandlerBase {
     /// get ids from mint_tool_call_id(name, place). Throws Error(kProtocol) when the text holds
     /// no JSON object and Error(kInvalidArgument) naming the path of a field that does not fit.
     [[nodiscard]] ParsedThinkingResponse<Answer> parse(std::string_view text) const {
-        const Envelope envelope = schema::from_json<Envelope>(extract_answer_json(text));
+        return parse_json(extract_answer_json(text));
+    }
+
+    /// Parses a whole incoming message. Native ToolUseBlocks come first under their provider
+    /// ids. The text is parsed as the envelope unless it is blank, or unless the message made
+    /// native calls and the text holds no JSON object (models narrate before a native call:
+    /// "Let me look that up."). The reasoning resolves to the thinking blocks when there are
+    /// any — the envelope's prose reasoning is then discarded (seed 000:
+    /// ThinkingResponseHandler.resolveReasoning()).
+    [[nodiscard]] ParsedThinkingResponse<Answer> parse(const Message& incoming) const {
+        MessageParts parts = split(incoming);
+        ParsedThinkingResponse<Answer> out;
+        if (auto json = answer_json(parts)) out = parse_json(*json);
+        if (!parts.thinking.empty()) out.reasoning = std::move(parts.thinking);
+        if (!parts.native_calls.empty()) {
+            for (ToolUseBlock& call : out.tool_calls) parts.native_calls.push_back(std::move(call));
+            out.tool_calls = std::move(parts.native_calls);
+        }
+        return out;
+    }
+
+  private:
+    static ParsedThinkingResponse<Answer> parse_json(const std::string& json) {
+        const Envelope envelope = schema::from_json<Envelope>(json);
         ParsedThinkingResponse<Answer> out;
         out.answer = envelope.answer;
         out.reasoning = envelope.reasoning;
@@ -148,22 +173,6 @@ class ThinkingResponseHandler : public ThinkingResponseHandlerBase {
             const TextToolCall& call = envelope.tool_calls[i];
             out.tool_calls.push_back(
                 ToolUseBlock{mint_tool_call_id(call.name, i), call.name, call.input.json});
-        }
-        return out;
-    }
-
-    /// Parses a whole incoming message. Native ToolUseBlocks come first under their provider
-    /// ids; text is parsed only when it is not blank (a native tool turn may carry none); the
-    /// reasoning resolves to the thinking blocks when there are any — the envelope's prose
-    /// reasoning is then discarded (seed 000: ThinkingResponseHandler.resolveReasoning()).
-    [[nodiscard]] ParsedThinkingResponse<Answer> parse(const Message& incoming) const {
-        MessageParts parts = split(incoming);
-        ParsedThinkingResponse<Answer> out;
-        if (!blank(parts.text)) out = parse(std::string_view(parts.text));
-        if (!parts.thinking.empty()) out.reasoning = std::move(parts.thinking);
-        if (!parts.native_calls.empty()) {
-            for (ToolUseBlock& call : out.tool_calls) parts.native_calls.push_back(std::move(call));
-            out.tool_calls = std::move(parts.native_calls);
         }
         return out;
     }

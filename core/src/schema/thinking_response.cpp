@@ -95,8 +95,15 @@ ThinkingResponseHandlerBase::MessageParts ThinkingResponseHandlerBase::split(
     return parts;
 }
 
-bool ThinkingResponseHandlerBase::blank(std::string_view text) {
-    return trim(text).empty();
+std::optional<std::string> ThinkingResponseHandlerBase::answer_json(const MessageParts& parts) {
+    if (trim(parts.text).empty()) return std::nullopt;
+    if (parts.native_calls.empty()) return extract_answer_json(parts.text);
+    try {
+        return extract_answer_json(parts.text);
+    } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kProtocol) throw;
+        return std::nullopt;  // narration around native calls
+    }
 }
 
 }  // namespace nucleo
