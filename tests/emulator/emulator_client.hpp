@@ -1,0 +1,59 @@
+// Test harness for nucleo-emulator: starts the real binary on a free loopback port (waiting for
+// its port file with a bounded poll, never a blind sleep), speaks HTTP with libcurl and decodes
+// the three streaming framings.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nucleo::emulator_test {
+
+struct HttpResult {
+    long status = 0;
+    std::map<std::string, std::string> headers;  ///< lower-case names
+    std::string body;
+};
+
+/// A running emulator process, stopped with SIGTERM on destruction.
+class EmulatorProcess {
+public:
+    explicit EmulatorProcess(std::vector<std::string> extra_args = {});
+    ~EmulatorProcess();
+    EmulatorProcess(const EmulatorProcess&) = delete;
+    EmulatorProcess& operator=(const EmulatorProcess&) = delete;
+
+    int port() const { return port_; }
+    std::string url(const std::string& path) const;
+    /// The first line the process printed on stdout.
+    std::string stdout_first_line() const;
+    /// Sends SIGTERM and returns the exit status (-1 if it did not exit normally).
+    int stop();
+
+    HttpResult post(const std::string& path, const std::string& body,
+                    const std::vector<std::string>& headers) const;
+    HttpResult get(const std::string& path) const;
+
+private:
+    std::string dir_;
+    pid_t pid_ = -1;
+    int port_ = 0;
+};
+
+/// Runs the emulator binary with `args` to completion; returns its exit status.
+int run_emulator_to_exit(const std::vector<std::string>& args);
+
+/// Server-sent events: (event name, data) pairs; the name is "" for `data:`-only streams.
+std::vector<std::pair<std::string, std::string>> parse_sse(const std::string& body);
+
+/// AWS event-stream messages: (:event-type, payload). Fails the test on a bad CRC or length.
+std::vector<std::pair<std::string, std::string>> parse_event_stream(const std::string& body);
+
+/// Writes `body` to a temporary file and runs ../shared/tools/validate_wire.py on the given
+/// files; returns "" when valid or skipped (no ../shared), else the validator's output.
+std::string validate_wire(const std::string& provider, const std::vector<std::string>& bodies);
+
+}  // namespace nucleo::emulator_test
