@@ -173,6 +173,11 @@ int main(int argc, char** argv) {
     const auto handler = [&router](const httplib::Request& req, httplib::Response& res) {
         write_response(router.handle(to_request(req)), res);
     };
+    // Streamed deltas are small writes: without TCP_NODELAY, Nagle's algorithm would hold them
+    // back and a client would see the first token late. Clients that reuse connections (the
+    // core's transport) should not be cut off every 5 requests, httplib's default.
+    server.set_tcp_nodelay(true);
+    server.set_keep_alive_max_count(1000);
     server.Get(".*", handler);
     server.Post(".*", handler);
     if (options.verbose) {

@@ -311,6 +311,13 @@ TEST_F(Emulator, AnthropicRoleAndContentRules) {
               "messages: text content blocks must be non-empty");
     EXPECT_EQ(anthropic_error(anthropic(R"({"model":"claude-emu","messages":[)" + user_text("q") + "]}")),
               "max_tokens: Field required");
+    // A tool_result is always first in its user turn (issue 4 item 4).
+    EXPECT_EQ(anthropic_error(anthropic(anthropic_body(
+                  "[" + user_text("q") +
+                  R"(,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}]},)"
+                  R"({"role":"user","content":[{"type":"text","text":"see"},{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}])"))),
+              "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages "
+              "following `tool_use` blocks must begin with a matching number of `tool_result` blocks.");
 }
 
 TEST_F(Emulator, AnthropicAuthenticationHeaders) {
