@@ -233,9 +233,10 @@ TEST(SchemaGeneration, ATypeThatContainsItselfRendersItsInnerOccurrenceAsAPlainO
 
     TreeNode tree{"root", {TreeNode{"a", {TreeNode{"a1", {}}}}, TreeNode{"b", {}}}};
     const std::string json = schema::to_json(tree);
-    EXPECT_EQ(json,
-              R"({"label":"root","children":[{"label":"a","children":[{"label":"a1","children":[]}]},)"
-              R"({"label":"b","children":[]}]})");
+    EXPECT_EQ(
+        json,
+        R"({"label":"root","children":[{"label":"a","children":[{"label":"a1","children":[]}]},)"
+        R"({"label":"b","children":[]}]})");
     EXPECT_EQ(schema::to_json(schema::from_json<TreeNode>(json)), json);
 }
 
