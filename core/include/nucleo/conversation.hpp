@@ -162,8 +162,8 @@ class ConversationContext {
     /// slot's original position, so a refresh never reorders the rendered prefix"), a new key
     /// appends. After the freeze: a value that renders identically to the slot's is a silent
     /// no-op; anything else — a divergent value or a new key — is a no-op logged at ERROR level
-    /// with the caller's file:line and function and a stack trace. Returns true when the map
-    /// changed.
+    /// with the caller's file:line and function and a stack trace. Returns true when the slot
+    /// now holds the value, false when the put was refused.
     bool put_main_objective(std::string_view key, ContentBlock value,
                             std::source_location where = std::source_location::current());
     /// The same with a TextBlock value.
@@ -171,7 +171,7 @@ class ConversationContext {
                             std::source_location where = std::source_location::current());
     /// Empties the map, framework slots included ("nothing re-seeds itself" — though the next
     /// render re-places derived slots). After the freeze: a no-op logged at ERROR level with the
-    /// caller's location and a stack trace. Returns true when the map changed.
+    /// caller's location and a stack trace. Returns false when refused.
     bool nuke_main_objective(std::source_location where = std::source_location::current());
     /// The slots in order.
     [[nodiscard]] const std::vector<ObjectiveSlot>& main_objective() const noexcept {
@@ -232,6 +232,8 @@ class ConversationContext {
     std::string mint_message_id();
     void check_message(const Message& message, std::size_t position) const;
     void reconcile_derived_content();
+    void place_in_head(std::vector<DeclaredTool> pending, bool need_legend);
+    void place_in_stream(std::vector<DeclaredTool> pending, bool need_legend);
     bool refuse_frozen(std::string_view what, const std::source_location& where) const;
 
     // Everything that outlives the instance lives in one ConversationParts, so parts() and
@@ -239,6 +241,7 @@ class ConversationContext {
     ConversationParts state_;
     std::optional<ModelSpec> model_;
     std::unordered_set<std::string> message_ids_;
+    std::unordered_set<std::string> tool_use_ids_;  // every ToolUseBlock id in the messages
     std::size_t next_message_number_ = 1;
     bool frozen_ = false;
 };

@@ -1,0 +1,195 @@
+// ConversationContext: identity, messages, declarations, tools (seed 000 "Tool System", "The
+// seat's declarations", seed 003 "What a conversation holds"). The objective map lives in
+// objective.cpp, the channel contract in prepare.cpp.
+#include <algorithm>
+#include <string>
+
+#include "conversation/context_internal.hpp"
+#include "nucleo/conversation.hpp"
+#include "nucleo/errors.hpp"
+
+namespace nucleo {
+
+namespace {
+
+std::string position_name(std::size_t position, std::string_view id) {
+    return "message " + std::to_string(position) + " (id '" + std::string(id) + "')";
+}
+
+}  // namespace
+
+ConversationContext::ConversationContext(std::string conversation_id, std::string user_id) {
+    state_.conversation_id = std::move(conversation_id);
+    state_.user_id = std::move(user_id);
+}
+
+ConversationContext ConversationContext::from_parts(ConversationParts parts) {
+    ConversationContext ctx;
+    std::vector<Message> messages = std::move(parts.messages);
+    std::vector<DeclaredTool> tools = std::move(parts.tools);
+    ctx.state_ = std::move(parts);
+    ctx.state_.messages.clear();
+    ctx.state_.tools.clear();
+    ctx.state_.messages.reserve(messages.size());
+    for (Message& m : messages) ctx.add_message(std::move(m));
+    for (DeclaredTool& t : tools) {
+        if (t.declared_at > ctx.state_.messages.size()) {
+            throw Error(ErrorKind::kInvalidArgument,
+                        "tool '" + t.definition.name + "': declared_at " +
+                            std::to_string(t.declared_at) + " lies beyond the " +
+                            std::to_string(ctx.state_.messages.size()) + " messages");
+        }
+        if (ctx.add_tool(std::move(t.definition))) {
+            ctx.state_.tools.back().declared_at = t.declared_at;
+        }
+    }
+    return ctx;  // never frozen: seed 000 "composes freely until its own first render"
+}
+
+ConversationParts ConversationContext::parts() const {
+    return state_;
+}
+
+ConversationContext ConversationContext::single_turn(const ModelSpec& model, std::string prompt,
+                                                     std::int64_t backstop_tokens) {
+    ConversationContext ctx;
+    ctx.set_model(model);
+    ctx.set_depth(Depth::kImmediate);
+    Message message = Message::outgoing_text(std::move(prompt));
+    message.requested_output_tokens = backstop_tokens;
+    ctx.add_message(std::move(message));
+    return ctx;
+}
+
+const ModelSpec& ConversationContext::model() const {
+    if (!model_) {
+        throw UncorrectableLLMException("conversation '" + state_.conversation_id +
+                                        "' has no model bound: the next turn resolves one first");
+    }
+    return *model_;
+}
+
+void ConversationContext::set_model(ModelSpec model) {
+    model_ = std::move(model);
+}
+
+std::string ConversationContext::mint_message_id() {
+    std::string id;
+    do {
+        id = "m" + std::to_string(next_message_number_++);
+    } while (message_ids_.count(id) != 0);
+    return id;
+}
+
+void ConversationContext::check_message(const Message& message, std::size_t position) const {
+    if (message_ids_.count(message.id) != 0) {
+        const auto held = std::find_if(state_.messages.begin(), state_.messages.end(),
+                                       [&](const Message& m) { return m.id == message.id; });
+        throw Error(ErrorKind::kInvalidArgument,
+                    "duplicate message id '" + message.id + "' at position " +
+                        std::to_string(position) + ": already held by the message at position " +
+                        std::to_string(held - state_.messages.begin()));
+    }
+    for (std::size_t b = 0; b < message.blocks.size(); ++b) {
+        const auto* result = message.blocks[b].get_if<ToolResultBlock>();
+        if (result != nullptr && tool_use_ids_.count(result->tool_use_id) == 0) {
+            throw Error(ErrorKind::kInvalidArgument,
+                        position_name(position, message.id) + " block " + std::to_string(b) +
+                            ": tool_result for tool_use_id '" + result->tool_use_id +
+                            "' which no earlier tool_use carries");
+        }
+    }
+}
+
+std::string ConversationContext::add_message(Message message) {
+    if (message.id.empty()) message.id = mint_message_id();
+    check_message(message, state_.messages.size());
+    for (const ContentBlock& block : message.blocks) {
+        if (const auto* use = block.get_if<ToolUseBlock>()) tool_use_ids_.insert(use->id);
+    }
+    message_ids_.insert(message.id);
+    state_.messages.push_back(std::move(message));
+    return state_.messages.back().id;
+}
+
+const Message* ConversationContext::find_message(std::string_view id) const noexcept {
+    for (const Message& m : state_.messages) {
+        if (m.id == id) return &m;
+    }
+    return nullptr;
+}
+
+std::vector<Input> ConversationContext::carried_inputs() const {
+    bool images = false;
+    bool documents = false;
+    std::vector<const ContentBlock*> stack;
+    for (const Message& m : state_.messages) {
+        if (!m.outgoing()) continue;
+        for (const ContentBlock& b : m.blocks) stack.push_back(&b);
+    }
+    while (!stack.empty()) {
+        const ContentBlock* b = stack.back();
+        stack.pop_back();
+        images = images || b->is<ImageBlock>();
+        documents = documents || b->is<FileBlock>();
+        if (const auto* result = b->get_if<ToolResultBlock>()) {
+            for (const ContentBlock& inner : result->content) stack.push_back(&inner);
+        }
+    }
+    std::vector<Input> out;
+    if (images) out.push_back(Input::kImages);
+    if (documents) out.push_back(Input::kDocuments);
+    return out;
+}
+
+std::optional<std::string> ConversationContext::first_user_utterance() const {
+    for (const Message& m : state_.messages) {
+        if (!m.outgoing() || m.app_authored) continue;
+        const bool tool_result = std::any_of(m.blocks.begin(), m.blocks.end(), [](const auto& b) {
+            return b.template is<ToolResultBlock>();
+        });
+        if (tool_result) continue;
+        std::string text;
+        bool any = false;
+        for (const ContentBlock& b : m.blocks) {
+            if (const auto* t = b.get_if<TextBlock>()) {
+                if (any) text.append("\n");
+                text.append(t->text);
+                any = true;
+            }
+        }
+        if (any) return text;
+    }
+    return std::nullopt;
+}
+
+bool ConversationContext::add_tool(ToolDefinitionBlock definition) {
+    const bool known = std::any_of(state_.tools.begin(), state_.tools.end(), [&](const auto& t) {
+        return t.definition.name == definition.name;
+    });
+    // Seed 000: "a name already declared is a no-op, whatever the new declaration would produce".
+    if (known) return false;
+    state_.tools.push_back(DeclaredTool{std::move(definition), state_.messages.size()});
+    return true;
+}
+
+std::size_t ConversationContext::add_tools(std::vector<ToolDefinitionBlock> definitions) {
+    std::size_t added = 0;
+    for (ToolDefinitionBlock& d : definitions) added += add_tool(std::move(d)) ? 1 : 0;
+    return added;
+}
+
+std::optional<std::string> ConversationContext::announced_in(std::string_view tool_name) const {
+    return internal::find_announcement(state_, tool_name);
+}
+
+std::vector<std::string> ConversationContext::pending_tools() const {
+    const auto announced = internal::announced_tool_names(state_);
+    std::vector<std::string> out;
+    for (const DeclaredTool& t : state_.tools) {
+        if (announced.count(t.definition.name) == 0) out.push_back(t.definition.name);
+    }
+    return out;
+}
+
+}  // namespace nucleo

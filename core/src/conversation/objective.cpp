@@ -1,0 +1,87 @@
+// The objective map and its freeze (seed 000 "The objective map").
+#include <execinfo.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "common/log_internal.hpp"
+#include "nucleo/conversation.hpp"
+#include "render/render_internal.hpp"
+
+namespace nucleo {
+namespace {
+
+/// The caller's stack, one frame per line: the seed wants the refused put logged "stack trace
+/// included" so the code that tried is found.
+std::string stack_trace() {
+    std::array<void*, 48> frames{};
+    const int count = ::backtrace(frames.data(), static_cast<int>(frames.size()));
+    std::unique_ptr<char*, decltype(&std::free)> symbols(::backtrace_symbols(frames.data(), count),
+                                                         &std::free);
+    std::string out;
+    for (int i = 1; i < count; ++i) {  // frame 0 is this function
+        out.append("  #").append(std::to_string(i - 1)).append(" ");
+        out.append(symbols ? symbols.get()[i] : "?").append("\n");
+    }
+    return out;
+}
+
+}  // namespace
+
+bool ConversationContext::refuse_frozen(std::string_view what,
+                                        const std::source_location& where) const {
+    NUCLEO_LOG_ERROR(
+        "conversation '{}': {} ignored at {}:{} in {}: the main objective froze at this "
+        "instance's first render, and changing it would silently invalidate the cached prefix. "
+        "A mid-conversation instruction change belongs in the message stream.\nStack trace:\n{}",
+        state_.conversation_id, what, where.file_name(), where.line(), where.function_name(),
+        stack_trace());
+    return false;
+}
+
+bool ConversationContext::put_main_objective(std::string_view key, ContentBlock value,
+                                             std::source_location where) {
+    auto slot = std::find_if(state_.objective.begin(), state_.objective.end(),
+                             [&](const ObjectiveSlot& s) { return s.key == key; });
+    if (frozen_) {
+        // "a put whose value renders identically to the slot's is a silent no-op"
+        if (slot != state_.objective.end() &&
+            render::rendered_text(slot->value) == render::rendered_text(value)) {
+            return true;
+        }
+        const std::string what =
+            slot == state_.objective.end()
+                ? "put of new objective key '" + std::string(key) + "'"
+                : "put of a divergent value under objective key '" + std::string(key) + "'";
+        return refuse_frozen(what, where);
+    }
+    if (slot != state_.objective.end()) {
+        slot->value = std::move(value);  // in place: "a re-put keeps the slot's original position"
+    } else {
+        state_.objective.push_back(ObjectiveSlot{std::string(key), std::move(value)});
+    }
+    return true;
+}
+
+bool ConversationContext::put_main_objective(std::string_view key, std::string text,
+                                             std::source_location where) {
+    return put_main_objective(key, ContentBlock(TextBlock{std::move(text)}), where);
+}
+
+bool ConversationContext::nuke_main_objective(std::source_location where) {
+    if (frozen_) return refuse_frozen("nuke of the main objective", where);
+    state_.objective.clear();
+    return true;
+}
+
+const ContentBlock* ConversationContext::objective_slot(std::string_view key) const noexcept {
+    for (const ObjectiveSlot& s : state_.objective) {
+        if (s.key == key) return &s.value;
+    }
+    return nullptr;
+}
+
+}  // namespace nucleo

@@ -1,0 +1,36 @@
+// Internals of the render concern: how blocks become what the model sees (seed 000
+// "Transformation Pipeline"). Shared by the conversation's prepare step and, later, the token
+// counter, so every count measures the same text the wire carries.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nucleo/artifacts.hpp"
+#include "nucleo/content.hpp"
+
+namespace nucleo::render {
+
+/// Seed 000 NucleoJsonSerializer.writeSummarizedWithRefs: a PojoBlock becomes a JsonBlock. For
+/// now the value is emitted as is; the artifacts issue extends THIS function (artifact fields
+/// replaced by {"@ref": ...}, summaries), so it is the only place a PojoBlock is turned into JSON.
+JsonBlock write_summarized_with_refs(const PojoBlock& pojo, ArtifactRegistry& registry);
+
+/// The text a block puts in front of the model, used to decide whether two objective values
+/// "render identically" (seed 000 freeze rule). Text, JSON, skill content, a tool definition's
+/// render_tool_definition_text; attachments and tool traffic render as their kind and payload.
+std::string rendered_text(const ContentBlock& block);
+
+/// The conversion of a tool definition to its wire form, done once at the first render after
+/// declaration (seed 000 "never eagerly"): the schema is parsed and re-emitted compact. Throws
+/// Error(kInvalidArgument) naming the tool when the schema is not a JSON object.
+ToolDefinitionBlock to_wire_definition(const ToolDefinitionBlock& definition);
+
+/// Transforms one block for a prepared turn or the system content and appends the result to
+/// `out`: PojoBlock -> JsonBlock (also inside tool results); a ToolDefinitionBlock is swept into
+/// `swept` when `native_tools` (nothing inline) or rendered inline as a TextBlock of
+/// render_tool_definition_text otherwise; every other block passes through.
+void transform_block(const ContentBlock& block, bool native_tools, ArtifactRegistry& registry,
+                     std::vector<ContentBlock>& out, std::vector<ToolDefinitionBlock>& swept);
+
+}  // namespace nucleo::render
