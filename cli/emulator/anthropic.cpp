@@ -19,7 +19,7 @@ constexpr int kMaxCacheControlBlocks = 4;
 
 /// The request checks, in the order the API reports them. Returns the API's message.
 class Validator {
-public:
+  public:
     Validator(const json::Value& doc, bool count_tokens) : doc_(doc), count_tokens_(count_tokens) {}
 
     std::optional<std::string> run() {
@@ -52,7 +52,7 @@ public:
         return this->messages(*messages);
     }
 
-private:
+  private:
     static bool marked(const json::Value& v) {
         const json::Value* cc = json::member(v, "cache_control");
         return cc != nullptr && !cc->IsNull();
@@ -92,7 +92,8 @@ private:
             if (type != "custom") continue;  // server tools (web_search_...) carry no schema
             const std::string at = "tools." + std::to_string(i) + ".custom.";
             if (json::member(t, "name") == nullptr) return at + "name: Field required";
-            if (json::member(t, "input_schema") == nullptr) return at + "input_schema: Field required";
+            if (json::member(t, "input_schema") == nullptr)
+                return at + "input_schema: Field required";
         }
         return std::nullopt;
     }
@@ -116,7 +117,8 @@ private:
         const json::Value* content = json::member(message, "content");
         if (content == nullptr || !content->IsArray()) return ids;
         for (const auto& b : content->GetArray()) {
-            if (json::string_member(b, "type") == "tool_use") ids.push_back(json::string_member(b, "id"));
+            if (json::string_member(b, "type") == "tool_use")
+                ids.push_back(json::string_member(b, "id"));
         }
         return ids;
     }
@@ -131,7 +133,8 @@ private:
             if (role != "user" && role != "assistant") {
                 return at + ".role: Input should be 'user' or 'assistant'";
             }
-            if (i == 0 && role != "user") return R"(messages: first message must use the "user" role)";
+            if (i == 0 && role != "user")
+                return R"(messages: first message must use the "user" role)";
             // Today's API merges consecutive same-role turns; the emulator refuses them with the
             // API's earlier text, because every Nucleo dialect must merge them itself (issue 4).
             if (role == prev_role) {
@@ -144,13 +147,17 @@ private:
             const bool final_assistant = role == "assistant" && i + 1 == n;
             if (content->IsString()) {
                 if (content->GetStringLength() == 0 && !final_assistant) {
-                    return at + ": all messages must have non-empty content except for the optional final assistant message";
+                    return at +
+                           ": all messages must have non-empty content except for the optional "
+                           "final assistant message";
                 }
                 continue;
             }
             if (!content->IsArray()) return at + ".content: Input should be a valid list";
             if (content->Empty() && !final_assistant) {
-                return at + ": all messages must have non-empty content except for the optional final assistant message";
+                return at +
+                       ": all messages must have non-empty content except for the optional final "
+                       "assistant message";
             }
             for (const auto& b : content->GetArray()) {
                 if (json::string_member(b, "type") != "text") continue;
@@ -270,7 +277,8 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
         p.hasher.append(R"({"type":"text","text":)" + json::write(s) + "}");
         p.hasher.mark();
     };
-    if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr && tools->IsArray()) {
+    if (const json::Value* tools = json::member(doc, "tools");
+        tools != nullptr && tools->IsArray()) {
         for (const auto& t : tools->GetArray()) block(t, false);
     }
     if (const json::Value* system = json::member(doc, "system")) {
@@ -288,7 +296,8 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
         }
         for (const auto& b : content.GetArray()) {
             bool nested = false;
-            if (const json::Value* inner = json::member(b, "content"); inner != nullptr && inner->IsArray()) {
+            if (const json::Value* inner = json::member(b, "content");
+                inner != nullptr && inner->IsArray()) {
                 for (const auto& c : inner->GetArray()) {
                     const json::Value* cc = json::member(c, "cache_control");
                     nested = nested || (cc != nullptr && !cc->IsNull());
@@ -320,7 +329,8 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
         if (type == "tool") in.forced_tool = json::string_member(*choice, "name");
     }
     const auto& messages = json::member(doc, "messages")->GetArray();
-    for (const auto& m : messages) in.assistant_turns += json::string_member(m, "role") == "assistant";
+    for (const auto& m : messages)
+        in.assistant_turns += json::string_member(m, "role") == "assistant";
     // The last user turn decides: a question (call a tool) or a tool result (answer in text).
     for (rapidjson::SizeType i = messages.Size(); i-- > 0;) {
         if (json::string_member(messages[i], "role") != "user") continue;
@@ -339,7 +349,8 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
                     const json::Value* prev = json::member(messages[i - 1], "content");
                     if (prev != nullptr && prev->IsArray()) {
                         for (const auto& u : prev->GetArray()) {
-                            if (json::string_member(u, "id") == id) in.tool_result_name = json::string_member(u, "name");
+                            if (json::string_member(u, "id") == id)
+                                in.tool_result_name = json::string_member(u, "name");
                         }
                     }
                 }
@@ -392,10 +403,11 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
     if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
         std::string content;
         for (const auto& b : content_blocks(r)) content += (content.empty() ? "" : ",") + b;
-        return json_response(
-            200, R"({"id":)" + quote(id) + R"(,"type":"message","role":"assistant","model":)" + model +
-                     R"(,"content":[)" + content + R"(],"stop_reason":)" + quote(stop_reason(r)) +
-                     R"(,"stop_sequence":null,"usage":)" + usage_json(u, r.output_tokens) + "}");
+        return json_response(200, R"({"id":)" + quote(id) +
+                                      R"(,"type":"message","role":"assistant","model":)" + model +
+                                      R"(,"content":[)" + content + R"(],"stop_reason":)" +
+                                      quote(stop_reason(r)) + R"(,"stop_sequence":null,"usage":)" +
+                                      usage_json(u, r.output_tokens) + "}");
     }
     Response out;
     out.streamed = true;
@@ -415,16 +427,17 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
         ev.push_back(sse("content_block_start", R"({"type":"content_block_start","index":)" + at +
                                                     R"(,"content_block":)" + start + "}"));
         for (const auto& piece : split_for_stream(body)) {
-            ev.push_back(sse("content_block_delta",
-                             R"({"type":"content_block_delta","index":)" + at +
-                                 R"(,"delta":{"type":")" + delta_type + R"(",")" + field +
-                                 R"(":)" + quote(piece) + "}}"));
+            ev.push_back(sse("content_block_delta", R"({"type":"content_block_delta","index":)" +
+                                                        at + R"(,"delta":{"type":")" + delta_type +
+                                                        R"(",")" + field + R"(":)" + quote(piece) +
+                                                        "}}"));
         }
         if (!extra_delta.empty()) {
             ev.push_back(sse("content_block_delta", R"({"type":"content_block_delta","index":)" +
                                                         at + R"(,"delta":)" + extra_delta + "}"));
         }
-        ev.push_back(sse("content_block_stop", R"({"type":"content_block_stop","index":)" + at + "}"));
+        ev.push_back(
+            sse("content_block_stop", R"({"type":"content_block_stop","index":)" + at + "}"));
         ++index;
     };
     if (!r.thinking.empty()) {
@@ -437,8 +450,8 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
     }
     if (r.tool_call) {
         // Truncated: the partial JSON is streamed as the API streams it, cut where output stopped.
-        block(R"({"type":"tool_use","id":)" + quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) +
-                  R"(,"input":{}})",
+        block(R"({"type":"tool_use","id":)" + quote(r.tool_id) + R"(,"name":)" +
+                  quote(r.tool_name) + R"(,"input":{}})",
               "input_json_delta", "partial_json", r.tool_input, "");
     }
     ev.push_back(sse("message_delta", R"({"type":"message_delta","delta":{"stop_reason":)" +
@@ -450,7 +463,7 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
 }
 
 class Anthropic final : public Dialect {
-public:
+  public:
     std::optional<Response> check_auth(const Request& req) const override {
         if (req.header("x-api-key").empty()) {
             return error(ErrorClass::kAuthentication, "x-api-key header is required");
@@ -469,8 +482,11 @@ public:
         };
         Shape s{400, "invalid_request_error", "Invalid request"};
         switch (cls) {
-            case ErrorClass::kInvalidRequest: break;
-            case ErrorClass::kAuthentication: s = {401, "authentication_error", "invalid x-api-key"}; break;
+            case ErrorClass::kInvalidRequest:
+                break;
+            case ErrorClass::kAuthentication:
+                s = {401, "authentication_error", "invalid x-api-key"};
+                break;
             case ErrorClass::kRateLimited:
                 s = {429, "rate_limit_error",
                      "Number of request tokens has exceeded your per-minute rate limit "
@@ -478,8 +494,12 @@ public:
                      "current usage. Please reduce the prompt length or the maximum tokens "
                      "requested, or try again later."};
                 break;
-            case ErrorClass::kServer: s = {500, "api_error", "Internal server error"}; break;
-            case ErrorClass::kOverloaded: s = {529, "overloaded_error", "Overloaded"}; break;
+            case ErrorClass::kServer:
+                s = {500, "api_error", "Internal server error"};
+                break;
+            case ErrorClass::kOverloaded:
+                s = {529, "overloaded_error", "Overloaded"};
+                break;
         }
         return error_response(cls, s.status,
                               R"({"type":"error","error":{"type":")" + std::string(s.type) +
@@ -493,15 +513,18 @@ public:
         rapidjson::Document doc;
         std::string parse_error;
         if (!json::parse(req.body, doc, parse_error)) {
-            return error(ErrorClass::kInvalidRequest, "The request body is not valid JSON: " + parse_error);
+            return error(ErrorClass::kInvalidRequest,
+                         "The request body is not valid JSON: " + parse_error);
         }
         const bool count_tokens = req.path.ends_with("/count_tokens");
-        if (auto e = Validator(doc, count_tokens).run()) return error(ErrorClass::kInvalidRequest, *e);
+        if (auto e = Validator(doc, count_tokens).run())
+            return error(ErrorClass::kInvalidRequest, *e);
         const auto ttl = std::chrono::seconds(ctx.options.cache_ttl_seconds);
         Prefix prefix = build_prefix(doc, ttl);
         if (count_tokens) {
             return json_response(200, R"({"input_tokens":)" +
-                                          std::to_string(tokens_for_bytes(prefix.hasher.bytes())) + "}");
+                                          std::to_string(tokens_for_bytes(prefix.hasher.bytes())) +
+                                          "}");
         }
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
                                                 ctx.options.min_cacheable_tokens);
@@ -515,6 +538,8 @@ public:
 
 }  // namespace
 
-std::unique_ptr<Dialect> make_anthropic() { return std::make_unique<Anthropic>(); }
+std::unique_ptr<Dialect> make_anthropic() {
+    return std::make_unique<Anthropic>();
+}
 
 }  // namespace nucleo::emulator

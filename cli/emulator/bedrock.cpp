@@ -20,13 +20,16 @@ using json::quote;
 
 constexpr int kMaxCachePoints = 4;
 
-Response aws_error(ErrorClass cls, int status, const std::string& type, const std::string& message) {
+Response aws_error(ErrorClass cls, int status, const std::string& type,
+                   const std::string& message) {
     Response r = error_response(cls, status, R"({"message":)" + quote(message) + "}");
     r.headers.emplace_back("x-amzn-ErrorType", type);
     return r;
 }
 
-bool is_cache_point(const json::Value& block) { return json::member(block, "cachePoint") != nullptr; }
+bool is_cache_point(const json::Value& block) {
+    return json::member(block, "cachePoint") != nullptr;
+}
 
 /// The toolUseId of each `kind` ("toolUse" or "toolResult") block of a message, in order.
 std::vector<std::string> block_ids(const json::Value& message, const char* kind) {
@@ -34,33 +37,39 @@ std::vector<std::string> block_ids(const json::Value& message, const char* kind)
     const json::Value* content = json::member(message, "content");
     if (content == nullptr || !content->IsArray()) return ids;
     for (const auto& b : content->GetArray()) {
-        if (const json::Value* block = json::member(b, kind)) ids.push_back(json::string_member(*block, "toolUseId"));
+        if (const json::Value* block = json::member(b, kind))
+            ids.push_back(json::string_member(*block, "toolUseId"));
     }
     return ids;
 }
 
 std::optional<std::string> validate(const json::Value& doc) {
-    const std::string kStart = "A conversation must start with a user message. Try again with a "
-                               "conversation that starts with a user message.";
-    if (!doc.IsObject()) return "Malformed input request, please reformat your input and try again.";
+    const std::string kStart =
+        "A conversation must start with a user message. Try again with a "
+        "conversation that starts with a user message.";
+    if (!doc.IsObject())
+        return "Malformed input request, please reformat your input and try again.";
     const json::Value* messages = json::member(doc, "messages");
     if (messages == nullptr || !messages->IsArray() || messages->Empty()) return kStart;
 
     int cache_points = 0;
     bool tool_blocks = false;
     if (const json::Value* tc = json::member(doc, "toolConfig")) {
-        if (const json::Value* tools = json::member(*tc, "tools"); tools != nullptr && tools->IsArray()) {
+        if (const json::Value* tools = json::member(*tc, "tools");
+            tools != nullptr && tools->IsArray()) {
             for (const auto& t : tools->GetArray()) cache_points += is_cache_point(t);
         }
     }
-    if (const json::Value* system = json::member(doc, "system"); system != nullptr && system->IsArray()) {
+    if (const json::Value* system = json::member(doc, "system");
+        system != nullptr && system->IsArray()) {
         for (rapidjson::SizeType i = 0; i < system->Size(); ++i) {
             const json::Value& b = (*system)[i];
             cache_points += is_cache_point(b);
             const json::Value* text = json::member(b, "text");
-            if (text != nullptr && text->IsString() && !json::has_non_whitespace(text->GetString())) {
-                return "The text field in the SystemContentBlock object at system." + std::to_string(i) +
-                       " is blank. Add text to the text field, and try again.";
+            if (text != nullptr && text->IsString() &&
+                !json::has_non_whitespace(text->GetString())) {
+                return "The text field in the SystemContentBlock object at system." +
+                       std::to_string(i) + " is blank. Add text to the text field, and try again.";
             }
         }
     }
@@ -71,7 +80,8 @@ std::optional<std::string> validate(const json::Value& doc) {
         if (role != "user" && role != "assistant") {
             return "1 validation error detected: Value '" + role + "' at 'messages." +
                    std::to_string(i + 1) +
-                   ".member.role' failed to satisfy constraint: Member must satisfy enum value set: "
+                   ".member.role' failed to satisfy constraint: Member must satisfy enum value "
+                   "set: "
                    "[user, assistant]";
         }
         if (i == 0 && role != "user") return kStart;
@@ -91,18 +101,22 @@ std::optional<std::string> validate(const json::Value& doc) {
             tool_blocks = tool_blocks || json::member(b, "toolUse") != nullptr ||
                           json::member(b, "toolResult") != nullptr;
             const json::Value* text = json::member(b, "text");
-            if (text != nullptr && text->IsString() && !json::has_non_whitespace(text->GetString())) {
-                return "The text field in the ContentBlock object at messages." + std::to_string(i) +
-                       ".content." + std::to_string(k) + " is blank. Add text to the text field, and try again.";
+            if (text != nullptr && text->IsString() &&
+                !json::has_non_whitespace(text->GetString())) {
+                return "The text field in the ContentBlock object at messages." +
+                       std::to_string(i) + ".content." + std::to_string(k) +
+                       " is blank. Add text to the text field, and try again.";
             }
         }
         if (role == "user") {
             const auto results = block_ids(m, "toolResult");
             if (!results.empty()) {
-                const auto uses = i > 0 ? block_ids((*messages)[i - 1], "toolUse") : std::vector<std::string>{};
-                const bool all_known = std::all_of(results.begin(), results.end(), [&](const std::string& id) {
-                    return std::find(uses.begin(), uses.end(), id) != uses.end();
-                });
+                const auto uses =
+                    i > 0 ? block_ids((*messages)[i - 1], "toolUse") : std::vector<std::string>{};
+                const bool all_known =
+                    std::all_of(results.begin(), results.end(), [&](const std::string& id) {
+                        return std::find(uses.begin(), uses.end(), id) != uses.end();
+                    });
                 if (results.size() > uses.size() || !all_known) {
                     return "The number of toolResult blocks at messages." + std::to_string(i) +
                            ".content exceeds the number of toolUse blocks of previous turn.";
@@ -127,10 +141,12 @@ std::optional<std::string> validate(const json::Value& doc) {
     if (cache_points > kMaxCachePoints) {
         // Bedrock passes the model's own refusal through (DESIGN.md: Bedrock "Found 5").
         return "The model returned the following errors: A maximum of 4 blocks with cache_control "
-               "may be provided. Found " + std::to_string(cache_points) + ".";
+               "may be provided. Found " +
+               std::to_string(cache_points) + ".";
     }
     if (tool_blocks && json::member(doc, "toolConfig") == nullptr) {
-        return "The toolConfig field must be defined when using toolUse and toolResult content blocks.";
+        return "The toolConfig field must be defined when using toolUse and toolResult content "
+               "blocks.";
     }
     return std::nullopt;
 }
@@ -141,24 +157,28 @@ struct Prefix {
 };
 
 /// Tools, then system, then messages; a cachePoint ends the prefix at the block before it.
-Prefix build_prefix(const json::Value& doc, const std::string& model, std::chrono::seconds default_ttl) {
+Prefix build_prefix(const json::Value& doc, const std::string& model,
+                    std::chrono::seconds default_ttl) {
     Prefix p{PrefixHasher("bedrock\x1f" + model), {}};
     const auto block = [&](const json::Value& b) {
         if (const json::Value* cp = json::member(b, "cachePoint")) {
             if (p.hasher.marks().empty()) return;  // nothing before it to cache
             const bool hour = json::string_member(*cp, "ttl") == "1h";
-            p.breakpoints.push_back({p.hasher.marks().size() - 1, hour ? std::chrono::seconds(3600) : default_ttl});
+            p.breakpoints.push_back(
+                {p.hasher.marks().size() - 1, hour ? std::chrono::seconds(3600) : default_ttl});
             return;
         }
         p.hasher.append(json::write(b));
         p.hasher.mark();
     };
     if (const json::Value* tc = json::member(doc, "toolConfig")) {
-        if (const json::Value* tools = json::member(*tc, "tools"); tools != nullptr && tools->IsArray()) {
+        if (const json::Value* tools = json::member(*tc, "tools");
+            tools != nullptr && tools->IsArray()) {
             for (const auto& t : tools->GetArray()) block(t);
         }
     }
-    if (const json::Value* system = json::member(doc, "system"); system != nullptr && system->IsArray()) {
+    if (const json::Value* system = json::member(doc, "system");
+        system != nullptr && system->IsArray()) {
         for (const auto& b : system->GetArray()) block(b);
     }
     for (const auto& m : json::member(doc, "messages")->GetArray()) {
@@ -174,7 +194,8 @@ std::string result_text(const json::Value& result) {
     if (content == nullptr || !content->IsArray()) return out;
     for (const auto& c : content->GetArray()) {
         if (!out.empty()) out += "\n";
-        if (const json::Value* t = json::member(c, "text"); t != nullptr && t->IsString()) out += t->GetString();
+        if (const json::Value* t = json::member(c, "text"); t != nullptr && t->IsString())
+            out += t->GetString();
         if (const json::Value* j = json::member(c, "json")) out += json::write(*j);
     }
     return out;
@@ -189,7 +210,8 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
     }
     // Tools rendered as text (no toolConfig) are not tools to the emulator: it answers in text.
     if (const json::Value* tc = json::member(doc, "toolConfig")) {
-        if (const json::Value* tools = json::member(*tc, "tools"); tools != nullptr && tools->IsArray()) {
+        if (const json::Value* tools = json::member(*tc, "tools");
+            tools != nullptr && tools->IsArray()) {
             for (const auto& t : tools->GetArray()) {
                 const json::Value* spec = json::member(t, "toolSpec");
                 if (spec == nullptr) continue;
@@ -199,11 +221,13 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
             }
         }
         if (const json::Value* choice = json::member(*tc, "toolChoice")) {
-            if (const json::Value* tool = json::member(*choice, "tool")) in.forced_tool = json::string_member(*tool, "name");
+            if (const json::Value* tool = json::member(*choice, "tool"))
+                in.forced_tool = json::string_member(*tool, "name");
         }
     }
     const auto& messages = json::member(doc, "messages")->GetArray();
-    for (const auto& m : messages) in.assistant_turns += json::string_member(m, "role") == "assistant";
+    for (const auto& m : messages)
+        in.assistant_turns += json::string_member(m, "role") == "assistant";
     for (rapidjson::SizeType i = messages.Size(); i-- > 0;) {
         if (json::string_member(messages[i], "role") != "user") continue;
         for (const auto& b : json::member(messages[i], "content")->GetArray()) {
@@ -236,21 +260,24 @@ std::string stop_reason(const Reply& r) {
 }
 
 std::string usage_json(const CacheUsage& u, long long output) {
-    return R"({"inputTokens":)" + std::to_string(u.input) + R"(,"outputTokens":)" + std::to_string(output) +
-           R"(,"totalTokens":)" + std::to_string(u.total() + output) + R"(,"cacheReadInputTokens":)" +
-           std::to_string(u.read) + R"(,"cacheWriteInputTokens":)" + std::to_string(u.creation) + "}";
+    return R"({"inputTokens":)" + std::to_string(u.input) + R"(,"outputTokens":)" +
+           std::to_string(output) + R"(,"totalTokens":)" + std::to_string(u.total() + output) +
+           R"(,"cacheReadInputTokens":)" + std::to_string(u.read) + R"(,"cacheWriteInputTokens":)" +
+           std::to_string(u.creation) + "}";
 }
 
 Response render(const Reply& r, const CacheUsage& u, bool streaming) {
     if (!streaming) {
         // A tool call cut off by maxTokens has no parseable input: it comes back empty.
-        const std::string block =
-            r.tool_call ? R"({"toolUse":{"toolUseId":)" + quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) +
-                              R"(,"input":)" + (r.truncated ? "{}" : r.tool_input) + "}}"
-                        : R"({"text":)" + quote(r.text) + "}";
-        return json_response(200, R"({"output":{"message":{"role":"assistant","content":[)" + block +
-                                      R"(]}},"stopReason":)" + quote(stop_reason(r)) + R"(,"usage":)" +
-                                      usage_json(u, r.output_tokens) + R"(,"metrics":{"latencyMs":0}})");
+        const std::string block = r.tool_call
+                                      ? R"({"toolUse":{"toolUseId":)" + quote(r.tool_id) +
+                                            R"(,"name":)" + quote(r.tool_name) + R"(,"input":)" +
+                                            (r.truncated ? "{}" : r.tool_input) + "}}"
+                                      : R"({"text":)" + quote(r.text) + "}";
+        return json_response(200, R"({"output":{"message":{"role":"assistant","content":[)" +
+                                      block + R"(]}},"stopReason":)" + quote(stop_reason(r)) +
+                                      R"(,"usage":)" + usage_json(u, r.output_tokens) +
+                                      R"(,"metrics":{"latencyMs":0}})");
     }
     Response out;
     out.streamed = true;
@@ -258,36 +285,39 @@ Response render(const Reply& r, const CacheUsage& u, bool streaming) {
     auto& ev = out.chunks;
     ev.push_back(event_stream_event("messageStart", R"({"role":"assistant"})"));
     if (r.tool_call) {
-        ev.push_back(event_stream_event("contentBlockStart",
-                                        R"({"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":)" +
-                                            quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) + "}}}"));
+        ev.push_back(event_stream_event(
+            "contentBlockStart", R"({"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":)" +
+                                     quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) +
+                                     "}}}"));
         for (const auto& piece : split_for_stream(r.tool_input)) {
-            ev.push_back(event_stream_event("contentBlockDelta",
-                                            R"({"contentBlockIndex":0,"delta":{"toolUse":{"input":)" +
-                                                quote(piece) + "}}}"));
+            ev.push_back(event_stream_event(
+                "contentBlockDelta",
+                R"({"contentBlockIndex":0,"delta":{"toolUse":{"input":)" + quote(piece) + "}}}"));
         }
     } else {
         for (const auto& piece : split_for_stream(r.text)) {
-            ev.push_back(event_stream_event("contentBlockDelta",
-                                            R"({"contentBlockIndex":0,"delta":{"text":)" + quote(piece) + "}}"));
+            ev.push_back(event_stream_event(
+                "contentBlockDelta",
+                R"({"contentBlockIndex":0,"delta":{"text":)" + quote(piece) + "}}"));
         }
     }
     ev.push_back(event_stream_event("contentBlockStop", R"({"contentBlockIndex":0})"));
-    ev.push_back(event_stream_event("messageStop", R"({"stopReason":)" + quote(stop_reason(r)) + "}"));
+    ev.push_back(
+        event_stream_event("messageStop", R"({"stopReason":)" + quote(stop_reason(r)) + "}"));
     ev.push_back(event_stream_event("metadata", R"({"usage":)" + usage_json(u, r.output_tokens) +
                                                     R"(,"metrics":{"latencyMs":0}})"));
     return out;
 }
 
 class Bedrock final : public Dialect {
-public:
+  public:
     explicit Bedrock(bool streaming) : streaming_(streaming) {}
 
     std::optional<Response> check_auth(const Request& req) const override {
         const std::string auth = req.header("authorization");
         if (auth.empty()) {
-            return aws_error(ErrorClass::kAuthentication, 403, "MissingAuthenticationTokenException",
-                             "Missing Authentication Token");
+            return aws_error(ErrorClass::kAuthentication, 403,
+                             "MissingAuthenticationTokenException", "Missing Authentication Token");
         }
         std::string problems;
         const auto require = [&](bool ok, const std::string& text) {
@@ -301,10 +331,12 @@ public:
                 "Authorization header requires 'SignedHeaders' parameter.");
         require(auth.find("Signature=") != std::string::npos,
                 "Authorization header requires 'Signature' parameter.");
-        require(!req.header("x-amz-date").empty(),
-                "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.");
+        require(
+            !req.header("x-amz-date").empty(),
+            "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.");
         if (problems.empty()) return std::nullopt;
-        return aws_error(ErrorClass::kAuthentication, 403, "IncompleteSignatureException", problems);
+        return aws_error(ErrorClass::kAuthentication, 403, "IncompleteSignatureException",
+                         problems);
     }
 
     Response error(ErrorClass cls, const std::string& message) const override {
@@ -321,9 +353,10 @@ public:
                 return aws_error(cls, 429, "ThrottlingException",
                                  text("Too many requests, please wait before trying again."));
             case ErrorClass::kServer:
-                return aws_error(cls, 500, "InternalServerException",
-                                 text("The system encountered an unexpected error during processing. "
-                                      "Try your request again."));
+                return aws_error(
+                    cls, 500, "InternalServerException",
+                    text("The system encountered an unexpected error during processing. "
+                         "Try your request again."));
             case ErrorClass::kOverloaded:
                 return aws_error(cls, 503, "ServiceUnavailableException",
                                  text("Bedrock is unable to process your request."));
@@ -340,7 +373,8 @@ public:
         }
         if (auto e = validate(doc)) return error(ErrorClass::kInvalidRequest, *e);
         const std::string model = req.path_params.empty() ? "" : req.path_params.front();
-        Prefix prefix = build_prefix(doc, model, std::chrono::seconds(ctx.options.cache_ttl_seconds));
+        Prefix prefix =
+            build_prefix(doc, model, std::chrono::seconds(ctx.options.cache_ttl_seconds));
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
                                                 ctx.options.min_cacheable_tokens);
         record_cache(ctx.stats, usage);
@@ -349,12 +383,14 @@ public:
         return render(make_reply(in), usage, streaming_);
     }
 
-private:
+  private:
     bool streaming_;
 };
 
 }  // namespace
 
-std::unique_ptr<Dialect> make_bedrock(bool streaming) { return std::make_unique<Bedrock>(streaming); }
+std::unique_ptr<Dialect> make_bedrock(bool streaming) {
+    return std::make_unique<Bedrock>(streaming);
+}
 
 }  // namespace nucleo::emulator

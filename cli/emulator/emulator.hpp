@@ -86,7 +86,7 @@ struct Context {
 
 /// A provider wire format. Implementations: anthropic.cpp, openai.cpp, bedrock.cpp.
 class Dialect {
-public:
+  public:
     virtual ~Dialect() = default;
     /// The provider's answer to a missing or malformed credential, or nullopt when acceptable.
     virtual std::optional<Response> check_auth(const Request& req) const = 0;
@@ -106,12 +106,12 @@ std::unique_ptr<Dialect> make_bedrock(bool streaming);
 
 /// Routes a request: health and stats, provider routes with authentication and faults.
 class Router {
-public:
+  public:
     explicit Router(Options options);
     Response handle(const Request& req);
     const Options& options() const { return ctx_.options; }
 
-private:
+  private:
     Response provider_call(const Dialect& dialect, const Request& req);
     Response stats();
 

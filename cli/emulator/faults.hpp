@@ -34,12 +34,12 @@ struct Faults {
 /// `x-emulator-request-id` header, or a hash of the body when the header is absent (a retry
 /// resends the same body).
 class FailFirstCounter {
-public:
+  public:
     /// Counts this call and returns its 1-based ordinal for the identity.
     std::int64_t next(const std::string& identity);
     void clear();
 
-private:
+  private:
     std::mutex mu_;
     std::map<std::string, std::int64_t> calls_;
 };

@@ -88,7 +88,8 @@ std::string parse_args(const std::vector<std::string>& args, Options& o, bool& h
     }
     if (o.port > 65535) return "--port must be at most 65535";
     if (!is_loopback(o.host)) {
-        return "--host " + o.host + " is not a loopback address; the emulator listens on loopback only";
+        return "--host " + o.host +
+               " is not a loopback address; the emulator listens on loopback only";
     }
     return "";
 }
@@ -134,14 +135,15 @@ void write_response(nucleo::emulator::Response r, httplib::Response& out) {
         std::size_t next = 0;
     };
     auto cursor = std::make_shared<Cursor>(Cursor{std::move(r.chunks), 0});
-    out.set_chunked_content_provider(r.content_type, [cursor](std::size_t, httplib::DataSink& sink) {
-        if (cursor->next < cursor->chunks.size()) {
-            const std::string& c = cursor->chunks[cursor->next++];
-            return sink.write(c.data(), c.size());
-        }
-        sink.done();
-        return true;
-    });
+    out.set_chunked_content_provider(r.content_type,
+                                     [cursor](std::size_t, httplib::DataSink& sink) {
+                                         if (cursor->next < cursor->chunks.size()) {
+                                             const std::string& c = cursor->chunks[cursor->next++];
+                                             return sink.write(c.data(), c.size());
+                                         }
+                                         sink.done();
+                                         return true;
+                                     });
 }
 
 }  // namespace
@@ -149,7 +151,8 @@ void write_response(nucleo::emulator::Response r, httplib::Response& out) {
 int main(int argc, char** argv) {
     Options options;
     bool help = false;
-    const std::string problem = parse_args(std::vector<std::string>(argv + 1, argv + argc), options, help);
+    const std::string problem =
+        parse_args(std::vector<std::string>(argv + 1, argv + argc), options, help);
     if (help) {
         std::cout << kUsage;
         return kExitOk;
@@ -194,7 +197,8 @@ int main(int argc, char** argv) {
         port = -1;
     }
     if (port <= 0) {
-        std::cerr << "nucleo-emulator: cannot listen on " << options.host << ":" << options.port << "\n";
+        std::cerr << "nucleo-emulator: cannot listen on " << options.host << ":" << options.port
+                  << "\n";
         return kExitFailure;
     }
     const std::string shown_host = options.host == "::1" ? "[::1]" : options.host;

@@ -23,11 +23,13 @@ struct ApiError {
 };
 
 Response envelope(ErrorClass cls, int status, const std::string& type, const ApiError& e) {
-    const auto nullable = [](const std::string& s) { return s.empty() ? std::string("null") : quote(s); };
+    const auto nullable = [](const std::string& s) {
+        return s.empty() ? std::string("null") : quote(s);
+    };
     return error_response(cls, status,
-                          R"({"error":{"message":)" + quote(e.message) + R"(,"type":)" + quote(type) +
-                              R"(,"param":)" + nullable(e.param) + R"(,"code":)" + nullable(e.code) +
-                              "}}");
+                          R"({"error":{"message":)" + quote(e.message) + R"(,"type":)" +
+                              quote(type) + R"(,"param":)" + nullable(e.param) + R"(,"code":)" +
+                              nullable(e.code) + "}}");
 }
 
 std::string text_of(const json::Value& content) {
@@ -57,22 +59,26 @@ std::optional<ApiError> validate(const json::Value& doc) {
     }
     const json::Value* messages = json::member(doc, "messages");
     if (messages == nullptr) {
-        return ApiError{"Missing required parameter: 'messages'.", "messages", "missing_required_parameter"};
+        return ApiError{"Missing required parameter: 'messages'.", "messages",
+                        "missing_required_parameter"};
     }
     if (!messages->IsArray() || messages->Empty()) {
-        return ApiError{"Invalid 'messages': empty array. Expected an array with minimum length 1, "
-                        "but got an empty array instead.",
-                        "messages", "empty_array"};
+        return ApiError{
+            "Invalid 'messages': empty array. Expected an array with minimum length 1, "
+            "but got an empty array instead.",
+            "messages", "empty_array"};
     }
     std::vector<std::string> pending;  // tool_call ids still waiting for their tool message
     rapidjson::SizeType pending_from = 0;
     const auto unanswered = [&](rapidjson::SizeType at) {
         std::string ids;
         for (const auto& id : pending) ids += (ids.empty() ? "" : ", ") + id;
-        return ApiError{"An assistant message with 'tool_calls' must be followed by tool messages "
-                        "responding to each 'tool_call_id'. The following tool_call_ids did not "
-                        "have response messages: " + ids,
-                        "messages.[" + std::to_string(at) + "].role", ""};
+        return ApiError{
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not "
+            "have response messages: " +
+                ids,
+            "messages.[" + std::to_string(at) + "].role", ""};
     };
     for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
         const json::Value& m = (*messages)[i];
@@ -80,22 +86,25 @@ std::optional<ApiError> validate(const json::Value& doc) {
         const std::string role = json::string_member(m, "role");
         if (role != "system" && role != "developer" && role != "user" && role != "assistant" &&
             role != "tool" && role != "function") {
-            return ApiError{"Invalid value: '" + role + "'. Supported values are: 'system', "
-                            "'assistant', 'user', 'function', 'tool', and 'developer'.",
+            return ApiError{"Invalid value: '" + role +
+                                "'. Supported values are: 'system', "
+                                "'assistant', 'user', 'function', 'tool', and 'developer'.",
                             at + ".role", "invalid_value"};
         }
         if (role == "tool") {
             if (json::member(m, "tool_call_id") == nullptr) {
-                return ApiError{"Missing parameter 'tool_call_id': messages with role 'tool' must "
-                                "have a 'tool_call_id'.",
-                                at + ".tool_call_id", ""};
+                return ApiError{
+                    "Missing parameter 'tool_call_id': messages with role 'tool' must "
+                    "have a 'tool_call_id'.",
+                    at + ".tool_call_id", ""};
             }
             const std::string id = json::string_member(m, "tool_call_id");
             const auto it = std::find(pending.begin(), pending.end(), id);
             if (it == pending.end()) {
-                return ApiError{"Invalid parameter: messages with role 'tool' must be a response to "
-                                "a preceeding message with 'tool_calls'.",
-                                at + ".role", ""};
+                return ApiError{
+                    "Invalid parameter: messages with role 'tool' must be a response to "
+                    "a preceeding message with 'tool_calls'.",
+                    at + ".role", ""};
             }
             pending.erase(it);
             continue;
@@ -114,8 +123,10 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
     ReplyInput in;
     in.id_prefix = "call_emu_";
     in.conversation_digest = digest;
-    in.max_tokens = json::int_member(doc, "max_completion_tokens", json::int_member(doc, "max_tokens", 4096));
-    if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr && tools->IsArray()) {
+    in.max_tokens =
+        json::int_member(doc, "max_completion_tokens", json::int_member(doc, "max_tokens", 4096));
+    if (const json::Value* tools = json::member(doc, "tools");
+        tools != nullptr && tools->IsArray()) {
         for (const auto& t : tools->GetArray()) {
             const json::Value* fn = json::member(t, "function");
             if (fn == nullptr) continue;
@@ -123,13 +134,15 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
         }
     }
     if (const json::Value* choice = json::member(doc, "tool_choice")) {
-        if (choice->IsString()) in.tool_choice_none = std::string_view(choice->GetString()) == "none";
+        if (choice->IsString())
+            in.tool_choice_none = std::string_view(choice->GetString()) == "none";
         if (const json::Value* fn = json::member(*choice, "function")) {
             in.forced_tool = json::string_member(*fn, "name");
         }
     }
     const auto& messages = json::member(doc, "messages")->GetArray();
-    for (const auto& m : messages) in.assistant_turns += json::string_member(m, "role") == "assistant";
+    for (const auto& m : messages)
+        in.assistant_turns += json::string_member(m, "role") == "assistant";
     const json::Value& last = messages[messages.Size() - 1];
     if (json::string_member(last, "role") == "tool") {
         in.has_tool_result = true;
@@ -163,31 +176,34 @@ std::string finish_reason(const Reply& r) {
 std::string usage_json(const CacheUsage& u, long long completion) {
     const long long prompt = u.total();
     return R"({"prompt_tokens":)" + std::to_string(prompt) + R"(,"completion_tokens":)" +
-           std::to_string(completion) + R"(,"total_tokens":)" + std::to_string(prompt + completion) +
-           R"(,"prompt_tokens_details":{"cached_tokens":)" + std::to_string(u.read) +
+           std::to_string(completion) + R"(,"total_tokens":)" +
+           std::to_string(prompt + completion) + R"(,"prompt_tokens_details":{"cached_tokens":)" +
+           std::to_string(u.read) +
            R"(,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
            R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
 }
 
-Response render(const json::Value& doc, const Reply& r, const CacheUsage& u, const std::string& digest) {
+Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
+                const std::string& digest) {
     const std::string head = R"({"id":)" + quote("chatcmpl-emu-" + digest) + R"(,"object":)";
-    const std::string tail = R"(,"created":)" + std::to_string(std::time(nullptr)) + R"(,"model":)" +
-                             quote(json::string_member(doc, "model")) +
+    const std::string tail = R"(,"created":)" + std::to_string(std::time(nullptr)) +
+                             R"(,"model":)" + quote(json::string_member(doc, "model")) +
                              R"(,"system_fingerprint":"fp_emulator")";
     const json::Value* stream = json::member(doc, "stream");
     if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
         std::string message = R"({"role":"assistant","content":)" +
-                              (r.tool_call ? std::string("null") : quote(r.text)) + R"(,"refusal":null)";
+                              (r.tool_call ? std::string("null") : quote(r.text)) +
+                              R"(,"refusal":null)";
         if (r.tool_call) {
             message += R"(,"tool_calls":[{"id":)" + quote(r.tool_id) +
                        R"(,"type":"function","function":{"name":)" + quote(r.tool_name) +
                        R"(,"arguments":)" + quote(r.tool_input) + "}}]";
         }
         message += "}";
-        return json_response(200, head + R"("chat.completion")" + tail +
-                                      R"(,"choices":[{"index":0,"message":)" + message +
-                                      R"(,"logprobs":null,"finish_reason":)" + quote(finish_reason(r)) +
-                                      R"(}],"usage":)" + usage_json(u, r.output_tokens) + "}");
+        return json_response(
+            200, head + R"("chat.completion")" + tail + R"(,"choices":[{"index":0,"message":)" +
+                     message + R"(,"logprobs":null,"finish_reason":)" + quote(finish_reason(r)) +
+                     R"(}],"usage":)" + usage_json(u, r.output_tokens) + "}");
     }
     bool include_usage = false;
     if (const json::Value* opts = json::member(doc, "stream_options")) {
@@ -204,16 +220,18 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u, con
                              (include_usage ? R"(,"usage":null)" : "") + "}\n\n");
     };
     if (r.tool_call) {
-        chunk(R"({"role":"assistant","content":null,"tool_calls":[{"index":0,"id":)" + quote(r.tool_id) +
-                  R"(,"type":"function","function":{"name":)" + quote(r.tool_name) +
-                  R"(,"arguments":""}}]})",
+        chunk(R"({"role":"assistant","content":null,"tool_calls":[{"index":0,"id":)" +
+                  quote(r.tool_id) + R"(,"type":"function","function":{"name":)" +
+                  quote(r.tool_name) + R"(,"arguments":""}}]})",
               "null");
         for (const auto& piece : split_for_stream(r.tool_input)) {
-            chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":)" + quote(piece) + "}}]}", "null");
+            chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":)" + quote(piece) + "}}]}",
+                  "null");
         }
     } else {
         chunk(R"({"role":"assistant","content":"","refusal":null})", "null");
-        for (const auto& piece : split_for_stream(r.text)) chunk(R"({"content":)" + quote(piece) + "}", "null");
+        for (const auto& piece : split_for_stream(r.text))
+            chunk(R"({"content":)" + quote(piece) + "}", "null");
     }
     chunk("{}", quote(finish_reason(r)));
     if (include_usage) {
@@ -225,7 +243,7 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u, con
 }
 
 class OpenAi final : public Dialect {
-public:
+  public:
     std::optional<Response> check_auth(const Request& req) const override {
         const std::string auth = req.header("authorization");
         if (!auth.starts_with("Bearer ") || auth.size() <= 7) {
@@ -240,7 +258,8 @@ public:
         };
         switch (cls) {
             case ErrorClass::kInvalidRequest:
-                return envelope(cls, 400, "invalid_request_error", {text("Invalid request"), "", ""});
+                return envelope(cls, 400, "invalid_request_error",
+                                {text("Invalid request"), "", ""});
             case ErrorClass::kAuthentication:
                 return envelope(
                     cls, 401, "invalid_request_error",
@@ -252,19 +271,21 @@ public:
                           "https://platform.openai.com/account/api-keys."),
                      "", ""});
             case ErrorClass::kRateLimited:
-                return envelope(cls, 429, "requests",
-                                {text("Rate limit reached for requests per min (RPM): Limit 1, Used "
-                                      "1, Requested 1. Please try again in 1s. Visit "
-                                      "https://platform.openai.com/account/rate-limits to learn more."),
-                                 "", "rate_limit_exceeded"});
+                return envelope(
+                    cls, 429, "requests",
+                    {text("Rate limit reached for requests per min (RPM): Limit 1, Used "
+                          "1, Requested 1. Please try again in 1s. Visit "
+                          "https://platform.openai.com/account/rate-limits to learn more."),
+                     "", "rate_limit_exceeded"});
             case ErrorClass::kServer:
                 return envelope(cls, 500, "server_error",
                                 {text("The server had an error while processing your request. "
                                       "Sorry about that!"),
                                  "", ""});
             case ErrorClass::kOverloaded:
-                return envelope(cls, 503, "server_error",
-                                {text("The engine is currently overloaded, please try again later"), "", ""});
+                return envelope(
+                    cls, 503, "server_error",
+                    {text("The engine is currently overloaded, please try again later"), "", ""});
         }
         return envelope(cls, 500, "server_error", {text("Internal error"), "", ""});
     }
@@ -281,16 +302,20 @@ public:
                              "our help center at help.openai.com.)",
                              "", ""});
         }
-        if (auto e = validate(doc)) return envelope(ErrorClass::kInvalidRequest, 400, "invalid_request_error", *e);
+        if (auto e = validate(doc))
+            return envelope(ErrorClass::kInvalidRequest, 400, "invalid_request_error", *e);
 
         // Automatic caching covers the whole prompt in order: tools, then messages.
         PrefixHasher hasher("openai\x1f" + json::string_member(doc, "model"));
         hasher.set_auto_marks(kOpenAiFirstCachedBytes, kOpenAiCacheStepBytes);
-        if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr && tools->IsArray()) {
+        if (const json::Value* tools = json::member(doc, "tools");
+            tools != nullptr && tools->IsArray()) {
             for (const auto& t : tools->GetArray()) hasher.append(json::write(t));
         }
-        for (const auto& m : json::member(doc, "messages")->GetArray()) hasher.append(json::write(m));
-        const CacheUsage usage = automatic_cache(ctx.cache, hasher, std::chrono::seconds(ctx.options.cache_ttl_seconds));
+        for (const auto& m : json::member(doc, "messages")->GetArray())
+            hasher.append(json::write(m));
+        const CacheUsage usage =
+            automatic_cache(ctx.cache, hasher, std::chrono::seconds(ctx.options.cache_ttl_seconds));
         record_cache(ctx.stats, usage);
 
         const std::string digest = hasher.digest();
@@ -302,6 +327,8 @@ public:
 
 }  // namespace
 
-std::unique_ptr<Dialect> make_openai() { return std::make_unique<OpenAi>(); }
+std::unique_ptr<Dialect> make_openai() {
+    return std::make_unique<OpenAi>();
+}
 
 }  // namespace nucleo::emulator

@@ -39,7 +39,7 @@ struct PrefixKeyHash {
 /// Hashes the canonical bytes of a request as they are appended and remembers the key at each
 /// block boundary (`mark`) and, when asked, at fixed byte offsets (OpenAI's 128-token steps).
 class PrefixHasher {
-public:
+  public:
     /// `ns` (provider and model) seeds the hashes: caches are per model, as with the real APIs.
     explicit PrefixHasher(std::string_view ns);
 
@@ -55,7 +55,7 @@ public:
     /// A short hex digest of everything appended: seeds deterministic ids.
     std::string digest() const;
 
-private:
+  private:
     void feed(unsigned char c);
     PrefixKey key() const { return {fnv_, poly_, bytes_}; }
 
@@ -70,7 +70,7 @@ private:
 
 /// Thread-safe store of cached prefixes with per-entry TTL, refreshed on read.
 class PrefixCache {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
 
     /// True when the entry exists and has not expired; a hit pushes its expiry out by its TTL.
@@ -79,7 +79,7 @@ public:
     std::size_t size();
     void clear();
 
-private:
+  private:
     struct Entry {
         Clock::time_point expires;
         std::chrono::seconds ttl;

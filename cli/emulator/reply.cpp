@@ -22,8 +22,8 @@ const json::Value* resolve_ref(const json::Value& root, const std::string& ref) 
     while (pos < ref.size()) {
         if (ref[pos] != '/') return nullptr;
         const std::size_t next = ref.find('/', pos + 1);
-        const std::string token = ref.substr(pos + 1, next == std::string::npos ? std::string::npos
-                                                                                  : next - pos - 1);
+        const std::string token =
+            ref.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
         at = json::member(*at, token.c_str());
         if (at == nullptr) return nullptr;
         pos = next == std::string::npos ? ref.size() : next;
@@ -48,12 +48,18 @@ std::string schema_type(const json::Value& s) {
 void write_string_for(const json::Value& s, const std::string& word, json::Writer& w) {
     const std::string format = json::string_member(s, "format");
     std::string value = word;
-    if (format == "date-time") value = "2024-01-01T00:00:00Z";
-    else if (format == "date") value = "2024-01-01";
-    else if (format == "time") value = "00:00:00";
-    else if (format == "email") value = "user@example.com";
-    else if (format == "uri" || format == "url") value = "https://example.com/";
-    else if (format == "uuid") value = "00000000-0000-4000-8000-000000000000";
+    if (format == "date-time")
+        value = "2024-01-01T00:00:00Z";
+    else if (format == "date")
+        value = "2024-01-01";
+    else if (format == "time")
+        value = "00:00:00";
+    else if (format == "email")
+        value = "user@example.com";
+    else if (format == "uri" || format == "url")
+        value = "https://example.com/";
+    else if (format == "uuid")
+        value = "00000000-0000-4000-8000-000000000000";
     const long long min_len = json::int_member(s, "minLength", 0);
     const long long max_len = json::int_member(s, "maxLength", -1);
     while (static_cast<long long>(value.size()) < min_len) value += 'x';
@@ -94,7 +100,8 @@ void write_object_for(const json::Value& root, const json::Value& s, const std::
         for (const auto& r : required->GetArray()) {
             if (!r.IsString()) continue;
             w.Key(r.GetString(), r.GetStringLength());
-            const json::Value* ps = props != nullptr ? json::member(*props, r.GetString()) : nullptr;
+            const json::Value* ps =
+                props != nullptr ? json::member(*props, r.GetString()) : nullptr;
             if (ps != nullptr) {
                 write_value_for(root, *ps, word, w, depth + 1);
             } else {
@@ -115,7 +122,8 @@ void write_value_for(const json::Value& root, const json::Value& s, const std::s
         c->Accept(w);
         return;
     }
-    if (const json::Value* e = json::member(s, "enum"); e != nullptr && e->IsArray() && !e->Empty()) {
+    if (const json::Value* e = json::member(s, "enum");
+        e != nullptr && e->IsArray() && !e->Empty()) {
         (*e)[0].Accept(w);
         return;
     }
@@ -166,10 +174,12 @@ void write_value_for(const json::Value& root, const json::Value& s, const std::s
 
 std::string answer_text(const ReplyInput& in) {
     if (in.has_tool_result) {
-        const std::string tool = in.tool_result_name.empty() ? "The tool" : "The tool " + in.tool_result_name;
+        const std::string tool =
+            in.tool_result_name.empty() ? "The tool" : "The tool " + in.tool_result_name;
         const std::string line = json::first_line(in.tool_result_text);
         if (in.tool_result_error) {
-            return tool + " reported an error: " + line + ". I cannot complete the request with it.";
+            return tool + " reported an error: " + line +
+                   ". I cannot complete the request with it.";
         }
         return tool + " returned: " + line;
     }

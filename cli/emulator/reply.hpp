@@ -20,14 +20,14 @@ struct ToolDecl {
 
 /// What the reply depends on, extracted from a validated request.
 struct ReplyInput {
-    std::vector<ToolDecl> tools;      ///< in declaration order
-    bool tool_choice_none = false;    ///< tools declared but calling them forbidden
-    std::string forced_tool;          ///< tool_choice naming one tool
-    bool last_is_question = false;    ///< the last turn is the user's text, not a tool result
-    std::string question;             ///< the text of the last user turn
-    bool has_tool_result = false;     ///< the last user turn carries a tool result
-    std::string tool_result_name;     ///< the tool that produced it, when known
-    std::string tool_result_text;     ///< its text
+    std::vector<ToolDecl> tools;    ///< in declaration order
+    bool tool_choice_none = false;  ///< tools declared but calling them forbidden
+    std::string forced_tool;        ///< tool_choice naming one tool
+    bool last_is_question = false;  ///< the last turn is the user's text, not a tool result
+    std::string question;           ///< the text of the last user turn
+    bool has_tool_result = false;   ///< the last user turn carries a tool result
+    std::string tool_result_name;   ///< the tool that produced it, when known
+    std::string tool_result_text;   ///< its text
     bool tool_result_error = false;
     long long max_tokens = 4096;
     bool thinking = false;            ///< extended thinking requested (Anthropic)

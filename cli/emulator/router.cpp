@@ -41,9 +41,9 @@ void record_cache(Stats& stats, const CacheUsage& usage) {
 }
 
 void Stats::reset() {
-    for (auto* c : {&anthropic, &openai, &bedrock, &bedrock_stream, &count_tokens, &streams,
-                    &errors, &faults, &cache_writes, &cache_reads, &cache_write_tokens,
-                    &cache_read_tokens}) {
+    for (auto* c :
+         {&anthropic, &openai, &bedrock, &bedrock_stream, &count_tokens, &streams, &errors, &faults,
+          &cache_writes, &cache_reads, &cache_write_tokens, &cache_read_tokens}) {
         c->store(0);
     }
 }
@@ -57,7 +57,8 @@ Router::Router(Options options)
 }
 
 Response Router::handle(const Request& req) {
-    if (req.method == "GET" && req.path == "/health") return json_response(200, R"({"status":"ok"})");
+    if (req.method == "GET" && req.path == "/health")
+        return json_response(200, R"({"status":"ok"})");
     if (req.method == "GET" && req.path == "/stats") return stats();
     if (req.method == "POST" && req.path == "/reset") {
         // Forget cached prefixes, fail-first counts and counters: tests start from a clean slate.
@@ -95,8 +96,8 @@ Response Router::handle(const Request& req) {
             }
         }
     }
-    return json_response(404, R"({"message":"nucleo-emulator: no route for )" + req.method + " " +
-                                  req.path + "\"}");
+    return json_response(
+        404, R"({"message":"nucleo-emulator: no route for )" + req.method + " " + req.path + "\"}");
 }
 
 Response Router::provider_call(const Dialect& dialect, const Request& req) {
@@ -130,10 +131,14 @@ Response Router::provider_call(const Dialect& dialect, const Request& req) {
         if (ctx_.fail_first.next(identity) <= faults.fail_first) {
             ctx_.stats.errors++;
             switch (faults.fail_status) {
-                case 429: return dialect.error(ErrorClass::kRateLimited, "");
-                case 500: return dialect.error(ErrorClass::kServer, "");
-                case 529: return dialect.error(ErrorClass::kOverloaded, "");
-                default: return dialect.error(dialect.transient_error(), "");
+                case 429:
+                    return dialect.error(ErrorClass::kRateLimited, "");
+                case 500:
+                    return dialect.error(ErrorClass::kServer, "");
+                case 529:
+                    return dialect.error(ErrorClass::kOverloaded, "");
+                default:
+                    return dialect.error(dialect.transient_error(), "");
             }
         }
     }

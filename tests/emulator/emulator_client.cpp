@@ -182,7 +182,8 @@ std::vector<std::pair<std::string, std::string>> parse_sse(const std::string& bo
     std::size_t pos = 0;
     while (pos < body.size()) {
         const auto end = body.find("\n\n", pos);
-        const std::string block = body.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        const std::string block =
+            body.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
         pos = end == std::string::npos ? body.size() : end + 2;
         std::string event, data;
         std::istringstream lines(block);
@@ -226,7 +227,8 @@ std::vector<std::pair<std::string, std::string>> parse_event_stream(const std::s
 }
 
 std::string validate_wire(const std::string& provider, const std::vector<std::string>& bodies) {
-    const fs::path tool = fs::path(NUCLEO_SOURCE_DIR) / ".." / "shared" / "tools" / "validate_wire.py";
+    const fs::path tool =
+        fs::path(NUCLEO_SOURCE_DIR) / ".." / "shared" / "tools" / "validate_wire.py";
     if (!fs::exists(tool)) return "";
     const std::string dir = make_temp_dir();
     std::string cmd = "python3 '" + tool.string() + "' " + provider;

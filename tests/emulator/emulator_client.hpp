@@ -20,7 +20,7 @@ struct HttpResult {
 
 /// A running emulator process, stopped with SIGTERM on destruction.
 class EmulatorProcess {
-public:
+  public:
     explicit EmulatorProcess(std::vector<std::string> extra_args = {});
     ~EmulatorProcess();
     EmulatorProcess(const EmulatorProcess&) = delete;
@@ -37,7 +37,7 @@ public:
                     const std::vector<std::string>& headers) const;
     HttpResult get(const std::string& path) const;
 
-private:
+  private:
     std::string dir_;
     pid_t pid_ = -1;
     int port_ = 0;

@@ -18,10 +18,12 @@ namespace {
 
 // ---- request fixtures ---------------------------------------------------------------------
 
-const std::vector<std::string> kAnthropicAuth = {"x-api-key: test-key", "anthropic-version: 2023-06-01"};
+const std::vector<std::string> kAnthropicAuth = {"x-api-key: test-key",
+                                                 "anthropic-version: 2023-06-01"};
 const std::vector<std::string> kOpenAiAuth = {"authorization: Bearer test-key"};
 const std::vector<std::string> kBedrockAuth = {
-    "authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240101/us-east-1/bedrock/aws4_request, "
+    "authorization: AWS4-HMAC-SHA256 "
+    "Credential=AKIDEXAMPLE/20240101/us-east-1/bedrock/aws4_request, "
     "SignedHeaders=host;x-amz-date, Signature=0123456789abcdef",
     "x-amz-date: 20240101T000000Z"};
 const std::string kConverse = "/model/anthropic.claude-emu-v1:0/converse";
@@ -38,7 +40,8 @@ std::string q(const std::string& s) {
 std::string long_text(std::size_t bytes, const std::string& topic) {
     std::string out;
     for (int i = 0; out.size() < bytes; ++i) {
-        out += "Rule " + std::to_string(i) + " about " + topic + ": answer precisely and cite the order. ";
+        out += "Rule " + std::to_string(i) + " about " + topic +
+               ": answer precisely and cite the order. ";
     }
     return out;
 }
@@ -59,12 +62,14 @@ const std::string kWeatherArgs =
 const std::string kQuestion = "What is the weather in Paris?";
 
 std::string anthropic_body(const std::string& messages, const std::string& extra = "") {
-    return R"({"model":"claude-emu","max_tokens":1024)" + extra + R"(,"messages":)" + messages + "}";
+    return R"({"model":"claude-emu","max_tokens":1024)" + extra + R"(,"messages":)" + messages +
+           "}";
 }
 
 std::string anthropic_tools() {
     return R"(,"tools":[{"name":"get_weather","description":"Current weather.","input_schema":)" +
-           kWeatherSchema + R"(},{"name":"other","description":"Never first.","input_schema":{"type":"object"}}])";
+           kWeatherSchema +
+           R"(},{"name":"other","description":"Never first.","input_schema":{"type":"object"}}])";
 }
 
 std::string user_text(const std::string& text, bool cache = false) {
@@ -76,33 +81,40 @@ std::string assistant_text(const std::string& text) {
     return R"({"role":"assistant","content":[{"type":"text","text":)" + q(text) + "}]}";
 }
 
-std::string anthropic_question() { return anthropic_body("[" + user_text(kQuestion) + "]", anthropic_tools()); }
+std::string anthropic_question() {
+    return anthropic_body("[" + user_text(kQuestion) + "]", anthropic_tools());
+}
 
 std::string anthropic_after_tool(const std::string& result, bool is_error) {
     return anthropic_body(
         "[" + user_text(kQuestion) +
             R"(,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}]},)"
             R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":)" +
-            (is_error ? "true" : "false") + R"(,"content":[{"type":"text","text":)" + q(result) + "}]}]}]",
+            (is_error ? "true" : "false") + R"(,"content":[{"type":"text","text":)" + q(result) +
+            "}]}]}]",
         anthropic_tools());
 }
 
 std::string anthropic_five_marks() {
-    return anthropic_body("[" + user_text("first", true) + "," + R"({"role":"assistant","content":[{"type":"text","text":"ok","cache_control":{"type":"ephemeral"}}]},)" +
-                              user_text("second", true) + "]",
-                          R"(,"system":[{"type":"text","text":"one","cache_control":{"type":"ephemeral"}},)"
-                          R"({"type":"text","text":"two","cache_control":{"type":"ephemeral"}}])");
+    return anthropic_body(
+        "[" + user_text("first", true) + "," +
+            R"({"role":"assistant","content":[{"type":"text","text":"ok","cache_control":{"type":"ephemeral"}}]},)" +
+            user_text("second", true) + "]",
+        R"(,"system":[{"type":"text","text":"one","cache_control":{"type":"ephemeral"}},)"
+        R"({"type":"text","text":"two","cache_control":{"type":"ephemeral"}}])");
 }
 
 std::string anthropic_orphan_result() {
-    return anthropic_body("[" + user_text("hello") + "," + assistant_text("hi") +
-                          R"(,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_gone","content":"x"}]}])");
+    return anthropic_body(
+        "[" + user_text("hello") + "," + assistant_text("hi") +
+        R"(,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_gone","content":"x"}]}])");
 }
 
 std::string anthropic_unanswered_use() {
-    return anthropic_body("[" + user_text("hello") +
-                          R"(,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}]},)" +
-                          user_text("never mind") + "]");
+    return anthropic_body(
+        "[" + user_text("hello") +
+        R"(,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}]},)" +
+        user_text("never mind") + "]");
 }
 
 /// A conversation with a long cached system prompt; `turns` user turns, the last one marked.
@@ -113,12 +125,14 @@ std::string anthropic_growing(int turns) {
         messages += user_text("Question number " + std::to_string(i), i == turns);
     }
     messages += "]";
-    return anthropic_body(messages, R"(,"system":[{"type":"text","text":)" + q(long_text(6000, "orders")) +
+    return anthropic_body(messages, R"(,"system":[{"type":"text","text":)" +
+                                        q(long_text(6000, "orders")) +
                                         R"(,"cache_control":{"type":"ephemeral"}}])");
 }
 
 std::string openai_body(const std::string& messages, const std::string& extra = "") {
-    return R"({"model":"gpt-emu","max_completion_tokens":1024)" + extra + R"(,"messages":)" + messages + "}";
+    return R"({"model":"gpt-emu","max_completion_tokens":1024)" + extra + R"(,"messages":)" +
+           messages + "}";
 }
 
 std::string openai_tools() {
@@ -126,31 +140,42 @@ std::string openai_tools() {
            kWeatherSchema + "}}]";
 }
 
-std::string openai_user(const std::string& text) { return R"({"role":"user","content":)" + q(text) + "}"; }
+std::string openai_user(const std::string& text) {
+    return R"({"role":"user","content":)" + q(text) + "}";
+}
 
-std::string openai_question() { return openai_body("[" + openai_user(kQuestion) + "]", openai_tools()); }
+std::string openai_question() {
+    return openai_body("[" + openai_user(kQuestion) + "]", openai_tools());
+}
 
 std::string openai_unanswered() {
-    return openai_body("[" + openai_user("hello") +
-                       R"(,{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},)" +
-                       openai_user("never mind") + "]", openai_tools());
+    return openai_body(
+        "[" + openai_user("hello") +
+            R"(,{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},)" +
+            openai_user("never mind") + "]",
+        openai_tools());
 }
 
 std::string openai_orphan() {
-    return openai_body("[" + openai_user("hello") + R"(,{"role":"tool","tool_call_id":"call_gone","content":"x"}])");
+    return openai_body("[" + openai_user("hello") +
+                       R"(,{"role":"tool","tool_call_id":"call_gone","content":"x"}])");
 }
 
 std::string openai_after_tool(const std::string& result) {
-    return openai_body("[" + openai_user(kQuestion) +
-                       R"(,{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},)"
-                       R"({"role":"tool","tool_call_id":"call_1","content":)" + q(result) + "}]",
-                       openai_tools());
+    return openai_body(
+        "[" + openai_user(kQuestion) +
+            R"(,{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},)"
+            R"({"role":"tool","tool_call_id":"call_1","content":)" +
+            q(result) + "}]",
+        openai_tools());
 }
 
 std::string openai_long(int turns) {
     std::string messages = R"([{"role":"system","content":)" + q(long_text(8000, "refunds")) + "}";
     for (int i = 1; i <= turns; ++i) {
-        if (i > 1) messages += R"(,{"role":"assistant","content":"Answer )" + std::to_string(i - 1) + "\"}";
+        if (i > 1)
+            messages +=
+                R"(,{"role":"assistant","content":"Answer )" + std::to_string(i - 1) + "\"}";
         messages += "," + openai_user("Question number " + std::to_string(i));
     }
     return openai_body(messages + "]");
@@ -174,19 +199,23 @@ std::string bedrock_tools() {
            kWeatherSchema + "}}}]}";
 }
 
-std::string bedrock_question() { return bedrock_body("[" + bedrock_user(kQuestion) + "]", bedrock_tools()); }
+std::string bedrock_question() {
+    return bedrock_body("[" + bedrock_user(kQuestion) + "]", bedrock_tools());
+}
 
 std::string bedrock_orphan_result() {
-    return bedrock_body("[" + bedrock_user("hello") + "," + bedrock_assistant("hi") +
-                            R"(,{"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_gone","content":[{"text":"x"}]}}]}])",
-                        bedrock_tools());
+    return bedrock_body(
+        "[" + bedrock_user("hello") + "," + bedrock_assistant("hi") +
+            R"(,{"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_gone","content":[{"text":"x"}]}}]}])",
+        bedrock_tools());
 }
 
 std::string bedrock_unanswered() {
-    return bedrock_body("[" + bedrock_user("hello") +
-                            R"(,{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"get_weather","input":{}}}]},)" +
-                            bedrock_user("never mind") + "]",
-                        bedrock_tools());
+    return bedrock_body(
+        "[" + bedrock_user("hello") +
+            R"(,{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_1","name":"get_weather","input":{}}}]},)" +
+            bedrock_user("never mind") + "]",
+        bedrock_tools());
 }
 
 std::string bedrock_growing(int turns) {
@@ -200,9 +229,11 @@ std::string bedrock_growing(int turns) {
 }
 
 std::string bedrock_five_points() {
-    return bedrock_body("[" + bedrock_user("a", true) + "," + R"({"role":"assistant","content":[{"text":"b"},{"cachePoint":{"type":"default"}}]},)" +
-                            bedrock_user("c", true) + "]",
-                        R"(,"system":[{"text":"one"},{"cachePoint":{"type":"default"}},{"text":"two"},{"cachePoint":{"type":"default"}}])");
+    return bedrock_body(
+        "[" + bedrock_user("a", true) + "," +
+            R"({"role":"assistant","content":[{"text":"b"},{"cachePoint":{"type":"default"}}]},)" +
+            bedrock_user("c", true) + "]",
+        R"(,"system":[{"text":"one"},{"cachePoint":{"type":"default"}},{"text":"two"},{"cachePoint":{"type":"default"}}])");
 }
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -222,7 +253,7 @@ std::string str(const rapidjson::Value& v) {
 }
 
 class Emulator : public ::testing::Test {
-protected:
+  protected:
     static void SetUpTestSuite() { emu_ = std::make_unique<EmulatorProcess>(); }
     static void TearDownTestSuite() {
         // Stops cleanly on SIGTERM: exit status 0.
@@ -239,7 +270,8 @@ protected:
         extra.insert(extra.end(), kOpenAiAuth.begin(), kOpenAiAuth.end());
         return emu_->post("/v1/chat/completions", body, extra);
     }
-    HttpResult bedrock(const std::string& body, std::vector<std::string> extra = {}, const std::string& path = kConverse) {
+    HttpResult bedrock(const std::string& body, std::vector<std::string> extra = {},
+                       const std::string& path = kConverse) {
         extra.insert(extra.end(), kBedrockAuth.begin(), kBedrockAuth.end());
         return emu_->post(path, body, extra);
     }
@@ -263,7 +295,8 @@ std::unique_ptr<EmulatorProcess> Emulator::emu_;
 
 TEST(EmulatorProcessTest, PrintsTheListeningLineAndAnswersHealth) {
     EmulatorProcess emu;
-    EXPECT_EQ(emu.stdout_first_line(), "listening on http://127.0.0.1:" + std::to_string(emu.port()));
+    EXPECT_EQ(emu.stdout_first_line(),
+              "listening on http://127.0.0.1:" + std::to_string(emu.port()));
     const auto r = emu.get("/health");
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, R"({"status":"ok"})");
@@ -283,41 +316,52 @@ TEST_F(Emulator, AnthropicRefusesFiveCacheControlBlocks) {
     const auto r = anthropic(anthropic_five_marks());
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(parse(r.body)["error"]["type"], "invalid_request_error");
-    EXPECT_EQ(anthropic_error(r), "A maximum of 4 blocks with cache_control may be provided. Found 5.");
+    EXPECT_EQ(anthropic_error(r),
+              "A maximum of 4 blocks with cache_control may be provided. Found 5.");
 }
 
 TEST_F(Emulator, AnthropicRefusesAToolResultWithoutItsToolUse) {
     const auto r = anthropic(anthropic_orphan_result());
     EXPECT_EQ(r.status, 400);
-    EXPECT_EQ(anthropic_error(r),
-              "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_gone. "
-              "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.");
+    EXPECT_EQ(
+        anthropic_error(r),
+        "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_gone. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
+        "message.");
 }
 
 TEST_F(Emulator, AnthropicRefusesAToolUseWithoutItsResult) {
     const auto r = anthropic(anthropic_unanswered_use());
     EXPECT_EQ(r.status, 400);
-    EXPECT_EQ(anthropic_error(r),
-              "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. "
-              "Each `tool_use` block must have a corresponding `tool_result` block in the next message.");
+    EXPECT_EQ(
+        anthropic_error(r),
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
+        "toolu_1. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message.");
 }
 
 TEST_F(Emulator, AnthropicRoleAndContentRules) {
-    EXPECT_EQ(anthropic_error(anthropic(anthropic_body("[" + assistant_text("hi") + "," + user_text("q") + "]"))),
+    EXPECT_EQ(anthropic_error(anthropic(
+                  anthropic_body("[" + assistant_text("hi") + "," + user_text("q") + "]"))),
               R"(messages: first message must use the "user" role)");
-    EXPECT_EQ(anthropic_error(anthropic(anthropic_body("[" + user_text("a") + "," + user_text("b") + "]"))),
-              R"(messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row)");
+    EXPECT_EQ(
+        anthropic_error(
+            anthropic(anthropic_body("[" + user_text("a") + "," + user_text("b") + "]"))),
+        R"(messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row)");
     EXPECT_EQ(anthropic_error(anthropic(anthropic_body("[" + user_text("") + "]"))),
               "messages: text content blocks must be non-empty");
-    EXPECT_EQ(anthropic_error(anthropic(R"({"model":"claude-emu","messages":[)" + user_text("q") + "]}")),
-              "max_tokens: Field required");
+    EXPECT_EQ(
+        anthropic_error(anthropic(R"({"model":"claude-emu","messages":[)" + user_text("q") + "]}")),
+        "max_tokens: Field required");
     // A tool_result is always first in its user turn (issue 4 item 4).
-    EXPECT_EQ(anthropic_error(anthropic(anthropic_body(
-                  "[" + user_text("q") +
-                  R"(,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}]},)"
-                  R"({"role":"user","content":[{"type":"text","text":"see"},{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}])"))),
-              "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages "
-              "following `tool_use` blocks must begin with a matching number of `tool_result` blocks.");
+    EXPECT_EQ(
+        anthropic_error(anthropic(anthropic_body(
+            "[" + user_text("q") +
+            R"(,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}]},)"
+            R"({"role":"user","content":[{"type":"text","text":"see"},{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}])"))),
+        "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. "
+        "Messages "
+        "following `tool_use` blocks must begin with a matching number of `tool_result` blocks.");
 }
 
 TEST_F(Emulator, AnthropicAuthenticationHeaders) {
@@ -336,7 +380,8 @@ TEST_F(Emulator, OpenAiRefusesToolCallsWithoutToolMessages) {
     EXPECT_EQ(r.status, 400);
     auto d = parse(r.body);
     EXPECT_EQ(std::string(d["error"]["message"].GetString()),
-              "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+              "An assistant message with 'tool_calls' must be followed by tool messages responding "
+              "to each "
               "'tool_call_id'. The following tool_call_ids did not have response messages: call_1");
     EXPECT_EQ(d["error"]["type"], "invalid_request_error");
     EXPECT_EQ(d["error"]["param"], "messages.[2].role");
@@ -348,7 +393,8 @@ TEST_F(Emulator, OpenAiRefusesAToolMessageWithoutToolCalls) {
     EXPECT_EQ(r.status, 400);
     auto d = parse(r.body);
     EXPECT_EQ(std::string(d["error"]["message"].GetString()),
-              "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.");
+              "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+              "message with 'tool_calls'.");
     EXPECT_EQ(d["error"]["param"], "messages.[1].role");
 }
 
@@ -370,15 +416,18 @@ TEST_F(Emulator, ConverseRefusesConsecutiveUserTurns) {
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(r.headers.at("x-amzn-errortype"), "ValidationException");
     EXPECT_EQ(bedrock_message(r),
-              "A conversation must alternate between user and assistant roles. Make sure the conversation "
+              "A conversation must alternate between user and assistant roles. Make sure the "
+              "conversation "
               "alternates between user and assistant roles and try again.");
 }
 
 TEST_F(Emulator, ConverseRefusesBlankText) {
-    const auto r = bedrock(bedrock_body("[" + bedrock_user("q") + "," + bedrock_assistant("  ") + "]"));
+    const auto r =
+        bedrock(bedrock_body("[" + bedrock_user("q") + "," + bedrock_assistant("  ") + "]"));
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(bedrock_message(r),
-              "The text field in the ContentBlock object at messages.1.content.0 is blank. Add text to the "
+              "The text field in the ContentBlock object at messages.1.content.0 is blank. Add "
+              "text to the "
               "text field, and try again.");
 }
 
@@ -386,17 +435,20 @@ TEST_F(Emulator, ConversePairsToolUseAndToolResult) {
     auto r = bedrock(bedrock_orphan_result());
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(bedrock_message(r),
-              "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn.");
+              "The number of toolResult blocks at messages.2.content exceeds the number of toolUse "
+              "blocks of previous turn.");
     r = bedrock(bedrock_unanswered());
     EXPECT_EQ(r.status, 400);
-    EXPECT_EQ(bedrock_message(r), "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_1");
+    EXPECT_EQ(bedrock_message(r),
+              "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_1");
 }
 
 TEST_F(Emulator, ConverseRefusesFiveCachePoints) {
     const auto r = bedrock(bedrock_five_points());
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(bedrock_message(r),
-              "The model returned the following errors: A maximum of 4 blocks with cache_control may be provided. Found 5.");
+              "The model returned the following errors: A maximum of 4 blocks with cache_control "
+              "may be provided. Found 5.");
 }
 
 TEST_F(Emulator, ConverseChecksTheSigV4HeaderShape) {
@@ -439,9 +491,12 @@ TEST_F(Emulator, AnthropicUncachedTailIsInputTokens) {
     // A marked block followed by an unmarked one: the tail is neither written nor read.
     const std::string cached_part = anthropic_growing(1);
     const std::string body = anthropic_body(
-        "[" + std::string(R"({"role":"user","content":[{"type":"text","text":"Question number 1","cache_control":{"type":"ephemeral"}},)"
-                          R"({"type":"text","text":"An unmarked tail that is not cached."}]}])"),
-        R"(,"system":[{"type":"text","text":)" + q(long_text(6000, "orders")) + R"(,"cache_control":{"type":"ephemeral"}}])");
+        "[" +
+            std::string(
+                R"({"role":"user","content":[{"type":"text","text":"Question number 1","cache_control":{"type":"ephemeral"}},)"
+                R"({"type":"text","text":"An unmarked tail that is not cached."}]}])"),
+        R"(,"system":[{"type":"text","text":)" + q(long_text(6000, "orders")) +
+            R"(,"cache_control":{"type":"ephemeral"}}])");
     anthropic(cached_part);
     auto u_doc = parse(anthropic(body).body);
     auto u = u_doc["usage"].GetObject();
@@ -451,8 +506,9 @@ TEST_F(Emulator, AnthropicUncachedTailIsInputTokens) {
 }
 
 TEST_F(Emulator, BelowTheMinimumCacheableLengthNothingIsCached) {
-    const std::string body = anthropic_body("[" + user_text("short question", true) + "]",
-                                            R"(,"system":[{"type":"text","text":"Short.","cache_control":{"type":"ephemeral"}}])");
+    const std::string body = anthropic_body(
+        "[" + user_text("short question", true) + "]",
+        R"(,"system":[{"type":"text","text":"Short.","cache_control":{"type":"ephemeral"}}])");
     const long long tokens = count_tokens(body);
     ASSERT_LT(tokens, 1024);
     for (int call = 0; call < 2; ++call) {
@@ -493,9 +549,9 @@ TEST_F(Emulator, ConverseCachePointsWriteThenRead) {
     auto u2 = u2_doc["usage"].GetObject();
     EXPECT_EQ(u2["cacheReadInputTokens"].GetInt64(), u1["cacheWriteInputTokens"].GetInt64());
     EXPECT_GT(u2["cacheWriteInputTokens"].GetInt64(), 0);
-    EXPECT_EQ(u2["totalTokens"].GetInt64(), u2["inputTokens"].GetInt64() + u2["outputTokens"].GetInt64() +
-                                                u2["cacheReadInputTokens"].GetInt64() +
-                                                u2["cacheWriteInputTokens"].GetInt64());
+    EXPECT_EQ(u2["totalTokens"].GetInt64(),
+              u2["inputTokens"].GetInt64() + u2["outputTokens"].GetInt64() +
+                  u2["cacheReadInputTokens"].GetInt64() + u2["cacheWriteInputTokens"].GetInt64());
 }
 
 TEST_F(Emulator, OpenAiCachesPromptsAutomaticallyIn128TokenSteps) {
@@ -552,27 +608,35 @@ TEST_F(Emulator, OpenAiAndConverseCallTheToolToo) {
 TEST_F(Emulator, AnswersInTextAfterAToolResultQuotingItsFirstLine) {
     auto d = parse(anthropic(anthropic_after_tool("Sunny, 21C\nsecond line", false)).body);
     EXPECT_EQ(d["stop_reason"], "end_turn");
-    EXPECT_EQ(std::string(d["content"][0]["text"].GetString()), "The tool get_weather returned: Sunny, 21C");
+    EXPECT_EQ(std::string(d["content"][0]["text"].GetString()),
+              "The tool get_weather returned: Sunny, 21C");
     auto e = parse(anthropic(anthropic_after_tool("city not found", true)).body);
-    EXPECT_NE(std::string(e["content"][0]["text"].GetString()).find("reported an error: city not found"),
-              std::string::npos);
+    EXPECT_NE(
+        std::string(e["content"][0]["text"].GetString()).find("reported an error: city not found"),
+        std::string::npos);
     auto o = parse(openai(openai_after_tool("Rain\nmore")).body);
     EXPECT_EQ(o["choices"][0]["finish_reason"], "stop");
-    EXPECT_EQ(std::string(o["choices"][0]["message"]["content"].GetString()), "The tool get_weather returned: Rain");
+    EXPECT_EQ(std::string(o["choices"][0]["message"]["content"].GetString()),
+              "The tool get_weather returned: Rain");
 }
 
 TEST_F(Emulator, AnswersInTextWithoutTools) {
     auto d = parse(anthropic(anthropic_body("[" + user_text("Hello there") + "]")).body);
     EXPECT_EQ(d["stop_reason"], "end_turn");
-    EXPECT_EQ(std::string(d["content"][0]["text"].GetString()), "This is the emulator's answer to: Hello there");
+    EXPECT_EQ(std::string(d["content"][0]["text"].GetString()),
+              "This is the emulator's answer to: Hello there");
     // Converse with tools rendered in the text (no toolConfig) answers in text.
-    auto b = parse(bedrock(bedrock_body("[" + bedrock_user("Tools: get_weather(city). " + kQuestion) + "]")).body);
+    auto b = parse(
+        bedrock(bedrock_body("[" + bedrock_user("Tools: get_weather(city). " + kQuestion) + "]"))
+            .body);
     EXPECT_EQ(b["stopReason"], "end_turn");
     EXPECT_TRUE(b["output"]["message"]["content"][0].HasMember("text"));
 }
 
 TEST_F(Emulator, RespectsMaxTokens) {
-    auto d = parse(anthropic(R"({"model":"claude-emu","max_tokens":3,"messages":[)" + user_text("Hello there") + "]}").body);
+    auto d = parse(anthropic(R"({"model":"claude-emu","max_tokens":3,"messages":[)" +
+                             user_text("Hello there") + "]}")
+                       .body);
     EXPECT_EQ(d["stop_reason"], "max_tokens");
     EXPECT_EQ(std::string(d["content"][0]["text"].GetString()), "This is the ");
     EXPECT_EQ(d["usage"]["output_tokens"].GetInt64(), 3);
@@ -626,7 +690,8 @@ TEST_F(Emulator, FaultTruncateCutsTheToolCall) {
 
     auto o = parse(openai(openai_question(), {"x-emulator-fault: truncate"}).body);
     EXPECT_EQ(o["choices"][0]["finish_reason"], "length");
-    const std::string partial = o["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].GetString();
+    const std::string partial =
+        o["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].GetString();
     EXPECT_EQ(kWeatherArgs.rfind(partial, 0), 0u) << "a prefix of the full arguments";
     EXPECT_LT(partial.size(), kWeatherArgs.size());
 
@@ -635,15 +700,23 @@ TEST_F(Emulator, FaultTruncateCutsTheToolCall) {
 }
 
 TEST_F(Emulator, FaultFailFirstFailsNCallsPerRequestIdThenSucceeds) {
-    const std::vector<std::string> h = {"x-emulator-fault: fail-first=2", "x-emulator-request-id: r-1"};
+    const std::vector<std::string> h = {"x-emulator-fault: fail-first=2",
+                                        "x-emulator-request-id: r-1"};
     EXPECT_EQ(anthropic(anthropic_question(), h).status, 529);
     EXPECT_EQ(anthropic(anthropic_question(), h).status, 529);
     EXPECT_EQ(anthropic(anthropic_question(), h).status, 200);
     // Another request id counts on its own; OpenAI's transient failure is a 500.
-    EXPECT_EQ(openai(openai_question(), {"x-emulator-fault: fail-first=1", "x-emulator-request-id: r-2"}).status, 500);
-    EXPECT_EQ(openai(openai_question(), {"x-emulator-fault: fail-first=1", "x-emulator-request-id: r-2"}).status, 200);
+    EXPECT_EQ(
+        openai(openai_question(), {"x-emulator-fault: fail-first=1", "x-emulator-request-id: r-2"})
+            .status,
+        500);
+    EXPECT_EQ(
+        openai(openai_question(), {"x-emulator-fault: fail-first=1", "x-emulator-request-id: r-2"})
+            .status,
+        200);
     // A status can be chosen.
-    auto r = bedrock(bedrock_question(), {"x-emulator-fault: fail-first=1:429", "x-emulator-request-id: r-3"});
+    auto r = bedrock(bedrock_question(),
+                     {"x-emulator-fault: fail-first=1:429", "x-emulator-request-id: r-3"});
     EXPECT_EQ(r.status, 429);
     EXPECT_EQ(r.headers.at("retry-after"), "1");
 }
@@ -681,11 +754,13 @@ std::string assemble_anthropic(const std::string& body, std::string& stop_reason
             const std::string type = current["type"].GetString();
             if (type == "text") blocks.push_back(R"({"type":"text","text":)" + q(text) + "}");
             if (type == "thinking") {
-                blocks.push_back(R"({"type":"thinking","thinking":)" + q(thinking) + R"(,"signature":)" + q(signature) + "}");
+                blocks.push_back(R"({"type":"thinking","thinking":)" + q(thinking) +
+                                 R"(,"signature":)" + q(signature) + "}");
             }
             if (type == "tool_use") {
-                blocks.push_back(R"({"type":"tool_use","id":)" + str(current["id"]) + R"(,"name":)" + str(current["name"]) +
-                                 R"(,"input":)" + str(parse(partial_json)) + "}");
+                blocks.push_back(R"({"type":"tool_use","id":)" + str(current["id"]) +
+                                 R"(,"name":)" + str(current["name"]) + R"(,"input":)" +
+                                 str(parse(partial_json)) + "}");
             }
         } else if (name == "message_delta") {
             stop_reason = e["delta"]["stop_reason"].GetString();
@@ -716,7 +791,8 @@ TEST_F(Emulator, OpenAiStreamAssemblesToTheNonStreamedReply) {
     for (const std::string& body : {openai_question(), openai_after_tool("Rain")}) {
         auto plain = parse(openai(body).body);
         std::string streamed_body = body;
-        streamed_body.insert(streamed_body.size() - 1, R"(,"stream":true,"stream_options":{"include_usage":true})");
+        streamed_body.insert(streamed_body.size() - 1,
+                             R"(,"stream":true,"stream_options":{"include_usage":true})");
         const auto events = parse_sse(openai(streamed_body).body);
         ASSERT_GE(events.size(), 3u);
         EXPECT_EQ(events.back().second, "[DONE]");
@@ -731,13 +807,15 @@ TEST_F(Emulator, OpenAiStreamAssemblesToTheNonStreamedReply) {
                 continue;
             }
             const auto& delta = c["choices"][0]["delta"];
-            if (delta.HasMember("content") && delta["content"].IsString()) content += delta["content"].GetString();
+            if (delta.HasMember("content") && delta["content"].IsString())
+                content += delta["content"].GetString();
             if (delta.HasMember("tool_calls")) {
                 const auto& fn = delta["tool_calls"][0]["function"];
                 if (fn.HasMember("name")) name = fn["name"].GetString();
                 arguments += fn["arguments"].GetString();
             }
-            if (c["choices"][0]["finish_reason"].IsString()) finish = c["choices"][0]["finish_reason"].GetString();
+            if (c["choices"][0]["finish_reason"].IsString())
+                finish = c["choices"][0]["finish_reason"].GetString();
         }
         EXPECT_TRUE(usage_seen);
         const auto& message = plain["choices"][0]["message"];
@@ -752,7 +830,8 @@ TEST_F(Emulator, OpenAiStreamAssemblesToTheNonStreamedReply) {
 }
 
 TEST_F(Emulator, ConverseStreamIsAwsEventStreamAssemblingToTheNonStreamedReply) {
-    for (const std::string& body : {bedrock_question(), bedrock_body("[" + bedrock_user("Hello there") + "]")}) {
+    for (const std::string& body :
+         {bedrock_question(), bedrock_body("[" + bedrock_user("Hello there") + "]")}) {
         auto plain = parse(bedrock(body).body);
         const auto r = bedrock(body, {}, kConverseStream);
         EXPECT_EQ(r.headers.at("content-type"), "application/vnd.amazon.eventstream");
@@ -764,8 +843,10 @@ TEST_F(Emulator, ConverseStreamIsAwsEventStreamAssemblingToTheNonStreamedReply) 
         for (const auto& [type, payload] : events) {
             auto e = parse(payload);
             if (type == "contentBlockStart") tool_name = e["start"]["toolUse"]["name"].GetString();
-            if (type == "contentBlockDelta" && e["delta"].HasMember("text")) text += e["delta"]["text"].GetString();
-            if (type == "contentBlockDelta" && e["delta"].HasMember("toolUse")) input += e["delta"]["toolUse"]["input"].GetString();
+            if (type == "contentBlockDelta" && e["delta"].HasMember("text"))
+                text += e["delta"]["text"].GetString();
+            if (type == "contentBlockDelta" && e["delta"].HasMember("toolUse"))
+                input += e["delta"]["toolUse"]["input"].GetString();
             if (type == "messageStop") stop = e["stopReason"].GetString();
         }
         EXPECT_EQ(stop, plain["stopReason"].GetString());
@@ -798,16 +879,18 @@ TEST_F(Emulator, StatsCountRequestsPerRoute) {
 TEST(EmulatorFixtures, AreValidAgainstThePublishedSchemas) {
     // Only the fixtures meant to be well-formed on the wire; the rule-breaking ones (pairing,
     // alternation, blank text, five markers) break rules a schema cannot express.
-    EXPECT_EQ(validate_wire("anthropic", {anthropic_question(), anthropic_after_tool("Sunny", false),
-                                          anthropic_growing(2), anthropic_orphan_result(),
-                                          anthropic_unanswered_use(), anthropic_five_marks()}),
-              "");
+    EXPECT_EQ(
+        validate_wire("anthropic", {anthropic_question(), anthropic_after_tool("Sunny", false),
+                                    anthropic_growing(2), anthropic_orphan_result(),
+                                    anthropic_unanswered_use(), anthropic_five_marks()}),
+        "");
     EXPECT_EQ(validate_wire("openai", {openai_question(), openai_after_tool("Rain"), openai_long(2),
                                        openai_unanswered(), openai_orphan()}),
               "");
-    EXPECT_EQ(validate_wire("bedrock", {bedrock_question(), bedrock_growing(2), bedrock_orphan_result(),
-                                        bedrock_unanswered(), bedrock_five_points()}),
-              "");
+    EXPECT_EQ(
+        validate_wire("bedrock", {bedrock_question(), bedrock_growing(2), bedrock_orphan_result(),
+                                  bedrock_unanswered(), bedrock_five_points()}),
+        "");
 }
 
 }  // namespace
