@@ -25,6 +25,7 @@ enum class ErrorKind {
     kContextOverflow,   ///< ContextOverflowException
     kOwnership,         ///< a conversation owned by another job or host
     kInternal,
+    kOutputTruncated,   ///< OutputTruncationRetryException: retry once with the raised budget
 };
 
 /// Base of every error the core throws.

@@ -16,6 +16,7 @@ const char* to_string(ErrorKind kind) noexcept {
         case ErrorKind::kUncorrectable: return "uncorrectable";
         case ErrorKind::kContextOverflow: return "context_overflow";
         case ErrorKind::kOwnership: return "ownership";
+        case ErrorKind::kOutputTruncated: return "output_truncated";
         case ErrorKind::kInternal: return "internal";
     }
     return "unknown";
