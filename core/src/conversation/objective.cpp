@@ -1,4 +1,5 @@
 // The objective map and its freeze (seed 000 "The objective map").
+#include <cxxabi.h>
 #include <execinfo.h>
 
 #include <algorithm>
@@ -14,6 +15,21 @@
 namespace nucleo {
 namespace {
 
+/// One backtrace_symbols line ("lib.so(_ZN...+0x3c) [0x...]") with its symbol demangled, so the
+/// reader of the log sees the C++ function that tried.
+std::string demangled_frame(const char* frame) {
+    std::string line(frame);
+    const auto open = line.find('(');
+    const auto plus = line.find('+', open);
+    if (open == std::string::npos || plus == std::string::npos || plus == open + 1) return line;
+    const std::string mangled = line.substr(open + 1, plus - open - 1);
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> name(
+        abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+    if (status != 0 || !name) return line;
+    return line.substr(0, open + 1) + name.get() + line.substr(plus);
+}
+
 /// The caller's stack, one frame per line: the seed wants the refused put logged "stack trace
 /// included" so the code that tried is found.
 std::string stack_trace() {
@@ -24,7 +40,7 @@ std::string stack_trace() {
     std::string out;
     for (int i = 1; i < count; ++i) {  // frame 0 is this function
         out.append("  #").append(std::to_string(i - 1)).append(" ");
-        out.append(symbols ? symbols.get()[i] : "?").append("\n");
+        out.append(symbols ? demangled_frame(symbols.get()[i]) : "?").append("\n");
     }
     return out;
 }
