@@ -214,7 +214,7 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
             tools != nullptr && tools->IsArray()) {
             for (const auto& t : tools->GetArray()) {
                 const json::Value* spec = json::member(t, "toolSpec");
-                if (spec == nullptr) continue;
+                if (spec == nullptr || !spec->IsObject()) continue;
                 const json::Value* schema = json::member(*spec, "inputSchema");
                 in.tools.push_back({json::string_member(*spec, "name"),
                                     schema != nullptr ? json::member(*schema, "json") : nullptr});

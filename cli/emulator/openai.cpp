@@ -153,8 +153,9 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
             const json::Value* calls = json::member(m, "tool_calls");
             if (calls == nullptr || !calls->IsArray()) continue;
             for (const auto& c : calls->GetArray()) {
-                if (json::string_member(c, "id") == id) {
-                    in.tool_result_name = json::string_member(*json::member(c, "function"), "name");
+                const json::Value* fn = json::member(c, "function");
+                if (fn != nullptr && json::string_member(c, "id") == id) {
+                    in.tool_result_name = json::string_member(*fn, "name");
                 }
             }
         }
