@@ -1,0 +1,97 @@
+// Issue 5, item 1: "A test compares ids with tiktoken on a corpus of at least 1 MB covering
+// English, code, JSON, CJK, emoji, long whitespace runs and invalid UTF-8."
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "nucleo/tokenizer.hpp"
+#include "reference.hpp"
+#include "tokens/pretokenize.hpp"
+
+namespace nucleo {
+namespace {
+
+using testing::Reference;
+
+std::string escape(std::string_view s) {
+    std::string out;
+    for (const unsigned char c : s) {
+        if (c >= 0x20 && c < 0x7F && c != '\\') {
+            out.push_back(static_cast<char>(c));
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        }
+    }
+    return out;
+}
+
+/// Where two id lists first differ, with the pieces around it, for a readable failure.
+std::string describe(const Tokenizer& tok, const std::string& doc,
+                     const std::vector<std::uint32_t>& ours,
+                     const std::vector<std::uint32_t>& theirs) {
+    std::size_t k = 0;
+    while (k < ours.size() && k < theirs.size() && ours[k] == theirs[k]) ++k;
+    std::string out = "first difference at id " + std::to_string(k) + " of " +
+                      std::to_string(theirs.size()) + " (ours " + std::to_string(ours.size()) +
+                      ")\n  ours:   ";
+    for (std::size_t i = k; i < ours.size() && i < k + 6; ++i) {
+        out += "[" + escape(tok.decode(std::span(&ours[i], 1))) + "]";
+    }
+    out += "\n  theirs: ";
+    for (std::size_t i = k; i < theirs.size() && i < k + 6; ++i) {
+        out += "[" + escape(tok.decode(std::span(&theirs[i], 1))) + "]";
+    }
+    out += "\n  text around: " +
+           escape(tok.decode(std::span(ours).subspan(k > 4 ? k - 4 : 0,
+                                                    std::min<std::size_t>(ours.size() - (k > 4 ? k - 4 : 0), 12))));
+    (void)doc;
+    return out;
+}
+
+class Parity : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Parity, EveryIdEqualsTiktokenOnTheMixedCorpus) {
+    const Reference* ref = nullptr;
+    try {
+        ref = &testing::reference();
+    } catch (const std::exception& e) {
+        FAIL() << "no tiktoken reference: " << e.what();
+    }
+    std::size_t bytes = 0;
+    std::size_t invalid_docs = 0;
+    for (const std::string& d : ref->docs) {
+        bytes += d.size();
+        const auto* p = reinterpret_cast<const std::uint8_t*>(d.data());
+        if (tokens::detail::valid_prefix(p, d.size()) != d.size()) ++invalid_docs;
+    }
+    ASSERT_GE(bytes, 1000000u) << "the corpus must hold at least 1 MB";
+    ASSERT_GT(invalid_docs, 10u) << "the corpus must hold invalid UTF-8";
+
+    const Tokenizer& tok = Tokenizer::get(GetParam());
+    const testing::IdTable expected = ref->ids(GetParam(), "tiktoken");
+    std::size_t mismatches = 0;
+    std::size_t ids = 0;
+    for (std::size_t d = 0; d < ref->docs.size(); ++d) {
+        const std::vector<std::uint32_t> ours = tok.encode(ref->docs[d]);
+        ASSERT_TRUE(expected[d].has_value());
+        ids += expected[d]->size();
+        if (ours != *expected[d]) {
+            if (++mismatches <= 5) {
+                ADD_FAILURE() << GetParam() << " document " << d << ": "
+                              << describe(tok, ref->docs[d], ours, *expected[d]);
+            }
+        }
+        EXPECT_EQ(tok.count(ref->docs[d]), expected[d]->size()) << "count() of document " << d;
+    }
+    EXPECT_EQ(mismatches, 0u) << "documents whose ids differ from tiktoken (" << ref->versions
+                              << ")";
+    RecordProperty("bytes", static_cast<int>(bytes));
+    RecordProperty("ids", static_cast<int>(ids));
+}
+
+INSTANTIATE_TEST_SUITE_P(Encodings, Parity, ::testing::Values("o200k_base", "cl100k_base"));
+
+}  // namespace
+}  // namespace nucleo
