@@ -19,6 +19,7 @@ struct Command {
 const std::vector<Command>& commands();
 
 int run_models(const Argv& args);
+int run_plugins(const Argv& args);
 int run_render(const Argv& args);
 int run_transcript(const Argv& args);
 int run_version(const Argv& args);

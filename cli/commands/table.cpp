@@ -6,6 +6,7 @@ namespace nucleo::cli {
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
         {"models", run_models, "list the model catalog (--json, --config FILE)"},
+        {"plugins", run_plugins, "list the plugins on the search path (--json, --path FILE.so|DIR)"},
         {"render", run_render, "print the prepared call as JSON (--in CONV --model ID --prepared)"},
         {"transcript", run_transcript, "print a conversation as text for a reader (--in CONV)"},
         {"version", run_version, "print the version of nucleo"},

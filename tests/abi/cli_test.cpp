@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct CliRun {
     int status = -1;
     std::string out;
     std::string err;
@@ -28,7 +28,7 @@ std::string slurp(const fs::path& p) {
 }
 
 /// Runs `env NUCLEO_CLI args`, capturing stdout and stderr separately.
-Run run_cli(const std::string& args, const std::string& env = "") {
+CliRun run_cli(const std::string& args, const std::string& env = "") {
     const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "abi" / "cli-out";
     fs::create_directories(dir);
     const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -36,7 +36,7 @@ Run run_cli(const std::string& args, const std::string& env = "") {
     const std::string cmd = "env " + env + " NUCLEO_LOG_LEVEL=warn '" + std::string(NUCLEO_CLI) +
                             "' plugins " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
     const int raw = std::system(cmd.c_str());
-    Run r;
+    CliRun r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
     r.out = slurp(out);
     r.err = slurp(err);
@@ -47,7 +47,7 @@ const std::string kBad = std::string(ABI_FIXTURE_DIR) + "/bad";
 const std::string kGood = std::string(ABI_FIXTURE_DIR) + "/good";
 
 TEST(PluginsCommand, FileThatIsNotASharedObjectIsOneLineAndExit2) {
-    const Run r = run_cli("--path '" + kBad + "/nucleo-not_elf.so'");
+    const CliRun r = run_cli("--path '" + kBad + "/nucleo-not_elf.so'");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "nucleo plugins: cannot load plugin " + kBad +
                          "/nucleo-not_elf.so: not a shared object (no ELF header)\n");
@@ -55,7 +55,7 @@ TEST(PluginsCommand, FileThatIsNotASharedObjectIsOneLineAndExit2) {
 }
 
 TEST(PluginsCommand, SharedObjectWithoutTheSymbolIsOneLineAndExit2) {
-    const Run r = run_cli("--path '" + kBad + "/nucleo-no_symbol.so'");
+    const CliRun r = run_cli("--path '" + kBad + "/nucleo-no_symbol.so'");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(kBad + "/nucleo-no_symbol.so: missing entry symbol nucleo_plugin_entry_v1"),
               std::string::npos)
@@ -64,7 +64,7 @@ TEST(PluginsCommand, SharedObjectWithoutTheSymbolIsOneLineAndExit2) {
 }
 
 TEST(PluginsCommand, UnknownPluginNameIsExit2) {
-    const Run r = run_cli("no_such_plugin_anywhere");
+    const CliRun r = run_cli("no_such_plugin_anywhere");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("'no_such_plugin_anywhere': no nucleo-no_such_plugin_anywhere.so in"),
               std::string::npos)
@@ -72,7 +72,7 @@ TEST(PluginsCommand, UnknownPluginNameIsExit2) {
 }
 
 TEST(PluginsCommand, ListsAGoodFolderAsJson) {
-    const Run r = run_cli("--json", "NUCLEO_PLUGIN_PATH='" + kGood + "'");
+    const CliRun r = run_cli("--json", "NUCLEO_PLUGIN_PATH='" + kGood + "'");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find(R"("name":"c11","version":"1.2.3","abi":"1.0","abi_major":1,"abi_minor":0,)"
                          R"("factories":["nucleo.summarizer/1"],"file":")" + kGood + "/nucleo-c11.so\""),
@@ -84,7 +84,7 @@ TEST(PluginsCommand, ListsAGoodFolderAsJson) {
 }
 
 TEST(PluginsCommand, AFolderWithBadPluginsListsTheGoodAndExits2) {
-    const Run r = run_cli("", "NUCLEO_PLUGIN_PATH='" + kBad + ":" + kGood + "'");
+    const CliRun r = run_cli("", "NUCLEO_PLUGIN_PATH='" + kBad + ":" + kGood + "'");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.out.find("c11"), std::string::npos) << r.out;
     // One refusal line per bad file, each naming it.

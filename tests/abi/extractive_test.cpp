@@ -84,7 +84,7 @@ TEST_F(Extractive, IsDeterministic) {
 
 TEST_F(Extractive, SegmentsAreSummarizedTogetherAndSeparatedByLineBreaks) {
     const auto d = summarize(
-        R"({"schema_version":1,"target_tokens":60,"segments":[)"
+        R"({"schema_version":1,"target_tokens":19,"segments":[)"
         R"("Small talk here. The deploy failed with exit code 137.",)"
         R"("Weather was nice. We chose PostgreSQL 15 for the store."]})");
     EXPECT_STREQ(d["summary"].GetString(),

@@ -204,15 +204,15 @@ TEST(Loader, InitOnceWhileLoadedAndLibraryOutlivesItsPluginHandles) {
         instance.emplace(a.make_summarizer());
     }
     // Every Plugin handle is gone; the instance alone keeps the library loaded and initialised.
-    EXPECT_EQ(logs.count("plugin:c11", "deinit c11"), 0);
+    EXPECT_EQ(logs.count("plugin:c11", " deinit c11"), 0);
     EXPECT_EQ(instance->summarize("2"), R"({"schema_version":1,"summary":2,"by":"c11"})");
     EXPECT_EQ(instance->plugin().name, "c11");
     instance.reset();
-    EXPECT_EQ(logs.count("plugin:c11", "deinit c11"), 1);
+    EXPECT_EQ(logs.count("plugin:c11", " deinit c11"), 1);
     // A later load starts over with a fresh init.
-    const int inits = logs.count("plugin:c11", "init c11");
+    const int inits = logs.count("plugin:c11", " init c11");
     (void)PluginLoader().load((kGood / "nucleo-c11.so").string());
-    EXPECT_EQ(logs.count("plugin:c11", "init c11"), inits + 1);
+    EXPECT_EQ(logs.count("plugin:c11", " init c11"), inits + 1);
 }
 
 TEST(Loader, CreateFailureIsTheMappedKind) {

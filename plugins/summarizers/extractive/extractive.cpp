@@ -11,8 +11,8 @@
 //  - A sentence ends at '.', '!' or '?' followed by whitespace or the end, or at a line break.
 //  - Ties keep the earlier sentence; sentences that carry nothing are kept last, while room
 //    remains (filling the target is cheaper than a later compaction round).
-//  - When even the best sentence does not fit, it is cut at a word boundary to the target and
-//    ends with "..." -- an empty summary would lose everything.
+//  - When no sentence that carries facts fits whole, the best one is cut at a word boundary to
+//    the target and ends with "..." (rather than keeping only filler, or nothing at all).
 //  - Sentences kept from different segments are separated by a line break, within a segment by
 //    a space. A request without "schema_version" is read as version 1; another version is refused.
 #include <algorithm>
@@ -238,8 +238,13 @@ public:
             ++kept;
         }
 
+        // The best sentence carries facts but did not fit while filler did: facts win, cut.
+        const bool facts_lost = !ranked.empty() && ranked.front()->score > 0 &&
+                                std::none_of(ranked.begin(), ranked.end(), [&](const Sentence* s) {
+                                    return s->score > 0 && keep[s->index];
+                                });
         std::string summary;
-        if (kept == 0 && !ranked.empty()) {
+        if ((kept == 0 || facts_lost) && !ranked.empty()) {
             summary = cut_to(ranked.front()->text, target * 4);
             kept = 1;
         } else {
