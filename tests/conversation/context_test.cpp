@@ -70,6 +70,24 @@ TEST(Messages, OrphanToolResultIsRefusedNamingTheIdAndPosition) {
     EXPECT_EQ(ctx.messages().size(), 3U);
 }
 
+// Seed 000: "the abstract client template bumps the SENT message's requestedOutputTokens to
+// model.getMaxOutputTokens()".
+TEST(Messages, RequestedOutputTokensOfAStoredMessageCanBeBumped) {
+    ConversationContext ctx("c-3");
+    const std::string id = ctx.add_message(Message::outgoing_text("q"));
+    ctx.set_requested_output_tokens(id, 8192);
+    EXPECT_EQ(ctx.messages()[0].requested_output_tokens, std::optional<std::int64_t>(8192));
+    ctx.set_requested_output_tokens(id, std::nullopt);
+    EXPECT_EQ(ctx.messages()[0].requested_output_tokens, std::nullopt);
+    try {
+        ctx.set_requested_output_tokens("nope", 1);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+        EXPECT_THAT(e.what(), HasSubstr("'nope'"));
+    }
+}
+
 // Seed 000: "carriedInputs() reports the inputs beyond text the outgoing messages carry anywhere
 // in the history, an image block as Input.IMAGES and a file block as Input.DOCUMENTS".
 TEST(Declarations, CarriedInputsScanOutgoingHistoryIncludingToolResults) {

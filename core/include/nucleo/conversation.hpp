@@ -145,6 +145,13 @@ class ConversationContext {
     [[nodiscard]] const std::vector<Message>& messages() const noexcept { return state_.messages; }
     /// The message with this id, or nullptr.
     [[nodiscard]] const Message* find_message(std::string_view id) const noexcept;
+    /// Sets (or clears) a message's requested_output_tokens, the per-call override of the output
+    /// budget chain. Seed 000 "Output Budget Resolution": on truncation "the abstract client
+    /// template bumps the SENT message's requestedOutputTokens to model.getMaxOutputTokens()".
+    /// The only mutation of a stored message: it changes no rendered content, so it is allowed
+    /// after the freeze. Error(kNotFound) naming the id when no message has it.
+    void set_requested_output_tokens(std::string_view message_id,
+                                     std::optional<std::int64_t> tokens);
 
     /// Seed 000 carriedInputs(): the inputs beyond text the OUTGOING messages carry anywhere in
     /// the history, tool results included — an image block as Input::kImages, a file block as
