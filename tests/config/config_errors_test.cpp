@@ -31,7 +31,7 @@ Refusal refusal_of(const std::filesystem::path& file) {
 
 /// One valid catalog entry (8 lines), indented as an item of `models:`.
 std::string entry(const std::string& id, const std::string& provider = "anthropic") {
-    return "  - id: " + id + "\n" +                                                           //
+    return "  - id: " + id + "\n" +                                                            //
            "    provider: " + provider + "\n" +                                                //
            "    wire_model: wire-" + id + "\n" +                                               //
            "    grade: SMALL\n" +                                                              //
@@ -44,7 +44,9 @@ std::string entry(const std::string& id, const std::string& provider = "anthropi
 /// Two lines; with "models:" on line 3 an entry() occupies lines 4-11 and an extra key line 12.
 const char* kProviders = "providers:\n  anthropic: {plugin: anthropic}\n";
 
-std::string with_models(const std::string& models) { return std::string(kProviders) + "models:\n" + models; }
+std::string with_models(const std::string& models) {
+    return std::string(kProviders) + "models:\n" + models;
+}
 
 TEST(ConfigErrors, UnknownKeyNamesFileLineColumnAndKeyPath) {
     const auto dir = scratch_dir();
@@ -55,27 +57,31 @@ TEST(ConfigErrors, UnknownKeyNamesFileLineColumnAndKeyPath) {
                                  "    apikey: sk-ant-abc\n");
     const Refusal r = refusal_of(file);
     EXPECT_EQ(r.kind, ErrorKind::kConfig);
-    EXPECT_EQ(r.message, file.string() +
-                             ":4:5: providers.anthropic.apikey: unknown key (known keys: plugin, base_url, "
-                             "api_key, credentials, options)");
+    EXPECT_EQ(r.message,
+              file.string() +
+                  ":4:5: providers.anthropic.apikey: unknown key (known keys: plugin, base_url, "
+                  "api_key, credentials, options)");
 }
 
 TEST(ConfigErrors, UnknownTopLevelKey) {
     const auto dir = scratch_dir();
     const auto file = write_file(dir / "nucleo.yaml", std::string(kProviders) + "modles: []\n");
-    EXPECT_EQ(refusal_of(file).message,
-              file.string() +
-                  ":3:1: modles: unknown key (known keys: include, plugins, providers, stores, summarizer, "
-                  "models)");
+    EXPECT_EQ(refusal_of(file).message, file.string() +
+                                            ":3:1: modles: unknown key (known keys: include, "
+                                            "plugins, providers, stores, summarizer, "
+                                            "models)");
 }
 
 TEST(ConfigErrors, UnknownKeyInACatalogEntry) {
     const auto dir = scratch_dir();
-    const auto file = write_file(dir / "nucleo.yaml", with_models(entry("a") + "    colour: blue\n"));
+    const auto file =
+        write_file(dir / "nucleo.yaml", with_models(entry("a") + "    colour: blue\n"));
     const Refusal r = refusal_of(file);
     EXPECT_EQ(r.kind, ErrorKind::kConfig);
-    EXPECT_EQ(r.message.rfind(file.string() + ":12:5: models[0].colour: unknown key (known keys: id, provider,", 0),
-              0u)
+    EXPECT_EQ(
+        r.message.rfind(
+            file.string() + ":12:5: models[0].colour: unknown key (known keys: id, provider,", 0),
+        0u)
         << r.message;
 }
 
@@ -83,19 +89,20 @@ TEST(ConfigErrors, WrongTypeInAnIncludedFileNamesThatFile) {
     // The issue's own example: `config/models.yaml:12:5: models[1].max_output_tokens: expected an
     // integer, got "lots"` (the column here is the value's).
     const auto dir = scratch_dir();
-    const auto root = write_file(dir / "nucleo.yaml", std::string("include: models.yaml\n") + kProviders);
-    write_file(dir / "models.yaml",
-               "models:\n" + entry("small") +
-                   "  - id: large\n"
-                   "    provider: anthropic\n"
-                   "    wire_model: w2\n"
-                   "    grade: LARGE\n"
-                   "    max_context_tokens: 200000\n"
-                   "    max_output_tokens: lots\n");
+    const auto root =
+        write_file(dir / "nucleo.yaml", std::string("include: models.yaml\n") + kProviders);
+    write_file(dir / "models.yaml", "models:\n" + entry("small") +
+                                        "  - id: large\n"
+                                        "    provider: anthropic\n"
+                                        "    wire_model: w2\n"
+                                        "    grade: LARGE\n"
+                                        "    max_context_tokens: 200000\n"
+                                        "    max_output_tokens: lots\n");
     const Refusal r = refusal_of(root);
     EXPECT_EQ(r.kind, ErrorKind::kConfig);
-    EXPECT_EQ(r.message, (dir / "models.yaml").string() +
-                             ":15:24: models[1].max_output_tokens: expected an integer, got \"lots\"");
+    EXPECT_EQ(r.message,
+              (dir / "models.yaml").string() +
+                  ":15:24: models[1].max_output_tokens: expected an integer, got \"lots\"");
 }
 
 TEST(ConfigErrors, WrongTypesOfEachKind) {
@@ -149,7 +156,7 @@ TEST(ConfigErrors, KeyWithoutValueIsMissing) {
                                  "    base_url: https://api.openai.com/v1\n");
     const Refusal r = refusal_of(file);
     EXPECT_EQ(r.kind, ErrorKind::kConfig);
-    EXPECT_EQ(r.message, file.string() + ":3:12: providers.openai.plugin: required value missing");
+    EXPECT_EQ(r.message, file.string() + ":3:5: providers.openai.plugin: required value missing");
 }
 
 TEST(ConfigErrors, EveryRungIsRequired) {
@@ -165,7 +172,8 @@ TEST(ConfigErrors, EveryRungIsRequired) {
 
 TEST(ConfigErrors, CachePricesAreRequiredWhenCachingIsSupported) {
     const auto dir = scratch_dir();
-    const auto file = write_file(dir / "nucleo.yaml", with_models(entry("a") + "    supports_caching: true\n"));
+    const auto file =
+        write_file(dir / "nucleo.yaml", with_models(entry("a") + "    supports_caching: true\n"));
     EXPECT_EQ(refusal_of(file).message,
               file.string() + ":11:13: models[0].prices.cache_write: required value missing");
 }
@@ -196,15 +204,16 @@ TEST(ConfigErrors, MissingIncludeNamesTheFile) {
     const auto file = write_file(dir / "nucleo.yaml", "include: [missing.yaml]\n");
     const Refusal r = refusal_of(file);
     EXPECT_EQ(r.kind, ErrorKind::kConfig);
-    EXPECT_EQ(r.message, file.string() + ":1:11: include[0]: included file " + (dir / "missing.yaml").string() +
-                             " not found or unreadable");
+    EXPECT_EQ(r.message, file.string() + ":1:11: include[0]: included file " +
+                             (dir / "missing.yaml").string() + " not found or unreadable");
 }
 
 TEST(ConfigErrors, MissingConfigFileIsNotFound) {
     const auto dir = scratch_dir();
     const Refusal r = refusal_of(dir / "absent.yaml");
     EXPECT_EQ(r.kind, ErrorKind::kNotFound);
-    EXPECT_EQ(r.message, "config file " + (dir / "absent.yaml").string() + " not found or unreadable");
+    EXPECT_EQ(r.message,
+              "config file " + (dir / "absent.yaml").string() + " not found or unreadable");
 }
 
 TEST(ConfigErrors, BadEnumValuesListTheAllowedNames) {
@@ -213,22 +222,26 @@ TEST(ConfigErrors, BadEnumValuesListTheAllowedNames) {
     models.replace(models.find("grade: SMALL"), 12, "grade: HUGE");
     auto file = write_file(dir / "nucleo.yaml", with_models(models));
     EXPECT_EQ(refusal_of(file).message,
-              file.string() + ":7:12: models[0].grade: expected one of SMALL, MEDIUM, LARGE, got \"HUGE\"");
+              file.string() +
+                  ":7:12: models[0].grade: expected one of SMALL, MEDIUM, LARGE, got \"HUGE\"");
 
-    file = write_file(dir / "nucleo.yaml", with_models(entry("a") + "    accepts: [IMAGES, VIDEO]\n"));
+    file =
+        write_file(dir / "nucleo.yaml", with_models(entry("a") + "    accepts: [IMAGES, VIDEO]\n"));
     EXPECT_EQ(refusal_of(file).message,
-              file.string() + ":12:23: models[0].accepts[1]: expected one of IMAGES, DOCUMENTS, got \"VIDEO\"");
+              file.string() +
+                  ":12:23: models[0].accepts[1]: expected one of IMAGES, DOCUMENTS, got \"VIDEO\"");
 
     file = write_file(dir / "nucleo.yaml", with_models(entry("a") + "    token_counter: gpt2\n"));
-    EXPECT_EQ(refusal_of(file).message,
-              file.string() +
-                  ":12:20: models[0].token_counter: expected one of o200k_base, cl100k_base, anthropic_approx, "
-                  "got \"gpt2\"");
+    EXPECT_EQ(refusal_of(file).message, file.string() +
+                                            ":12:20: models[0].token_counter: expected one of "
+                                            "o200k_base, cl100k_base, anthropic_approx, "
+                                            "got \"gpt2\"");
 
-    file = write_file(dir / "nucleo.yaml", with_models(entry("a") + "    thinking_budget: {IMMEDIATE: 0, HARD: 9}\n"));
-    EXPECT_EQ(refusal_of(file).message,
-              file.string() +
-                  ":12:37: models[0].thinking_budget.HARD: unknown key (known keys: IMMEDIATE, STANDARD, DEEP)");
+    file = write_file(dir / "nucleo.yaml",
+                      with_models(entry("a") + "    thinking_budget: {IMMEDIATE: 0, HARD: 9}\n"));
+    EXPECT_EQ(refusal_of(file).message, file.string() +
+                                            ":12:37: models[0].thinking_budget.HARD: unknown key "
+                                            "(known keys: IMMEDIATE, STANDARD, DEEP)");
 }
 
 TEST(ConfigErrors, BudgetsAreCheckedAgainstTheCeiling) {
@@ -238,29 +251,36 @@ TEST(ConfigErrors, BudgetsAreCheckedAgainstTheCeiling) {
     std::string models = entry("a");
     models.replace(models.find("EXTENDED: 64000"), 15, "EXTENDED: 64001");
     auto file = write_file(dir / "nucleo.yaml", with_models(models));
-    EXPECT_EQ(refusal_of(file).message,
-              file.string() + ":10:71: models[0].output_budget.EXTENDED: 64001 exceeds max_output_tokens 64000");
+    EXPECT_EQ(
+        refusal_of(file).message,
+        file.string() +
+            ":10:71: models[0].output_budget.EXTENDED: 64001 exceeds max_output_tokens 64000");
 
-    file = write_file(dir / "nucleo.yaml", with_models(entry("a") + "    thinking_budget: {IMMEDIATE: 1024}\n"));
+    file = write_file(dir / "nucleo.yaml",
+                      with_models(entry("a") + "    thinking_budget: {IMMEDIATE: 1024}\n"));
+    EXPECT_EQ(refusal_of(file).message, file.string() +
+                                            ":12:34: models[0].thinking_budget.IMMEDIATE: "
+                                            "IMMEDIATE is thinking off: expected 0, got 1024");
+
+    file = write_file(dir / "nucleo.yaml",
+                      with_models(entry("a") + "    comfort_context_tokens: 0\n"));
     EXPECT_EQ(refusal_of(file).message,
               file.string() +
-                  ":12:34: models[0].thinking_budget.IMMEDIATE: IMMEDIATE is thinking off: expected 0, got 1024");
-
-    file = write_file(dir / "nucleo.yaml", with_models(entry("a") + "    comfort_context_tokens: 0\n"));
-    EXPECT_EQ(refusal_of(file).message,
-              file.string() + ":12:29: models[0].comfort_context_tokens: expected a positive integer, got 0");
+                  ":12:29: models[0].comfort_context_tokens: expected a positive integer, got 0");
 }
 
 TEST(ConfigErrors, DuplicatesAreRefusedWithBothPlaces) {
     const auto dir = scratch_dir();
-    const auto root =
-        write_file(dir / "nucleo.yaml", std::string("include: models.yaml\n") + with_models(entry("same")));
+    const auto root = write_file(
+        dir / "nucleo.yaml", std::string("include: models.yaml\n") + with_models(entry("same")));
     write_file(dir / "models.yaml", "models:\n" + entry("same"));
-    EXPECT_EQ(refusal_of(root).message, (dir / "models.yaml").string() +
-                                            ":2:9: models[1].id: duplicate model id \"same\" (also at " +
-                                            root.string() + ":5:9)");
+    EXPECT_EQ(refusal_of(root).message,
+              (dir / "models.yaml").string() +
+                  ":2:9: models[1].id: duplicate model id \"same\" (also at " + root.string() +
+                  ":5:9)");
 
-    const auto file = write_file(dir / "nucleo.yaml", "providers:\n  a: {plugin: x}\n  a: {plugin: y}\n");
+    const auto file =
+        write_file(dir / "nucleo.yaml", "providers:\n  a: {plugin: x}\n  a: {plugin: y}\n");
     EXPECT_EQ(refusal_of(file).message, file.string() + ":3:3: providers.a: duplicate key");
 }
 
@@ -270,29 +290,34 @@ TEST(ConfigErrors, ModelsMustNameAKnownProviderInstance) {
     const Refusal r = refusal_of(file);
     EXPECT_EQ(r.kind, ErrorKind::kConfig);
     EXPECT_EQ(r.message, file.string() +
-                             ":5:15: models[0].provider: unknown provider instance \"antropic\" (providers: anthropic)");
+                             ":5:15: models[0].provider: unknown provider instance \"antropic\" "
+                             "(providers: anthropic)");
 }
 
 TEST(ConfigErrors, IncludeCycleIsRefused) {
     const auto dir = scratch_dir();
     const auto root = write_file(dir / "nucleo.yaml", "include: a.yaml\n");
     write_file(dir / "a.yaml", "include: nucleo.yaml\n");
-    EXPECT_EQ(refusal_of(root).message, (dir / "a.yaml").string() + ":1:10: include: include cycle: " +
-                                            root.string() + " is already being read");
+    EXPECT_EQ(refusal_of(root).message, (dir / "a.yaml").string() +
+                                            ":1:10: include: include cycle: " + root.string() +
+                                            " is already being read");
 }
 
 TEST(ConfigErrors, RolesSetTwiceAcrossFilesAreRefused) {
     const auto dir = scratch_dir();
-    const auto root = write_file(dir / "nucleo.yaml", "include: more.yaml\nsummarizer: {plugin: extractive}\n");
+    const auto root =
+        write_file(dir / "nucleo.yaml", "include: more.yaml\nsummarizer: {plugin: extractive}\n");
     write_file(dir / "more.yaml", "summarizer: {plugin: llm}\n");
-    EXPECT_EQ(refusal_of(root).message,
-              (dir / "more.yaml").string() + ":1:13: summarizer: set twice (also at " + root.string() + ":2:13)");
+    EXPECT_EQ(refusal_of(root).message, (dir / "more.yaml").string() +
+                                            ":1:13: summarizer: set twice (also at " +
+                                            root.string() + ":2:13)");
 }
 
 TEST(ConfigErrors, MalformedVariableReferenceIsRefusedAtItsPlace) {
     const auto dir = scratch_dir();
     const auto file =
-        write_file(dir / "nucleo.yaml", "providers:\n  o: {plugin: openai, base_url: \"${OPENAI_BASE_URL\"}\n");
+        write_file(dir / "nucleo.yaml",
+                   "providers:\n  o: {plugin: openai, base_url: \"${OPENAI_BASE_URL\"}\n");
     EXPECT_EQ(refusal_of(file).message,
               file.string() + ":2:33: providers.o.base_url: unterminated \"${\" at character 1");
 }

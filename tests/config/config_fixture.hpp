@@ -14,14 +14,16 @@ namespace nucleo::test {
 /// A fresh folder for the running test: <build>/test-tmp/config/<suite>.<test>.
 inline std::filesystem::path scratch_dir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::filesystem::path dir = std::filesystem::path(NUCLEO_BINARY_DIR) / "test-tmp" / "config" /
+    const std::filesystem::path dir = std::filesystem::path(NUCLEO_BINARY_DIR) / "test-tmp" /
+                                      "config" /
                                       (std::string(info->test_suite_name()) + "." + info->name());
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir;
 }
 
-inline std::filesystem::path write_file(const std::filesystem::path& path, const std::string& text) {
+inline std::filesystem::path write_file(const std::filesystem::path& path,
+                                        const std::string& text) {
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path, std::ios::binary) << text;
     return path;
@@ -34,7 +36,7 @@ inline std::string read_file(const std::filesystem::path& path) {
 
 /// Sets (or unsets, with nullopt) an environment variable for the scope, then restores it.
 class ScopedEnv {
-public:
+  public:
     ScopedEnv(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
         if (const char* old = std::getenv(name_.c_str())) old_ = old;
         if (value) {
@@ -53,7 +55,7 @@ public:
     ScopedEnv(const ScopedEnv&) = delete;
     ScopedEnv& operator=(const ScopedEnv&) = delete;
 
-private:
+  private:
     std::string name_;
     std::optional<std::string> old_;
 };

@@ -16,7 +16,8 @@ using test::ScopedEnv;
 using test::scratch_dir;
 using test::write_file;
 
-const std::filesystem::path kShipped = std::filesystem::path(NUCLEO_SOURCE_DIR) / "config" / "nucleo.yaml";
+const std::filesystem::path kShipped =
+    std::filesystem::path(NUCLEO_SOURCE_DIR) / "config" / "nucleo.yaml";
 
 TEST(Config, ExpandsVariablesWithDefaults) {
     const ScopedEnv url("NUCLEO_TEST_BASE_URL", "http://127.0.0.1:8089/v1");
@@ -25,12 +26,15 @@ TEST(Config, ExpandsVariablesWithDefaults) {
     const Config c = Config::parse(
         "providers:\n"
         "  local: {plugin: openai, base_url: \"${NUCLEO_TEST_BASE_URL}\"}\n"
-        "  fallback: {plugin: openai, base_url: \"${NUCLEO_TEST_UNSET:-https://api.openai.com/v1}\"}\n"
+        "  fallback: {plugin: openai, base_url: "
+        "\"${NUCLEO_TEST_UNSET:-https://api.openai.com/v1}\"}\n"
         "  aws:\n"
         "    plugin: bedrock\n"
         "    base_url: https://bedrock-runtime.${NUCLEO_TEST_REGION:-us-east-1}.amazonaws.com\n"
-        "    credentials: {region: \"${NUCLEO_TEST_REGION}\", session_token: \"${NUCLEO_TEST_UNSET}\"}\n"
-        "    options: {retries: 3, label: \"${NUCLEO_TEST_REGION}-x\", fast: true, ratio: 0.5, none: ~}\n",
+        "    credentials: {region: \"${NUCLEO_TEST_REGION}\", session_token: "
+        "\"${NUCLEO_TEST_UNSET}\"}\n"
+        "    options: {retries: 3, label: \"${NUCLEO_TEST_REGION}-x\", fast: true, ratio: 0.5, "
+        "none: ~}\n",
         "inline.yaml");
     EXPECT_EQ(c.provider("local").base_url, "http://127.0.0.1:8089/v1");
     EXPECT_EQ(c.provider("fallback").base_url, "https://api.openai.com/v1");
@@ -44,7 +48,8 @@ TEST(Config, ExpandsVariablesWithDefaults) {
 }
 
 TEST(Config, QuotedScalarsInOptionsStayStrings) {
-    const Config c = Config::parse("providers: {p: {plugin: x, options: {version: \"2023\", n: 7}}}\n", "q.yaml");
+    const Config c = Config::parse(
+        "providers: {p: {plugin: x, options: {version: \"2023\", n: 7}}}\n", "q.yaml");
     EXPECT_EQ(c.provider("p").options_json, R"({"version":"2023","n":7})");
 }
 
@@ -59,7 +64,8 @@ TEST(Config, ShippedBaseUrlsFollowTheEcosystemVariables) {
     EXPECT_EQ(c.provider("anthropic").base_url, "http://127.0.0.1:9001");
     EXPECT_EQ(c.provider("openai").base_url, "https://api.openai.com/v1");
     EXPECT_EQ(c.provider("openai").credentials.api_key, "sk-openai-test");
-    EXPECT_EQ(c.provider("bedrock").base_url, "https://bedrock-runtime.ap-northeast-1.amazonaws.com");
+    EXPECT_EQ(c.provider("bedrock").base_url,
+              "https://bedrock-runtime.ap-northeast-1.amazonaws.com");
     EXPECT_EQ(c.provider("bedrock").credentials.region, "ap-northeast-1");
     EXPECT_EQ(c.provider("bedrock").credentials.access_key_id, "AKIATEST");
     const ScopedEnv b2("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "http://127.0.0.1:9003");
@@ -80,8 +86,11 @@ TEST(Config, ShippedConfigLoadsWithRealEntriesOfEachProvider) {
         EXPECT_LE(m.max_output_tokens, m.max_context_tokens);
         EXPECT_GT(m.prices.input, 0);
         EXPECT_GT(m.prices.output, m.prices.input);
-        if (m.supports_caching) EXPECT_LT(m.prices.cache_read, m.prices.input);
-        for (OutputSize rung : {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended})
+        if (m.supports_caching) {
+            EXPECT_LT(m.prices.cache_read, m.prices.input);
+        }
+        for (OutputSize rung :
+             {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended})
             EXPECT_EQ(m.output_budget.count(rung), 1u);
         EXPECT_EQ(m.thinking_budget_for(Depth::kImmediate), 0);
     }
@@ -116,7 +125,8 @@ TEST(Config, CatalogFindRefusesUnknownIdsListingTheKnownOnes) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
         const std::string msg = e.what();
-        EXPECT_EQ(msg.rfind("no model \"gpt-9\" in the catalog (known: claude-sonnet-4-5, ", 0), 0u) << msg;
+        EXPECT_EQ(msg.rfind("no model \"gpt-9\" in the catalog (known: claude-sonnet-4-5, ", 0), 0u)
+            << msg;
         EXPECT_NE(msg.find("nova-pro"), std::string::npos) << msg;
     }
     EXPECT_EQ(c.catalog().try_find("gpt-9"), nullptr);
@@ -125,7 +135,8 @@ TEST(Config, CatalogFindRefusesUnknownIdsListingTheKnownOnes) {
         FAIL() << "found azure";
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
-        EXPECT_NE(std::string(e.what()).find("(providers: anthropic, openai, bedrock)"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("(providers: anthropic, openai, bedrock)"),
+                  std::string::npos)
             << e.what();
     }
 }
@@ -140,12 +151,13 @@ TEST(Config, IncludesAreRelativeToTheIncludingFile) {
     const auto dir = scratch_dir();
     write_file(dir / "etc" / "nucleo.yaml",
                "include: catalog/models.yaml\nproviders: {anthropic: {plugin: anthropic}}\n");
-    write_file(dir / "etc" / "catalog" / "models.yaml",
-               "include: [../more.yaml]\n"
-               "models:\n"
-               "  - {id: m1, provider: openai, wire_model: w, grade: MEDIUM, max_context_tokens: 100,\n"
-               "     max_output_tokens: 10, output_budget: {SHORT: 1, MEDIUM: 2, LONG: 5, EXTENDED: 10},\n"
-               "     prices: {input: 1, output: 2}, comfort_context_tokens: 80}\n");
+    write_file(
+        dir / "etc" / "catalog" / "models.yaml",
+        "include: [../more.yaml]\n"
+        "models:\n"
+        "  - {id: m1, provider: openai, wire_model: w, grade: MEDIUM, max_context_tokens: 100,\n"
+        "     max_output_tokens: 10, output_budget: {SHORT: 1, MEDIUM: 2, LONG: 5, EXTENDED: 10},\n"
+        "     prices: {input: 1, output: 2}, comfort_context_tokens: 80}\n");
     write_file(dir / "etc" / "more.yaml", "providers: {openai: {plugin: openai}}\n");
     const Config c = Config::load(dir / "etc" / "nucleo.yaml");
     EXPECT_EQ(c.catalog().ids(), std::vector<std::string>{"m1"});
@@ -162,7 +174,8 @@ TEST(Config, PluginPathsResolveAgainstTheConfigFolderAndDropEmptyEntries) {
     const auto dir = scratch_dir();
     const ScopedEnv unset("NUCLEO_TEST_EXTRA", std::nullopt);
     write_file(dir / "cfg" / "nucleo.yaml",
-               "plugins:\n  paths: [plugins, ../lib/nucleo, /opt/nucleo/plugins, \"${NUCLEO_TEST_EXTRA:-}\"]\n");
+               "plugins:\n  paths: [plugins, ../lib/nucleo, /opt/nucleo/plugins, "
+               "\"${NUCLEO_TEST_EXTRA:-}\"]\n");
     const Config c = Config::load(dir / "cfg" / "nucleo.yaml");
     const auto base = std::filesystem::absolute(dir);
     ASSERT_EQ(c.plugin_paths().size(), 3u);
@@ -210,13 +223,16 @@ const char* kSecretConfig =
     "  bedrock:\n"
     "    plugin: bedrock\n"
     "    base_url: https://user:pw-SECRET-2@bedrock.example.com/\n"
-    "    credentials: {access_key_id: AKIA-SECRET-3, secret_access_key: \"${NUCLEO_TEST_AWS_SECRET}\",\n"
+    "    credentials: {access_key_id: AKIA-SECRET-3, secret_access_key: "
+    "\"${NUCLEO_TEST_AWS_SECRET}\",\n"
     "                  session_token: sess-SECRET-4, region: us-west-2}\n"
     "stores:\n"
     "  persistent:\n"
     "    plugin: postgres\n"
-    "    options: {url: \"postgres://nucleo:${NUCLEO_TEST_DB_PASSWORD}@db:5432/nucleo?sslmode=require\",\n"
-    "              dsn_style: \"host=db user=nucleo password=pg-SECRET-5 dbname=n\", password: pg-SECRET-6}\n";
+    "    options: {url: "
+    "\"postgres://nucleo:${NUCLEO_TEST_DB_PASSWORD}@db:5432/nucleo?sslmode=require\",\n"
+    "              dsn_style: \"host=db user=nucleo password=pg-SECRET-5 dbname=n\", password: "
+    "pg-SECRET-6}\n";
 
 const std::vector<const char*> kSecrets = {kSecretKey, kAwsSecret, kDbPassword, "SECRET-"};
 
@@ -231,28 +247,34 @@ TEST(ConfigSecrets, RedactedDumpShowsStarsInsteadOfSecrets) {
     EXPECT_NE(c.persistent_store()->options_json.find(kDbPassword), std::string::npos);
     // ...and nowhere in what may be shown.
     const std::string dump = c.redacted();
-    for (const char* secret : kSecrets) EXPECT_EQ(dump.find(secret), std::string::npos) << secret << " in\n" << dump;
+    for (const char* secret : kSecrets)
+        EXPECT_EQ(dump.find(secret), std::string::npos) << secret << " in\n" << dump;
     EXPECT_NE(dump.find("***"), std::string::npos);
     EXPECT_NE(dump.find("us-west-2"), std::string::npos) << dump;  // the region is no secret
     EXPECT_NE(dump.find("header_value: \"plain\""), std::string::npos) << dump;
-    EXPECT_NE(dump.find("postgres://nucleo:***@db:5432/nucleo?sslmode=require"), std::string::npos) << dump;
+    EXPECT_NE(dump.find("postgres://nucleo:***@db:5432/nucleo?sslmode=require"), std::string::npos)
+        << dump;
     EXPECT_NE(dump.find("https://user:***@bedrock.example.com/"), std::string::npos) << dump;
 }
 
 TEST(ConfigSecrets, NoSecretInErrorMessages) {
     // A secret written literally with a broken reference: the refusal must not quote it.
     try {
-        (void)Config::parse("providers:\n  a: {plugin: anthropic, api_key: \"sk-live-LITERAL-9${BROKEN\"}\n",
-                            "s.yaml");
+        (void)Config::parse(
+            "providers:\n  a: {plugin: anthropic, api_key: \"sk-live-LITERAL-9${BROKEN\"}\n",
+            "s.yaml");
         FAIL() << "accepted";
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()),
-                  "s.yaml:2:35: providers.a.api_key: malformed ${...} reference (value not shown: secret)");
+                  "s.yaml:2:35: providers.a.api_key: malformed ${...} reference (value not shown: "
+                  "secret)");
     }
     // A secret in options under a secret-named key, with a broken reference.
     try {
-        (void)Config::parse("stores: {session: {plugin: redis, options: {credentials: {pw: \"r-LITERAL-8${X\"}}}}\n",
-                            "s.yaml");
+        (void)Config::parse(
+            "stores: {session: {plugin: redis, options: {credentials: {pw: "
+            "\"r-LITERAL-8${X\"}}}}\n",
+            "s.yaml");
         FAIL() << "accepted";
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()).find("LITERAL-8"), std::string::npos) << e.what();
@@ -263,7 +285,8 @@ TEST(ConfigSecrets, NoSecretInErrorMessages) {
         (void)Config::parse(std::string(kSecretConfig) + "models: 5\n", "secrets.yaml");
         FAIL() << "accepted";
     } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()), "secrets.yaml:14:9: models: expected a sequence, got \"5\"");
+        EXPECT_EQ(std::string(e.what()),
+                  "secrets.yaml:14:9: models: expected a sequence, got \"5\"");
     }
 }
 
@@ -284,21 +307,25 @@ TEST(ConfigSecrets, NoSecretInLogs) {
     (void)Config::load(file);
     log::set_sink({});
     log::set_level(old_level);
-    EXPECT_NE(records.find(file.string()), std::string::npos) << "the load should be logged at debug";
-    for (const char* secret : kSecrets) EXPECT_EQ(records.find(secret), std::string::npos) << secret;
+    EXPECT_NE(records.find(file.string()), std::string::npos)
+        << "the load should be logged at debug";
+    for (const char* secret : kSecrets)
+        EXPECT_EQ(records.find(secret), std::string::npos) << secret;
 }
 
 TEST(ConfigSecrets, RedactUrlAndSecretKeyNames) {
     EXPECT_EQ(redact_url("postgres://u:p%40ss@h:5432/db"), "postgres://u:***@h:5432/db");
     EXPECT_EQ(redact_url("redis://:pw@localhost:6379/0"), "redis://:***@localhost:6379/0");
-    EXPECT_EQ(redact_url("https://api.example.com/v1?api_key=abc&x=1"), "https://api.example.com/v1?api_key=***&x=1");
+    EXPECT_EQ(redact_url("https://api.example.com/v1?api_key=abc&x=1"),
+              "https://api.example.com/v1?api_key=***&x=1");
     EXPECT_EQ(redact_url("host=db password='a b' user=u"), "host=db password=*** user=u");
     EXPECT_EQ(redact_url("https://user@host/path"), "https://user@host/path");
     EXPECT_EQ(redact_url("https://api.anthropic.com"), "https://api.anthropic.com");
-    for (const char* key : {"api_key", "apiKey", "password", "secret_access_key", "session_token", "auth_token",
-                            "private_key", "key", "credentials", "Authorization"})
+    for (const char* key : {"api_key", "apiKey", "password", "secret_access_key", "session_token",
+                            "auth_token", "private_key", "key", "credentials", "Authorization"})
         EXPECT_TRUE(is_secret_key(key)) << key;
-    for (const char* key : {"max_tokens", "key_prefix", "base_url", "region", "path", "cache_key_ttl"})
+    for (const char* key :
+         {"max_tokens", "key_prefix", "base_url", "region", "path", "cache_key_ttl"})
         EXPECT_FALSE(is_secret_key(key)) << key;
 }
 

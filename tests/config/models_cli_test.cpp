@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <set>
+#include <sstream>
 
 #include "config_fixture.hpp"
 
@@ -15,19 +17,26 @@ using test::read_file;
 using test::scratch_dir;
 using test::write_file;
 
-struct Run {
+struct CliRun {
     int status;
     std::string out;
     std::string err;
 };
 
 /// Runs the nucleo command with `args` (already shell-quoted), capturing stdout and stderr.
-Run run_cli(const std::string& args) {
-    const auto dir = scratch_dir();
+CliRun run_cli(const std::string& args) {
+    // Beside the test's scratch folder, not in it: scratch_dir() starts empty and the test's
+    // fixtures live there.
+    static int runs = 0;
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const auto dir =
+        std::filesystem::path(NUCLEO_BINARY_DIR) / "test-tmp" / "config" / "cli-runs" /
+        (std::string(info->test_suite_name()) + "." + info->name() + "." + std::to_string(runs++));
+    std::filesystem::create_directories(dir);
     const auto out = dir / "stdout.txt";
     const auto err = dir / "stderr.txt";
-    const std::string cmd = std::string("'") + NUCLEO_CLI + "' " + args + " >'" + out.string() + "' 2>'" +
-                            err.string() + "'";
+    const std::string cmd = std::string("'") + NUCLEO_CLI + "' " + args + " >'" + out.string() +
+                            "' 2>'" + err.string() + "'";
     const int raw = std::system(cmd.c_str());
     return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
 }
@@ -35,7 +44,7 @@ Run run_cli(const std::string& args) {
 const std::string kShipped = std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml";
 
 TEST(ModelsCommand, JsonListsTheShippedCatalog) {
-    const Run r = run_cli("models --json --config '" + kShipped + "'");
+    const CliRun r = run_cli("models --json --config '" + kShipped + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "");
     rapidjson::Document doc;
@@ -63,35 +72,46 @@ TEST(ModelsCommand, JsonListsTheShippedCatalog) {
 }
 
 TEST(ModelsCommand, TableHasAHeaderAndOneLinePerModel) {
-    const Run r = run_cli("models --config '" + kShipped + "'");
+    const CliRun r = run_cli("models --config '" + kShipped + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out.rfind("ID", 0), 0u) << r.out;
-    EXPECT_NE(r.out.find("claude-sonnet-4-5  anthropic  claude-sonnet-4-5-20250929"), std::string::npos) << r.out;
+    std::istringstream lines(r.out);
+    std::string header, first;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    std::istringstream fields(first);
+    std::vector<std::string> row{std::istream_iterator<std::string>(fields),
+                                 std::istream_iterator<std::string>()};
+    EXPECT_EQ(row, (std::vector<std::string>{"claude-sonnet-4-5", "anthropic",
+                                             "claude-sonnet-4-5-20250929", "LARGE", "200000",
+                                             "64000", "3.00", "15.00", "3.75", "0.30"}))
+        << r.out;
     EXPECT_NE(r.out.find("3.00"), std::string::npos);
     EXPECT_NE(r.out.find("0.075"), std::string::npos);  // gpt-4o-mini's cached input
-    const Run j = run_cli("models --json --config '" + kShipped + "'");
+    const CliRun j = run_cli("models --json --config '" + kShipped + "'");
     rapidjson::Document doc;
     doc.Parse(j.out.c_str());
-    std::size_t lines = 0;
-    for (char c : r.out) lines += c == '\n';
-    EXPECT_EQ(lines, doc["models"].Size() + 1);
+    std::size_t line_count = 0;
+    for (char c : r.out) line_count += c == '\n';
+    EXPECT_EQ(line_count, doc["models"].Size() + 1);
 }
 
 TEST(ModelsCommand, BadConfigExitsTwoWithOneLine) {
     const auto dir = scratch_dir();
     const auto bad = write_file(dir / "bad.yaml", "providers:\n  a: {plugin: x, colour: red}\n");
-    const Run r = run_cli("models --json --config '" + bad.string() + "'");
+    const CliRun r = run_cli("models --json --config '" + bad.string() + "'");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, "nucleo models: " + bad.string() +
-                         ":2:17: providers.a.colour: unknown key (known keys: plugin, base_url, api_key, "
-                         "credentials, options)\n");
+    EXPECT_EQ(r.err,
+              "nucleo models: " + bad.string() +
+                  ":2:18: providers.a.colour: unknown key (known keys: plugin, base_url, api_key, "
+                  "credentials, options)\n");
 }
 
 TEST(ModelsCommand, MalformedYamlAndMissingFileExitTwoWithOneLine) {
     const auto dir = scratch_dir();
     const auto bad = write_file(dir / "broken.yaml", "models: [\n");
-    Run r = run_cli("models --config '" + bad.string() + "'");
+    CliRun r = run_cli("models --config '" + bad.string() + "'");
     EXPECT_EQ(r.status, 2);
     ASSERT_FALSE(r.err.empty());
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
@@ -100,24 +120,24 @@ TEST(ModelsCommand, MalformedYamlAndMissingFileExitTwoWithOneLine) {
 
     r = run_cli("models --config '" + (dir / "none.yaml").string() + "'");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "nucleo models: config file " + (dir / "none.yaml").string() + " not found or unreadable\n");
+    EXPECT_EQ(r.err, "nucleo models: config file " + (dir / "none.yaml").string() +
+                         " not found or unreadable\n");
 }
 
 TEST(ModelsCommand, ConfigFromEnvironmentAndUsageErrors) {
     const auto dir = scratch_dir();
-    const auto cfg = write_file(dir / "one.yaml",
-                                "providers: {p: {plugin: openai}}\n"
-                                "models:\n"
-                                "  - {id: only-one, provider: p, wire_model: w, grade: SMALL, max_context_tokens: 10,\n"
-                                "     max_output_tokens: 5, output_budget: {SHORT: 1, MEDIUM: 2, LONG: 3, EXTENDED: 5},\n"
-                                "     prices: {input: 1, output: 2}}\n");
-    Run r = run_cli("models --json");  // default lookup: ./config/nucleo.yaml or installed
-    (void)r;
+    const auto cfg = write_file(
+        dir / "one.yaml",
+        "providers: {p: {plugin: openai}}\n"
+        "models:\n"
+        "  - {id: only-one, provider: p, wire_model: w, grade: SMALL, max_context_tokens: 10,\n"
+        "     max_output_tokens: 5, output_budget: {SHORT: 1, MEDIUM: 2, LONG: 3, EXTENDED: 5},\n"
+        "     prices: {input: 1, output: 2}}\n");
     const test::ScopedEnv env("NUCLEO_CONFIG", cfg.string());
-    r = run_cli("models --json");
+    CliRun r = run_cli("models --json");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("\"only-one\""), std::string::npos) << r.out;
-    r = run_cli("models --colour");
+    r = run_cli("models --colour red");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "nucleo models: unknown option --colour\n");
 }

@@ -121,10 +121,15 @@ class Reader {
 
     /// The value at `key`, refused as missing when absent or null.
     YAML::Node need(const YAML::Node& map, std::string_view key, const std::string& path) const {
-        YAML::Node v = get(map, key);
-        if (!v.IsDefined()) fail(map.Mark(), child(path, key), "required value missing");
-        if (v.IsNull()) fail(v.Mark(), child(path, key), "required value missing");
-        return v;
+        for (const auto& kv : map) {
+            if (!kv.first.IsScalar() || kv.first.Scalar() != key) continue;
+            // A `key:` without a value: yaml-cpp marks the null where the next token starts,
+            // so point at the key instead.
+            if (kv.second.IsNull())
+                fail(kv.first.Mark(), child(path, key), "required value missing");
+            return kv.second;
+        }
+        fail(map.Mark(), child(path, key), "required value missing");
     }
 
     /// A string, `${VAR}`-expanded. `secret`: never quote it.
