@@ -166,10 +166,12 @@ struct PreparedConversation {
 ///
 ///     Tool: <name>
 ///     Description: <description>
-///     Input schema: <schema JSON, compact>
+///     Input schema: <schema_json as the definition holds it>
 ///
 /// The description carries the tool's weight annotation, if any, as its leading tag (see
-/// tool_weight_guidance()). A schema that is not valid JSON is emitted as given.
+/// tool_weight_guidance()). The schema text is not re-parsed here (this is the token counter's hot
+/// path): a definition that reached the conversation through a render holds its compact wire form
+/// already, since the conversion at render re-emits it compact.
 std::string render_tool_definition_text(const ToolDefinitionBlock& definition);
 
 /// The tool-weight guidance the `toolWeights` framework slot holds (seed 000 "The objective
