@@ -1,0 +1,59 @@
+// nucleo-anthropic: the Anthropic Messages API provider dialect ("nucleo.provider/1"; issue 4
+// items 1 and 4; DESIGN.md "The rule that shapes everything").
+//
+// The plugin is a pure function pair: encode renders the core's provider request
+// (docs/provider-abi-documents.md) as POST /v1/messages, decode turns the answer into the
+// normalized response. It adds, drops or moves no cache breakpoint, routes no content and
+// invents no role (seed 000 "The channel contract": "Clients render what they are handed and
+// decide nothing about routing"). The core sends, retries, rate-limits and attaches the key.
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "anthropic.hpp"
+#include "nucleo/plugin.hpp"
+
+namespace {
+
+using nucleo::plugin::Failure;
+
+/// One Anthropic provider instance. It keeps no state between calls: the instance
+/// configuration (base URL, key) is the core's business, and every per-call choice (TTL, beta
+/// flags, API version) arrives in the provider request's "options"/"cache_ttl". The
+/// configuration is only checked to be a JSON object, so a typo is refused at create rather
+/// than ignored. Thread rule: every slot is callable concurrently (nothing is shared).
+class AnthropicProvider final : public nucleo::plugin::Provider {
+public:
+    explicit AnthropicProvider(std::string_view config_json) {
+        if (config_json.empty()) return;
+        rapidjson::Document doc;
+        doc.Parse(config_json.data(), config_json.size());
+        if (doc.HasParseError() || !doc.IsObject()) {
+            throw Failure(NUCLEO_ERR_CONFIG,
+                          "anthropic: the instance configuration is not a JSON object");
+        }
+    }
+
+    /// Seed 000 "How LLMs See Tools": Anthropic is a native tool-calling dialect; "Prompt
+    /// Caching (Anthropic)": explicit breakpoints, at most 4.
+    void capabilities(nucleo::plugin::Sink& out) override {
+        out << R"({"schema_version":1,"dialect":"anthropic","native_tools":true,"caching":true,)"
+               R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
+               R"("auth":"x-api-key"})";
+    }
+
+    void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
+        out << nucleo::anthropic::encode_request(prepared_json);
+    }
+
+    void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
+                nucleo::plugin::Sink& out) override {
+        out << nucleo::anthropic::decode_response(http_status, headers_json, body);
+    }
+};
+
+}  // namespace
+
+NUCLEO_PLUGIN_ENTRY("anthropic", "1.0.0", "Anthropic Messages API (POST /v1/messages)",
+                    nucleo::plugin::provider_factory<AnthropicProvider>())

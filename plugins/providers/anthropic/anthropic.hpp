@@ -1,0 +1,21 @@
+// Internal to nucleo-anthropic: the two pure functions behind the plugin's slots, so the plugin
+// class stays a thin adapter and each half can be read on its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nucleo::anthropic {
+
+/// The HTTP request document (docs/provider-abi-documents.md "encode → HTTP request") for one
+/// provider request document. Throws nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT) naming
+/// what cannot be expressed in the Messages API and where.
+std::string encode_request(std::string_view provider_request_json);
+
+/// The normalized response for one HTTP answer, or a Failure carrying the mapped status, the
+/// HTTP status and the provider's own error text (docs/provider-abi-documents.md "decode").
+std::string decode_response(int32_t http_status, std::string_view headers_json,
+                            std::string_view body);
+
+}  // namespace nucleo::anthropic

@@ -1,0 +1,795 @@
+// encode: the provider request (docs/provider-abi-documents.md) → POST /v1/messages.
+//
+// What the Messages API gets, and the decisions taken where the seeds and the issue are silent:
+//  - `system`: the prepared system blocks as text blocks, in order (seed 000 "The channel
+//    contract": the objective is the conversation's only system content and a provider with a
+//    system channel puts it there). `text` as is, `skill` as its content (the core's own text
+//    rendering), `json` as its compact JSON. No system blocks → no `system` field.
+//  - `messages`: each prepared turn in order. Consecutive turns of one role are concatenated into
+//    one message (issue 4 item 4; docs: "a dialect that needs strict alternation concatenates
+//    adjacent same-role turns in order"). In a user message every `tool_result` block leads, in
+//    order, followed by the other blocks in order: the API wants the results at the beginning of
+//    the message that answers a `tool_use`.
+//  - Blank text is never sent: a `text` or `skill` block that is empty or whitespace only is
+//    dropped (also inside a tool_result). A turn left with nothing is refused, naming the turn —
+//    it is never sent blank. A cache anchor on a dropped block is refused too: dropping or moving
+//    that breakpoint would change the core's plan.
+//  - `image` and `file` blocks: the media type decides. `image/*` becomes an image block, anything
+//    else a document block. Base64 data goes as a base64 source: images only as jpeg, png, gif or
+//    webp, documents only as application/pdf; a `text/*` file is decoded and sent as the API's
+//    plain-text source (its only text-document form). A URL goes as a url source (the API fetches
+//    it and finds the type itself). A file's non-empty `name` is the document's title (cut to 500
+//    bytes, the API's limit). Any other media type with data is refused, naming it.
+//  - `tool_use` {id, name, input}; `tool_result` {tool_use_id, content, is_error}: `is_error` is
+//    written only when true (the API's default is false) and `content` only when something is
+//    left in it; `thinking` {thinking, signature}; `redacted_thinking` {data}.
+//  - `cache_control: {"type": "ephemeral"}` (plus `"ttl": "1h"` when cache_ttl is "1h") on exactly
+//    the system block and turn blocks the cache plan names — seed 000 "Breakpoint Limit": "Anthropic
+//    allows 4 cache breakpoints per request". The plan is checked (at most 4, in range, no
+//    duplicates, not on a thinking block, equal to its own `breakpoints` count) and the rendered
+//    count is checked against it: the plugin adds, drops or moves nothing.
+//  - `tools`: prepared.tool_definitions as {name, description, input_schema}; a schema without a
+//    `type` gets `"type": "object"` (the API requires it), one of another type is refused; no
+//    schema is `{"type": "object"}` (a tool without parameters).
+//  - `thinking: {"type": "enabled", "budget_tokens": N}` when thinking.active. The API wants N of
+//    at least 1024 and below max_tokens; either violation is refused naming both numbers (the core
+//    sends max_tokens = output + reasoning, so a failure is the core's bug, not the user's).
+//  - `max_tokens` as the request says (at least 1); `stream: true` only when asked.
+//  - Headers: anthropic-version from options.anthropic_version (default "2023-06-01"),
+//    content-type, and anthropic-beta only when options.anthropic_beta names flags (a string or an
+//    array of strings, joined by commas): no feature this plugin renders needs a beta today.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "anthropic.hpp"
+#include "nucleo/plugin.hpp"
+
+namespace nucleo::anthropic {
+namespace {
+
+using nucleo::plugin::Failure;
+using rapidjson::Value;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr std::size_t kMaxBreakpoints = 4;  // seed 000 "Breakpoint Limit"
+constexpr std::int64_t kMinThinkingBudget = 1024;
+constexpr std::size_t kMaxTitleBytes = 500;
+constexpr const char* kDefaultVersion = "2023-06-01";
+
+[[noreturn]] void refuse(const std::string& what) {
+    throw Failure(NUCLEO_ERR_INVALID_ARGUMENT, "anthropic encode: " + what);
+}
+
+std::string_view str(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+const Value* find(const Value& object, const char* key) {
+    const auto it = object.FindMember(key);
+    return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+/// Where a value sits in the provider request. Formatted only when something is refused, so the
+/// hot path builds no strings.
+struct Where {
+    const char* list = "prepared.turns";
+    std::size_t index = 0;
+    const Value* turn = nullptr;  // the turn object, for its message_id
+    std::ptrdiff_t block = -1;
+    std::ptrdiff_t inner = -1;  // a block inside a tool_result's content
+
+    [[nodiscard]] Where at_block(std::size_t b) const {
+        Where w = *this;
+        w.block = static_cast<std::ptrdiff_t>(b);
+        return w;
+    }
+    [[nodiscard]] Where at_inner(std::size_t i) const {
+        Where w = *this;
+        w.inner = static_cast<std::ptrdiff_t>(i);
+        return w;
+    }
+    [[nodiscard]] std::string str() const {
+        std::string s = std::string(list) + "[" + std::to_string(index) + "]";
+        if (turn != nullptr) {
+            const Value* id = find(*turn, "message_id");
+            if (id != nullptr && id->IsString() && id->GetStringLength() > 0) {
+                s += " (message \"" + std::string(anthropic::str(*id)) + "\")";
+            }
+        }
+        if (block >= 0) s += ".blocks[" + std::to_string(block) + "]";
+        if (inner >= 0) s += ".content[" + std::to_string(inner) + "]";
+        return s;
+    }
+};
+
+const Value& need_string(const Value& object, const char* key, const Where& where) {
+    const Value* v = find(object, key);
+    if (v == nullptr || !v->IsString()) {
+        refuse(where.str() + " lacks the string \"" + key + "\"");
+    }
+    return *v;
+}
+
+bool is_blank(std::string_view text) {
+    return std::all_of(text.begin(), text.end(), [](char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    });
+}
+
+std::string_view block_type(const Value& block, const Where& where) {
+    if (!block.IsObject()) refuse(where.str() + " is not a block object");
+    return str(need_string(block, "type", where));
+}
+
+/// A text-like block whose text is blank is dropped, never sent (issue 4 item 4).
+bool dropped(const Value& block, std::string_view type) {
+    if (type == "text") {
+        const Value* t = find(block, "text");
+        return t != nullptr && t->IsString() && is_blank(str(*t));
+    }
+    if (type == "skill") {
+        const Value* c = find(block, "content");
+        return c != nullptr && c->IsString() && is_blank(str(*c));
+    }
+    return false;
+}
+
+int base64_value(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+}
+
+/// Standard or URL-safe base64, padding optional, whitespace ignored; nullopt when malformed.
+std::optional<std::string> base64_decode(std::string_view in) {
+    std::string out;
+    out.reserve(in.size() / 4 * 3);
+    std::uint32_t acc = 0;
+    int bits = 0;
+    bool padding = false;
+    for (char c : in) {
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+        if (c == '=') {
+            padding = true;
+            continue;
+        }
+        const int v = base64_value(c);
+        if (v < 0 || padding) return std::nullopt;
+        acc = (acc << 6) | static_cast<std::uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+        }
+    }
+    if (bits >= 6) return std::nullopt;  // a lone trailing character carries no whole byte
+    return out;
+}
+
+/// Cuts to at most `max` bytes without splitting a UTF-8 sequence.
+std::string_view utf8_prefix(std::string_view s, std::size_t max) {
+    if (s.size() <= max) return s;
+    std::size_t n = max;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    return s.substr(0, n);
+}
+
+/// The decided cache plan (seed 000 "Breakpoint Limit"), checked before anything is rendered.
+struct Plan {
+    std::optional<std::size_t> system_block;
+    std::vector<std::pair<std::size_t, std::size_t>> anchors;  // (turn, block), at most 4
+
+    [[nodiscard]] bool anchored(std::size_t turn, std::size_t block) const {
+        return std::find(anchors.begin(), anchors.end(), std::make_pair(turn, block)) !=
+               anchors.end();
+    }
+    [[nodiscard]] std::size_t total() const { return anchors.size() + (system_block ? 1 : 0); }
+};
+
+std::size_t plan_index(const Value& v, const char* what) {
+    if (!v.IsUint64()) {
+        refuse(std::string("prepared.cache_plan.") + what + " is not a non-negative integer");
+    }
+    return static_cast<std::size_t>(v.GetUint64());
+}
+
+Plan read_plan(const Value& prepared) {
+    Plan plan;
+    const Value* p = find(prepared, "cache_plan");
+    if (p == nullptr || p->IsNull()) return plan;
+    if (!p->IsObject()) refuse("prepared.cache_plan is not an object");
+    if (const Value* s = find(*p, "system_block"); s != nullptr && !s->IsNull()) {
+        plan.system_block = plan_index(*s, "system_block");
+    }
+    if (const Value* a = find(*p, "turn_anchors"); a != nullptr && !a->IsNull()) {
+        if (!a->IsArray()) refuse("prepared.cache_plan.turn_anchors is not an array");
+        for (const Value& anchor : a->GetArray()) {
+            const Value* turn = anchor.IsObject() ? find(anchor, "turn") : nullptr;
+            const Value* block = anchor.IsObject() ? find(anchor, "block") : nullptr;
+            if (turn == nullptr || block == nullptr) {
+                refuse("prepared.cache_plan.turn_anchors holds an entry without \"turn\" and "
+                       "\"block\"");
+            }
+            const auto pos =
+                std::make_pair(plan_index(*turn, "turn_anchors.turn"),
+                               plan_index(*block, "turn_anchors.block"));
+            if (plan.anchored(pos.first, pos.second)) {
+                refuse("prepared.cache_plan.turn_anchors names turn " + std::to_string(pos.first) +
+                       " block " + std::to_string(pos.second) + " twice");
+            }
+            plan.anchors.push_back(pos);
+        }
+    }
+    if (plan.total() > kMaxBreakpoints) {
+        refuse("the cache plan asks for " + std::to_string(plan.total()) +
+               " breakpoints; the Messages API allows at most 4");
+    }
+    if (const Value* n = find(*p, "breakpoints"); n != nullptr && !n->IsNull()) {
+        if (!n->IsUint64() || n->GetUint64() != plan.total()) {
+            refuse("prepared.cache_plan.breakpoints does not match its system_block and "
+                   "turn_anchors (" + std::to_string(plan.total()) + " marks)");
+        }
+    }
+    return plan;
+}
+
+/// The block kinds a system block, a turn block and a tool_result's content block may be.
+enum class Place { kSystem, kTurn, kToolResult };
+
+class Encoder {
+public:
+    Encoder(Writer& w, bool ttl_1h) : w_(w), ttl_1h_(ttl_1h) {}
+
+    [[nodiscard]] std::size_t breakpoints_written() const { return breakpoints_; }
+
+    void text(std::string_view text, bool cache) {
+        w_.StartObject();
+        w_.Key("type");
+        w_.String("text");
+        w_.Key("text");
+        w_.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+        if (cache) cache_control();
+        w_.EndObject();
+    }
+
+    /// One block of the conversation document in Messages API form (blank ones were filtered by
+    /// the caller). `cache` puts the planned breakpoint on it.
+    void block(const Value& b, std::string_view type, bool cache, Place place, const Where& where) {
+        if (type == "text") {
+            text(str(need_string(b, "text", where)), cache);
+        } else if (type == "skill") {
+            text(str(need_string(b, "content", where)), cache);
+        } else if (type == "json") {
+            const Value* json = find(b, "json");
+            if (json == nullptr) refuse(where.str() + " lacks \"json\"");
+            rapidjson::StringBuffer buf;
+            rapidjson::Writer<rapidjson::StringBuffer> inner(buf);
+            json->Accept(inner);
+            text({buf.GetString(), buf.GetSize()}, cache);
+        } else if (type == "image" || type == "file") {
+            if (place == Place::kSystem) refuse(where.str() + ": the system takes text only");
+            media(b, type, cache, where);
+        } else if (place == Place::kTurn && type == "tool_use") {
+            tool_use(b, cache, where);
+        } else if (place == Place::kTurn && type == "tool_result") {
+            tool_result(b, cache, where);
+        } else if (place == Place::kTurn && type == "thinking") {
+            w_.StartObject();
+            w_.Key("type");
+            w_.String("thinking");
+            w_.Key("thinking");
+            string(need_string(b, "thinking", where));
+            w_.Key("signature");
+            const Value* sig = find(b, "signature");
+            if (sig != nullptr && sig->IsString()) {
+                string(*sig);
+            } else {
+                w_.String("");
+            }
+            w_.EndObject();
+        } else if (place == Place::kTurn && type == "redacted_thinking") {
+            w_.StartObject();
+            w_.Key("type");
+            w_.String("redacted_thinking");
+            w_.Key("data");
+            string(need_string(b, "data", where));
+            w_.EndObject();
+        } else {
+            refuse(where.str() + ": a \"" + std::string(type) + "\" block cannot be sent " +
+                   (place == Place::kSystem       ? "as system content"
+                    : place == Place::kToolResult ? "inside a tool_result"
+                                                  : "in a turn"));
+        }
+    }
+
+private:
+    void string(const Value& v) { w_.String(v.GetString(), v.GetStringLength()); }
+
+    void cache_control() {
+        w_.Key("cache_control");
+        w_.StartObject();
+        w_.Key("type");
+        w_.String("ephemeral");
+        if (ttl_1h_) {
+            w_.Key("ttl");
+            w_.String("1h");
+        }
+        w_.EndObject();
+        ++breakpoints_;
+    }
+
+    void media(const Value& b, std::string_view type, bool cache, const Where& where) {
+        const std::string_view media_type = str(need_string(b, "media_type", where));
+        const Value* data = find(b, "data");
+        const Value* url = find(b, "url");
+        if ((data != nullptr) == (url != nullptr) || (data != nullptr && !data->IsString()) ||
+            (url != nullptr && !url->IsString())) {
+            refuse(where.str() + ": an " + std::string(type) +
+                   " block needs exactly one of the strings \"data\" and \"url\"");
+        }
+        const bool image = media_type.starts_with("image/");
+        w_.StartObject();
+        w_.Key("type");
+        w_.String(image ? "image" : "document");
+        w_.Key("source");
+        w_.StartObject();
+        w_.Key("type");
+        if (url != nullptr) {
+            w_.String("url");
+            w_.Key("url");
+            string(*url);
+        } else if (image) {
+            if (media_type != "image/jpeg" && media_type != "image/png" &&
+                media_type != "image/gif" && media_type != "image/webp") {
+                refuse(where.str() + ": the Messages API takes base64 images as image/jpeg, "
+                       "image/png, image/gif or image/webp, not " + std::string(media_type));
+            }
+            base64_source(media_type, *data);
+        } else if (media_type == "application/pdf") {
+            base64_source(media_type, *data);
+        } else if (media_type.starts_with("text/")) {
+            const std::optional<std::string> text = base64_decode(str(*data));
+            if (!text) refuse(where.str() + ": \"data\" is not base64");
+            w_.String("text");
+            w_.Key("media_type");
+            w_.String("text/plain");
+            w_.Key("data");
+            w_.String(text->data(), static_cast<rapidjson::SizeType>(text->size()));
+        } else {
+            refuse(where.str() + ": the Messages API takes base64 documents as application/pdf "
+                   "or text, not " + std::string(media_type) + " (send it by \"url\")");
+        }
+        w_.EndObject();
+        if (!image) {
+            const Value* name = find(b, "name");
+            if (name != nullptr && name->IsString() && !is_blank(str(*name))) {
+                const std::string_view title = utf8_prefix(str(*name), kMaxTitleBytes);
+                w_.Key("title");
+                w_.String(title.data(), static_cast<rapidjson::SizeType>(title.size()));
+            }
+        }
+        if (cache) cache_control();
+        w_.EndObject();
+    }
+
+    void base64_source(std::string_view media_type, const Value& data) {
+        w_.String("base64");
+        w_.Key("media_type");
+        w_.String(media_type.data(), static_cast<rapidjson::SizeType>(media_type.size()));
+        w_.Key("data");
+        string(data);
+    }
+
+    void tool_use(const Value& b, bool cache, const Where& where) {
+        w_.StartObject();
+        w_.Key("type");
+        w_.String("tool_use");
+        w_.Key("id");
+        string(need_string(b, "id", where));
+        w_.Key("name");
+        string(need_string(b, "name", where));
+        w_.Key("input");
+        const Value* input = find(b, "input");
+        if (input == nullptr || input->IsNull()) {
+            w_.StartObject();
+            w_.EndObject();
+        } else if (input->IsObject()) {
+            input->Accept(w_);
+        } else {
+            refuse(where.str() + ": a tool_use \"input\" must be an object");
+        }
+        if (cache) cache_control();
+        w_.EndObject();
+    }
+
+    void tool_result(const Value& b, bool cache, const Where& where) {
+        w_.StartObject();
+        w_.Key("type");
+        w_.String("tool_result");
+        w_.Key("tool_use_id");
+        string(need_string(b, "tool_use_id", where));
+        const Value* content = find(b, "content");
+        if (content != nullptr && !content->IsNull()) {
+            if (!content->IsArray()) refuse(where.str() + ": tool_result \"content\" is not an array");
+            bool opened = false;
+            for (rapidjson::SizeType i = 0; i < content->Size(); ++i) {
+                const Value& inner = (*content)[i];
+                const Where at = where.at_inner(i);
+                const std::string_view type = block_type(inner, at);
+                if (dropped(inner, type)) continue;
+                if (!opened) {
+                    w_.Key("content");
+                    w_.StartArray();
+                    opened = true;
+                }
+                block(inner, type, false, Place::kToolResult, at);
+            }
+            if (opened) w_.EndArray();
+        }
+        const Value* is_error = find(b, "is_error");
+        if (is_error != nullptr && !is_error->IsNull() && !is_error->IsBool()) {
+            refuse(where.str() + ": tool_result \"is_error\" is not a boolean");
+        }
+        if (is_error != nullptr && is_error->IsTrue()) {
+            w_.Key("is_error");
+            w_.Bool(true);
+        }
+        if (cache) cache_control();
+        w_.EndObject();
+    }
+
+    Writer& w_;
+    bool ttl_1h_;
+    std::size_t breakpoints_ = 0;
+};
+
+struct Turn {
+    const Value* value;
+    const Value* blocks;
+    bool user;
+};
+
+const Value& need_array(const Value& object, const char* key, const char* where) {
+    const Value* v = find(object, key);
+    if (v == nullptr || !v->IsArray()) refuse(std::string(where) + " lacks the array \"" + key + "\"");
+    return *v;
+}
+
+/// Reads and checks every turn before anything is written: roles, blocks, blank text, and that
+/// each planned anchor lands on a block that is sent and may carry cache_control.
+std::vector<Turn> read_turns(const Value& prepared, const Plan& plan) {
+    const Value& turns = need_array(prepared, "turns", "prepared");
+    if (turns.Empty()) refuse("prepared.turns is empty: the Messages API needs a message");
+    std::vector<Turn> out;
+    out.reserve(turns.Size());
+    for (rapidjson::SizeType t = 0; t < turns.Size(); ++t) {
+        const Value& turn = turns[t];
+        Where where{"prepared.turns", t, turn.IsObject() ? &turn : nullptr};
+        if (!turn.IsObject()) refuse(where.str() + " is not an object");
+        const std::string_view role = str(need_string(turn, "role", where));
+        if (role != "user" && role != "assistant") {
+            refuse(where.str() + " has the role \"" + std::string(role) +
+                   "\"; a turn is \"user\" or \"assistant\"");
+        }
+        const Value* blocks = find(turn, "blocks");
+        if (blocks == nullptr || !blocks->IsArray()) refuse(where.str() + " lacks the array \"blocks\"");
+        std::size_t sent = 0;
+        for (rapidjson::SizeType b = 0; b < blocks->Size(); ++b) {
+            const Where at = where.at_block(b);
+            const std::string_view type = block_type((*blocks)[b], at);
+            const bool drop = dropped((*blocks)[b], type);
+            if (!drop) ++sent;
+            if (plan.anchored(t, b) &&
+                (drop || type == "thinking" || type == "redacted_thinking")) {
+                refuse(at.str() + ": the cache plan anchors a breakpoint on a " +
+                       (drop ? "blank text block, which is never sent"
+                             : "\"" + std::string(type) + "\" block, which cannot carry one"));
+            }
+        }
+        if (sent == 0) {
+            refuse(where.str() + " has no content to send (every block is blank or there are "
+                   "none); a turn is never sent blank");
+        }
+        out.push_back({&turn, blocks, role == "user"});
+    }
+    for (const auto& [t, b] : plan.anchors) {
+        if (t >= out.size() || b >= out[t].blocks->Size()) {
+            refuse("prepared.cache_plan.turn_anchors names turn " + std::to_string(t) + " block " +
+                   std::to_string(b) + ", which does not exist");
+        }
+    }
+    return out;
+}
+
+void write_system(Encoder& enc, Writer& w, const Value& prepared, const Plan& plan) {
+    const Value* blocks = find(prepared, "system_blocks");
+    if (blocks != nullptr && !blocks->IsNull() && !blocks->IsArray()) {
+        refuse("prepared.system_blocks is not an array");
+    }
+    const rapidjson::SizeType n = blocks != nullptr && blocks->IsArray() ? blocks->Size() : 0;
+    if (plan.system_block && *plan.system_block >= n) {
+        refuse("prepared.cache_plan.system_block is " + std::to_string(*plan.system_block) +
+               " but there are " + std::to_string(n) + " system blocks");
+    }
+    bool opened = false;
+    for (rapidjson::SizeType i = 0; i < n; ++i) {
+        const Value& b = (*blocks)[i];
+        const Where where{"prepared.system_blocks", i};
+        const std::string_view type = block_type(b, where);
+        const bool cache = plan.system_block == i;
+        if (dropped(b, type)) {
+            if (cache) {
+                refuse(where.str() + ": the cache plan anchors the system breakpoint on a blank "
+                       "block, which is never sent");
+            }
+            continue;
+        }
+        if (!opened) {
+            w.Key("system");
+            w.StartArray();
+            opened = true;
+        }
+        enc.block(b, type, cache, Place::kSystem, where);
+    }
+    if (opened) w.EndArray();
+}
+
+void write_messages(Encoder& enc, Writer& w, const std::vector<Turn>& turns, const Plan& plan) {
+    w.Key("messages");
+    w.StartArray();
+    for (std::size_t first = 0; first < turns.size();) {
+        std::size_t end = first + 1;
+        while (end < turns.size() && turns[end].user == turns[first].user) ++end;
+        w.StartObject();
+        w.Key("role");
+        w.String(turns[first].user ? "user" : "assistant");
+        w.Key("content");
+        w.StartArray();
+        // Pass 0 writes a user message's tool results, pass 1 everything else.
+        for (int pass = turns[first].user ? 0 : 1; pass < 2; ++pass) {
+            for (std::size_t t = first; t < end; ++t) {
+                const Value& blocks = *turns[t].blocks;
+                for (rapidjson::SizeType b = 0; b < blocks.Size(); ++b) {
+                    const Value& block = blocks[b];
+                    const std::string_view type = str(block["type"]);
+                    const bool result = type == "tool_result";
+                    if ((pass == 0) != (turns[first].user && result)) continue;
+                    if (dropped(block, type)) continue;
+                    const Where where{"prepared.turns", t, turns[t].value,
+                                      static_cast<std::ptrdiff_t>(b)};
+                    enc.block(block, type, plan.anchored(t, b), Place::kTurn, where);
+                }
+            }
+        }
+        w.EndArray();
+        w.EndObject();
+        first = end;
+    }
+    w.EndArray();
+}
+
+void write_tools(Writer& w, const Value& prepared) {
+    const Value* tools = find(prepared, "tool_definitions");
+    if (tools == nullptr || tools->IsNull()) return;
+    if (!tools->IsArray()) refuse("prepared.tool_definitions is not an array");
+    if (tools->Empty()) return;
+    w.Key("tools");
+    w.StartArray();
+    for (rapidjson::SizeType i = 0; i < tools->Size(); ++i) {
+        const Value& tool = (*tools)[i];
+        const Where where{"prepared.tool_definitions", i};
+        if (!tool.IsObject()) refuse(where.str() + " is not an object");
+        const Value& name = need_string(tool, "name", where);
+        w.StartObject();
+        w.Key("name");
+        w.String(name.GetString(), name.GetStringLength());
+        const Value* description = find(tool, "description");
+        if (description != nullptr && description->IsString() &&
+            description->GetStringLength() > 0) {
+            w.Key("description");
+            w.String(description->GetString(), description->GetStringLength());
+        }
+        w.Key("input_schema");
+        const Value* schema = find(tool, "schema");
+        if (schema == nullptr || schema->IsNull()) {
+            w.StartObject();
+            w.Key("type");
+            w.String("object");
+            w.EndObject();
+        } else if (!schema->IsObject()) {
+            refuse(where.str() + " (tool \"" + std::string(str(name)) +
+                   "\"): \"schema\" is not an object");
+        } else {
+            const Value* type = find(*schema, "type");
+            if (type != nullptr && !(type->IsString() && str(*type) == "object")) {
+                refuse(where.str() + " (tool \"" + std::string(str(name)) +
+                       "\"): the Messages API needs an input schema of type \"object\"");
+            }
+            if (type != nullptr) {
+                schema->Accept(w);
+            } else {
+                w.StartObject();
+                w.Key("type");
+                w.String("object");
+                for (const auto& m : schema->GetObject()) {
+                    w.Key(m.name.GetString(), m.name.GetStringLength());
+                    m.value.Accept(w);
+                }
+                w.EndObject();
+            }
+        }
+        w.EndObject();
+    }
+    w.EndArray();
+}
+
+std::int64_t need_int(const Value& object, const char* key, const char* where) {
+    const Value* v = find(object, key);
+    if (v == nullptr || !v->IsInt64()) {
+        refuse(std::string(where) + " lacks the integer \"" + key + "\"");
+    }
+    return v->GetInt64();
+}
+
+void write_headers(Writer& w, const Value& request) {
+    const Value* options = find(request, "options");
+    if (options != nullptr && !options->IsNull() && !options->IsObject()) {
+        refuse("\"options\" is not an object");
+    }
+    const bool has_options = options != nullptr && options->IsObject();
+    w.Key("headers");
+    w.StartObject();
+    w.Key("anthropic-version");
+    const Value* version = has_options ? find(*options, "anthropic_version") : nullptr;
+    if (version != nullptr && version->IsString() && version->GetStringLength() > 0) {
+        w.String(version->GetString(), version->GetStringLength());
+    } else if (version != nullptr && !version->IsNull()) {
+        refuse("options.anthropic_version is not a non-empty string");
+    } else {
+        w.String(kDefaultVersion);
+    }
+    w.Key("content-type");
+    w.String("application/json");
+    const Value* beta = has_options ? find(*options, "anthropic_beta") : nullptr;
+    if (beta != nullptr && !beta->IsNull()) {
+        std::string flags;
+        if (beta->IsString()) {
+            flags = str(*beta);
+        } else if (beta->IsArray()) {
+            for (const Value& f : beta->GetArray()) {
+                if (!f.IsString()) refuse("options.anthropic_beta holds a value that is not a string");
+                if (!flags.empty()) flags += ",";
+                flags += str(f);
+            }
+        } else {
+            refuse("options.anthropic_beta is neither a string nor an array of strings");
+        }
+        if (!flags.empty()) {
+            w.Key("anthropic-beta");
+            w.String(flags.data(), static_cast<rapidjson::SizeType>(flags.size()));
+        }
+    }
+    w.EndObject();
+}
+
+}  // namespace
+
+std::string encode_request(std::string_view provider_request_json) {
+    // Parsed in place from a private copy: strings are not copied again, and the writer below
+    // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
+    std::string buffer(provider_request_json);
+    rapidjson::Document request;
+    request.ParseInsitu(buffer.data());
+    if (request.HasParseError()) {
+        refuse(std::string("the provider request is not JSON: ") +
+               rapidjson::GetParseError_En(request.GetParseError()) + " at byte " +
+               std::to_string(request.GetErrorOffset()));
+    }
+    if (!request.IsObject()) refuse("the provider request is not a JSON object");
+    if (const Value* v = find(request, "schema_version");
+        v != nullptr && !(v->IsInt() && v->GetInt() == 1)) {
+        refuse("the provider request has a schema_version other than 1");
+    }
+
+    const Value* model = find(request, "model");
+    if (model == nullptr || !model->IsObject()) refuse("the provider request lacks \"model\"");
+    const Value* wire_model = find(*model, "wire_model");
+    if (wire_model == nullptr || !wire_model->IsString() || wire_model->GetStringLength() == 0) {
+        wire_model = find(*model, "id");  // a catalog entry whose wire name is its id
+    }
+    if (wire_model == nullptr || !wire_model->IsString() || wire_model->GetStringLength() == 0) {
+        refuse("\"model\" lacks \"wire_model\" (and \"id\")");
+    }
+
+    const std::int64_t max_tokens = need_int(request, "max_tokens", "the provider request");
+    if (max_tokens < 1) {
+        refuse("max_tokens is " + std::to_string(max_tokens) + "; it must be at least 1");
+    }
+    std::optional<std::int64_t> thinking_budget;
+    if (const Value* thinking = find(request, "thinking");
+        thinking != nullptr && thinking->IsObject()) {
+        const Value* active = find(*thinking, "active");
+        if (active != nullptr && active->IsTrue()) {
+            thinking_budget = need_int(*thinking, "budget_tokens", "\"thinking\"");
+            if (*thinking_budget < kMinThinkingBudget || *thinking_budget >= max_tokens) {
+                refuse("thinking.budget_tokens is " + std::to_string(*thinking_budget) +
+                       " and max_tokens is " + std::to_string(max_tokens) +
+                       "; the Messages API needs budget_tokens >= 1024 and max_tokens > "
+                       "budget_tokens");
+            }
+        }
+    }
+    bool ttl_1h = false;
+    if (const Value* ttl = find(request, "cache_ttl"); ttl != nullptr && !ttl->IsNull()) {
+        if (!ttl->IsString() || (str(*ttl) != "5m" && str(*ttl) != "1h")) {
+            refuse("cache_ttl must be \"5m\" or \"1h\"");
+        }
+        ttl_1h = str(*ttl) == "1h";
+    }
+    const Value* stream = find(request, "stream");
+    const bool streamed = stream != nullptr && stream->IsTrue();
+
+    const Value* prepared = find(request, "prepared");
+    if (prepared == nullptr || !prepared->IsObject()) {
+        refuse("the provider request lacks the object \"prepared\"");
+    }
+    const Plan plan = read_plan(*prepared);
+    const std::vector<Turn> turns = read_turns(*prepared, plan);
+
+    rapidjson::StringBuffer out;
+    out.Reserve(provider_request_json.size() + 256);
+    Writer w(out);
+    Encoder enc(w, ttl_1h);
+    w.StartObject();
+    w.Key("schema_version");
+    w.Int(1);
+    w.Key("method");
+    w.String("POST");
+    w.Key("path");
+    w.String("/v1/messages");
+    write_headers(w, request);
+    w.Key("body");
+    w.StartObject();
+    w.Key("model");
+    w.String(wire_model->GetString(), wire_model->GetStringLength());
+    w.Key("max_tokens");
+    w.Int64(max_tokens);
+    write_system(enc, w, *prepared, plan);
+    write_messages(enc, w, turns, plan);
+    write_tools(w, *prepared);
+    if (thinking_budget) {
+        w.Key("thinking");
+        w.StartObject();
+        w.Key("type");
+        w.String("enabled");
+        w.Key("budget_tokens");
+        w.Int64(*thinking_budget);
+        w.EndObject();
+    }
+    if (streamed) {
+        w.Key("stream");
+        w.Bool(true);
+    }
+    w.EndObject();
+    w.EndObject();
+    if (enc.breakpoints_written() != plan.total()) {
+        throw Failure(NUCLEO_ERR_INTERNAL,
+                      "anthropic encode: rendered " + std::to_string(enc.breakpoints_written()) +
+                          " cache breakpoints for a plan of " + std::to_string(plan.total()));
+    }
+    return {out.GetString(), out.GetSize()};
+}
+
+}  // namespace nucleo::anthropic
