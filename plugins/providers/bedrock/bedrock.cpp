@@ -1,0 +1,63 @@
+// nucleo-bedrock: the Amazon Bedrock Converse provider dialect ("nucleo.provider/1"; issue 4
+// items 3 and 4; DESIGN.md "The rule that shapes everything").
+//
+// A pure function pair. encode renders the core's provider request (docs/provider-abi-documents.md)
+// as POST /model/{modelId}/converse; decode turns Bedrock's answer into the normalized response.
+// It adds, drops or moves no cache breakpoint, routes no content and invents no role (seed 000
+// "The channel contract": "Clients render what they are handed and decide nothing about
+// routing"). The core owns the base URL, SigV4 signing (auth "sigv4"), retries and rate limits.
+// The wire decisions are written where they are made: encode.cpp and decode.cpp.
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "converse.hpp"
+#include "nucleo/plugin.hpp"
+
+namespace {
+
+using nucleo::plugin::Failure;
+
+/// One Bedrock provider instance. It keeps no state between calls: region, credentials and the
+/// endpoint are the core's (SigV4 through libcurl), and every per-call choice arrives in the
+/// provider request. The configuration is only checked to be a JSON object, so a malformed one
+/// is refused at create instead of ignored. Thread rule: every slot is callable concurrently.
+class BedrockProvider final : public nucleo::plugin::Provider {
+public:
+    explicit BedrockProvider(std::string_view config_json) {
+        if (config_json.empty()) return;
+        rapidjson::Document doc;
+        doc.Parse(config_json.data(), config_json.size());
+        if (doc.HasParseError() || !doc.IsObject()) {
+            throw Failure(NUCLEO_ERR_CONFIG,
+                          "bedrock: the instance configuration is not a JSON object");
+        }
+    }
+
+    /// Seed 000 "How LLMs See Tools" names Converse as the text-based dialect: tool definitions
+    /// render as text where they sit. Converse also HAS a tools parameter (toolConfig), so the
+    /// dialect answers native_tools: true -- it can do both -- and the catalog entry's
+    /// `native_tools` chooses per model; prepared.native_tools tells encode which one to render.
+    /// Caching: explicit cachePoint blocks, at most 4 (Bedrock passes Anthropic's limit through).
+    void capabilities(nucleo::plugin::Sink& out) override {
+        out << R"({"schema_version":1,"dialect":"bedrock-converse","native_tools":true,)"
+               R"("caching":true,"streaming":true,"max_cache_breakpoints":4,)"
+               R"("inputs":["images","documents"],"auth":"sigv4"})";
+    }
+
+    void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
+        out << nucleo::bedrock::encode_request(prepared_json);
+    }
+
+    void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
+                nucleo::plugin::Sink& out) override {
+        out << nucleo::bedrock::decode_response(http_status, headers_json, body);
+    }
+};
+
+}  // namespace
+
+NUCLEO_PLUGIN_ENTRY("bedrock", "1.0.0",
+                    "Amazon Bedrock Converse (POST /model/{modelId}/converse), SigV4 by the core",
+                    nucleo::plugin::provider_factory<BedrockProvider>())

@@ -1,0 +1,41 @@
+// Internal interface of nucleo-bedrock between its entry (bedrock.cpp), the request encoder
+// (encode.cpp), the answer decoder (decode.cpp) and the AWS event-stream reader
+// (event_stream.cpp). Nothing here leaves the plugin: it is built with hidden visibility.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nucleo::bedrock {
+
+/// The provider request (docs/provider-abi-documents.md "encode ← provider request") rendered as
+/// the HTTP request document for POST /model/{modelId}/converse (or /converse-stream). Throws
+/// nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT) naming what and where when the request
+/// cannot be expressed in Converse.
+[[nodiscard]] std::string encode_request(std::string_view provider_request_json);
+
+/// The HTTP answer turned into the normalized response document. A non-2xx answer throws
+/// Failure with the mapped status and the HTTP status; a 2xx body off the wire format throws
+/// Failure(NUCLEO_ERR_PROTOCOL) quoting its first bytes.
+[[nodiscard]] std::string decode_response(int32_t http_status, std::string_view headers_json,
+                                          std::string_view body);
+
+/// The first bytes of a body (at most 200), quoted for an error message, with control bytes
+/// escaped so the message stays one line.
+[[nodiscard]] std::string quote_first_bytes(std::string_view body);
+
+/// One message of an AWS event stream (application/vnd.amazon.eventstream): its `:event-type`
+/// (or `:exception-type`), its `:message-type` and its payload.
+struct StreamEvent {
+    std::string event_type;
+    std::string message_type;
+    std::string payload;
+};
+
+/// Splits a whole ConverseStream body into its messages, checking the prelude and message
+/// CRC32s. Throws Failure(NUCLEO_ERR_PROTOCOL) on a cut-off or corrupt frame.
+[[nodiscard]] std::vector<StreamEvent> read_event_stream(std::string_view body);
+
+}  // namespace nucleo::bedrock
