@@ -1,0 +1,776 @@
+// OpenAI Chat Completions encoder. Streams the body straight into one rapidjson Writer (no DOM of
+// the output), so encoding costs one parse of the input plus one write (bench/encode).
+#include "encode.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/writer.h>
+
+#include "wire.hpp"
+
+namespace nucleo::openai {
+namespace {
+
+using rapidjson::SizeType;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr std::string_view kDefaultPath = "/v1/chat/completions";
+
+/// Block kinds of the conversation document (docs/conversation-document.md "Blocks").
+enum class Kind {
+    kText,
+    kJson,
+    kSkill,
+    kImage,
+    kFile,
+    kToolUse,
+    kToolResult,
+    kThinking,
+    kRedactedThinking,
+};
+
+bool is_blank(std::string_view s) {
+    return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+bool text_like(Kind k) {
+    return k == Kind::kText || k == Kind::kJson || k == Kind::kSkill;
+}
+
+/// Options of the provider instance (nucleo.yaml `providers.<name>.options`), read per request.
+struct Options {
+    std::string_view path = kDefaultPath;
+    std::string_view system_role = "system";
+    std::string_view max_tokens_field = "max_completion_tokens";
+    std::string_view reasoning_effort;  ///< empty: mapped from thinking.budget_tokens
+};
+
+/// Maps a thinking budget onto OpenAI's reasoning_effort. The thresholds follow the budgets the
+/// catalog gives per depth: up to 4,096 tokens is a light look (low), up to 16,384 a considered
+/// one (medium), beyond that deep work (high). Only low/medium/high: every reasoning model accepts
+/// them (minimal, xhigh, ... exist only on some; options.reasoning_effort can ask for those).
+const char* effort_for(int64_t budget_tokens) {
+    if (budget_tokens <= 4096) return "low";
+    if (budget_tokens <= 16384) return "medium";
+    return "high";
+}
+
+class Encoder {
+  public:
+    explicit Encoder(rapidjson::StringBuffer& out) : w_(out) {}
+
+    void encode(const Value& req) {
+        if (!req.IsObject()) refuse("provider request: expected a JSON object");
+        if (const Value* v = member(req, "schema_version");
+            v != nullptr && !(v->IsInt() && v->GetInt() == 1)) {
+            refuse("provider request: schema_version: unsupported (this plugin reads version 1)");
+        }
+        const Options opt = read_options(member(req, "options"));
+        const Value& prepared = object_at(req, "prepared", "provider request");
+        const std::string_view model = wire_model(req);
+        const Value* max_tokens = member(req, "max_tokens");
+        if (max_tokens == nullptr || !max_tokens->IsInt64() || max_tokens->GetInt64() <= 0) {
+            refuse(
+                "provider request: max_tokens: a positive integer is required (the resolved "
+                "output reserve)");
+        }
+        bool stream = false;
+        if (const Value* s = member(req, "stream"); s != nullptr) {
+            if (!s->IsBool()) refuse("provider request: stream: expected a boolean");
+            stream = s->GetBool();
+        }
+
+        w_.StartObject();
+        w_.Key("schema_version");
+        w_.Int(1);
+        w_.Key("method");
+        w_.String("POST");
+        w_.Key("path");
+        w_.String(opt.path.data(), static_cast<SizeType>(opt.path.size()));
+        w_.Key("headers");
+        w_.StartObject();
+        w_.Key("content-type");
+        w_.String("application/json");
+        if (stream) {
+            w_.Key("accept");
+            w_.String("text/event-stream");
+        }
+        w_.EndObject();
+
+        w_.Key("body");
+        w_.StartObject();
+        w_.Key("model");
+        write_string(model);
+        w_.Key("messages");
+        w_.StartArray();
+        write_system(prepared, opt);
+        write_turns(prepared);
+        w_.EndArray();
+        write_tools(prepared);
+        w_.Key(opt.max_tokens_field.data(), static_cast<SizeType>(opt.max_tokens_field.size()));
+        w_.Int64(max_tokens->GetInt64());
+        write_reasoning(req, opt);
+        if (stream) {
+            w_.Key("stream");
+            w_.Bool(true);
+            w_.Key("stream_options");
+            w_.StartObject();
+            w_.Key("include_usage");
+            w_.Bool(true);
+            w_.EndObject();
+        }
+        w_.EndObject();
+        w_.EndObject();
+    }
+
+  private:
+    // ---- the request's own fields ----------------------------------------------------------
+
+    static const Value& object_at(const Value& v, const char* key, const char* where) {
+        const Value* m = member(v, key);
+        if (m == nullptr || !m->IsObject()) {
+            refuse(std::string(where) + ": " + key + ": an object is required");
+        }
+        return *m;
+    }
+
+    static std::string_view string_option(const Value& options, const char* key) {
+        const Value* v = member(options, key);
+        if (v == nullptr) return {};
+        if (!v->IsString()) refuse(std::string("options.") + key + ": expected a string");
+        return view_of(*v);
+    }
+
+    static Options read_options(const Value* options) {
+        Options o;
+        if (options == nullptr || options->IsNull()) return o;
+        if (!options->IsObject()) refuse("provider request: options: expected an object");
+        if (auto p = string_option(*options, "path"); !p.empty()) {
+            if (p.front() != '/') {
+                refuse("options.path: \"" + std::string(p) + "\" must start with '/'");
+            }
+            o.path = p;
+        }
+        if (auto r = string_option(*options, "system_role"); !r.empty()) {
+            if (r != "system" && r != "developer") {
+                refuse("options.system_role: \"" + std::string(r) +
+                       "\" is not a role for the objective (expected \"system\" or "
+                       "\"developer\")");
+            }
+            o.system_role = r;
+        }
+        if (auto f = string_option(*options, "max_tokens_field"); !f.empty()) {
+            if (f != "max_completion_tokens" && f != "max_tokens") {
+                refuse("options.max_tokens_field: \"" + std::string(f) +
+                       "\" (expected \"max_completion_tokens\" or \"max_tokens\")");
+            }
+            o.max_tokens_field = f;
+        }
+        o.reasoning_effort = string_option(*options, "reasoning_effort");
+        return o;
+    }
+
+    static std::string_view wire_model(const Value& req) {
+        const Value& model = object_at(req, "model", "provider request");
+        for (const char* key : {"wire_model", "id"}) {
+            const Value* v = member(model, key);
+            if (v != nullptr && v->IsString() && v->GetStringLength() > 0) return view_of(*v);
+        }
+        refuse("provider request: model.wire_model: a non-empty string is required");
+    }
+
+    void write_reasoning(const Value& req, const Options& opt) {
+        const Value* thinking = member(req, "thinking");
+        if (thinking == nullptr || thinking->IsNull()) return;
+        if (!thinking->IsObject()) refuse("provider request: thinking: expected an object");
+        const Value* active = member(*thinking, "active");
+        if (active == nullptr || !active->IsBool() || !active->GetBool()) return;
+        if (!opt.reasoning_effort.empty()) {
+            w_.Key("reasoning_effort");
+            write_string(opt.reasoning_effort);
+            return;
+        }
+        const Value* budget = member(*thinking, "budget_tokens");
+        if (budget == nullptr || !budget->IsInt64()) {
+            refuse("provider request: thinking.budget_tokens: an integer is required when active");
+        }
+        if (budget->GetInt64() <= 0) return;
+        w_.Key("reasoning_effort");
+        w_.String(effort_for(budget->GetInt64()));
+    }
+
+    void write_tools(const Value& prepared) {
+        const Value* defs = member(prepared, "tool_definitions");
+        if (defs == nullptr || defs->IsNull()) return;
+        if (!defs->IsArray()) refuse("prepared.tool_definitions: expected an array");
+        if (defs->Empty()) return;
+        w_.Key("tools");
+        w_.StartArray();
+        for (SizeType i = 0; i < defs->Size(); ++i) {
+            const Value& d = (*defs)[i];
+            const std::string at = "prepared.tool_definitions[" + std::to_string(i) + "]";
+            const Value* name = member(d, "name");
+            if (name == nullptr || !name->IsString() || name->GetStringLength() == 0) {
+                refuse(at + ".name: a non-empty string is required");
+            }
+            w_.StartObject();
+            w_.Key("type");
+            w_.String("function");
+            w_.Key("function");
+            w_.StartObject();
+            w_.Key("name");
+            write_string(view_of(*name));
+            if (const Value* desc = member(d, "description");
+                desc != nullptr && desc->IsString() && desc->GetStringLength() > 0) {
+                w_.Key("description");
+                write_string(view_of(*desc));
+            }
+            w_.Key("parameters");
+            const Value* schema = member(d, "schema");
+            if (schema == nullptr || schema->IsNull()) {
+                w_.StartObject();
+                w_.Key("type");
+                w_.String("object");
+                w_.Key("properties");
+                w_.StartObject();
+                w_.EndObject();
+                w_.EndObject();
+            } else if (schema->IsObject()) {
+                schema->Accept(w_);
+            } else {
+                refuse(at + ".schema: expected a JSON Schema object");
+            }
+            w_.EndObject();
+            w_.EndObject();
+        }
+        w_.EndArray();
+    }
+
+    // ---- system -------------------------------------------------------------------------------
+
+    /// Seed 000 "The channel contract": OpenAI has no system channel, so the objective is one
+    /// leading system (or developer) message, the blocks' texts joined by a blank line.
+    void write_system(const Value& prepared, const Options& opt) {
+        const Value* blocks = member(prepared, "system_blocks");
+        if (blocks == nullptr || blocks->IsNull()) return;
+        if (!blocks->IsArray()) refuse("prepared.system_blocks: expected an array");
+        joined_.clear();
+        for (SizeType i = 0; i < blocks->Size(); ++i) {
+            const Value& b = (*blocks)[i];
+            const Kind k =
+                kind_of(b, [&] { return "prepared.system_blocks[" + std::to_string(i) + "]"; });
+            if (!text_like(k)) {
+                refuse("prepared.system_blocks[" + std::to_string(i) +
+                       "]: a system block must be text, json or skill, not " +
+                       std::string(view_of(b["type"])));
+            }
+            const std::string_view t =
+                text_of(b, k, [&] { return "prepared.system_blocks[" + std::to_string(i) + "]"; });
+            if (is_blank(t)) continue;
+            if (!joined_.empty()) joined_ += "\n\n";
+            joined_.append(t);
+        }
+        if (joined_.empty()) return;
+        w_.StartObject();
+        w_.Key("role");
+        write_string(opt.system_role);
+        w_.Key("content");
+        write_string(joined_);
+        w_.EndObject();
+    }
+
+    // ---- turns --------------------------------------------------------------------------------
+
+    std::string turn_where(const Value& turns, SizeType t) const {
+        std::string s = "prepared.turns[" + std::to_string(t) + "]";
+        const Value* id = member(turns[t], "message_id");
+        if (id != nullptr && id->IsString() && id->GetStringLength() > 0) {
+            s += " (message \"" + std::string(view_of(*id)) + "\")";
+        }
+        return s;
+    }
+
+    std::string block_where(const Value& turns, SizeType t, SizeType k) const {
+        return turn_where(turns, t) + ".blocks[" + std::to_string(k) + "]";
+    }
+
+    /// True for a user turn, false for an assistant turn; anything else is refused (seed 000:
+    /// "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing else").
+    bool is_user(const Value& turns, SizeType t) const {
+        const Value& turn = turns[t];
+        if (!turn.IsObject()) refuse(turn_where(turns, t) + ": expected an object");
+        const Value* role = member(turn, "role");
+        if (role != nullptr && role->IsString()) {
+            const std::string_view r = view_of(*role);
+            if (r == "user") return true;
+            if (r == "assistant") return false;
+            refuse(turn_where(turns, t) + ".role: \"" + std::string(r) +
+                   "\" is not a turn role (expected \"user\" or \"assistant\")");
+        }
+        refuse(turn_where(turns, t) + ".role: a string is required");
+    }
+
+    const Value& blocks_of(const Value& turns, SizeType t) const {
+        const Value* b = member(turns[t], "blocks");
+        if (b == nullptr || !b->IsArray())
+            refuse(turn_where(turns, t) + ".blocks: an array is required");
+        return *b;
+    }
+
+    /// Consecutive turns of one role are one OpenAI message group (docs: "a dialect that needs
+    /// strict alternation concatenates adjacent same-role turns in order"). OpenAI itself accepts
+    /// repeated roles, but tool messages must follow the assistant message holding every call
+    /// they answer, and OpenAI-compatible servers with strict chat templates need alternation.
+    void write_turns(const Value& prepared) {
+        const Value* turns = member(prepared, "turns");
+        if (turns == nullptr || !turns->IsArray()) refuse("prepared.turns: an array is required");
+        const SizeType n = turns->Size();
+        SizeType i = 0;
+        while (i < n) {
+            const bool user = is_user(*turns, i);
+            SizeType j = i + 1;
+            while (j < n && is_user(*turns, j) == user) ++j;
+            if (user) {
+                write_user_group(*turns, i, j);
+            } else {
+                write_assistant_group(*turns, i, j);
+            }
+            i = j;
+        }
+    }
+
+    [[noreturn]] void refuse_empty(const Value& turns, SizeType t) const {
+        refuse(turn_where(turns, t) +
+               ": nothing left to send (its blocks are empty or blank text, or thinking that "
+               "OpenAI takes no input of); a blank turn is never sent");
+    }
+
+    /// User turns: every tool_result becomes a `role: tool` message, and those lead (an OpenAI
+    /// tool message must directly follow the assistant message with the call); the rest of the
+    /// group is one `role: user` message.
+    void write_user_group(const Value& turns, SizeType b, SizeType e) {
+        std::size_t parts = 0;
+        Kind only = Kind::kText;
+        for (SizeType t = b; t < e; ++t) {
+            const Value& blocks = blocks_of(turns, t);
+            std::size_t contributed = 0;
+            for (SizeType k = 0; k < blocks.Size(); ++k) {
+                const Value& block = blocks[k];
+                const auto where = [&] { return block_where(turns, t, k); };
+                const Kind kind = kind_of(block, where);
+                switch (kind) {
+                    case Kind::kToolResult: {
+                        const std::size_t attached = write_tool_message(turns, t, k);
+                        if (attached > 0) parts += attached + 1;  // + the label part
+                        ++contributed;
+                        break;
+                    }
+                    case Kind::kImage:
+                    case Kind::kFile:
+                        check_attachment(block, kind, where);
+                        [[fallthrough]];
+                    case Kind::kText:
+                    case Kind::kJson:
+                    case Kind::kSkill:
+                        if (text_like(kind) && is_blank(text_of(block, kind, where))) break;
+                        ++parts;
+                        ++contributed;
+                        only = kind;
+                        break;
+                    case Kind::kThinking:
+                    case Kind::kRedactedThinking:
+                        break;  // OpenAI takes no thinking input
+                    case Kind::kToolUse:
+                        refuse(block_where(turns, t, k) +
+                               ": a tool_use block in a user turn (calls are the assistant's)");
+                }
+            }
+            if (contributed == 0) refuse_empty(turns, t);
+        }
+        if (parts == 0) return;
+
+        w_.StartObject();
+        w_.Key("role");
+        w_.String("user");
+        w_.Key("content");
+        if (parts == 1 && text_like(only)) {
+            // One text part: the plain string form, which every OpenAI-compatible server reads.
+            for (SizeType t = b; t < e; ++t) {
+                const Value& blocks = blocks_of(turns, t);
+                for (SizeType k = 0; k < blocks.Size(); ++k) {
+                    const Kind kind = kind_of(blocks[k], [] { return std::string(); });
+                    if (!text_like(kind)) continue;
+                    const std::string_view text =
+                        text_of(blocks[k], kind, [] { return std::string(); });
+                    if (!is_blank(text)) write_string(text);
+                }
+            }
+        } else {
+            w_.StartArray();
+            // Attachments of tool results first: the results lead the turn.
+            for (SizeType t = b; t < e; ++t) {
+                const Value& blocks = blocks_of(turns, t);
+                for (SizeType k = 0; k < blocks.Size(); ++k) {
+                    if (kind_of(blocks[k], [] { return std::string(); }) == Kind::kToolResult) {
+                        write_result_attachments(blocks[k]);
+                    }
+                }
+            }
+            for (SizeType t = b; t < e; ++t) {
+                const Value& blocks = blocks_of(turns, t);
+                for (SizeType k = 0; k < blocks.Size(); ++k) {
+                    const Kind kind = kind_of(blocks[k], [] { return std::string(); });
+                    if (text_like(kind)) {
+                        const std::string_view text =
+                            text_of(blocks[k], kind, [] { return std::string(); });
+                        if (!is_blank(text)) write_text_part(text);
+                    } else if (kind == Kind::kImage || kind == Kind::kFile) {
+                        write_attachment(blocks[k], kind);
+                    }
+                }
+            }
+            w_.EndArray();
+        }
+        w_.EndObject();
+    }
+
+    /// Assistant turns: one `role: assistant` message with the text as content and every
+    /// tool_use as a tool call whose `function.arguments` is the input as a JSON string.
+    void write_assistant_group(const Value& turns, SizeType b, SizeType e) {
+        std::size_t parts = 0;
+        std::size_t calls = 0;
+        for (SizeType t = b; t < e; ++t) {
+            const Value& blocks = blocks_of(turns, t);
+            std::size_t contributed = 0;
+            for (SizeType k = 0; k < blocks.Size(); ++k) {
+                const Value& block = blocks[k];
+                const auto where = [&] { return block_where(turns, t, k); };
+                const Kind kind = kind_of(block, where);
+                switch (kind) {
+                    case Kind::kText:
+                    case Kind::kJson:
+                    case Kind::kSkill:
+                        if (!is_blank(text_of(block, kind, where))) {
+                            ++parts;
+                            ++contributed;
+                        }
+                        break;
+                    case Kind::kToolUse:
+                        check_tool_use(block, where);
+                        ++calls;
+                        ++contributed;
+                        break;
+                    case Kind::kThinking:
+                    case Kind::kRedactedThinking:
+                        break;  // OpenAI takes no thinking input
+                    case Kind::kImage:
+                    case Kind::kFile:
+                        refuse(where() +
+                               ": an assistant message cannot carry an image or a file in OpenAI "
+                               "Chat Completions (assistant content is text only)");
+                    case Kind::kToolResult:
+                        refuse(where() +
+                               ": a tool_result block in an assistant turn (results "
+                               "are the user's)");
+                }
+            }
+            if (contributed == 0) refuse_empty(turns, t);
+        }
+
+        w_.StartObject();
+        w_.Key("role");
+        w_.String("assistant");
+        if (parts > 0) {
+            w_.Key("content");
+            if (parts > 1) w_.StartArray();
+            for_each_block(turns, b, e, [&](const Value& block, Kind kind) {
+                if (!text_like(kind)) return;
+                const std::string_view text = text_of(block, kind, [] { return std::string(); });
+                if (is_blank(text)) return;
+                if (parts > 1) {
+                    write_text_part(text);
+                } else {
+                    write_string(text);
+                }
+            });
+            if (parts > 1) w_.EndArray();
+        }
+        if (calls > 0) {
+            w_.Key("tool_calls");
+            w_.StartArray();
+            for_each_block(turns, b, e, [&](const Value& block, Kind kind) {
+                if (kind == Kind::kToolUse) write_tool_call(block);
+            });
+            w_.EndArray();
+        }
+        w_.EndObject();
+    }
+
+    template <class Fn>
+    void for_each_block(const Value& turns, SizeType b, SizeType e, Fn&& fn) {
+        for (SizeType t = b; t < e; ++t) {
+            const Value& blocks = blocks_of(turns, t);
+            for (SizeType k = 0; k < blocks.Size(); ++k) {
+                fn(blocks[k], kind_of(blocks[k], [] { return std::string(); }));
+            }
+        }
+    }
+
+    // ---- blocks -------------------------------------------------------------------------------
+
+    template <class Where>
+    static Kind kind_of(const Value& block, const Where& where) {
+        const Value* type = member(block, "type");
+        if (type == nullptr || !type->IsString()) refuse(where() + ".type: a string is required");
+        const std::string_view t = view_of(*type);
+        if (t == "text") return Kind::kText;
+        if (t == "tool_use") return Kind::kToolUse;
+        if (t == "tool_result") return Kind::kToolResult;
+        if (t == "json") return Kind::kJson;
+        if (t == "image") return Kind::kImage;
+        if (t == "file") return Kind::kFile;
+        if (t == "thinking") return Kind::kThinking;
+        if (t == "redacted_thinking") return Kind::kRedactedThinking;
+        if (t == "skill") return Kind::kSkill;
+        refuse(where() + ": block type \"" + std::string(t) +
+               "\" cannot be sent (text, json, skill, image, file, tool_use, tool_result, "
+               "thinking, redacted_thinking)");
+    }
+
+    template <class Where>
+    static std::string_view required_string(const Value& block, const char* key,
+                                            const Where& where) {
+        const Value* v = member(block, key);
+        if (v == nullptr || !v->IsString()) refuse(where() + "." + key + ": a string is required");
+        return view_of(*v);
+    }
+
+    /// The text a text-like block renders as: text, a skill's content, a json block's compact
+    /// JSON (docs: "A json block renders as text holding the JSON. A skill block renders as
+    /// text"). A json view lives in json_text_ until the next json block.
+    template <class Where>
+    std::string_view text_of(const Value& block, Kind kind, const Where& where) {
+        if (kind == Kind::kText) return required_string(block, "text", where);
+        if (kind == Kind::kSkill) return required_string(block, "content", where);
+        const Value* json = member(block, "json");
+        if (json == nullptr) refuse(where() + ".json: a JSON value is required");
+        json_text_.Clear();
+        rapidjson::Writer<rapidjson::StringBuffer> jw(json_text_);
+        json->Accept(jw);
+        return std::string_view(json_text_.GetString(), json_text_.GetSize());
+    }
+
+    template <class Where>
+    static void check_attachment(const Value& block, Kind kind, const Where& where) {
+        required_string(block, "media_type", where);
+        const Value* data = member(block, "data");
+        const Value* url = member(block, "url");
+        const bool has_data = data != nullptr && data->IsString();
+        const bool has_url = url != nullptr && url->IsString();
+        if (has_data == has_url) {
+            refuse(where() + ": exactly one of \"data\" and \"url\" is required");
+        }
+        if (kind == Kind::kFile && has_url) {
+            refuse(where() +
+                   ": a file by URL cannot be sent to OpenAI Chat Completions (a file part takes "
+                   "base64 data or an uploaded file id); attach its data instead");
+        }
+    }
+
+    template <class Where>
+    static void check_tool_use(const Value& block, const Where& where) {
+        if (required_string(block, "id", where).empty()) refuse(where() + ".id: empty");
+        if (required_string(block, "name", where).empty()) refuse(where() + ".name: empty");
+        const Value* input = member(block, "input");
+        if (input != nullptr && !input->IsObject() && !input->IsNull()) {
+            refuse(where() + ".input: expected an object");
+        }
+    }
+
+    void write_text_part(std::string_view text) {
+        w_.StartObject();
+        w_.Key("type");
+        w_.String("text");
+        w_.Key("text");
+        write_string(text);
+        w_.EndObject();
+    }
+
+    /// An image as an image_url part (a data URL for base64); a file as a file part with its
+    /// data as a data URL (OpenAI's documented form of file_data) and its name.
+    void write_attachment(const Value& block, Kind kind) {
+        const std::string_view media = view_of(block["media_type"]);
+        const Value* data = member(block, "data");
+        scratch_.clear();
+        if (data != nullptr && data->IsString()) {
+            scratch_.append("data:").append(media).append(";base64,").append(view_of(*data));
+        } else {
+            scratch_.append(view_of(block["url"]));
+        }
+        w_.StartObject();
+        w_.Key("type");
+        if (kind == Kind::kImage) {
+            w_.String("image_url");
+            w_.Key("image_url");
+            w_.StartObject();
+            w_.Key("url");
+            write_string(scratch_);
+            w_.EndObject();
+        } else {
+            w_.String("file");
+            w_.Key("file");
+            w_.StartObject();
+            w_.Key("filename");
+            const Value* name = member(block, "name");
+            if (name != nullptr && name->IsString() && name->GetStringLength() > 0) {
+                write_string(view_of(*name));
+            } else {
+                // The API wants a name with file_data; derive one from the media type.
+                const auto slash = media.find('/');
+                const std::string fallback = "file." + std::string(slash == std::string_view::npos
+                                                                       ? std::string_view("bin")
+                                                                       : media.substr(slash + 1));
+                write_string(fallback);
+            }
+            w_.Key("file_data");
+            write_string(scratch_);
+            w_.EndObject();
+        }
+        w_.EndObject();
+    }
+
+    void write_tool_call(const Value& block) {
+        w_.StartObject();
+        w_.Key("id");
+        write_string(view_of(block["id"]));
+        w_.Key("type");
+        w_.String("function");
+        w_.Key("function");
+        w_.StartObject();
+        w_.Key("name");
+        write_string(view_of(block["name"]));
+        w_.Key("arguments");
+        const Value* input = member(block, "input");
+        if (input == nullptr || input->IsNull()) {
+            w_.String("{}");
+        } else {
+            json_text_.Clear();
+            rapidjson::Writer<rapidjson::StringBuffer> jw(json_text_);
+            input->Accept(jw);
+            w_.String(json_text_.GetString(), static_cast<SizeType>(json_text_.GetSize()));
+        }
+        w_.EndObject();
+        w_.EndObject();
+    }
+
+    const Value* result_content(const Value& turns, SizeType t, SizeType k) const {
+        const Value* content = member(turns[t]["blocks"][k], "content");
+        if (content == nullptr || content->IsNull() || content->IsString() || content->IsArray()) {
+            return content;
+        }
+        refuse(block_where(turns, t, k) + ".content: expected an array of blocks");
+    }
+
+    /// A `role: tool` message answering the call. Its content is the result's text parts joined
+    /// by a line break (json parts as their JSON); an is_error result is prefixed "Error: " so the
+    /// model knows the call failed (Chat Completions has no error flag); a result with no text
+    /// says "(empty result)" rather than being blank. Images and files cannot ride a tool
+    /// message: they go to the user message that follows (write_result_attachments). Returns the
+    /// number of such attachments.
+    std::size_t write_tool_message(const Value& turns, SizeType t, SizeType k) {
+        const Value& block = turns[t]["blocks"][k];
+        const auto where = [&] { return block_where(turns, t, k); };
+        const std::string_view id = required_string(block, "tool_use_id", where);
+        if (id.empty()) refuse(where() + ".tool_use_id: empty");
+        bool is_error = false;
+        if (const Value* e = member(block, "is_error"); e != nullptr && !e->IsNull()) {
+            if (!e->IsBool()) refuse(where() + ".is_error: expected a boolean");
+            is_error = e->GetBool();
+        }
+        joined_.clear();
+        std::size_t attachments = 0;
+        const Value* content = result_content(turns, t, k);
+        if (content != nullptr && content->IsString()) {
+            if (!is_blank(view_of(*content))) joined_.append(view_of(*content));
+        } else if (content != nullptr && content->IsArray()) {
+            for (SizeType i = 0; i < content->Size(); ++i) {
+                const Value& part = (*content)[i];
+                const auto part_where = [&] {
+                    return where() + ".content[" + std::to_string(i) + "]";
+                };
+                const Kind kind = kind_of(part, part_where);
+                if (kind == Kind::kText || kind == Kind::kJson) {
+                    const std::string_view text = text_of(part, kind, part_where);
+                    if (is_blank(text)) continue;
+                    if (!joined_.empty()) joined_ += '\n';
+                    joined_.append(text);
+                } else if (kind == Kind::kImage || kind == Kind::kFile) {
+                    check_attachment(part, kind, part_where);
+                    ++attachments;
+                } else {
+                    refuse(part_where() +
+                           ": a tool_result holds text, json, image or file blocks only");
+                }
+            }
+        }
+        if (joined_.empty()) {
+            joined_ = attachments > 0 ? "(the result's attachments follow in the next user message)"
+                                      : "(empty result)";
+        }
+        if (is_error) joined_.insert(0, "Error: ");
+        w_.StartObject();
+        w_.Key("role");
+        w_.String("tool");
+        w_.Key("tool_call_id");
+        write_string(id);
+        w_.Key("content");
+        write_string(joined_);
+        w_.EndObject();
+        return attachments;
+    }
+
+    void write_result_attachments(const Value& block) {
+        const Value* content = member(block, "content");
+        if (content == nullptr || !content->IsArray()) return;
+        bool labelled = false;
+        for (const Value& part : content->GetArray()) {
+            const Kind kind = kind_of(part, [] { return std::string(); });
+            if (kind != Kind::kImage && kind != Kind::kFile) continue;
+            if (!labelled) {
+                scratch_ = "Attachments of the result of tool call ";
+                scratch_.append(view_of(block["tool_use_id"])).append(":");
+                write_text_part(scratch_);
+                labelled = true;
+            }
+            write_attachment(part, kind);
+        }
+    }
+
+    void write_string(std::string_view s) { w_.String(s.data(), static_cast<SizeType>(s.size())); }
+
+    Writer w_;
+    rapidjson::StringBuffer json_text_;  ///< a json block's text or a tool call's arguments
+    std::string joined_;                 ///< the system text or a tool message's text
+    std::string scratch_;                ///< data URLs and labels
+};
+
+}  // namespace
+
+void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& out) {
+    // In-situ parsing: strings stay in this copy instead of being allocated one by one.
+    std::string buffer(provider_request_json);
+    rapidjson::Document doc;
+    doc.ParseInsitu(buffer.data());
+    if (doc.HasParseError()) {
+        refuse(std::string("provider request is not JSON: ") +
+               rapidjson::GetParseError_En(doc.GetParseError()) + " at byte " +
+               std::to_string(doc.GetErrorOffset()));
+    }
+    Encoder(out).encode(doc);
+}
+
+}  // namespace nucleo::openai

@@ -1,0 +1,91 @@
+// nucleo-openai: the OpenAI Chat Completions dialect ("nucleo.provider/1", issue 4 items 2 and 4).
+//
+// A pure function pair (DESIGN.md "The rule that shapes everything"): encode renders the core's
+// provider request as POST /v1/chat/completions, decode turns the answer into the normalized
+// response. No network, no clock, no state between calls. The documents are specified in
+// docs/provider-abi-documents.md; what the seeds leave open is decided here.
+//
+// Encoding (seed 000 "The channel contract", "How LLMs See Tools"):
+//  - The objective is one leading `system` message -- `developer` with options.system_role
+//    "developer" -- holding the system blocks' texts joined by a blank line. Blank system blocks
+//    are left out; no system blocks, no system message.
+//  - Tools are native: each tool definition is {"type":"function","function":{name, description,
+//    parameters}}; an empty description is omitted.
+//  - Consecutive turns of one role form one group. An assistant group is one assistant message:
+//    its text as `content` (a string for one text part, else text parts) and its tool_use blocks
+//    as `tool_calls` whose `function.arguments` is the input as a JSON string. A user group is
+//    its tool results first -- one `role: tool` message each, in order, since OpenAI requires them
+//    right after the assistant message with the calls -- then one user message with the rest.
+//  - A tool result's text parts are joined by a line break (json parts as their JSON). Chat
+//    Completions has no error flag, so an is_error result reads "Error: <text>". A result with no
+//    text reads "(empty result)" -- never blank. Tool messages take text only: a result's images
+//    and files move to the user message that follows, after a text part naming the call.
+//  - Images are image_url parts (base64 as a data URL); files are file parts with `file_data` as a
+//    data URL and `filename` (the block's name, else "file.<subtype>"). A file by URL has no form
+//    in Chat Completions and is refused naming the block; so is an image or file in an assistant
+//    turn (assistant content is text only).
+//  - json blocks render as their compact JSON, skill blocks as their content.
+//  - thinking and redacted_thinking blocks are dropped: Chat Completions takes no reasoning input
+//    (the model's reasoning stays on OpenAI's side).
+//  - Never a blank text part: empty and whitespace-only text is dropped, and a turn left with
+//    nothing is refused with NUCLEO_ERR_INVALID_ARGUMENT naming the turn, never sent blank.
+//  - Caching: OpenAI caches prompt prefixes automatically, so there is nothing to render. The
+//    capabilities say caching false, so the core plans no breakpoints; a plan that arrives anyway
+//    is ignored without a log line (it would be noise on every call) and changes no byte.
+//  - `max_completion_tokens` is max_tokens (options.max_tokens_field "max_tokens" for servers that
+//    know only the older name). When thinking.active, `reasoning_effort` maps budget_tokens:
+//    up to 4,096 low, up to 16,384 medium, more high; options.reasoning_effort overrides it.
+//  - Streaming adds `stream: true` and `stream_options: {include_usage: true}`.
+//  - options.path (default "/v1/chat/completions") is appended to the instance's base URL, so
+//    an OpenAI-compatible server (Ollama, vLLM, llama.cpp server) works; nothing beyond the fields
+//    above is sent, so such servers see nothing they reject.
+//
+// Decoding: choices[0].message (or the streamed deltas) becomes a text block, a second text block
+// for a refusal, and one tool_use block per call with the arguments parsed (unparseable
+// arguments are kept as {"_raw": "..."}, see decode.cpp). finish_reason stop → end_turn, length →
+// max_tokens, tool_calls → tool_use, content_filter → content_filter; usage prompt_tokens minus
+// prompt_tokens_details.cached_tokens → input_tokens, cached_tokens → cache_read_tokens,
+// completion_tokens → output_tokens, cache_write_tokens 0. Error bodies are mapped by status.
+#include <string_view>
+
+#include <rapidjson/stringbuffer.h>
+
+#include "decode.hpp"
+#include "encode.hpp"
+#include "nucleo/plugin.hpp"
+
+namespace nucleo::openai {
+namespace {
+
+/// One provider instance. The instance config is not needed: every option rides each provider
+/// request (`options`), so one instance serves every configuration.
+class ChatCompletions final : public plugin::Provider {
+  public:
+    explicit ChatCompletions(std::string_view /*config_json*/) {}
+
+    void capabilities(plugin::Sink& out) override {
+        out << R"({"schema_version":1,"dialect":"openai","native_tools":true,"caching":false,)"
+               R"("streaming":true,"max_cache_breakpoints":0,"inputs":["images","documents"],)"
+               R"("auth":"bearer"})";
+    }
+
+    void encode(std::string_view prepared_json, plugin::Sink& out) override {
+        rapidjson::StringBuffer buffer;
+        encode_request(prepared_json, buffer);
+        out.write(std::string_view(buffer.GetString(), buffer.GetSize()));
+    }
+
+    void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
+                plugin::Sink& out) override {
+        rapidjson::StringBuffer buffer;
+        decode_response(http_status, headers_json, body, buffer);
+        out.write(std::string_view(buffer.GetString(), buffer.GetSize()));
+    }
+};
+
+}  // namespace
+}  // namespace nucleo::openai
+
+NUCLEO_PLUGIN_ENTRY("openai", "1.0.0",
+                    "OpenAI Chat Completions dialect (also OpenAI-compatible servers)",
+                    nucleo::plugin::provider_factory<nucleo::openai::ChatCompletions>())
