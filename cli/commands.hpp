@@ -18,6 +18,7 @@ struct Command {
 /// The table main.cpp dispatches on, defined in commands/table.cpp.
 const std::vector<Command>& commands();
 
+int run_config(const Argv& args);
 int run_models(const Argv& args);
 int run_plugins(const Argv& args);
 int run_render(const Argv& args);

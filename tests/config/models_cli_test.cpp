@@ -1,4 +1,5 @@
-// `nucleo models [--json] [--config FILE]` (issue 2 item 5, "Bad input": one clear line, exit 2).
+// `nucleo models [--json] [--config FILE]` and `nucleo config` (issue 2 item 5, "Bad input": one
+// clear line, exit 2).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <sys/wait.h>
@@ -140,6 +141,18 @@ TEST(ModelsCommand, ConfigFromEnvironmentAndUsageErrors) {
     r = run_cli("models --colour red");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "nucleo models: unknown option --colour\n");
+}
+
+TEST(ConfigCommand, PrintsTheConfigWithSecretsMasked) {
+    const test::ScopedEnv key("ANTHROPIC_API_KEY", "sk-ant-CLI-SECRET-42");
+    const test::ScopedEnv aws("AWS_SECRET_ACCESS_KEY", "aws-CLI-SECRET-43");
+    const CliRun r = run_cli("config --config '" + kShipped + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("config: " + kShipped + "\n", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.find("CLI-SECRET"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("api_key: \"***\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("secret_access_key: \"***\""), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find("CLI-SECRET"), std::string::npos) << r.err;
 }
 
 }  // namespace
