@@ -1,0 +1,131 @@
+// One model call, end to end: prepare (core) → encode (plugin) → send (core transport) → decode
+// (plugin) → validate and append (core).
+//
+// DESIGN.md "Data flow of one call" and seed 000 "Output Budget Resolution", "Cache Metrics":
+// the core resolves the output budget and the reserve, prices the rate-limiter reservation
+// (input tokens plus the output reserve), attaches credentials, retries, escalates a truncated
+// answer once, and computes the call's cost from the catalog. The plugin only translates.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "nucleo/budget.hpp"
+#include "nucleo/catalog.hpp"
+#include "nucleo/config.hpp"
+#include "nucleo/content.hpp"
+#include "nucleo/conversation.hpp"
+#include "nucleo/plugins.hpp"
+#include "nucleo/rate_limiter.hpp"
+#include "nucleo/transport.hpp"
+
+namespace nucleo {
+
+/// Token usage of one call, in Anthropic's split: `input_tokens` is the uncached part of the
+/// input, cache reads and writes are counted apart (every dialect normalizes to this).
+struct Usage {
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
+    std::int64_t cache_read_tokens = 0;
+    std::int64_t cache_write_tokens = 0;
+
+    /// Everything the provider read: uncached input, cache reads and cache writes.
+    [[nodiscard]] std::int64_t total_input_tokens() const noexcept {
+        return input_tokens + cache_read_tokens + cache_write_tokens;
+    }
+};
+
+/// Seed 000 "Cache Metrics" / "API-Reported Tokens Live on the Response": the provider's own
+/// numbers for one call belong here, never to the conversation.
+struct LLMResponse {
+    Message message;          ///< the IncomingMessage appended to the conversation
+    std::string stop_reason;  ///< normalized: end_turn, max_tokens, tool_use, ...
+    Usage usage;
+    std::string model;              ///< the wire model that answered
+    std::string model_id;           ///< the catalog id it was called as
+    std::int64_t max_tokens = 0;    ///< the output reserve sent as the wire maximum
+    double cost = 0;                ///< dollars, from the catalog entry's prices
+    int attempts = 1;               ///< HTTP attempts of the final call (retries included)
+    bool escalated = false;         ///< a truncation escalation happened before this answer
+
+    /// Seed 000 getCacheCreationInputTokens(): tokens written to the cache (billed at 125%).
+    [[nodiscard]] std::int64_t cache_creation_input_tokens() const noexcept {
+        return usage.cache_write_tokens;
+    }
+    /// Seed 000 getCacheReadInputTokens(): tokens read from the cache (billed at 10%).
+    [[nodiscard]] std::int64_t cache_read_input_tokens() const noexcept {
+        return usage.cache_read_tokens;
+    }
+    /// Seed 000 getCacheHitRate(), 0.0-1.0: the share of the input read from the cache.
+    [[nodiscard]] double cache_hit_rate() const noexcept;
+};
+
+/// What the plugin's capabilities document says (docs/provider-abi-documents.md).
+struct ProviderCapabilities {
+    std::string dialect;
+    bool native_tools = false;
+    bool caching = false;
+    bool streaming = false;
+    std::string auth = "none";  ///< x-api-key | bearer | sigv4 | none
+};
+
+/// Per-call options.
+struct CallOptions {
+    BindingDeclarations binding;                 ///< layer 3 of the budget and depth chains
+    const CancellationToken* cancel = nullptr;   ///< stops the call at its next boundary
+    /// Estimates the conversation's input tokens for the rate-limiter reservation. Empty: the
+    /// request body's size / 4, a deliberate over-estimate for prose (a reservation that is too
+    /// large only waits; one that is too small overflows the provider's own bucket).
+    std::function<std::int64_t(const ConversationContext&)> input_token_estimate;
+};
+
+/// A connection to one provider instance (nucleo.yaml `providers.<name>`) through its dialect
+/// plugin. Thread-safe: concurrent calls on different conversations share the connection pool
+/// and the per-model rate limiters.
+class ProviderClient {
+public:
+    ProviderClient(ProviderConfig config, ProviderInstance dialect, TransportOptions transport = {});
+
+    /// The client for the provider instance `name` of `config`, its plugin found by `loader`.
+    static ProviderClient from_config(const Config& config, const PluginLoader& loader,
+                                      std::string_view provider_name);
+
+    [[nodiscard]] const ProviderCapabilities& capabilities() const noexcept { return caps_; }
+    [[nodiscard]] const ProviderConfig& config() const noexcept { return config_; }
+
+    /// Rate limits for one model (0 = unlimited; unlimited until set).
+    void set_rate_limits(const std::string& model_id, RateLimits limits);
+
+    /// The exact wire request the next call would send (prepares the conversation: this is its
+    /// render, so the head freezes as for a call). Credentials are attached; with
+    /// `redact_secrets` their values are `***` (what `nucleo render` prints).
+    HttpRequest build_request(ConversationContext& conversation, const ModelSpec& model,
+                              const CallOptions& options = {}, bool redact_secrets = false);
+
+    /// Calls the model and appends its answer to the conversation. On a truncated answer the
+    /// sent message's budget is raised to the model's ceiling and the call is made once more
+    /// (seed 000); the truncated answer is never appended, so a cut-off tool call never reaches a
+    /// tool. Errors (the conversation is then unchanged but for that escalation): a missing key or
+    /// base URL (kConfig, before any request), provider refusals of their kind (kRateLimited,
+    /// kOverloaded, kInvalidArgument, ...), an answer off its format (kProtocol with the status
+    /// and the first bytes), truncation at the ceiling (UncorrectableLLMException).
+    LLMResponse call(ConversationContext& conversation, const ModelSpec& model,
+                     const CallOptions& options = {});
+
+private:
+    LLMResponse call_once(ConversationContext& conversation, const ModelSpec& model,
+                          const CallOptions& options);
+    void check_credentials() const;
+
+    ProviderConfig config_;
+    ProviderInstance dialect_;
+    ProviderCapabilities caps_;
+    struct Limits;
+    std::shared_ptr<HttpTransport> transport_;
+    std::shared_ptr<Limits> limits_;
+};
+
+}  // namespace nucleo

@@ -1,0 +1,329 @@
+#include "nucleo/provider_client.hpp"
+
+#include <map>
+#include <mutex>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/log_internal.hpp"
+#include "nucleo/thinking.hpp"
+#include "nucleo/thinking_response.hpp"
+#include "persistence/document_json.hpp"
+#include "render/prepared_json.hpp"
+
+namespace nucleo {
+namespace {
+
+constexpr std::size_t kBodyQuoteBytes = 200;
+
+std::string first_bytes(std::string_view body) {
+    std::string out(body.substr(0, kBodyQuoteBytes));
+    for (char& c : out)
+        if (c == '\n' || c == '\r') c = ' ';
+    return body.size() > kBodyQuoteBytes ? out + "..." : out;
+}
+
+std::string to_compact(const rapidjson::Value& v) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    v.Accept(w);
+    return {buf.GetString(), buf.GetSize()};
+}
+
+ProviderCapabilities read_capabilities(const std::string& json, const std::string& plugin) {
+    rapidjson::Document d;
+    d.Parse(json.data(), json.size());
+    if (d.HasParseError() || !d.IsObject())
+        throw Error(ErrorKind::kPlugin, "plugin '" + plugin + "': capabilities are not a JSON object");
+    ProviderCapabilities c;
+    auto flag = [&](const char* k) { return d.HasMember(k) && d[k].IsBool() && d[k].GetBool(); };
+    c.native_tools = flag("native_tools");
+    c.caching = flag("caching");
+    c.streaming = flag("streaming");
+    if (d.HasMember("dialect") && d["dialect"].IsString()) c.dialect = d["dialect"].GetString();
+    if (d.HasMember("auth") && d["auth"].IsString()) c.auth = d["auth"].GetString();
+    return c;
+}
+
+/// The provider request document (docs/provider-abi-documents.md).
+std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bool thinking,
+                             std::int64_t thinking_budget, const ProviderConfig& config,
+                             const std::string& prepared_json) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("schema_version");
+    w.Int(1);
+    w.Key("model");
+    w.StartObject();
+    w.Key("id");
+    w.String(model.id.c_str(), static_cast<rapidjson::SizeType>(model.id.size()));
+    w.Key("wire_model");
+    w.String(model.wire_model.c_str(), static_cast<rapidjson::SizeType>(model.wire_model.size()));
+    w.EndObject();
+    w.Key("max_tokens");
+    w.Int64(max_tokens);
+    w.Key("thinking");
+    w.StartObject();
+    w.Key("active");
+    w.Bool(thinking);
+    w.Key("budget_tokens");
+    w.Int64(thinking ? thinking_budget : 0);
+    w.EndObject();
+    w.Key("stream");
+    w.Bool(false);
+    std::string ttl = "5m";
+    rapidjson::Document options;
+    options.Parse(config.options_json.data(), config.options_json.size());
+    if (options.HasParseError() || !options.IsObject()) options.SetObject();
+    if (options.HasMember("cache_ttl") && options["cache_ttl"].IsString()) ttl = options["cache_ttl"].GetString();
+    w.Key("cache_ttl");
+    w.String(ttl.c_str(), static_cast<rapidjson::SizeType>(ttl.size()));
+    w.Key("options");
+    options.Accept(w);
+    w.Key("prepared");
+    w.RawValue(prepared_json.data(), prepared_json.size(), rapidjson::kObjectType);
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
+}
+
+/// The plugin's HTTP request document → an HttpRequest against the instance's base URL.
+HttpRequest read_http_request(const std::string& json, const ProviderConfig& config) {
+    rapidjson::Document d;
+    d.Parse(json.data(), json.size());
+    const std::string who = "plugin '" + config.plugin + "' encode";
+    if (d.HasParseError() || !d.IsObject())
+        throw Error(ErrorKind::kPlugin, who + ": the HTTP request is not a JSON object");
+    HttpRequest req;
+    if (d.HasMember("method") && d["method"].IsString()) req.method = d["method"].GetString();
+    if (!d.HasMember("path") || !d["path"].IsString())
+        throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no string \"path\"");
+    std::string base = config.base_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    req.url = base + d["path"].GetString();
+    if (d.HasMember("headers") && d["headers"].IsObject()) {
+        for (const auto& h : d["headers"].GetObject()) {
+            if (h.value.IsString()) req.headers.emplace_back(h.name.GetString(), h.value.GetString());
+        }
+    }
+    if (!d.HasMember("body"))
+        throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no \"body\"");
+    req.body = d["body"].IsString() ? std::string(d["body"].GetString(), d["body"].GetStringLength())
+                                     : to_compact(d["body"]);
+    return req;
+}
+
+std::string headers_json(const HttpHeaders& headers) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    for (const auto& [k, v] : headers) {
+        std::string name = k;
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        w.Key(name.c_str(), static_cast<rapidjson::SizeType>(name.size()));
+        w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+    }
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
+}
+
+std::int64_t usage_field(const rapidjson::Value& usage, const char* key) {
+    if (!usage.HasMember(key)) return 0;
+    const auto& v = usage[key];
+    return v.IsInt64() ? v.GetInt64() : 0;
+}
+
+}  // namespace
+
+double LLMResponse::cache_hit_rate() const noexcept {
+    const std::int64_t total = usage.total_input_tokens();
+    return total <= 0 ? 0.0 : static_cast<double>(usage.cache_read_tokens) / static_cast<double>(total);
+}
+
+struct ProviderClient::Limits {
+    std::mutex mutex;
+    std::map<std::string, RateLimits> by_model;
+    RateLimiterRegistry registry;
+};
+
+ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, TransportOptions transport)
+    : config_(std::move(config)),
+      dialect_(std::move(dialect)),
+      caps_(read_capabilities(dialect_.capabilities(), config_.plugin)),
+      transport_(std::make_shared<HttpTransport>(std::move(transport))),
+      limits_(std::make_shared<Limits>()) {
+    if (caps_.auth == "sigv4") {
+        AwsSigV4 sig;
+        sig.region = config_.credentials.region;
+        sig.access_key_id = config_.credentials.access_key_id;
+        sig.secret_access_key = config_.credentials.secret_access_key;
+        sig.session_token = config_.credentials.session_token;
+        TransportOptions opts = transport_->options();
+        opts.sigv4 = sig;
+        transport_ = std::make_shared<HttpTransport>(std::move(opts));
+    }
+}
+
+ProviderClient ProviderClient::from_config(const Config& config, const PluginLoader& loader,
+                                           std::string_view provider_name) {
+    const ProviderConfig& pc = config.provider(provider_name);
+    Plugin plugin = loader.load(pc.plugin);
+    return ProviderClient(pc, plugin.make_provider(pc.options_json));
+}
+
+void ProviderClient::set_rate_limits(const std::string& model_id, RateLimits limits) {
+    std::lock_guard<std::mutex> lock(limits_->mutex);
+    limits_->by_model[model_id] = limits;
+}
+
+void ProviderClient::check_credentials() const {
+    const std::string who = "provider '" + config_.name + "'";
+    if (config_.base_url.empty())
+        throw Error(ErrorKind::kConfig, who + " has no base_url: set it in nucleo.yaml or the provider's "
+                                              "base URL variable");
+    if ((caps_.auth == "x-api-key" || caps_.auth == "bearer") && config_.credentials.api_key.empty())
+        throw Error(ErrorKind::kConfig, who + " has no api_key: set it in nucleo.yaml (for example "
+                                              "through ${ANTHROPIC_API_KEY} or ${OPENAI_API_KEY})");
+    if (caps_.auth == "sigv4" &&
+        (config_.credentials.access_key_id.empty() || config_.credentials.secret_access_key.empty()))
+        throw Error(ErrorKind::kConfig, who + " has no AWS credentials: set AWS_ACCESS_KEY_ID and "
+                                              "AWS_SECRET_ACCESS_KEY (and AWS_REGION)");
+    if (caps_.auth == "sigv4" && config_.credentials.region.empty())
+        throw Error(ErrorKind::kConfig, who + " has no AWS region: set AWS_REGION");
+}
+
+HttpRequest ProviderClient::build_request(ConversationContext& conversation, const ModelSpec& model,
+                                          const CallOptions& options, bool redact_secrets) {
+    check_credentials();
+    const FixedContentFormatter formatter(model.native_tools && caps_.native_tools,
+                                          model.supports_caching && caps_.caching);
+    const Depth depth = resolve_depth(conversation, options.binding);
+    const bool thinking = thinking_active(model, depth);
+    const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
+    PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking);
+    const std::string request = provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth),
+                                                 config_, internal::prepared_to_json(prepared));
+    HttpRequest http = read_http_request(dialect_.encode(request), config_);
+    const std::string secret = redact_secrets ? std::string("***") : config_.credentials.api_key;
+    if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
+    if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
+    if (caps_.auth == "sigv4" && redact_secrets)
+        http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
+    return http;
+}
+
+LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelSpec& model,
+                                 const CallOptions& options) {
+    try {
+        return call_once(conversation, model, options);
+    } catch (const OutputTruncationRetryException& e) {
+        // Seed 000: the retry loop re-enters for a one-shot retry at the escalated budget. A
+        // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
+        NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
+        LLMResponse r = call_once(conversation, model, options);
+        r.escalated = true;
+        return r;
+    }
+}
+
+LLMResponse ProviderClient::call_once(ConversationContext& conversation, const ModelSpec& model,
+                                      const CallOptions& options) {
+    HttpRequest request = build_request(conversation, model, options);
+    const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
+
+    // Seed 000: the reservation is the conversation's input tokens plus the output reserve.
+    RateLimiter* limiter = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(limits_->mutex);
+        auto it = limits_->by_model.find(model.id);
+        if (it != limits_->by_model.end()) limiter = &limits_->registry.for_model(model.id, it->second);
+    }
+    const std::int64_t input_estimate = options.input_token_estimate
+                                            ? options.input_token_estimate(conversation)
+                                            : static_cast<std::int64_t>(request.body.size() / 4);
+    std::int64_t reserved = 0;
+    if (limiter != nullptr) reserved = limiter->acquire(input_estimate + max_tokens, options.cancel);
+
+    HttpResponse http = transport_->send(request, options.cancel);
+    const std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
+                                                   headers_json(http.headers), http.body);
+
+    rapidjson::Document d;
+    d.Parse(normalized.data(), normalized.size());
+    const std::string who = "provider '" + config_.name + "' (HTTP " + std::to_string(http.status) + ")";
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("blocks") || !d["blocks"].IsArray())
+        throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response lacks a \"blocks\" "
+                                                "array; answer began: " + first_bytes(http.body));
+
+    LLMResponse out;
+    out.model_id = model.id;
+    out.max_tokens = max_tokens;
+    out.attempts = http.attempts;
+    if (d.HasMember("stop_reason") && d["stop_reason"].IsString()) out.stop_reason = d["stop_reason"].GetString();
+    if (d.HasMember("model") && d["model"].IsString()) out.model = d["model"].GetString();
+    if (d.HasMember("usage") && d["usage"].IsObject()) {
+        const auto& u = d["usage"];
+        out.usage = {usage_field(u, "input_tokens"), usage_field(u, "output_tokens"),
+                     usage_field(u, "cache_read_tokens"), usage_field(u, "cache_write_tokens")};
+    }
+    if (limiter != nullptr) limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
+
+    // The core validates what a plugin returns: every block must be a block of the document.
+    Message incoming;
+    incoming.direction = Direction::kIncoming;
+    const internal::JsonPath root("response");
+    const internal::JsonPath blocks = root.key("blocks");
+    std::size_t i = 0;
+    for (const auto& b : d["blocks"].GetArray()) {
+        incoming.blocks.push_back(internal::read_block(b, internal::JsonPath(&blocks, i++)));
+    }
+
+    // Truncation: the answer never joins the conversation (a cut-off tool call never reaches a
+    // tool); the sent message's budget is raised and the caller retries once (seed 000).
+    if (out.stop_reason == "max_tokens") escalate_truncation(conversation, model, max_tokens);
+
+    // Text-based tool calling (seed 000 "How LLMs See Tools"): calls written in the answer's
+    // envelope become ToolUseBlocks with ids the runtime mints from the name and the place.
+    if (!(model.native_tools && caps_.native_tools) && !conversation.declared_tools().empty()) {
+        std::string text;
+        for (const auto& b : incoming.blocks)
+            if (const auto* t = b.get_if<TextBlock>()) text += t->text;
+        rapidjson::Document envelope;
+        std::string json;
+        try {
+            json = extract_answer_json(text);
+        } catch (const Error&) {
+            json.clear();  // plain prose: no tool calls
+        }
+        if (!json.empty()) envelope.Parse(json.data(), json.size());
+        if (!json.empty() && !envelope.HasParseError() && envelope.IsObject() && envelope.HasMember("tool_calls") &&
+            envelope["tool_calls"].IsArray()) {
+            // The seed mints from the name and the place in the turn; the turn's position in the
+            // conversation is added so that ids stay unique across turns (a result must name
+            // exactly one call).
+            const std::string turn = "_t" + std::to_string(conversation.messages().size());
+            std::size_t place = 0;
+            for (const auto& call : envelope["tool_calls"].GetArray()) {
+                if (!call.IsObject() || !call.HasMember("name") || !call["name"].IsString()) continue;
+                const std::string name = call["name"].GetString();
+                const std::string input = call.HasMember("input") ? to_compact(call["input"]) : "{}";
+                incoming.blocks.emplace_back(ToolUseBlock{mint_tool_call_id(name, place++) + turn, name, input});
+            }
+            if (place > 0 && out.stop_reason == "end_turn") out.stop_reason = "tool_use";
+        }
+    }
+
+    if (incoming.blocks.empty())
+        throw Error(ErrorKind::kProtocol, who + ": the answer holds no content (stop reason \"" + out.stop_reason +
+                                              "\"); answer began: " + first_bytes(http.body));
+    out.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
+                          out.usage.cache_read_tokens);
+    conversation.add_message(incoming);
+    conversation.set_prior_spec_id(model.id);
+    out.message = conversation.messages().back();
+    return out;
+}
+
+}  // namespace nucleo
