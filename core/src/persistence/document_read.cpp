@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "conversation/context_internal.hpp"
 #include "nucleo/document.hpp"
 #include "persistence/document_json.hpp"
 
@@ -208,7 +209,7 @@ void check_references(const ConversationParts& doc,
                        std::to_string(doc.messages.size()) + " messages");
         }
         const auto& where = announced[i];
-        if (where && *where != "head" && !first_position.count(*where)) {
+        if (where && *where != internal::kAnnouncedInHead && !first_position.count(*where)) {
             refuse(tools.at(i).key("announced_in"),
                    "names message \"" + *where + "\", which the document does not hold");
         }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "conversation/context_internal.hpp"
 #include "nucleo/document.hpp"
 #include "persistence/document_json.hpp"
 
@@ -15,25 +16,6 @@ using internal::JsonPath;
 using internal::write_block;
 using internal::write_json_text;
 using internal::write_string;
-
-/// Seed 000: "The announced set derives from the conversation content itself, never a side
-/// field": "head" when a head slot holds the tool's definition, else the id of the first message
-/// that carries it, else nothing (declared, not yet rendered).
-std::optional<std::string> announced_in(const ConversationParts& parts, const std::string& name) {
-    auto defines = [&](const ContentBlock& b) {
-        const auto* d = b.get_if<ToolDefinitionBlock>();
-        return d && d->name == name;
-    };
-    for (const ObjectiveSlot& slot : parts.objective) {
-        if (defines(slot.value)) return std::string("head");
-    }
-    for (const Message& m : parts.messages) {
-        for (const ContentBlock& b : m.blocks) {
-            if (defines(b)) return m.id;
-        }
-    }
-    return std::nullopt;
-}
 
 template <typename Writer>
 void write_message(Writer& w, const Message& m, const JsonPath& path) {
@@ -132,7 +114,9 @@ void write_document(Writer& w, const ConversationParts& doc) {
         internal::write_tool_fields(w, t.definition, tools.at(i));
         w.Key("declared_at");
         w.Uint64(t.declared_at);
-        if (auto where = announced_in(doc, t.definition.name)) {
+        // Seed 000: "The announced set derives from the conversation content itself, never a
+        // side field" — the same derivation ConversationContext::announced_in uses.
+        if (auto where = internal::find_announcement(doc, t.definition.name)) {
             w.Key("announced_in");
             write_string(w, *where);
         }
