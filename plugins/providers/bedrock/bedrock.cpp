@@ -24,7 +24,7 @@ using nucleo::plugin::Failure;
 /// provider request. The configuration is only checked to be a JSON object, so a malformed one
 /// is refused at create instead of ignored. Thread rule: every slot is callable concurrently.
 class BedrockProvider final : public nucleo::plugin::Provider {
-public:
+  public:
     explicit BedrockProvider(std::string_view config_json) {
         if (config_json.empty()) return;
         rapidjson::Document doc;

@@ -5,7 +5,8 @@
 //   {"text"}                                           -> {"type":"text","text"}
 //   {"toolUse":{"toolUseId","name","input"}}           -> {"type":"tool_use","id","name","input"}
 //   {"reasoningContent":{"reasoningText":{"text","signature"}}}
-//                                                      -> {"type":"thinking","thinking","signature"}
+//                                                      ->
+//                                                      {"type":"thinking","thinking","signature"}
 //   {"reasoningContent":{"redactedContent": base64}}   -> {"type":"redacted_thinking","data"}
 // Other kinds (citations, guard content, images a model may return) are skipped with a warning
 // in the host log: the normalized document has no place for them. In the text tool dialect the
@@ -89,7 +90,9 @@ using rapidjson::SizeType;
 using rapidjson::Value;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+std::string_view view(const Value& v) {
+    return {v.GetString(), v.GetStringLength()};
+}
 
 const Value* member(const Value& obj, std::string_view key) {
     if (!obj.IsObject()) return nullptr;
@@ -174,8 +177,10 @@ std::string header(std::string_view headers_json, std::string_view name) {
     doc.Parse(body.data(), body.size());
     std::string message;
     if (!doc.HasParseError() && doc.IsObject()) {
-        if (const Value* m = string_member(doc, "message")) message = view(*m);
-        else if (const Value* m2 = string_member(doc, "Message")) message = view(*m2);
+        if (const Value* m = string_member(doc, "message"))
+            message = view(*m);
+        else if (const Value* m2 = string_member(doc, "Message"))
+            message = view(*m2);
         if (type.empty()) {
             if (const Value* t = string_member(doc, "__type")) {
                 const std::string_view full = view(*t);
@@ -332,14 +337,17 @@ void write_block(Writer& w, const Value& block, std::size_t k, int32_t status,
         } else if (const Value* redacted = string_member(*reasoning, "redactedContent")) {
             write_redacted(w, view(*redacted));
         } else {
-            protocol(status, where + ".reasoningContent holds neither reasoningText nor "
-                     "redactedContent", body);
+            protocol(status,
+                     where +
+                         ".reasoningContent holds neither reasoningText nor "
+                         "redactedContent",
+                     body);
         }
     } else {
         std::string kind = block.MemberCount() > 0 ? std::string(view(block.MemberBegin()->name))
                                                    : std::string("(empty)");
-        nucleo::plugin::Host::warn("bedrock: skipped an answer block of kind \"" + kind +
-                                   "\" at " + where + " (no normalized form)");
+        nucleo::plugin::Host::warn("bedrock: skipped an answer block of kind \"" + kind + "\" at " +
+                                   where + " (no normalized form)");
     }
 }
 
@@ -479,8 +487,10 @@ std::string decode_stream(int32_t status, std::string_view body) {
                 if (!p.text.empty()) input.Parse(p.text.data(), p.text.size());
                 const bool whole = !p.text.empty() && !input.HasParseError() && input.IsObject();
                 if (!whole && !p.text.empty() && !cut) {
-                    protocol(status, "the streamed input of tool call \"" + p.id +
-                             "\" is not a JSON object", p.text);
+                    protocol(
+                        status,
+                        "the streamed input of tool call \"" + p.id + "\" is not a JSON object",
+                        p.text);
                 }
                 w.StartObject();
                 w.Key("type");

@@ -96,8 +96,7 @@ struct Where {
 
     [[nodiscard]] std::string str() const {
         if (system) return "prepared.system_blocks[" + std::to_string(block) + "]";
-        return "prepared.turns[" + std::to_string(turn) + "].blocks[" + std::to_string(block) +
-               "]";
+        return "prepared.turns[" + std::to_string(turn) + "].blocks[" + std::to_string(block) + "]";
     }
 };
 
@@ -105,7 +104,9 @@ std::string turn_where(std::size_t turn) {
     return "prepared.turns[" + std::to_string(turn) + "]";
 }
 
-std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+std::string_view view(const Value& v) {
+    return {v.GetString(), v.GetStringLength()};
+}
 
 const Value* member(const Value& obj, std::string_view key) {
     const Value name(rapidjson::StringRef(key.data(), static_cast<SizeType>(key.size())));
@@ -238,9 +239,9 @@ std::string document_name(std::string_view name, const Where& where) {
     if (out.size() > kMaxDocumentName) out.resize(kMaxDocumentName);
     while (!out.empty() && out.back() == ' ') out.pop_back();
     if (out.empty()) {
-        out = where.system ? "document-system-" + std::to_string(where.block)
-                           : "document-" + std::to_string(where.turn) + "-" +
-                                 std::to_string(where.block);
+        out = where.system
+                  ? "document-system-" + std::to_string(where.block)
+                  : "document-" + std::to_string(where.turn) + "-" + std::to_string(where.block);
     }
     return out;
 }
@@ -268,7 +269,7 @@ struct Anchor {
 };
 
 class Encoder {
-public:
+  public:
     Encoder(const Value& request, std::size_t size_hint) : request_(request) {
         out_.Reserve(size_hint + size_hint / 4 + 256);
     }
@@ -282,8 +283,8 @@ public:
         w.Key("method");
         w.String("POST");
         w.Key("path");
-        const std::string path = "/model/" + encode_label(model_) +
-                                 (stream_ ? "/converse-stream" : "/converse");
+        const std::string path =
+            "/model/" + encode_label(model_) + (stream_ ? "/converse-stream" : "/converse");
         w.String(path.data(), static_cast<SizeType>(path.size()));
         w.Key("headers");
         w.StartObject();
@@ -298,7 +299,7 @@ public:
         return std::string(out_.GetString(), out_.GetSize());
     }
 
-private:
+  private:
     // ---- reading and checking the provider request ----------------------------------------
 
     void read_request() {
@@ -348,8 +349,9 @@ private:
         if (defs != nullptr && !defs->IsArray()) refuse("prepared.tool_definitions: not an array");
         if (defs != nullptr && !defs->Empty()) {
             if (!native_) {
-                refuse("prepared.tool_definitions: must be empty when prepared.native_tools is "
-                       "false (the definitions are inline text in the text dialect)");
+                refuse(
+                    "prepared.tool_definitions: must be empty when prepared.native_tools is "
+                    "false (the definitions are inline text in the text dialect)");
             }
             tools_ = defs;
         }
@@ -368,8 +370,10 @@ private:
         if (const Value* sb = member(*plan, "system_block"); sb != nullptr && !sb->IsNull()) {
             const std::size_t count = system_ != nullptr ? system_->Size() : 0;
             if (!sb->IsUint() || sb->GetUint() >= count) {
-                refuse("prepared.cache_plan.system_block: not the index of a system block (there "
-                       "are " + std::to_string(count) + ")");
+                refuse(
+                    "prepared.cache_plan.system_block: not the index of a system block (there "
+                    "are " +
+                    std::to_string(count) + ")");
             }
             system_anchor_ = sb->GetUint();
         }
@@ -441,7 +445,8 @@ private:
             messages_.back().end = items_.size();
         }
         if (!messages_.front().user) {
-            refuse(turn_where(0) + ": the first turn is an assistant turn; a Converse "
+            refuse(turn_where(0) +
+                   ": the first turn is an assistant turn; a Converse "
                    "conversation must start with a user message");
         }
         for (const WireMessage& m : messages_) {
@@ -467,7 +472,8 @@ private:
         w.EndArray();
         for (SizeType t = 0; t < turns_->Size(); ++t) {
             if (turn_emitted_[t] == 0) {
-                refuse(turn_where(t) + ": renders no content (every block is blank or empty); "
+                refuse(turn_where(t) +
+                       ": renders no content (every block is blank or empty); "
                        "Converse refuses a blank message");
             }
         }
@@ -480,9 +486,10 @@ private:
         if (native_ && tools_ != nullptr) {
             write_tool_config(w);
         } else if (native_ && uses_tool_blocks_) {
-            refuse("prepared.tool_definitions: empty, but the turns hold tool_use/tool_result "
-                   "blocks; Converse needs toolConfig whenever toolUse or toolResult blocks are "
-                   "sent");
+            refuse(
+                "prepared.tool_definitions: empty, but the turns hold tool_use/tool_result "
+                "blocks; Converse needs toolConfig whenever toolUse or toolResult blocks are "
+                "sent");
         }
         if (thinking_budget_ > 0) {
             w.Key("additionalModelRequestFields");
@@ -541,7 +548,8 @@ private:
             }
             if (mark) {
                 if (emitted == 0) {
-                    refuse(where.str() + ": the system breakpoint sits on a blank block with "
+                    refuse(where.str() +
+                           ": the system breakpoint sits on a blank block with "
                            "nothing before it; it cannot be rendered without moving it");
                 }
                 write_cache_point(w);
@@ -824,8 +832,8 @@ private:
                         break;
                     case Kind::kJson: {
                         const Value* json = member(part, "json");
-                        if (json == nullptr) refuse(at.str() + ".content[" + std::to_string(k) +
-                                                    "].json: missing");
+                        if (json == nullptr)
+                            refuse(at.str() + ".content[" + std::to_string(k) + "].json: missing");
                         w.StartObject();
                         w.Key("json");
                         json->Accept(w);

@@ -29,7 +29,8 @@ std::uint32_t crc32(std::string_view bytes) {
         return t;
     }();
     std::uint32_t c = 0xFFFFFFFFU;
-    for (const char ch : bytes) c = kTable[(c ^ static_cast<unsigned char>(ch)) & 0xFFU] ^ (c >> 8U);
+    for (const char ch : bytes)
+        c = kTable[(c ^ static_cast<unsigned char>(ch)) & 0xFFU] ^ (c >> 8U);
     return c ^ 0xFFFFFFFFU;
 }
 
@@ -48,8 +49,8 @@ std::uint32_t be16(std::string_view s, std::size_t at) {
 [[noreturn]] void bad_frame(std::size_t offset, const std::string& what, std::string_view body) {
     throw Failure(NUCLEO_ERR_PROTOCOL,
                   "bedrock: the event stream is cut off or corrupt at byte " +
-                      std::to_string(offset) + " (" + what + "); it began: " +
-                      quote_first_bytes(body),
+                      std::to_string(offset) + " (" + what +
+                      "); it began: " + quote_first_bytes(body),
                   200);
 }
 
@@ -83,13 +84,28 @@ std::vector<StreamEvent> read_event_stream(std::string_view body) {
             std::size_t value_len = 0;
             std::size_t prefix = 0;
             switch (type) {
-                case 0: case 1: value_len = 0; break;          // bool true / false
-                case 2: value_len = 1; break;                  // byte
-                case 3: value_len = 2; break;                  // short
-                case 4: value_len = 4; break;                  // int
-                case 5: case 8: value_len = 8; break;          // long, timestamp
-                case 9: value_len = 16; break;                 // uuid
-                case 6: case 7:                                // bytes, string
+                case 0:
+                case 1:
+                    value_len = 0;
+                    break;  // bool true / false
+                case 2:
+                    value_len = 1;
+                    break;  // byte
+                case 3:
+                    value_len = 2;
+                    break;  // short
+                case 4:
+                    value_len = 4;
+                    break;  // int
+                case 5:
+                case 8:
+                    value_len = 8;
+                    break;  // long, timestamp
+                case 9:
+                    value_len = 16;
+                    break;  // uuid
+                case 6:
+                case 7:  // bytes, string
                     if (h + 2 > headers.size()) bad_frame(at, "header value length", body);
                     value_len = be16(headers, h);
                     prefix = 2;
@@ -100,9 +116,12 @@ std::vector<StreamEvent> read_event_stream(std::string_view body) {
             if (h + prefix + value_len > headers.size()) bad_frame(at, "header value", body);
             const std::string_view value = headers.substr(h + prefix, value_len);
             if (type == 7) {
-                if (name == ":event-type") ev.event_type = value;
-                else if (name == ":message-type") ev.message_type = value;
-                else if (name == ":exception-type" || name == ":error-code") exception_type = value;
+                if (name == ":event-type")
+                    ev.event_type = value;
+                else if (name == ":message-type")
+                    ev.message_type = value;
+                else if (name == ":exception-type" || name == ":error-code")
+                    exception_type = value;
             }
             h += prefix + value_len;
         }
