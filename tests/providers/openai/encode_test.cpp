@@ -1,0 +1,270 @@
+// nucleo-openai encode, through the loader and the ABI: golden request bodies for every block
+// kind, the objective's channel, tool pairing, merged turns, the cache plan (rendered as nothing:
+// OpenAI caches automatically), the refusals, and the published schema over every body.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "nucleo/errors.hpp"
+#include "openai_support.hpp"
+
+namespace nucleo::openai_test {
+namespace {
+
+std::string encode(const std::string& request) {
+    return provider().encode(request);
+}
+
+std::size_t count(const std::string& haystack, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = haystack.find(needle); at != std::string::npos;
+         at = haystack.find(needle, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+// ---- golden files: fixtures/encode/NAME.in.json → NAME.out.json -------------------------------
+
+class EncodeGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EncodeGolden, RendersTheExpectedHttpRequest) {
+    const auto dir = fixtures() / "encode";
+    expect_golden(encode(read_file(dir / (GetParam() + ".in.json"))),
+                  dir / (GetParam() + ".out.json"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EncodeGolden,
+                         ::testing::ValuesIn(fixture_names("encode", ".in.json")),
+                         [](const auto& info) { return info.param; });
+
+TEST(OpenAiEncode, EveryBlockKindHasAGoldenFixture) {
+    // Guards the golden set itself: each block kind of the conversation document appears.
+    std::string all;
+    for (const auto& name : fixture_names("encode", ".in.json")) {
+        all += read_file(fixtures() / "encode" / (name + ".in.json"));
+    }
+    for (const char* kind : {"text", "json", "image", "file", "tool_use", "tool_result", "thinking",
+                             "redacted_thinking", "skill"}) {
+        EXPECT_NE(all.find(std::string("\"type\": \"") + kind + "\""), std::string::npos) << kind;
+    }
+}
+
+// ---- the channel contract and the envelope ------------------------------------------------------
+
+TEST(OpenAiEncode, ObjectiveIsOneLeadingSystemMessage) {
+    // Seed 000 "The channel contract": "a provider without one expresses it as that provider
+    // carries instructions (OpenAI: a leading role:system message)".
+    const auto d = parse(encode(read_file(fixtures() / "encode" / "system_and_text.in.json")));
+    const auto& messages = d["body"]["messages"];
+    ASSERT_GE(messages.Size(), 2u);
+    EXPECT_STREQ(messages[0]["role"].GetString(), "system");
+    std::size_t systems = 0;
+    for (const auto& m : messages.GetArray()) systems += m["role"] == "system" ? 1 : 0;
+    EXPECT_EQ(systems, 1u);
+}
+
+TEST(OpenAiEncode, EnvelopeCarriesNoCredentials) {
+    // docs/provider-abi-documents.md: "The plugin never adds credentials."
+    const auto d = parse(encode(read_file(fixtures() / "encode" / "every_block.in.json")));
+    EXPECT_STREQ(d["method"].GetString(), "POST");
+    EXPECT_STREQ(d["path"].GetString(), "/v1/chat/completions");
+    for (const auto& h : d["headers"].GetObject()) {
+        const std::string name = h.name.GetString();
+        EXPECT_NE(name, "authorization");
+        EXPECT_NE(name, "x-api-key");
+    }
+}
+
+TEST(OpenAiEncode, CapabilitiesSayNativeToolsBearerAndNoExplicitCaching) {
+    const auto d = parse(provider().capabilities());
+    EXPECT_EQ(d["schema_version"].GetInt(), 1);
+    EXPECT_STREQ(d["dialect"].GetString(), "openai");
+    EXPECT_TRUE(d["native_tools"].GetBool());
+    EXPECT_FALSE(d["caching"].GetBool());
+    EXPECT_TRUE(d["streaming"].GetBool());
+    EXPECT_STREQ(d["auth"].GetString(), "bearer");
+}
+
+// ---- cache plan: rendered exactly, which for OpenAI is no marker at all
+// ---------------------------
+
+TEST(OpenAiEncode, APlanWithFourMarksAddsNoMarkerAndChangesNoByte) {
+    // docs/provider-abi-documents.md: "The plugin renders a breakpoint on exactly those blocks ...
+    // and nowhere else." OpenAI caches prefixes automatically: the dialect has no marker, so it
+    // renders zero of them, and the plan leaves the prefix bytes (what OpenAI caches on) alone.
+    const std::string with_plan =
+        read_file(fixtures() / "encode" / "cache_plan_four_marks.in.json");
+    rapidjson::Document planned = parse(with_plan);
+    ASSERT_EQ(planned["prepared"]["cache_plan"]["breakpoints"].GetInt(), 4);
+    const std::string out = encode(with_plan);
+    for (const char* marker :
+         {"cache_control", "prompt_cache_breakpoint", "cachePoint", "ephemeral"}) {
+        EXPECT_EQ(count(out, marker), 0u) << marker;
+    }
+    rapidjson::Document unplanned = parse(with_plan);
+    auto& prepared = unplanned["prepared"];
+    prepared["cache_plan"].SetNull();
+    prepared["cache_system"].SetBool(false);
+    for (auto& t : prepared["turns"].GetArray()) t["cache"].SetBool(false);
+    EXPECT_EQ(encode(compact(unplanned)), out);
+}
+
+// ---- rules every dialect keeps (issue 4 item 4) ----------------------------------------------
+
+TEST(OpenAiEncode, ToolResultsLeadTheirMergedUserTurn) {
+    // Issue 4 item 4: "a tool_result always first in its user turn". The text of m5 came before
+    // the result in m6; the result still comes first, right after the call.
+    const auto d = parse(encode(read_file(fixtures() / "encode" / "merged_turns.in.json")));
+    const auto& m = d["body"]["messages"];
+    ASSERT_EQ(m.Size(), 4u);
+    EXPECT_STREQ(m[1]["role"].GetString(), "assistant");
+    EXPECT_STREQ(m[2]["role"].GetString(), "tool");
+    EXPECT_STREQ(m[3]["role"].GetString(), "user");
+}
+
+TEST(OpenAiEncode, MergedTurnsAlternate) {
+    // Issue 4 item 4: "consecutive same-role turns merged where the provider needs alternation".
+    for (const auto& name : fixture_names("encode", ".in.json")) {
+        const auto d = parse(encode(read_file(fixtures() / "encode" / (name + ".in.json"))));
+        std::string previous;
+        for (const auto& m : d["body"]["messages"].GetArray()) {
+            const std::string role = m["role"].GetString();
+            if (role != "tool") {
+                EXPECT_NE(role, previous) << name;
+            }
+            previous = role;
+        }
+    }
+}
+
+TEST(OpenAiEncode, NeverABlankTextPart) {
+    // Issue 4 item 4: "never a blank text block".
+    for (const auto& name : fixture_names("encode", ".in.json")) {
+        const auto d = parse(encode(read_file(fixtures() / "encode" / (name + ".in.json"))));
+        for (const auto& m : d["body"]["messages"].GetArray()) {
+            if (!m.HasMember("content")) continue;
+            const auto& c = m["content"];
+            if (c.IsString()) {
+                EXPECT_NE(std::string(c.GetString()).find_first_not_of(" \t\r\n"),
+                          std::string::npos)
+                    << name;
+                continue;
+            }
+            for (const auto& part : c.GetArray()) {
+                if (part["type"] != "text") continue;
+                EXPECT_NE(std::string(part["text"].GetString()).find_first_not_of(" \t\r\n"),
+                          std::string::npos)
+                    << name;
+            }
+        }
+    }
+}
+
+// ---- reasoning ---------------------------------------------------------------------------------
+
+std::string with_thinking(bool active, long budget, const std::string& options = "{}") {
+    rapidjson::Document d = parse(read_file(fixtures() / "encode" / "system_and_text.in.json"));
+    d["thinking"]["active"].SetBool(active);
+    d["thinking"]["budget_tokens"].SetInt64(budget);
+    rapidjson::Document o = parse(options);
+    d["options"].CopyFrom(o, d.GetAllocator());
+    const auto out = parse(encode(compact(d)));
+    return out["body"].HasMember("reasoning_effort") ? out["body"]["reasoning_effort"].GetString()
+                                                     : "";
+}
+
+TEST(OpenAiEncode, ReasoningEffortFollowsTheThinkingBudgetOnlyWhenActive) {
+    EXPECT_EQ(with_thinking(false, 30000), "");
+    EXPECT_EQ(with_thinking(true, 1024), "low");
+    EXPECT_EQ(with_thinking(true, 4096), "low");
+    EXPECT_EQ(with_thinking(true, 4097), "medium");
+    EXPECT_EQ(with_thinking(true, 16384), "medium");
+    EXPECT_EQ(with_thinking(true, 16385), "high");
+    EXPECT_EQ(with_thinking(true, 2000, R"({"reasoning_effort":"minimal"})"), "minimal");
+}
+
+// ---- refusals: named, never repaired ----------------------------------------------------------
+
+struct Refusal {
+    const char* name;
+    std::string request;
+    const char* says;
+};
+
+std::string one_turn(const std::string& blocks, const std::string& role = "user") {
+    return provider_request(
+        R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"Hi"}]},)"
+        R"({"role":")" +
+        role + R"(","message_id":"m2","blocks":)" + blocks + "}]}");
+}
+
+TEST(OpenAiEncode, RefusesWhatItCannotExpressNamingWhere) {
+    const std::vector<Refusal> cases = {
+        {"blank turn",
+         one_turn(R"([{"type":"text","text":"  "},{"type":"text","text":""}])", "assistant"),
+         "prepared.turns[1] (message \"m2\"): nothing left to send"},
+        {"thinking-only turn",
+         one_turn(R"([{"type":"thinking","thinking":"hm","signature":"s"}])", "assistant"),
+         "prepared.turns[1] (message \"m2\"): nothing left to send"},
+        {"file by url",
+         one_turn(R"([{"type":"file","media_type":"application/pdf","url":"https://x/a.pdf"}])"),
+         "prepared.turns[1] (message \"m2\").blocks[0]: a file by URL"},
+        {"image in assistant turn",
+         one_turn(R"([{"type":"image","media_type":"image/png","data":"AA=="}])", "assistant"),
+         "prepared.turns[1] (message \"m2\").blocks[0]: an assistant message cannot carry"},
+        {"tool_use in user turn",
+         one_turn(R"([{"type":"tool_use","id":"c","name":"n","input":{}}])"),
+         "a tool_use block in a user turn"},
+        {"unknown block", one_turn(R"([{"type":"video","url":"x"}])"),
+         "blocks[0]: block type \"video\" cannot be sent"},
+        {"system role turn", one_turn(R"([{"type":"text","text":"x"}])", "system"),
+         "prepared.turns[1] (message \"m2\").role: \"system\" is not a turn role"},
+        {"image with both sources",
+         one_turn(R"([{"type":"image","media_type":"image/png","data":"AA==","url":"https://x"}])"),
+         "exactly one of \"data\" and \"url\""},
+        {"no max_tokens",
+         R"({"schema_version":1,"model":{"wire_model":"m"},"prepared":{"turns":[]}})",
+         "max_tokens: a positive integer is required"},
+        {"no model", R"({"schema_version":1,"max_tokens":5,"prepared":{"turns":[]}})",
+         "model: an object is required"},
+        {"bad system_role",
+         R"({"schema_version":1,"model":{"wire_model":"m"},"max_tokens":5,)"
+         R"("options":{"system_role":"user"},"prepared":{"turns":[]}})",
+         "options.system_role: \"user\""},
+        {"other schema version", R"({"schema_version":2})", "schema_version: unsupported"},
+        {"not JSON", R"({"schema_version":1,)", "provider request is not JSON"},
+    };
+    for (const auto& c : cases) {
+        try {
+            (void)encode(c.request);
+            ADD_FAILURE() << c.name << ": encoded without a refusal";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << c.name << ": " << e.what();
+            EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos)
+                << c.name << ": " << e.what();
+        }
+    }
+}
+
+// ---- the published schema over every body this suite produces ---------------------------------
+
+TEST(OpenAiEncode, EveryRequestBodyOfTheSuiteIsValidAgainstThePublishedSchema) {
+    std::vector<std::string> bodies;
+    for (const auto& name : fixture_names("encode", ".in.json")) {
+        bodies.push_back(body_of(encode(read_file(fixtures() / "encode" / (name + ".in.json")))));
+    }
+    // The bodies the emulator tests send (emulator_test.cpp builds them with the same helpers).
+    for (const std::string& request :
+         {tool_question_request(), tool_question_request(true),
+          tool_result_request("call_emu_1", R"({"query":"42"})", "Order 42 shipped."),
+          tool_result_request("call_emu_1", R"({"query":"42"})", "timeout", true),
+          growing_request(0), growing_request(1), unanswered_call_request()}) {
+        bodies.push_back(body_of(encode(request)));
+    }
+    expect_schema_valid(bodies);
+}
+
+}  // namespace
+}  // namespace nucleo::openai_test
