@@ -3,6 +3,7 @@
 // plugin. Prove it in the test suite: build examples/c-summarizer ... out of tree against the
 // installed package, load it, call it."
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 
 namespace {
@@ -65,7 +67,11 @@ protected:
                               log);
         install_log_ = slurp(log);
     }
-    void SetUp() override { ASSERT_EQ(install_status_, 0) << install_log_; }
+    // `cmake --install` needs every installed target built: run this after a full build.
+    void SetUp() override {
+        ASSERT_EQ(install_status_, 0) << "cmake --install failed (is the whole build done?)\n"
+                                      << install_log_;
+    }
 
     static inline int install_status_ = -1;
     static inline std::string install_log_;
