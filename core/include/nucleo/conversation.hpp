@@ -153,6 +153,24 @@ class ConversationContext {
     void set_requested_output_tokens(std::string_view message_id,
                                      std::optional<std::int64_t> tokens);
 
+    /// Compaction's one rewrite of the message list (seed 001 "Compaction rewrites the list of
+    /// messages and nothing else"). `messages` replaces the list; `origins[i]` is the position, in
+    /// the current list, of the (first) message that new message i stands for — a kept message's
+    /// own position, a summary's first summarized message — so each tool's point of declaration
+    /// moves with the content it followed. Validated as from_parts validates (an empty id is
+    /// minted; duplicate ids and tool_results whose tool_use no earlier message carries are
+    /// refused with Error(kInvalidArgument)), and `origins` must be non-decreasing, one per
+    /// message, each inside the current list. On a refusal the conversation is unchanged. The
+    /// objective, the tools, the artifact registry and the freeze are not touched.
+    void replace_messages(std::vector<Message> messages, const std::vector<std::size_t>& origins);
+
+    /// A process-unique number for the current message list, renewed whenever the list changes
+    /// other than by an append (replace_messages, a post-freeze announcement inserted mid-stream)
+    /// and given afresh to every copy. So a reader that remembers (epoch, size, value) for a
+    /// prefix of the list knows the prefix is unchanged while the epoch is: the token counter's
+    /// O(new messages) running total (seed 000 "Token Tracking", issue 5 item 2).
+    [[nodiscard]] std::uint64_t messages_epoch() const noexcept { return epoch_.value(); }
+
     /// Seed 000 carriedInputs(): the inputs beyond text the OUTGOING messages carry anywhere in
     /// the history, tool results included — an image block as Input::kImages, a file block as
     /// Input::kDocuments. Each at most once, in enum order.
@@ -243,6 +261,24 @@ class ConversationContext {
     void place_in_stream(std::vector<DeclaredTool> pending, bool need_legend);
     bool refuse_frozen(std::string_view what, const std::source_location& where) const;
 
+    /// See messages_epoch(): fresh on construction and on every copy, renewed by renew().
+    class Epoch {
+      public:
+        Epoch() noexcept : value_(next()) {}
+        Epoch(const Epoch&) noexcept : value_(next()) {}
+        Epoch& operator=(const Epoch&) noexcept {
+            value_ = next();
+            return *this;
+        }
+        ~Epoch() = default;
+        void renew() noexcept { value_ = next(); }
+        [[nodiscard]] std::uint64_t value() const noexcept { return value_; }
+
+      private:
+        static std::uint64_t next() noexcept;
+        std::uint64_t value_;
+    };
+
     // Everything that outlives the instance lives in one ConversationParts, so parts() and
     // from_parts() cannot drift from the members.
     ConversationParts state_;
@@ -251,6 +287,7 @@ class ConversationContext {
     std::unordered_set<std::string> tool_use_ids_;  // every ToolUseBlock id in the messages
     std::size_t next_message_number_ = 1;
     bool frozen_ = false;
+    Epoch epoch_;
 };
 
 }  // namespace nucleo

@@ -2,6 +2,7 @@
 // seat's declarations", seed 003 "What a conversation holds"). The objective map lives in
 // objective.cpp, the channel contract in prepare.cpp.
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "conversation/context_internal.hpp"
@@ -110,6 +111,55 @@ std::string ConversationContext::add_message(Message message) {
     message_ids_.insert(message.id);
     state_.messages.push_back(std::move(message));
     return state_.messages.back().id;
+}
+
+std::uint64_t ConversationContext::Epoch::next() noexcept {
+    // Process-unique, never 0; relaxed is enough: only uniqueness matters.
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void ConversationContext::replace_messages(std::vector<Message> messages,
+                                           const std::vector<std::size_t>& origins) {
+    if (origins.size() != messages.size()) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    "replace_messages: " + std::to_string(messages.size()) + " messages but " +
+                        std::to_string(origins.size()) + " origins");
+    }
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+        if (origins[i] >= state_.messages.size() || (i > 0 && origins[i] < origins[i - 1])) {
+            throw Error(ErrorKind::kInvalidArgument,
+                        "replace_messages: origin " + std::to_string(origins[i]) + " of message " +
+                            std::to_string(i) + " is outside the " +
+                            std::to_string(state_.messages.size()) +
+                            " messages or before the previous origin");
+        }
+    }
+    // Validate on a scratch context so a refusal leaves this one unchanged; ids are minted
+    // against the union of old and new ids so a minted id never repeats a live one.
+    ConversationContext scratch;
+    scratch.next_message_number_ = next_message_number_;
+    for (Message& m : messages) {
+        if (m.id.empty()) {
+            do {
+                m.id = "m" + std::to_string(scratch.next_message_number_++);
+            } while (message_ids_.count(m.id) != 0);
+        }
+    }
+    scratch.state_.messages.reserve(messages.size());
+    for (Message& m : messages) scratch.add_message(std::move(m));
+
+    // A tool declared at position p (before the message then at p) now sits before the first new
+    // message whose origin is at or after p.
+    for (DeclaredTool& tool : state_.tools) {
+        tool.declared_at = static_cast<std::size_t>(
+            std::lower_bound(origins.begin(), origins.end(), tool.declared_at) - origins.begin());
+    }
+    state_.messages = std::move(scratch.state_.messages);
+    message_ids_ = std::move(scratch.message_ids_);
+    tool_use_ids_ = std::move(scratch.tool_use_ids_);
+    next_message_number_ = std::max(next_message_number_, scratch.next_message_number_);
+    epoch_.renew();
 }
 
 const Message* ConversationContext::find_message(std::string_view id) const noexcept {

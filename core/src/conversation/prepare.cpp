@@ -185,6 +185,7 @@ void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending, boo
     std::sort(insertions.begin(), insertions.end(), [](const auto& a, const auto& b) {
         return std::tie(std::get<0>(b), std::get<1>(b)) < std::tie(std::get<0>(a), std::get<1>(a));
     });
+    if (!insertions.empty()) epoch_.renew();  // the list changed other than by an append
     for (auto& [position, order, message] : insertions) {
         message.id = mint_message_id();
         message_ids_.insert(message.id);
