@@ -1,0 +1,197 @@
+// SnapshotDelta: the `changes` document of an incremental save (store.hpp, docs/store-documents.md).
+//
+// The JSON of a message or a field is what write_conversation_parts writes for it (compact), so
+// applying the changes to the saved document yields write_conversation_parts(now) byte for byte.
+// Only changed messages are written out; unchanged ones are compared as values.
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nucleo/document.hpp"
+#include "nucleo/store.hpp"
+#include "persistence/document_json.hpp"
+
+namespace nucleo {
+
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+/// Equal as the document stores them (the response handler is never persisted).
+bool same_message(const Message& a, const Message& b) {
+    return a.id == b.id && a.direction == b.direction && a.compactable == b.compactable &&
+           a.cache == b.cache && a.app_authored == b.app_authored &&
+           a.requested_output_tokens == b.requested_output_tokens && a.blocks == b.blocks;
+}
+
+bool carries_tool_definition(const Message& m) {
+    for (const ContentBlock& b : m.blocks) {
+        if (b.is<ToolDefinitionBlock>()) return true;
+    }
+    return false;
+}
+
+/// The document's top-level fields without the bulk of the messages: a tool's announced_in
+/// derives from the first message carrying its definition, so those messages stay in.
+std::string header_document(const ConversationParts& parts) {
+    ConversationParts head;
+    head.conversation_id = parts.conversation_id;
+    head.user_id = parts.user_id;
+    head.workflow_id = parts.workflow_id;
+    head.prior_spec_id = parts.prior_spec_id;
+    head.objective = parts.objective;
+    head.cache_main_objective = parts.cache_main_objective;
+    head.compactable = parts.compactable;
+    head.tools = parts.tools;
+    head.artifacts = parts.artifacts;
+    head.grade = parts.grade;
+    head.depth = parts.depth;
+    head.output = parts.output;
+    for (const Message& m : parts.messages) {
+        if (carries_tool_definition(m)) head.messages.push_back(m);
+    }
+    return write_conversation_parts(head, {.pretty = false});
+}
+
+/// The document JSON of the messages at the indices `which`, one write for them all.
+std::vector<std::string> message_texts(const std::vector<Message>& messages,
+                                       const std::vector<std::size_t>& which) {
+    ConversationParts carrier;
+    carrier.messages.reserve(which.size());
+    for (std::size_t i : which) carrier.messages.push_back(messages[i]);
+    rapidjson::Document doc;
+    internal::parse_json(doc, write_conversation_parts(carrier, {.pretty = false}));
+    std::vector<std::string> out;
+    for (const auto& m : doc["messages"].GetArray()) out.push_back(internal::to_json_text(m));
+    return out;
+}
+
+struct PendingSplice {
+    std::size_t at = 0;
+    std::size_t remove = 0;
+    std::vector<std::size_t> insert;  // indices into `now`
+};
+
+std::vector<PendingSplice> message_splices(const std::vector<Message>& saved,
+                                           const std::vector<Message>& now) {
+    std::unordered_map<std::string_view, std::size_t> position_now;
+    for (std::size_t j = now.size(); j-- > 0;) position_now[now[j].id] = j;
+
+    std::vector<PendingSplice> out;
+    std::optional<PendingSplice> open;
+    auto touch = [&](std::size_t at) -> PendingSplice& {
+        if (!open) open = PendingSplice{at, 0, {}};
+        return *open;
+    };
+    auto flush = [&] {
+        if (open) out.push_back(std::move(*open));
+        open.reset();
+    };
+    std::size_t i = 0, j = 0;
+    while (i < saved.size() && j < now.size()) {
+        if (saved[i].id == now[j].id) {
+            if (same_message(saved[i], now[j])) {
+                flush();
+            } else {
+                PendingSplice& s = touch(i);
+                ++s.remove;
+                s.insert.push_back(j);
+            }
+            ++i;
+            ++j;
+            continue;
+        }
+        auto later = position_now.find(saved[i].id);
+        if (later == position_now.end() || later->second < j) {
+            ++touch(i).remove;  // gone (compacted away, or rewritten under a new id)
+            ++i;
+        } else {
+            touch(i).insert.push_back(j);  // new before a message that stays
+            ++j;
+        }
+    }
+    if (i < saved.size()) touch(i).remove += saved.size() - i;
+    for (; j < now.size(); ++j) touch(saved.size()).insert.push_back(j);
+    flush();
+    return out;
+}
+
+}  // namespace
+
+SnapshotDelta SnapshotDelta::between(const ConversationParts& saved, const ConversationParts& now) {
+    SnapshotDelta delta;
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    w.StartObject();
+
+    // Top-level fields: compared as the writer writes them; "messages" is the splices' business.
+    rapidjson::Document before;
+    rapidjson::Document after;
+    internal::parse_json(before, header_document(saved));
+    internal::parse_json(after, header_document(now));
+    w.Key("fields");
+    w.StartArray();
+    std::size_t index = 0;
+    for (auto m = after.MemberBegin(); m != after.MemberEnd(); ++m, ++index) {
+        const std::string_view key(m->name.GetString(), m->name.GetStringLength());
+        if (key == "messages") continue;
+        auto old = before.FindMember(m->name);
+        if (old != before.MemberEnd() && old->value == m->value) continue;
+        const std::string text = internal::to_json_text(m->value);
+        w.StartObject();
+        w.Key("key");
+        w.String(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+        w.Key("index");
+        w.Uint64(index);
+        w.Key("value");
+        w.RawValue(text.data(), text.size(), m->value.GetType());
+        w.EndObject();
+        ++delta.fields_changed_;
+    }
+    index = 0;
+    for (auto m = before.MemberBegin(); m != before.MemberEnd(); ++m, ++index) {
+        if (after.HasMember(m->name)) continue;
+        w.StartObject();
+        w.Key("key");
+        w.String(m->name.GetString(), m->name.GetStringLength());
+        w.Key("index");
+        w.Uint64(index);
+        w.Key("removed");
+        w.Bool(true);
+        w.EndObject();
+        ++delta.fields_changed_;
+    }
+    w.EndArray();
+
+    w.Key("messages");
+    w.StartArray();
+    for (const PendingSplice& s : message_splices(saved.messages, now.messages)) {
+        w.StartObject();
+        w.Key("at");
+        w.Uint64(s.at);
+        w.Key("remove");
+        w.Uint64(s.remove);
+        w.Key("insert");
+        w.StartArray();
+        if (!s.insert.empty()) {
+            for (const std::string& text : message_texts(now.messages, s.insert)) {
+                w.RawValue(text.data(), text.size(), rapidjson::kObjectType);
+            }
+        }
+        w.EndArray();
+        w.EndObject();
+        ++delta.splices_;
+        delta.inserted_ += s.insert.size();
+        delta.removed_ += s.remove;
+    }
+    w.EndArray();
+    w.EndObject();
+    delta.changes_json_.assign(buffer.GetString(), buffer.GetSize());
+    return delta;
+}
+
+}  // namespace nucleo

@@ -1,0 +1,359 @@
+// The typed store facades over StoreInstance and the lenient restore path (store.hpp).
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "common/log_internal.hpp"
+#include "nucleo/document.hpp"
+#include "nucleo/errors.hpp"
+#include "nucleo/store.hpp"
+#include "persistence/document_json.hpp"
+
+namespace nucleo {
+
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+/// {"schema_version":1, ...fields written by fn...} as text.
+template <typename Fn>
+std::string request(Fn&& fn) {
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    w.StartObject();
+    w.Key("schema_version");
+    w.Int(1);
+    fn(w);
+    w.EndObject();
+    return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+void put(Writer& w, std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void put_raw(Writer& w, const std::string& json, rapidjson::Type type) {
+    w.RawValue(json.data(), json.size(), type);
+}
+
+void put_fencing(Writer& w, std::optional<int64_t> token) {
+    if (!token) return;
+    w.Key("fencing_token");
+    w.Int64(*token);
+}
+
+/// Parses a store's answer; a malformed one is the store's fault (kProtocol, naming the slot).
+rapidjson::Document answer(const std::string& text, const char* slot) {
+    rapidjson::Document doc;
+    doc.Parse(text.data(), text.size());
+    if (doc.HasParseError() || !doc.IsObject()) {
+        throw Error(ErrorKind::kProtocol,
+                    std::string("store answered ") + slot + " with something other than a JSON "
+                                                            "object");
+    }
+    return doc;
+}
+
+std::string string_member(const rapidjson::Value& v, const char* key, const char* slot) {
+    auto it = v.FindMember(key);
+    if (it == v.MemberEnd() || !it->value.IsString()) {
+        throw Error(ErrorKind::kProtocol,
+                    std::string("store answer to ") + slot + ": \"" + key + "\" is not a string");
+    }
+    return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+std::size_t size_member(const rapidjson::Value& v, const char* key) {
+    auto it = v.FindMember(key);
+    return it != v.MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
+}
+
+SaveResult save_result(const std::string& text, const char* slot) {
+    rapidjson::Document doc = answer(text, slot);
+    SaveResult out;
+    out.version = string_member(doc, "version", slot);
+    if (doc.HasMember("saved_at")) out.saved_at = string_member(doc, "saved_at", slot);
+    out.bytes_written = size_member(doc, "bytes_written");
+    out.messages_written = size_member(doc, "messages_written");
+    return out;
+}
+
+LeaseGrant lease_grant(const std::string& text) {
+    rapidjson::Document doc = answer(text, "lease");
+    LeaseGrant out;
+    auto token = doc.FindMember("fencing_token");
+    if (token == doc.MemberEnd() || !token->value.IsInt64()) {
+        throw Error(ErrorKind::kProtocol, "store answer to lease: \"fencing_token\" is missing");
+    }
+    out.fencing_token = token->value.GetInt64();
+    out.holder = string_member(doc, "holder", "lease");
+    out.expires_at = string_member(doc, "expires_at", "lease");
+    return out;
+}
+
+std::string lease_request(std::string_view op, std::string_view holder, int64_t ttl_ms,
+                          std::optional<int64_t> token) {
+    return request([&](Writer& w) {
+        w.Key("op");
+        put(w, op);
+        w.Key("holder");
+        put(w, holder);
+        w.Key("ttl_ms");
+        w.Int64(ttl_ms);
+        put_fencing(w, token);
+    });
+}
+
+const std::string& checked_id(const ConversationParts& parts) {
+    if (parts.conversation_id.empty()) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    "conversation_id: empty (a stored conversation needs its id)");
+    }
+    return parts.conversation_id;
+}
+
+std::string snapshot_text(const ConversationParts& parts) {
+    return write_conversation_parts(parts, {.pretty = false});
+}
+
+}  // namespace
+
+// ---- restore (seed 000 "What Survives JVM Restart") ----
+
+ConversationParts restore_parts(std::string_view snapshot_json) {
+    rapidjson::Document doc;
+    internal::parse_json(doc, snapshot_json);
+    auto messages = doc.IsObject() ? doc.FindMember("messages") : doc.MemberEnd();
+    if (!doc.IsObject() || messages == doc.MemberEnd() || !messages->value.IsArray()) {
+        return read_conversation_parts(snapshot_json);  // the reader names what is wrong
+    }
+    auto blocks_of = [](rapidjson::Value& message) -> rapidjson::Value* {
+        if (!message.IsObject()) return nullptr;
+        auto it = message.FindMember("blocks");
+        return it != message.MemberEnd() && it->value.IsArray() ? &it->value : nullptr;
+    };
+    auto field = [](const rapidjson::Value& block, const char* key) -> std::string_view {
+        if (!block.IsObject()) return {};
+        auto it = block.FindMember(key);
+        if (it == block.MemberEnd() || !it->value.IsString()) return {};
+        return {it->value.GetString(), it->value.GetStringLength()};
+    };
+    // "appears nowhere in the transcript": every tool_use of every message, wherever it sits.
+    std::unordered_set<std::string> uses;
+    for (auto& message : messages->value.GetArray()) {
+        if (rapidjson::Value* blocks = blocks_of(message)) {
+            for (const auto& b : blocks->GetArray()) {
+                if (field(b, "type") == "tool_use") uses.emplace(field(b, "id"));
+            }
+        }
+    }
+    std::vector<std::string> dropped;
+    rapidjson::Value kept_messages(rapidjson::kArrayType);
+    auto& alloc = doc.GetAllocator();
+    for (auto& message : messages->value.GetArray()) {
+        rapidjson::Value* blocks = blocks_of(message);
+        if (blocks == nullptr) {
+            kept_messages.PushBack(message, alloc);
+            continue;
+        }
+        const bool had_blocks = !blocks->Empty();
+        for (auto b = blocks->Begin(); b != blocks->End();) {
+            if (field(*b, "type") == "tool_result" && !uses.contains(std::string(field(*b, "tool_use_id")))) {
+                dropped.emplace_back(field(*b, "tool_use_id"));
+                b = blocks->Erase(b);
+            } else {
+                ++b;
+            }
+        }
+        if (had_blocks && blocks->Empty()) continue;  // nothing left to send
+        kept_messages.PushBack(message, alloc);
+    }
+    if (dropped.empty()) return read_conversation_parts(snapshot_json);
+    std::string ids;
+    for (const std::string& id : dropped) ids += (ids.empty() ? "\"" : ", \"") + id + "\"";
+    auto conversation = doc.FindMember("conversation_id");
+    const std::string_view conversation_id =
+        conversation != doc.MemberEnd() && conversation->value.IsString()
+            ? std::string_view(conversation->value.GetString(),
+                               conversation->value.GetStringLength())
+            : std::string_view();
+    NUCLEO_LOG_WARN(
+        "restoring conversation \"{}\": dropped {} tool_result(s) whose tool_use appears nowhere "
+        "in the transcript (a provider refuses the whole conversation over one): tool_use ids {}",
+        conversation_id, dropped.size(), ids);
+    messages->value = kept_messages;
+    return read_conversation_parts(internal::to_json_text(doc));
+}
+
+// ---- PersistentStore ----
+
+StoreCapabilities PersistentStore::capabilities() const {
+    rapidjson::Document doc = answer(store_.capabilities(), "capabilities");
+    auto flag = [&](const char* key) {
+        auto it = doc.FindMember(key);
+        return it != doc.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+    };
+    return {flag("persistent"), flag("session"), flag("version_history"), flag("lease")};
+}
+
+SaveResult PersistentStore::create(std::string_view principal, const ConversationParts& parts,
+                                   std::string_view title,
+                                   std::optional<int64_t> fencing_token) const {
+    const std::string& id = checked_id(parts);
+    const std::string body = request([&](Writer& w) {
+        w.Key("snapshot");
+        put_raw(w, snapshot_text(parts), rapidjson::kObjectType);
+        w.Key("title");
+        put(w, title);
+        put_fencing(w, fencing_token);
+    });
+    return save_result(store_.create_conversation(principal, id, body), "create_conversation");
+}
+
+SaveResult PersistentStore::update(std::string_view principal, std::string_view conversation_id,
+                                   std::string_view base_version, const SnapshotDelta& delta,
+                                   std::optional<int64_t> fencing_token) const {
+    const std::string body = request([&](Writer& w) {
+        w.Key("base_version");
+        put(w, base_version);
+        w.Key("changes");
+        put_raw(w, delta.changes_json(), rapidjson::kObjectType);
+        put_fencing(w, fencing_token);
+    });
+    return save_result(store_.update_conversation(principal, conversation_id, body),
+                       "update_conversation");
+}
+
+SaveResult PersistentStore::replace(std::string_view principal, const ConversationParts& parts,
+                                    std::string_view base_version,
+                                    std::optional<int64_t> fencing_token) const {
+    const std::string& id = checked_id(parts);
+    const std::string body = request([&](Writer& w) {
+        if (!base_version.empty()) {
+            w.Key("base_version");
+            put(w, base_version);
+        }
+        w.Key("snapshot");
+        put_raw(w, snapshot_text(parts), rapidjson::kObjectType);
+        put_fencing(w, fencing_token);
+    });
+    return save_result(store_.update_conversation(principal, id, body), "update_conversation");
+}
+
+ConversationParts PersistentStore::load(std::string_view principal,
+                                        std::string_view conversation_id) const {
+    return restore_parts(load_document(principal, conversation_id));
+}
+
+std::string PersistentStore::load_document(std::string_view principal,
+                                           std::string_view conversation_id) const {
+    return store_.load_conversation(principal, conversation_id);
+}
+
+std::vector<StoredVersion> PersistentStore::versions(std::string_view principal,
+                                                     std::string_view conversation_id) const {
+    rapidjson::Document doc =
+        answer(store_.version_history(principal, conversation_id), "version_history");
+    std::vector<StoredVersion> out;
+    auto list = doc.FindMember("versions");
+    if (list == doc.MemberEnd() || !list->value.IsArray()) {
+        throw Error(ErrorKind::kProtocol, "store answer to version_history: no \"versions\" array");
+    }
+    for (const auto& v : list->value.GetArray()) {
+        out.push_back({string_member(v, "version", "version_history"),
+                       string_member(v, "saved_at", "version_history")});
+    }
+    return out;
+}
+
+ConversationParts PersistentStore::load_version(std::string_view principal,
+                                                std::string_view conversation_id,
+                                                std::string_view version) const {
+    return restore_parts(load_version_document(principal, conversation_id, version));
+}
+
+std::string PersistentStore::load_version_document(std::string_view principal,
+                                                   std::string_view conversation_id,
+                                                   std::string_view version) const {
+    return store_.load_version(principal, conversation_id, version);
+}
+
+ConversationPage PersistentStore::list(std::string_view principal, std::size_t limit,
+                                       const std::optional<std::string>& cursor) const {
+    const std::string query = request([&](Writer& w) {
+        w.Key("limit");
+        w.Uint64(limit);
+        if (cursor) {
+            w.Key("cursor");
+            put(w, *cursor);
+        }
+    });
+    rapidjson::Document doc =
+        answer(store_.list_conversations(principal, query), "list_conversations");
+    ConversationPage page;
+    auto list = doc.FindMember("conversations");
+    if (list == doc.MemberEnd() || !list->value.IsArray()) {
+        throw Error(ErrorKind::kProtocol,
+                    "store answer to list_conversations: no \"conversations\" array");
+    }
+    for (const auto& c : list->value.GetArray()) {
+        const char* slot = "list_conversations";
+        page.conversations.push_back(
+            {string_member(c, "conversation_id", slot), string_member(c, "title", slot),
+             string_member(c, "created_at", slot), string_member(c, "updated_at", slot)});
+    }
+    auto next = doc.FindMember("next_cursor");
+    if (next != doc.MemberEnd() && next->value.IsString()) {
+        page.next_cursor = std::string(next->value.GetString(), next->value.GetStringLength());
+    }
+    return page;
+}
+
+void PersistentStore::remove(std::string_view principal, std::string_view conversation_id) const {
+    store_.delete_conversation(principal, conversation_id);
+}
+
+// ---- SessionStore ----
+
+std::optional<ConversationParts> SessionStore::get(std::string_view principal,
+                                                   std::string_view conversation_id) const {
+    std::optional<std::string> text = store_.session_get(principal, conversation_id);
+    if (!text) return std::nullopt;
+    return restore_parts(*text);
+}
+
+void SessionStore::put(std::string_view principal, const ConversationParts& parts,
+                       int64_t ttl_ms) const {
+    store_.session_put(principal, checked_id(parts), snapshot_text(parts), ttl_ms);
+}
+
+void SessionStore::invalidate(std::string_view principal, std::string_view conversation_id) const {
+    store_.session_invalidate(principal, conversation_id);
+}
+
+// ---- LeaseStore ----
+
+LeaseGrant LeaseStore::acquire(std::string_view principal, std::string_view conversation_id,
+                               std::string_view holder, int64_t ttl_ms) const {
+    return lease_grant(store_.lease(principal, conversation_id,
+                                    lease_request("acquire", holder, ttl_ms, std::nullopt)));
+}
+
+LeaseGrant LeaseStore::renew(std::string_view principal, std::string_view conversation_id,
+                             std::string_view holder, int64_t ttl_ms,
+                             std::optional<int64_t> fencing_token) const {
+    return lease_grant(store_.lease(principal, conversation_id,
+                                    lease_request("renew", holder, ttl_ms, fencing_token)));
+}
+
+void LeaseStore::release(std::string_view principal, std::string_view conversation_id,
+                         std::string_view holder) const {
+    (void)store_.lease(principal, conversation_id,
+                       lease_request("release", holder, 0, std::nullopt));
+}
+
+}  // namespace nucleo
