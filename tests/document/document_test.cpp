@@ -302,6 +302,38 @@ TEST(Document, AToolResultWhoseToolUseIdAppearsNowhereIsRefusedWithItsPosition) 
               "which no tool_use in the document carries");
 }
 
+// Seed 000 "What Survives JVM Restart": "Message restoration drops any tool_result whose tool_use
+// id appears nowhere in the transcript" — the store-restore variant of the reader.
+TEST(Document, TheRestoreVariantDropsOrphanToolResultsAndNamesThem) {
+    const std::string json = R"({"schema_version": 1,
+        "tools": [{"name": "t", "declared_at": 5}, {"name": "early", "declared_at": 1}],
+        "messages": [
+          {"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "q"}]},
+          {"id": "m2", "direction": "incoming", "blocks": [{"type": "tool_use", "id": "u1", "name": "t"}]},
+          {"id": "m3", "direction": "outgoing", "blocks": [
+             {"type": "tool_result", "tool_use_id": "u1", "content": []},
+             {"type": "tool_result", "tool_use_id": "u9", "content": []}]},
+          {"id": "m4", "direction": "outgoing", "blocks": [
+             {"type": "tool_result", "tool_use_id": "u8", "content": []}]},
+          {"id": "m5", "direction": "incoming", "blocks": [{"type": "text", "text": "a"}]}]})";
+    EXPECT_EQ(refusal(json).rfind("messages[2].blocks[1].tool_use_id: ", 0), 0U);
+
+    std::vector<std::string> dropped;
+    const ConversationParts p = read_conversation_parts(json, &dropped);
+    EXPECT_EQ(dropped, (std::vector<std::string>{"u9", "u8"}));
+    std::vector<std::string> ids;
+    for (const Message& m : p.messages) ids.push_back(m.id);
+    // m4 held nothing but an orphan: an empty turn would be refused, so it goes too.
+    EXPECT_EQ(ids, (std::vector<std::string>{"m1", "m2", "m3", "m5"}));
+    EXPECT_EQ(p.messages[2].blocks, (std::vector<ContentBlock>{ToolResultBlock{"u1", {}, false}}));
+    EXPECT_EQ(p.tools[0].declared_at, 4U);  // declared after the dropped message
+    EXPECT_EQ(p.tools[1].declared_at, 1U);  // declared before it
+
+    std::vector<std::string> none;
+    (void)read_conversation_parts(fixture("minimal.json"), &none);
+    EXPECT_TRUE(none.empty());
+}
+
 TEST(Document, MalformedJsonIsRefusedWithTheByteOffset) {
     const std::string json = R"({"schema_version": 1, "messages": [}])";
     const std::string offset = std::to_string(json.find('}', 2));  // the stray brace

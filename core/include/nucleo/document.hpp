@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nucleo/content.hpp"
 #include "nucleo/conversation.hpp"
@@ -33,6 +34,16 @@ struct DocumentWriteOptions {
 /// document carries, an unsupported schema_version. Nothing is silently relabelled or dropped
 /// (dropping orphans is the store-restore path's job, not the reader's).
 ConversationParts read_conversation_parts(std::string_view json);
+
+/// The store-restore variant (seed 000 "What Survives JVM Restart": "Message restoration drops
+/// any tool_result whose tool_use id appears nowhere in the transcript"): every other refusal
+/// stands, but an orphan tool_result is dropped instead of refused and its tool_use_id appended to
+/// `*dropped_orphans` in document order (the caller logs them once). A message left without
+/// blocks is dropped with it — an empty turn is refused by every provider — and the
+/// `declared_at` of tools declared after it moves back accordingly. With a null pointer this is
+/// read_conversation_parts(json).
+ConversationParts read_conversation_parts(std::string_view json,
+                                          std::vector<std::string>* dropped_orphans);
 
 /// read_conversation_parts, then ConversationContext::from_parts: a restored conversation, not
 /// frozen (seed 000: "The freeze is instance-lifetime and never persists").

@@ -1,5 +1,7 @@
 // Reading the conversation document v1 (DESIGN.md "The conversation document"). Every refusal
 // names its position; nothing is relabelled or dropped (issue 3 "Bad input").
+#include <algorithm>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
@@ -161,11 +163,36 @@ void read_declarations(const Value& v, const JsonPath& path, ConversationParts& 
     }
 }
 
+/// The restore path's rule (seed 000 "What Survives JVM Restart"): every tool_result whose
+/// tool_use id appears nowhere is dropped, its id recorded; a message left without blocks goes
+/// too (an empty turn is refused by every provider), and the points of declaration of the tools
+/// declared after it move back with the messages.
+void drop_orphans(ConversationParts& doc, const std::set<std::string>& tool_use_ids,
+                  std::vector<std::string>& dropped) {
+    for (std::size_t i = doc.messages.size(); i-- > 0;) {
+        auto& blocks = doc.messages[i].blocks;
+        bool had_blocks = !blocks.empty();
+        std::erase_if(blocks, [&](const ContentBlock& b) {
+            const auto* result = b.get_if<ToolResultBlock>();
+            if (!result || tool_use_ids.count(result->tool_use_id)) return false;
+            dropped.push_back(result->tool_use_id);
+            return true;
+        });
+        if (!had_blocks || !blocks.empty()) continue;
+        doc.messages.erase(doc.messages.begin() + static_cast<std::ptrdiff_t>(i));
+        for (DeclaredTool& t : doc.tools) {
+            if (t.declared_at > i) --t.declared_at;
+        }
+    }
+    std::reverse(dropped.begin(), dropped.end());  // document order
+}
+
 /// The cross-message rules: ids are unique, every tool_result answers a tool_use of the
-/// document, tool names are unique, a tool's point of declaration and announcement exist.
-void check_references(const ConversationParts& doc,
+/// document (or is dropped, when `dropped_orphans` collects them), tool names are unique, a
+/// tool's point of declaration and announcement exist.
+void check_references(ConversationParts& doc,
                       const std::vector<std::optional<std::string>>& announced,
-                      const JsonPath& root) {
+                      const JsonPath& root, std::vector<std::string>* dropped_orphans) {
     const JsonPath messages = root.key("messages");
     std::map<std::string, std::size_t> first_position;
     std::set<std::string> tool_use_ids;
@@ -183,14 +210,18 @@ void check_references(const ConversationParts& doc,
             if (const auto* use = b.get_if<ToolUseBlock>()) tool_use_ids.insert(use->id);
         }
     }
-    for (std::size_t i = 0; i < doc.messages.size(); ++i) {
-        const auto& blocks = doc.messages[i].blocks;
-        for (std::size_t j = 0; j < blocks.size(); ++j) {
-            const auto* result = blocks[j].get_if<ToolResultBlock>();
-            if (!result || tool_use_ids.count(result->tool_use_id)) continue;
-            refuse(messages.at(i).key("blocks").at(j).key("tool_use_id"),
-                   "tool_result answers \"" + result->tool_use_id +
-                       "\", which no tool_use in the document carries");
+    if (dropped_orphans) {
+        drop_orphans(doc, tool_use_ids, *dropped_orphans);
+    } else {
+        for (std::size_t i = 0; i < doc.messages.size(); ++i) {
+            const auto& blocks = doc.messages[i].blocks;
+            for (std::size_t j = 0; j < blocks.size(); ++j) {
+                const auto* result = blocks[j].get_if<ToolResultBlock>();
+                if (!result || tool_use_ids.count(result->tool_use_id)) continue;
+                refuse(messages.at(i).key("blocks").at(j).key("tool_use_id"),
+                       "tool_result answers \"" + result->tool_use_id +
+                           "\", which no tool_use in the document carries");
+            }
         }
     }
     const JsonPath tools = root.key("tools");
@@ -219,6 +250,11 @@ void check_references(const ConversationParts& doc,
 }  // namespace
 
 ConversationParts read_conversation_parts(std::string_view json) {
+    return read_conversation_parts(json, nullptr);
+}
+
+ConversationParts read_conversation_parts(std::string_view json,
+                                          std::vector<std::string>* dropped_orphans) {
     rapidjson::Document dom;
     internal::parse_json(dom, json);
     const JsonPath root;
@@ -277,7 +313,7 @@ ConversationParts read_conversation_parts(std::string_view json) {
     if (const Value* prior = find_member(dom, "prior_spec_id"); prior && !prior->IsNull()) {
         doc.prior_spec_id = required_string(dom, "prior_spec_id", root);
     }
-    check_references(doc, announced, root);
+    check_references(doc, announced, root, dropped_orphans);
     return doc;
 }
 
