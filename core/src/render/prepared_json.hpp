@@ -1,6 +1,8 @@
-// Internal: the JSON form of a PreparedConversation — what `nucleo render --prepared` prints and
-// what bench/prepare serializes. Provider plugins get their own encoders (providers issue); this
-// form shows the core's decisions as data (seed 000 "The channel contract", "Breakpoint Limit").
+// Internal: the JSON form of a PreparedConversation — what `nucleo render --prepared` prints, what
+// bench/prepare serializes, and the `prepared` member of the request document a provider plugin's
+// encode slot reads (core/src/llm/provider_client.cpp, docs/provider-abi-documents.md). It shows
+// the core's decisions as data (seed 000 "The channel contract", "Breakpoint Limit"). Because
+// plugins read it across the ABI, its shape only grows: add fields, never rename or drop one.
 #pragma once
 
 #include <string>
