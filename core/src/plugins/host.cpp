@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "compaction/model_call_internal.hpp"
 #include "nucleo/log.hpp"
 #include "plugins/library.hpp"
 
@@ -37,9 +38,29 @@ void host_log(void* host_ctx, int32_t level, nucleo_string_view message) {
 
 const nucleo_host_log kLogExtension = {sizeof(nucleo_host_log), &host_log};
 
+int32_t host_model_call(void* /*host_ctx*/, nucleo_string_view request, const nucleo_sink* out,
+                        nucleo_error* err) {
+    // Thread rule (plugin.h): any thread, concurrently. The service is the compaction concern's
+    // (set_model_call_handler); this slot only crosses the boundary. No exception may leave.
+    try {
+        std::string answer;
+        const std::string_view text =
+            request.data != nullptr ? std::string_view(request.data, request.size) : "";
+        const auto [status, message] = internal::call_model_handler(text, answer);
+        if (status != NUCLEO_OK) return nucleo_error_set(err, status, 0, message.c_str());
+        return nucleo_sink_write(out, answer.data(), answer.size());
+    } catch (...) {
+        return nucleo_error_set(err, NUCLEO_ERR_INTERNAL, 0, "model call: internal error");
+    }
+}
+
+const nucleo_host_model_call kModelCallExtension = {sizeof(nucleo_host_model_call),
+                                                    &host_model_call};
+
 const void* get_extension(const nucleo_host* /*host*/, const char* id) {
     if (id == nullptr) return nullptr;
     if (std::strcmp(id, NUCLEO_EXT_HOST_LOG) == 0) return &kLogExtension;
+    if (std::strcmp(id, NUCLEO_EXT_HOST_MODEL_CALL) == 0) return &kModelCallExtension;
     return nullptr;  // plugin.h: an unknown id answers NULL
 }
 

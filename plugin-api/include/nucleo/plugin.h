@@ -5,6 +5,8 @@
  *   1.0  First release. Entry nucleo_plugin_entry_v1; host with get_extension
  *        ("nucleo.host.log/1"); factories "nucleo.provider/1", "nucleo.store/1",
  *        "nucleo.summarizer/1"; string views, output sinks, caller-owned error structs.
+ *   1.1  Host extension "nucleo.host.model_call/1" (nucleo_host_model_call): a plugin (the llm
+ *        summarizer) asks the host to call a model; the host picks, limits, records and costs it.
  *
  * The rules (DESIGN.md "The plugin ABI"; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -42,7 +44,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 0
+#define NUCLEO_PLUGIN_ABI_MINOR 1
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -120,6 +122,7 @@ extern "C" {
 #define NUCLEO_FACTORY_STORE "nucleo.store/1"
 #define NUCLEO_FACTORY_SUMMARIZER "nucleo.summarizer/1"
 #define NUCLEO_EXT_HOST_LOG "nucleo.host.log/1"
+#define NUCLEO_EXT_HOST_MODEL_CALL "nucleo.host.model_call/1" /* since 1.1 */
 
 /* A borrowed UTF-8 string, valid for the call only; not NUL-terminated unless stated.
  * The one struct without struct_size: it is two words passed by value and will never grow. */
@@ -177,6 +180,27 @@ typedef struct nucleo_host_log {
     uint32_t struct_size;
     void (*log)(void* host_ctx, int32_t level, nucleo_string_view message);
 } nucleo_host_log;
+
+/* "nucleo.host.model_call/1" (since 1.1): one model call made by the host on the plugin's behalf
+ * (seed 001 "What it costs": every summary is a call run as a job of its own, at the SMALL grade
+ * unless configured otherwise, admitted against rate limits, recorded and costed). The host
+ * chooses the model, its provider and credentials; the plugin only says what to ask.
+ * request_json: {"schema_version":1, "prompt":"...", "system":"..." (optional),
+ *                "grade":"SMALL"|"MEDIUM"|"LARGE" (optional, default SMALL),
+ *                "model":"<catalog id>" (optional, wins over grade),
+ *                "max_output_tokens":N (optional), "purpose":"compaction" (optional, recorded)}
+ * out receives: {"schema_version":1, "text":"<the answer's text>", "model":"<catalog id>",
+ *                "usage":{"input_tokens":N, "output_tokens":N, "cache_read_tokens":N,
+ *                "cache_write_tokens":N}, "cost":<US dollars>}
+ * Errors: NUCLEO_ERR_NOT_IMPLEMENTED when the host has no model-call service installed,
+ * NUCLEO_ERR_NOT_FOUND when no catalog model has the grade or id, else the call's own status
+ * (NUCLEO_ERR_RATE_LIMITED, NUCLEO_ERR_OVERLOADED, ...).
+ * Thread rule: call is callable from any thread, concurrently; it blocks until the answer. */
+typedef struct nucleo_host_model_call {
+    uint32_t struct_size;
+    int32_t (*call)(void* host_ctx, nucleo_string_view request_json, const nucleo_sink* out,
+                    nucleo_error* err);
+} nucleo_host_model_call;
 
 /* ---------------------------------------------------------------------------------------------
  * The entry, returned by nucleo_plugin_entry_v1(). It points to static storage and stays valid

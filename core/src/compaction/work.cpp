@@ -1,0 +1,643 @@
+// The compaction ladder's levels over a working copy of the message list (seed 001 "How much is
+// summarized", "What must survive"; issue 5 items 4-5).
+#include "compaction/work.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/log_internal.hpp"
+#include "nucleo/errors.hpp"
+#include "nucleo/prepared.hpp"
+
+namespace nucleo::compaction {
+
+namespace {
+
+/// What every summary request asks for (issue 5 item 7: "a summary prompt that keeps file paths,
+/// identifiers, errors and decisions"). The llm summarizer sends it to the model; the extractive
+/// one keeps such sentences by its own rules and ignores it.
+constexpr const char* kInstructions =
+    "Summarize this part of a conversation for an AI agent that will continue the work from your "
+    "summary alone. Keep, verbatim where you can: file paths, identifiers (function, variable, "
+    "tool and record names, ids), numbers, error messages, and every decision with its reason. "
+    "Keep every reference of the form «artifact:TYPE~ID» exactly as written. Drop greetings, "
+    "repetition and filler. Do not add anything that is not in the text.";
+
+/// The first words of a tool result's summary (LIGHT, and the last result at AGGRESSIVE).
+constexpr std::string_view kResultSummaryHeader = "[Summary of the tool result]";
+
+constexpr std::string_view kRefOpen = "\xC2\xAB" "artifact:";  // «artifact:
+constexpr std::string_view kRefClose = "\xC2\xBB";             // »
+
+/// A disjoint-set over message positions. Unions here are always of whole ranges, so every
+/// component is a contiguous range of the list.
+class Ranges {
+  public:
+    explicit Ranges(std::size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+    std::size_t find(std::size_t i) {
+        while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+        return i;
+    }
+    void join_range(std::size_t from, std::size_t to) {
+        for (std::size_t i = from + 1; i <= to; ++i) parent_[find(i)] = find(from);
+    }
+
+  private:
+    std::vector<std::size_t> parent_;
+};
+
+/// Tool pairs (issue 5 item 5: "never an orphan on either side, also with parallel calls in one
+/// turn"): each tool_result joined with the message carrying its tool_use, and every message
+/// between them, so a summary can never land between a kept call and its result either.
+Ranges pair_groups(const std::vector<Message>& msgs) {
+    Ranges groups(msgs.size());
+    std::unordered_map<std::string, std::size_t> use_at;
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        for (const ContentBlock& b : msgs[i].blocks) {
+            if (const auto* use = b.get_if<ToolUseBlock>()) use_at[use->id] = i;
+            if (const auto* result = b.get_if<ToolResultBlock>()) {
+                if (auto it = use_at.find(result->tool_use_id); it != use_at.end()) {
+                    groups.join_range(it->second, i);
+                }
+            }
+        }
+    }
+    return groups;
+}
+
+std::optional<std::size_t> last_outgoing(const std::vector<Message>& msgs) {
+    for (std::size_t i = msgs.size(); i-- > 0;) {
+        if (msgs[i].outgoing()) return i;
+    }
+    return std::nullopt;
+}
+
+/// Which messages a level may summarize: compactable, and not in a pair group that holds a
+/// message which must stay (compactable=false, or `keep_also`).
+std::vector<bool> summarizable(const std::vector<Message>& msgs, Ranges& groups,
+                               std::optional<std::size_t> keep_also) {
+    std::vector<bool> kept_group(msgs.size(), false);
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        if (!msgs[i].compactable) kept_group[groups.find(i)] = true;
+    }
+    if (keep_also) kept_group[groups.find(*keep_also)] = true;
+    std::vector<bool> out(msgs.size());
+    for (std::size_t i = 0; i < msgs.size(); ++i) out[i] = !kept_group[groups.find(i)];
+    return out;
+}
+
+/// The references of `refs` that `text` does not carry.
+std::vector<std::string> missing_refs(std::string_view text, const std::vector<std::string>& refs) {
+    std::vector<std::string> out;
+    for (const std::string& ref : refs) {
+        if (text.find(ref) == std::string_view::npos) out.push_back(ref);
+    }
+    return out;
+}
+
+/// The line a summary ends with when references must be re-appended ("" when none).
+std::string refs_line(const std::vector<std::string>& refs) {
+    if (refs.empty()) return "";
+    std::string out = "\nArtifacts referenced:";
+    for (const std::string& ref : refs) out += " " + ref;
+    return out;
+}
+
+bool is_result_summary(const ToolResultBlock& r) {
+    if (r.content.size() != 1) return false;
+    const auto* t = r.content.front().get_if<TextBlock>();
+    return t != nullptr && t->text.starts_with(kResultSummaryHeader);
+}
+
+bool is_summary_message(const Message& m) {
+    if (m.blocks.size() != 1 || !m.app_authored) return false;
+    const auto* t = m.blocks.front().get_if<TextBlock>();
+    return t != nullptr && t->text.starts_with(ContextWindowManager::kSummaryHeader);
+}
+
+/// Targets for jobs of `sources` tokens so that the total falls from `total` to `aim`: the room
+/// left (sum − (total − aim)) shared out by weight × source, each at least kMinSummaryTokens and,
+/// below MAXIMUM, at most half its source (a summary that saves little is not worth a call).
+std::vector<std::int64_t> targets_for(const std::vector<std::int64_t>& sources,
+                                      const std::vector<double>& weights, std::int64_t total,
+                                      std::int64_t aim, bool maximum) {
+    const std::int64_t sum = std::accumulate(sources.begin(), sources.end(), std::int64_t{0});
+    const std::int64_t room = std::max<std::int64_t>(0, sum - std::max<std::int64_t>(0, total - aim));
+    double weighted = 0;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+        weighted += weights[i] * static_cast<double>(sources[i]);
+    }
+    std::vector<std::int64_t> out(sources.size());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+        const double share =
+            weighted > 0 ? weights[i] * static_cast<double>(sources[i]) / weighted : 0;
+        auto t = static_cast<std::int64_t>(std::floor(static_cast<double>(room) * share));
+        if (!maximum) t = std::min(t, sources[i] / 2);
+        out[i] = std::max(ContextWindowManager::kMinSummaryTokens, t);
+    }
+    return out;
+}
+
+std::string role_of(const Message& m) { return m.outgoing() ? "User" : "Assistant"; }
+
+void render_block(const ContentBlock& block, std::string& out) {
+    struct Visitor {
+        std::string& out;
+        void operator()(const TextBlock& b) const { out += b.text; }
+        void operator()(const JsonBlock& b) const { out += b.json; }
+        void operator()(const PojoBlock& b) const { out += b.value_json; }
+        void operator()(const ImageBlock& b) const { out += "[image " + b.media_type + "]"; }
+        void operator()(const FileBlock& b) const {
+            out += "[file " + b.name + " " + b.media_type + "]";
+        }
+        void operator()(const ToolUseBlock& b) const {
+            out += "[tool call " + b.name + " id=" + b.id + "] " + b.input_json;
+        }
+        void operator()(const ToolResultBlock& b) const {
+            out += "[tool result for " + b.tool_use_id + (b.is_error ? ", an error" : "") + "] ";
+            for (const ContentBlock& inner : b.content) {
+                render_block(inner, out);
+                out += "\n";
+            }
+        }
+        void operator()(const ThinkingBlock& b) const { out += "[reasoning] " + b.thinking; }
+        void operator()(const RedactedThinkingBlock&) const {}
+        void operator()(const SkillBlock& b) const { out += "[skill " + b.name + "] " + b.content; }
+        void operator()(const ToolDefinitionBlock& b) const {
+            out += render_tool_definition_text(b);
+        }
+    };
+    std::visit(Visitor{out}, block.value);
+}
+
+}  // namespace
+
+std::string render_for_summary(const Message& message) {
+    std::string out = role_of(message) + ": ";
+    for (std::size_t i = 0; i < message.blocks.size(); ++i) {
+        if (i > 0) out += "\n";
+        render_block(message.blocks[i], out);
+    }
+    return out;
+}
+
+std::string render_result_for_summary(const ToolResultBlock& result) {
+    std::string out;
+    for (const ContentBlock& inner : result.content) {
+        if (!out.empty()) out += "\n";
+        render_block(inner, out);
+    }
+    return out;
+}
+
+std::vector<std::string> artifact_refs(std::string_view text) {
+    std::vector<std::string> out;
+    std::unordered_set<std::string_view> seen;
+    std::size_t pos = 0;
+    while ((pos = text.find(kRefOpen, pos)) != std::string_view::npos) {
+        const std::size_t end = text.find(kRefClose, pos + kRefOpen.size());
+        if (end == std::string_view::npos) break;
+        const std::string_view ref = text.substr(pos, end + kRefClose.size() - pos);
+        // A reference never spans a line or a blank: anything else is not one.
+        if (ref.find_first_of(" \n\t") == std::string_view::npos && seen.insert(ref).second) {
+            out.emplace_back(ref);
+        }
+        pos = end;
+    }
+    return out;
+}
+
+std::string cut_to_tokens(const TokenCounter& counter, std::string_view text, std::int64_t target) {
+    if (counter.count_text(text) <= target) return std::string(text);
+    const std::string_view ellipsis = "\xE2\x80\xA6";  // …
+    auto boundary = [&](std::size_t n) {
+        while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) {
+            --n;
+        }
+        return n;
+    };
+    std::size_t lo = 0, hi = text.size();
+    while (lo < hi) {  // the longest prefix whose cut form fits
+        const std::size_t mid = boundary(lo + (hi - lo + 1) / 2);
+        if (mid <= lo) break;
+        std::string candidate(text.substr(0, mid));
+        candidate += ellipsis;
+        if (counter.count_text(candidate) <= target) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo = boundary(lo);
+    return lo == 0 ? std::string() : std::string(text.substr(0, lo)) + std::string(ellipsis);
+}
+
+// ---- Work ----------------------------------------------------------------------------------
+
+struct Work::Job {
+    std::vector<std::size_t> members;  ///< a run of messages, or the one holding the result
+    std::optional<std::size_t> block;  ///< set: a tool-result summary of msgs[members[0]]
+    std::vector<std::string> segments;
+    std::vector<std::string> refs;
+    std::int64_t source = 0;
+    std::int64_t target = 0;
+};
+
+struct Work::Outcome {
+    bool ok = false;
+    std::string summary;
+    std::int64_t reported = 0;
+    double cost = 0;
+    std::string model;
+    ErrorKind kind = ErrorKind::kPlugin;
+    std::string error;
+    std::string text;  ///< the composed text, header and references included
+    std::int64_t tokens = 0;
+    bool cut = false;
+};
+
+Work::Work(const TokenCounter& counter, const SummarizerInstance& summarizer,
+           const ConversationContext& conversation, CompactionReport& report)
+    : msgs(conversation.messages()),
+      counter_(counter),
+      summarizer_(summarizer),
+      report_(report),
+      conversation_id_(conversation.conversation_id()) {
+    origins.resize(msgs.size());
+    std::iota(origins.begin(), origins.end(), 0);
+    counts.reserve(msgs.size());
+    for (const Message& m : msgs) counts.push_back(counter_.count_message(m));
+}
+
+std::int64_t Work::total() const {
+    return fixed + std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+}
+
+void Work::run_level(CompactionLevel level, std::int64_t aim, std::int64_t trigger,
+                     std::int64_t hard_room) {
+    switch (level) {
+        case CompactionLevel::kLight: light(aim); break;
+        case CompactionLevel::kModerate: moderate(aim); break;
+        case CompactionLevel::kAggressive:
+        case CompactionLevel::kMaximum: collapse(level, aim, trigger, hard_room); break;
+        case CompactionLevel::kNone: break;
+    }
+}
+
+std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, CompactionLevel level,
+                                          bool parallel) {
+    auto run_one = [this, level](const Job& job) {
+        Outcome out;
+        rapidjson::StringBuffer buf;
+        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+        w.StartObject();
+        w.Key("schema_version");
+        w.Int(1);
+        w.Key("segments");
+        w.StartArray();
+        for (const std::string& s : job.segments) w.String(s.data(), s.size());
+        w.EndArray();
+        w.Key("target_tokens");
+        w.Int64(job.target);
+        w.Key("instructions");
+        w.String(kInstructions);
+        w.Key("level");
+        w.String(to_string(level));
+        w.Key("purpose");
+        w.String("compaction");
+        w.EndObject();
+        try {
+            const std::string answer = summarizer_.summarize({buf.GetString(), buf.GetSize()});
+            rapidjson::Document doc;
+            doc.Parse(answer.data(), answer.size());
+            if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("summary") ||
+                !doc["summary"].IsString()) {
+                out.kind = ErrorKind::kProtocol;
+                out.error = "the answer has no \"summary\" string";
+                return out;
+            }
+            out.summary.assign(doc["summary"].GetString(), doc["summary"].GetStringLength());
+            if (doc.HasMember("summary_tokens") && doc["summary_tokens"].IsInt64()) {
+                out.reported = doc["summary_tokens"].GetInt64();
+            }
+            if (doc.HasMember("cost") && doc["cost"].IsNumber()) out.cost = doc["cost"].GetDouble();
+            if (doc.HasMember("model") && doc["model"].IsString()) {
+                out.model = doc["model"].GetString();
+            }
+            out.ok = true;
+        } catch (const Error& e) {
+            out.kind = e.kind();
+            out.error = e.what();
+        } catch (const std::exception& e) {
+            out.kind = ErrorKind::kInternal;
+            out.error = e.what();
+        }
+        return out;
+    };
+
+    std::vector<Outcome> outcomes(jobs.size());
+    if (!parallel || jobs.size() <= 1) {
+        for (std::size_t i = 0; i < jobs.size(); ++i) outcomes[i] = run_one(jobs[i]);
+        return outcomes;
+    }
+    // Seed 001: "At LIGHT and MODERATE the summaries of the separate exchanges run in parallel."
+    // A few workers pull jobs in order; the instance is thread-safe (plugin.h thread rule).
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i = next++; i < jobs.size(); i = next++) outcomes[i] = run_one(jobs[i]);
+    };
+    const std::size_t n = std::min(jobs.size(), ContextWindowManager::kMaxParallelSummaries);
+    std::vector<std::future<void>> running;
+    for (std::size_t i = 1; i < n; ++i) running.push_back(std::async(std::launch::async, worker));
+    worker();
+    for (auto& f : running) f.get();
+    return outcomes;
+}
+
+bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
+    const bool maximum = level == CompactionLevel::kMaximum;
+    const std::string where = std::string(to_string(level)) + ": summary of " +
+                              (job.block ? "the tool result in message '" : "messages from '") +
+                              msgs[job.members.front()].id + "'";
+    if (!outcome.ok) {
+        if (maximum) {
+            // Seed 001: "A failure at MAXIMUM fails the call."
+            throw Error(outcome.kind, "compaction of conversation '" + conversation_id_ +
+                                          "' failed at " + where + ": " + outcome.error);
+        }
+        report_.failures.push_back(where + " failed (originals kept): " + outcome.error);
+        NUCLEO_LOG_WARN("compaction: {}", report_.failures.back());
+        return false;
+    }
+    // What must survive: every artifact reference of the summarized text.
+    const std::string header = job.block ? std::string(kResultSummaryHeader) + " "
+                                         : std::string(ContextWindowManager::kSummaryHeader) + "\n";
+    std::string tail = refs_line(missing_refs(outcome.summary, job.refs));
+    std::string body = outcome.summary;
+    auto compose = [&] { return header + body + tail; };
+    outcome.text = compose();
+    outcome.tokens = counter_.count_text(outcome.text);
+    if (maximum && outcome.tokens > job.target) {
+        // The bounded cut of MAXIMUM: the body shrinks to what the target leaves after the header
+        // and the references, which are never cut (a reference cut out of the body is appended).
+        const std::int64_t frame = counter_.count_text(header + refs_line(job.refs));
+        body = cut_to_tokens(counter_, body, std::max<std::int64_t>(0, job.target - frame));
+        tail = refs_line(missing_refs(body, job.refs));
+        outcome.text = compose();
+        outcome.tokens = counter_.count_text(outcome.text);
+        outcome.cut = true;
+    }
+    if (!maximum && outcome.tokens >= job.source) {
+        report_.failures.push_back(where + " refused (originals kept): " +
+                                   std::to_string(outcome.tokens) + " tokens for " +
+                                   std::to_string(job.source) + " summarized");
+        NUCLEO_LOG_WARN("compaction: {}", report_.failures.back());
+        return false;
+    }
+    if (outcome.tokens > job.target + job.target / 4) {
+        NUCLEO_LOG_WARN("compaction: {} is {} tokens for a target of {} (summarizer said {})",
+                        where, outcome.tokens, job.target, outcome.reported);
+    }
+    return true;
+}
+
+void Work::apply_result_summary(std::size_t message, std::size_t block, const std::string& text) {
+    auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
+    result.content = {TextBlock{text}};  // tool_use_id and is_error stay: the pair is intact
+    counts[message] = counter_.count_message(msgs[message]);
+}
+
+void Work::replace_run(const std::vector<std::size_t>& members, std::string text) {
+    Message summary;
+    summary.direction = Direction::kOutgoing;
+    summary.app_authored = true;  // composed by the framework, not said by the user
+    summary.compactable = true;   // a later, deeper level may summarize it again
+    summary.blocks = {TextBlock{std::move(text)}};
+    std::unordered_set<std::string> ids;
+    for (const Message& m : msgs) ids.insert(m.id);
+    std::size_t n = msgs.size();
+    do {
+        summary.id = "summary-" + std::to_string(n++);
+    } while (ids.count(summary.id) != 0);
+
+    const std::size_t at = members.front();
+    msgs[at] = std::move(summary);
+    counts[at] = counter_.count_message(msgs[at]);
+    for (auto it = members.rbegin(); it != members.rend() && *it != at; ++it) {
+        msgs.erase(msgs.begin() + static_cast<std::ptrdiff_t>(*it));
+        origins.erase(origins.begin() + static_cast<std::ptrdiff_t>(*it));
+        counts.erase(counts.begin() + static_cast<std::ptrdiff_t>(*it));
+    }
+}
+
+void Work::execute(std::vector<Job>& jobs, CompactionLevel level) {
+    if (jobs.empty()) return;
+    std::vector<Outcome> outcomes = run_jobs(jobs, level, /*parallel=*/true);
+    std::vector<std::size_t> order(jobs.size());
+    std::iota(order.begin(), order.end(), 0);
+    // In-place result summaries first (no position moves), then runs from the back, so every
+    // position a job names is still right when it is applied.
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (jobs[a].block.has_value() != jobs[b].block.has_value()) return jobs[a].block.has_value();
+        return jobs[a].members.front() > jobs[b].members.front();
+    });
+    std::vector<CompactionSummary> made;
+    for (std::size_t k : order) {
+        Job& job = jobs[k];
+        Outcome& outcome = outcomes[k];
+        if (!accept(job, outcome, level)) continue;
+        CompactionSummary s;
+        s.level = level;
+        for (std::size_t i : job.members) s.replaced.push_back(msgs[i].id);
+        s.source_tokens = job.source;
+        s.target_tokens = job.target;
+        s.summary_tokens = outcome.tokens;
+        s.reported_tokens = outcome.reported;
+        s.cut = outcome.cut;
+        s.cost = outcome.cost;
+        s.model = outcome.model;
+        if (job.block) {
+            apply_result_summary(job.members.front(), *job.block, outcome.text);
+            s.message_id = msgs[job.members.front()].id;
+        } else {
+            replace_run(job.members, std::move(outcome.text));
+            s.message_id = msgs[job.members.front()].id;
+        }
+        made.push_back(std::move(s));
+    }
+    // The report lists summaries in conversation order within a level.
+    std::reverse(made.begin(), made.end());
+    for (auto& s : made) report_.summaries.push_back(std::move(s));
+}
+
+Work::Job Work::result_job(std::size_t message, std::size_t block) const {
+    const auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
+    Job job;
+    job.members = {message};
+    job.block = block;
+    job.segments = {render_result_for_summary(result)};
+    job.refs = artifact_refs(job.segments.front());
+    job.source = counter_.count_block(msgs[message].blocks[block]);
+    return job;
+}
+
+Work::Job Work::run_job(std::vector<std::size_t> members) const {
+    Job job;
+    for (std::size_t i : members) {
+        job.segments.push_back(render_for_summary(msgs[i]));
+        job.source += counts[i];
+        for (std::string& ref : artifact_refs(job.segments.back())) {
+            if (std::find(job.refs.begin(), job.refs.end(), ref) == job.refs.end()) {
+                job.refs.push_back(std::move(ref));
+            }
+        }
+    }
+    job.members = std::move(members);
+    return job;
+}
+
+void Work::light(std::int64_t aim) {
+    // LIGHT: "Only tool results; everything else stays as it was." The most recent outgoing
+    // message (and its pair) stays as it is.
+    Ranges groups = pair_groups(msgs);
+    const std::vector<bool> ok = summarizable(msgs, groups, last_outgoing(msgs));
+    std::vector<Job> jobs;
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        if (!ok[i]) continue;
+        for (std::size_t b = 0; b < msgs[i].blocks.size(); ++b) {
+            const auto* result = msgs[i].blocks[b].get_if<ToolResultBlock>();
+            if (result == nullptr || is_result_summary(*result)) continue;
+            Job job = result_job(i, b);
+            if (job.source >= ContextWindowManager::kMinSummarizedTokens) jobs.push_back(job);
+        }
+    }
+    std::vector<std::int64_t> sources;
+    for (const Job& j : jobs) sources.push_back(j.source);
+    const auto targets =
+        targets_for(sources, std::vector<double>(jobs.size(), 1.0), total(), aim, false);
+    for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].target = targets[k];
+    execute(jobs, CompactionLevel::kLight);
+}
+
+void Work::moderate(std::int64_t aim) {
+    // MODERATE: "Each exchange (the messages between two answers of the model) becomes one
+    // summary; the older the exchange, the shorter its summary." An exchange starts at a message
+    // our side sent after an answer; it is widened until no tool pair crosses its edge.
+    Ranges groups = pair_groups(msgs);
+    const std::vector<bool> ok = summarizable(msgs, groups, last_outgoing(msgs));
+    Ranges exchanges = pair_groups(msgs);
+    for (std::size_t i = 1; i < msgs.size(); ++i) {
+        if (!(msgs[i].outgoing() && msgs[i - 1].incoming())) exchanges.join_range(i - 1, i);
+    }
+    std::vector<Job> jobs;
+    for (std::size_t start = 0; start < msgs.size();) {
+        std::size_t end = start;
+        while (end + 1 < msgs.size() && exchanges.find(end + 1) == exchanges.find(start)) ++end;
+        std::vector<std::size_t> members;
+        for (std::size_t i = start; i <= end; ++i) {
+            if (ok[i]) members.push_back(i);
+        }
+        const bool only_a_summary = members.size() == 1 && is_summary_message(msgs[members[0]]);
+        if (!members.empty() && !only_a_summary) {
+            Job job = run_job(std::move(members));
+            if (job.source >= ContextWindowManager::kMinSummarizedTokens) jobs.push_back(job);
+        }
+        start = end + 1;
+    }
+    std::vector<std::int64_t> sources;
+    std::vector<double> weights;
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+        sources.push_back(jobs[k].source);
+        const auto age = static_cast<double>(jobs.size() - 1 - k);  // 0: the newest exchange
+        weights.push_back(1.0 / (1.0 + age));
+    }
+    const auto targets = targets_for(sources, weights, total(), aim, false);
+    for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].target = targets[k];
+    execute(jobs, CompactionLevel::kModerate);
+}
+
+void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigger,
+                    std::int64_t hard_room) {
+    // AGGRESSIVE: "Everything that may be compacted becomes one summary of the whole
+    // conversation." The most recent outgoing message, when it holds tool results, "gets a
+    // summary of its own": its results are summarized in place and the call they answer stays.
+    const bool maximum = level == CompactionLevel::kMaximum;
+    Ranges groups = pair_groups(msgs);
+    const std::optional<std::size_t> last = last_outgoing(msgs);
+    const std::vector<bool> free = summarizable(msgs, groups, std::nullopt);
+    const bool own_result = last && free[*last] &&
+                            std::any_of(msgs[*last].blocks.begin(), msgs[*last].blocks.end(),
+                                        [](const ContentBlock& b) { return b.is<ToolResultBlock>(); });
+    const std::vector<bool> ok = own_result ? summarizable(msgs, groups, last) : free;
+
+    std::vector<Job> jobs;
+    std::vector<std::size_t> members;
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        if (ok[i]) members.push_back(i);
+    }
+    const bool only_a_summary = members.size() == 1 && is_summary_message(msgs[members[0]]);
+    if (!members.empty() && (maximum || !only_a_summary)) jobs.push_back(run_job(members));
+    if (own_result) {
+        for (std::size_t b = 0; b < msgs[*last].blocks.size(); ++b) {
+            const auto* result = msgs[*last].blocks[b].get_if<ToolResultBlock>();
+            if (result == nullptr) continue;
+            Job job = result_job(*last, b);
+            const bool worth = maximum || (!is_result_summary(*result) &&
+                                           job.source >= ContextWindowManager::kMinSummarizedTokens);
+            if (worth) jobs.push_back(job);
+        }
+    }
+    if (jobs.empty()) return;
+
+    std::vector<std::int64_t> sources;
+    for (const Job& j : jobs) sources.push_back(j.source);
+    const std::vector<double> weights(jobs.size(), 1.0);
+    if (maximum) {
+        // gh-1, closed: aim where a fit is possible. What compaction may not touch, plus the
+        // smallest summaries, is the floor; the aim falls back from under the trigger to the
+        // trigger, then to the hard limit minus the reserve.
+        const std::int64_t sum = std::accumulate(sources.begin(), sources.end(), std::int64_t{0});
+        const std::int64_t floor =
+            total() - sum +
+            static_cast<std::int64_t>(jobs.size()) * ContextWindowManager::kMinSummaryTokens;
+        if (floor > aim) aim = floor <= trigger ? trigger : hard_room;
+    }
+    const auto targets = targets_for(sources, weights, total(), aim, maximum);
+    for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].target = targets[k];
+    execute(jobs, level);
+
+    if (maximum) {
+        // Overheads the targets did not see (message framing): trim the whole-conversation
+        // summary further until the aim is met or it is down to its header and references.
+        for (int round = 0; round < 3 && total() > aim; ++round) {
+            auto it = std::find_if(msgs.begin(), msgs.end(), is_summary_message);
+            if (it == msgs.end()) break;
+            const auto at = static_cast<std::size_t>(it - msgs.begin());
+            auto& text = std::get<TextBlock>(it->blocks.front().value).text;
+            const std::int64_t want = counter_.count_text(text) - (total() - aim);
+            if (want <= 0) break;
+            // References survive the trim: cut the rest, then put back any that fell out.
+            const std::vector<std::string> refs = artifact_refs(text);
+            const std::int64_t room = want - counter_.count_text(refs_line(refs));
+            std::string cut = cut_to_tokens(counter_, text, room);
+            if (cut.size() >= text.size() ||
+                cut.size() <= std::string_view(ContextWindowManager::kSummaryHeader).size()) {
+                break;
+            }
+            cut += refs_line(missing_refs(cut, refs));
+            text = std::move(cut);
+            counts[at] = counter_.count_message(*it);
+        }
+    }
+}
+
+}  // namespace nucleo::compaction
