@@ -80,6 +80,9 @@ struct CallOptions {
     /// request body's size / 4, a deliberate over-estimate for prose (a reservation that is too
     /// large only waits; one that is too small overflows the provider's own bucket).
     std::function<std::int64_t(const ConversationContext&)> input_token_estimate;
+    /// Headers added to the request as they are (tracing ids, a gateway's routing header; the
+    /// emulator's fault injection in tests). Never credentials: the core attaches those.
+    HttpHeaders extra_headers;
 };
 
 /// A connection to one provider instance (nucleo.yaml `providers.<name>`) through its dialect

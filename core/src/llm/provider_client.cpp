@@ -206,6 +206,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     const std::string request = provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth),
                                                  config_, internal::prepared_to_json(prepared));
     HttpRequest http = read_http_request(dialect_.encode(request), config_);
+    for (const auto& h : options.extra_headers) http.headers.push_back(h);
     const std::string secret = redact_secrets ? std::string("***") : config_.credentials.api_key;
     if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
     if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);

@@ -1,0 +1,191 @@
+// ProviderClient against the real nucleo-emulator, through the real Anthropic dialect plugin
+// (issue 4: "End-to-end against the emulator: retries on each fault, truncation escalation and its
+// refusal at the ceiling, cache read tokens on the second call of a growing conversation").
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "emulator_client.hpp"
+#include "nucleo/errors.hpp"
+#include "nucleo/provider_client.hpp"
+
+namespace nucleo {
+namespace {
+
+using emulator_test::EmulatorProcess;
+
+ModelSpec claude(std::int64_t max_output = 8192) {
+    ModelSpec m;
+    m.id = "claude-test";
+    m.provider = "anthropic";
+    m.wire_model = "claude-sonnet-4-5";
+    m.max_context_tokens = 200000;
+    m.max_output_tokens = max_output;
+    m.output_budget = {{OutputSize::kShort, 1024}};
+    m.supports_caching = true;
+    m.native_tools = true;
+    m.min_cacheable_tokens = 1024;
+    m.prices = {.input = 3.0, .output = 15.0, .cache_write = 3.75, .cache_read = 0.30};
+    return m;
+}
+
+class ProviderClientTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        emulator_ = std::make_unique<EmulatorProcess>();
+        config_.name = "anthropic";
+        config_.plugin = "anthropic";
+        config_.base_url = "http://127.0.0.1:" + std::to_string(emulator_->port());
+        config_.credentials.api_key = "sk-test-secret";
+    }
+
+    ProviderClient client(ProviderConfig config) const {
+        PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
+        TransportOptions transport;
+        transport.retry.initial_backoff = std::chrono::milliseconds(5);
+        return {config, loader.load(config.plugin).make_provider(config.options_json), transport};
+    }
+    ProviderClient client() const { return client(config_); }
+
+    static ConversationContext conversation(std::size_t objective_bytes = 200) {
+        ConversationContext c("c-e2e", "alice");
+        c.put_main_objective("task", "You answer questions about orders. " + std::string(objective_bytes, 'x'));
+        c.set_output(OutputSize::kShort);
+        c.set_depth(Depth::kImmediate);
+        Message q = Message::outgoing_text("Where is order 42?");
+        q.cache = true;
+        c.add_message(q);
+        return c;
+    }
+
+    long requests_seen() const {
+        // /stats: {"requests": {..., "total": N}, ...}
+        const auto stats = emulator_->get("/stats");
+        const auto pos = stats.body.find("\"total\"");
+        return pos == std::string::npos ? -1 : std::stol(stats.body.substr(stats.body.find(':', pos) + 1));
+    }
+
+    std::unique_ptr<EmulatorProcess> emulator_;
+    ProviderConfig config_;
+};
+
+TEST_F(ProviderClientTest, AnswerIsAppendedWithUsageAndCost) {
+    ConversationContext c = conversation();
+    ProviderClient pc = client();
+    const LLMResponse r = pc.call(c, claude());
+    ASSERT_EQ(c.messages().size(), 2U);
+    EXPECT_TRUE(c.messages().back().incoming());
+    EXPECT_EQ(r.message.id, c.messages().back().id);
+    EXPECT_EQ(r.stop_reason, "end_turn");
+    EXPECT_GT(r.usage.input_tokens, 0);
+    EXPECT_GT(r.usage.output_tokens, 0);
+    EXPECT_DOUBLE_EQ(r.cost, claude().cost(r.usage.input_tokens, r.usage.output_tokens,
+                                           r.usage.cache_write_tokens, r.usage.cache_read_tokens));
+    EXPECT_EQ(r.max_tokens, 1024);
+    EXPECT_EQ(c.prior_spec_id(), "claude-test");
+}
+
+TEST_F(ProviderClientTest, AMissingKeyIsRefusedBeforeAnyRequest) {
+    // Issue 4 "Bad input": "A missing key or URL: a clear error before any request."
+    ProviderConfig no_key = config_;
+    no_key.credentials.api_key.clear();
+    ConversationContext c = conversation();
+    ProviderClient pc = client(no_key);
+    try {
+        pc.call(c, claude());
+        FAIL() << "a call without a key must be refused";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+        EXPECT_NE(std::string(e.what()).find("no api_key"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(requests_seen(), 0);
+    EXPECT_EQ(c.messages().size(), 1U);
+}
+
+TEST_F(ProviderClientTest, TheSecondCallOfAGrowingConversationReadsTheCache) {
+    // Seed 003 "Prompt caching": "a later request that begins with exactly the same content reads
+    // it from that cache"; the objective is cached by default.
+    ConversationContext c = conversation(8000);
+    ProviderClient pc = client();
+    const LLMResponse first = pc.call(c, claude());
+    EXPECT_GT(first.cache_creation_input_tokens(), 0);
+    EXPECT_EQ(first.cache_read_input_tokens(), 0);
+    Message follow_up = Message::outgoing_text("And order 43?");
+    follow_up.cache = true;
+    c.add_message(follow_up);
+    const LLMResponse second = pc.call(c, claude());
+    EXPECT_GE(second.cache_read_input_tokens(), first.cache_creation_input_tokens());
+    EXPECT_GT(second.cache_hit_rate(), 0.5);
+    EXPECT_LT(second.cost, first.cost);
+}
+
+TEST_F(ProviderClientTest, RetriesEachTransientFaultThenSucceeds) {
+    for (const std::string status : {"529", "500", "429"}) {
+        ConversationContext c = conversation();
+        ProviderClient pc = client();
+        CallOptions options;
+        options.extra_headers = {{"x-emulator-fault", "fail-first=2:" + status},
+                                 {"x-emulator-request-id", "retry-" + status}};
+        const LLMResponse r = pc.call(c, claude(), options);
+        EXPECT_EQ(r.attempts, 3) << status;
+        EXPECT_EQ(c.messages().size(), 2U) << status;
+    }
+}
+
+TEST_F(ProviderClientTest, TruncationEscalatesOnceToTheCeiling) {
+    // Seed 000: "On truncation ... bumps the SENT message's requestedOutputTokens to
+    // model.getMaxOutputTokens()" and the call is retried once.
+    ConversationContext c = conversation();
+    c.set_output(std::int64_t{2});  // too small for any answer
+    ProviderClient pc = client();
+    const LLMResponse r = pc.call(c, claude(4096));
+    EXPECT_TRUE(r.escalated);
+    EXPECT_EQ(r.max_tokens, 4096);
+    EXPECT_EQ(r.stop_reason, "end_turn");
+    EXPECT_EQ(c.messages().front().requested_output_tokens, 4096);
+    EXPECT_EQ(c.messages().size(), 2U) << "only the complete answer is appended";
+}
+
+TEST_F(ProviderClientTest, TruncationAtTheCeilingIsUncorrectableAndAppendsNothing) {
+    // Seed 000: "a call issued at the ceiling has nowhere to grow ... it surfaces as
+    // UncorrectableRuntimeLLMException". Issue 4: "A tool call cut off by truncation is never
+    // handed to a tool."
+    ConversationContext c = conversation();
+    c.add_tool(ToolDefinitionBlock{"search_orders", "Search orders by text.",
+                                   R"({"type":"object","properties":{"query":{"type":"string"}},"required":["query"]})"});
+    ProviderClient pc = client();
+    CallOptions options;
+    options.extra_headers = {{"x-emulator-fault", "truncate"}};
+    EXPECT_THROW(pc.call(c, claude(2), options), UncorrectableLLMException);
+    EXPECT_EQ(c.messages().size(), 1U);
+}
+
+TEST_F(ProviderClientTest, AMalformedAnswerIsAProtocolErrorAndTheConversationIsUnchanged) {
+    ConversationContext c = conversation();
+    ProviderClient pc = client();
+    CallOptions options;
+    options.extra_headers = {{"x-emulator-fault", "malformed"}};
+    try {
+        pc.call(c, claude(), options);
+        FAIL() << "a malformed answer must be refused";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kProtocol) << e.what();
+    }
+    EXPECT_EQ(c.messages().size(), 1U);
+}
+
+TEST_F(ProviderClientTest, RenderedRequestShowsSecretsAsStars) {
+    ConversationContext c = conversation();
+    ProviderClient pc = client();
+    const HttpRequest req = pc.build_request(c, claude(), {}, /*redact_secrets=*/true);
+    bool saw_key = false;
+    for (const auto& [k, v] : req.headers) {
+        EXPECT_EQ(v.find("sk-test-secret"), std::string::npos) << k;
+        saw_key = saw_key || (k == "x-api-key" && v == "***");
+    }
+    EXPECT_TRUE(saw_key);
+    EXPECT_EQ(req.url, config_.base_url + "/v1/messages");
+}
+
+}  // namespace
+}  // namespace nucleo
