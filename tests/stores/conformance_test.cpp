@@ -1,0 +1,502 @@
+// The conformance suite (issue 6 item 2: "each passing one shared conformance suite (the same
+// tests run against every store)"): the persistent surface over memory, sqlite and postgres; the
+// session and lease surfaces over memory and redis. Real servers, no fakes.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "nucleo/document.hpp"
+#include "nucleo/store.hpp"
+#include "support.hpp"
+
+namespace {
+
+using nucleo::ConversationParts;
+using nucleo::ErrorKind;
+using nucleo::LeaseStore;
+using nucleo::PersistentStore;
+using nucleo::SessionStore;
+using nucleo::SnapshotDelta;
+using store_test::conversation;
+using store_test::error_kind;
+using store_test::make_store;
+using store_test::next_message;
+using store_test::unique;
+
+std::string compact(const ConversationParts& parts) {
+    return nucleo::write_conversation_parts(parts, {.pretty = false});
+}
+
+class Persistent : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        if (GetParam() == "sqlite") sqlite_path_ = store_test::temp_sqlite_path();
+        store_.emplace(make_store(GetParam(), sqlite_path_));
+        alice_ = unique("alice");
+        bob_ = unique("bob");
+    }
+    PersistentStore& store() { return *store_; }
+
+    /// Saves `now` over `saved` (incrementally) and makes it the saved state.
+    nucleo::SaveResult save(const std::string& who, ConversationParts& saved,
+                            const ConversationParts& now, std::string& version,
+                            std::optional<int64_t> token = {}) {
+        auto result = store().update(who, now.conversation_id, version,
+                                     SnapshotDelta::between(saved, now), token);
+        saved = now;
+        version = result.version;
+        return result;
+    }
+
+    std::string sqlite_path_;
+    std::optional<PersistentStore> store_;
+    std::string alice_, bob_;
+};
+
+TEST_P(Persistent, CapabilitiesSayPersistentWithHistory) {
+    const auto caps = store().capabilities();
+    EXPECT_TRUE(caps.persistent);
+    EXPECT_TRUE(caps.version_history);
+}
+
+TEST_P(Persistent, CreateThenLoadGivesTheDocumentByteForByte) {
+    // Every block kind, objective, tools, declarations: the whole document v1 survives a store.
+    const std::string fixture = std::string(NUCLEO_SOURCE_DIR) +
+                                "/tests/document/fixtures/every_block.json";
+    std::ifstream in(fixture);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ConversationParts parts = nucleo::read_conversation_parts(text);
+    parts.conversation_id = unique("every");
+    const auto saved = store().create(alice_, parts, "Where is order 42?");
+    EXPECT_EQ(saved.version, "1");
+    EXPECT_FALSE(saved.saved_at.empty());
+    EXPECT_EQ(store().load_document(alice_, parts.conversation_id), compact(parts));
+    EXPECT_EQ(compact(store().load(alice_, parts.conversation_id)), compact(parts));
+}
+
+TEST_P(Persistent, CreateOfAnExistingIdIsRefused) {
+    const auto parts = conversation(unique("c"), 2);
+    store().create(alice_, parts, "t");
+    EXPECT_EQ(error_kind([&] { store().create(alice_, parts, "t"); }),
+              ErrorKind::kInvalidArgument);
+}
+
+// Seed 000: "every conversation-addressed store operation takes the ACTING principal, and durable
+// stores enforce ownership under that identity" -- another user's id reads as not found.
+TEST_P(Persistent, AnotherUsersConversationReadsAsNotFoundOnEveryCall) {
+    auto parts = conversation(unique("c"), 3);
+    const std::string id = parts.conversation_id;
+    const auto v1 = store().create(alice_, parts, "alice's");
+    auto later = parts;
+    later.messages.push_back(next_message(later));
+    const auto delta = SnapshotDelta::between(parts, later);
+
+    std::string message;
+    EXPECT_EQ(error_kind([&] { (void)store().load(bob_, id); }, &message), ErrorKind::kNotFound);
+    EXPECT_EQ(message.find("forbidden"), std::string::npos) << message;
+    EXPECT_EQ(error_kind([&] { (void)store().load_document(bob_, id); }), ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { store().update(bob_, id, v1.version, delta); }),
+              ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { store().replace(bob_, later); }), ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { (void)store().versions(bob_, id); }), ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { (void)store().load_version(bob_, id, v1.version); }),
+              ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { store().remove(bob_, id); }), ErrorKind::kNotFound);
+    EXPECT_TRUE(store().list(bob_).conversations.empty());
+    // Bob may use the same id for a conversation of his own: it leaks nothing of Alice's.
+    store().create(bob_, conversation(id, 1), "bob's");
+    EXPECT_EQ(store().list(bob_).conversations.at(0).title, "bob's");
+    EXPECT_EQ(compact(store().load(alice_, id)), compact(parts));
+    EXPECT_EQ(store().versions(alice_, id).size(), 1u);
+}
+
+// Seed 000 "Version History": every save is a version and loadVersion rebuilds it -- exactly.
+TEST_P(Persistent, EveryVersionRebuildsExactlyAsSaved) {
+    ConversationParts saved = conversation(unique("c"), 6);
+    std::vector<std::string> expected{compact(saved)};
+    std::string version = store().create(alice_, saved, "t").version;
+
+    ConversationParts now = saved;  // 1. append two messages
+    now.messages.push_back(next_message(now));
+    now.messages.push_back(next_message(now));
+    save(alice_, saved, now, version);
+    expected.push_back(compact(now));
+
+    now.messages[1].cache = true;  // 2. a flag of an old message, and the requested tokens
+    now.messages[2].requested_output_tokens = 4096;
+    save(alice_, saved, now, version);
+    expected.push_back(compact(now));
+
+    now.objective.push_back({"style", nucleo::TextBlock{"Be brief."}});  // 3. header fields
+    now.prior_spec_id = "anthropic/claude-x";
+    now.compactable = false;
+    save(alice_, saved, now, version);
+    expected.push_back(compact(now));
+
+    // 4. compaction: messages m2..m5 replaced by one summary message.
+    nucleo::Message summary = nucleo::Message::outgoing_text("Summary: orders 1-4 shipped.");
+    summary.id = "summary-1";
+    now.messages.erase(now.messages.begin() + 1, now.messages.begin() + 5);
+    now.messages.insert(now.messages.begin() + 1, summary);
+    save(alice_, saved, now, version);
+    expected.push_back(compact(now));
+
+    now.messages.erase(now.messages.begin());  // 5. a removal at the front, and an append
+    now.messages.push_back(next_message(now));
+    now.messages.back().id = "m-last";
+    save(alice_, saved, now, version);
+    expected.push_back(compact(now));
+
+    save(alice_, saved, now, version);  // 6. nothing changed: still a version
+    expected.push_back(compact(now));
+
+    const auto versions = store().versions(alice_, now.conversation_id);
+    ASSERT_EQ(versions.size(), expected.size());
+    for (std::size_t i = 0; i < versions.size(); ++i) {
+        EXPECT_EQ(versions[i].version, std::to_string(i + 1));
+        EXPECT_FALSE(versions[i].saved_at.empty());
+        if (i > 0) EXPECT_LE(versions[i - 1].saved_at, versions[i].saved_at);
+        EXPECT_EQ(store().load_version_document(alice_, now.conversation_id, versions[i].version),
+                  expected[i])
+            << "version " << versions[i].version;
+    }
+    EXPECT_EQ(store().load_document(alice_, now.conversation_id), expected.back());
+    EXPECT_EQ(error_kind([&] { (void)store().load_version(alice_, now.conversation_id, "99"); }),
+              ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { (void)store().load_version(alice_, now.conversation_id, "x'"); }),
+              ErrorKind::kNotFound);
+}
+
+// Issue 6: "a save writes what changed since the last one (new messages, changed flags), not the
+// whole conversation again".
+TEST_P(Persistent, AnUpdateWritesOnlyTheChange) {
+    ConversationParts saved = conversation(unique("c"), 200, 400);
+    std::string version = store().create(alice_, saved, "big").version;
+    const std::size_t whole = compact(saved).size();
+    ConversationParts now = saved;
+    now.messages.push_back(next_message(now, 400));
+    const auto appended = save(alice_, saved, now, version);
+    EXPECT_EQ(appended.messages_written, 1u);
+    EXPECT_GT(appended.bytes_written, 400u);
+    EXPECT_LT(appended.bytes_written, 2'000u) << "of a " << whole << "-byte conversation";
+
+    now.messages[10].compactable = false;  // a flag: that one message again, nothing else
+    const auto flagged = save(alice_, saved, now, version);
+    EXPECT_EQ(flagged.messages_written, 1u);
+    EXPECT_LT(flagged.bytes_written, 2'000u);
+    EXPECT_EQ(store().load_document(alice_, now.conversation_id), compact(now));
+
+    if (GetParam() == "sqlite") {
+        // The file agrees with the store's account: one row per message, small version rows.
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open_v2(sqlite_path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
+                  SQLITE_OK);
+        auto scalar = [&](const char* sql) {
+            sqlite3_stmt* s = nullptr;
+            EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &s, nullptr), SQLITE_OK) << sql;
+            int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+            sqlite3_finalize(s);
+            return v;
+        };
+        EXPECT_EQ(scalar("SELECT count(*) FROM messages"), 201);
+        EXPECT_GT(scalar("SELECT length(body) FROM versions WHERE version=1"),
+                  static_cast<int64_t>(whole) - 10);
+        EXPECT_LT(scalar("SELECT length(body) FROM versions WHERE version=2"), 1'000);
+        EXPECT_LT(scalar("SELECT length(body) FROM versions WHERE version=3"), 1'000);
+        sqlite3_close(db);
+    }
+}
+
+// Issue 6 item 5: "an update whose row is gone (deleted mid-turn) fails loudly and never
+// resurrects it".
+TEST_P(Persistent, AnUpdateOfADeletedConversationFailsAndNeverResurrects) {
+    ConversationParts saved = conversation(unique("c"), 3);
+    const std::string version = store().create(alice_, saved, "t").version;
+    store().remove(alice_, saved.conversation_id);
+    ConversationParts now = saved;
+    now.messages.push_back(next_message(now));
+    EXPECT_EQ(error_kind([&] {
+                  store().update(alice_, now.conversation_id, version,
+                                 SnapshotDelta::between(saved, now));
+              }),
+              ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { store().replace(alice_, now); }), ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { (void)store().load(alice_, now.conversation_id); }),
+              ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { (void)store().versions(alice_, now.conversation_id); }),
+              ErrorKind::kNotFound);
+    EXPECT_TRUE(store().list(alice_).conversations.empty());
+    EXPECT_EQ(error_kind([&] { store().remove(alice_, now.conversation_id); }),
+              ErrorKind::kNotFound);
+}
+
+// DESIGN.md failure mode: "Two writers on one conversation, one update silently lost".
+TEST_P(Persistent, AWriterBehindTheHeadVersionIsRefused) {
+    ConversationParts saved = conversation(unique("c"), 2);
+    const std::string v1 = store().create(alice_, saved, "t").version;
+    ConversationParts first = saved, second = saved;
+    first.messages.push_back(next_message(first));
+    second.messages.push_back(next_message(second));
+    second.messages.back().id = "other";
+    store().update(alice_, saved.conversation_id, v1, SnapshotDelta::between(saved, first));
+    EXPECT_EQ(error_kind([&] {
+                  store().update(alice_, saved.conversation_id, v1,
+                                 SnapshotDelta::between(saved, second));
+              }),
+              ErrorKind::kOwnership);
+    EXPECT_EQ(store().load_document(alice_, saved.conversation_id), compact(first));
+}
+
+// Issue 6 item 6: "a writer whose lease was lost or taken over has its save refused, and no
+// committed save is ever silently lost".
+TEST_P(Persistent, AStaleFencingTokenIsRefusedAfterTheLeaseIsTakenOver) {
+    LeaseStore leases(make_store("redis"));
+    ConversationParts saved = conversation(unique("c"), 2);
+    const std::string id = saved.conversation_id;
+    const auto host_a = leases.acquire(alice_, id, "host-a", 1);  // expires at once
+    std::string version = store().create(alice_, saved, "t", host_a.fencing_token).version;
+
+    // Host B takes over once A's lease lapsed (bounded poll, no sleep).
+    std::optional<nucleo::LeaseGrant> host_b;
+    for (int i = 0; i < 200'000 && !host_b; ++i) {
+        try {
+            host_b = leases.acquire(alice_, id, "host-b", 60'000);
+        } catch (const nucleo::Error& e) {
+            ASSERT_EQ(e.kind(), ErrorKind::kOwnership) << e.what();
+        }
+    }
+    ASSERT_TRUE(host_b) << "host-a's 1 ms lease never lapsed";
+    EXPECT_GT(host_b->fencing_token, host_a.fencing_token);
+
+    ConversationParts by_b = saved;
+    by_b.messages.push_back(next_message(by_b));
+    by_b.messages.back().id = "from-b";
+    const std::string base = version;
+    ConversationParts b_saved = saved;
+    save(alice_, b_saved, by_b, version, host_b->fencing_token);
+
+    // A, still believing it owns the conversation, saves with its old token (and even with B's
+    // version as its base): refused, and B's save stands.
+    ConversationParts by_a = by_b;
+    by_a.messages.push_back(next_message(by_a));
+    std::string message;
+    EXPECT_EQ(error_kind(
+                  [&] {
+                      store().update(alice_, id, version, SnapshotDelta::between(by_b, by_a),
+                                     host_a.fencing_token);
+                  },
+                  &message),
+              ErrorKind::kOwnership);
+    EXPECT_NE(message.find("fencing token"), std::string::npos) << message;
+    // A save without any token, once tokens are in use, is refused too.
+    EXPECT_EQ(error_kind([&] {
+                  store().update(alice_, id, version, SnapshotDelta::between(by_b, by_a));
+              }),
+              ErrorKind::kOwnership);
+    EXPECT_EQ(store().load_document(alice_, id), compact(by_b));
+    EXPECT_NE(base, version);
+    // A's renew fails: it learns it lost the lease.
+    EXPECT_EQ(error_kind([&] { leases.renew(alice_, id, "host-a", 1000, host_a.fencing_token); }),
+              ErrorKind::kOwnership);
+    leases.release(alice_, id, "host-b");
+}
+
+TEST_P(Persistent, ListPagesThroughAUsersConversationsInCreationOrder) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 5; ++i) {
+        ids.push_back(unique("c" + std::to_string(i)));
+        store().create(alice_, conversation(ids.back(), 1), "title " + std::to_string(i));
+    }
+    store().create(bob_, conversation(unique("bobs"), 1), "not alice's");
+    std::vector<std::string> seen;
+    std::optional<std::string> cursor;
+    int pages = 0;
+    do {
+        const auto page = store().list(alice_, 2, cursor);
+        EXPECT_LE(page.conversations.size(), 2u);
+        for (const auto& c : page.conversations) {
+            seen.push_back(c.conversation_id);
+            EXPECT_EQ(c.title, "title " + std::to_string(seen.size() - 1));
+            EXPECT_FALSE(c.created_at.empty());
+            EXPECT_FALSE(c.updated_at.empty());
+        }
+        cursor = page.next_cursor;
+    } while (cursor && ++pages < 10);
+    EXPECT_EQ(seen, ids);
+}
+
+// Issue 6 tests: "ids with quotes, NULs and 10 KB lengths handled (prepared statements only)".
+TEST_P(Persistent, IdsWithQuotesNulsAndTenKilobytesAreKeptExactly) {
+    const std::string quoted = unique("it's \"quoted\"; DROP TABLE conversations; --");
+    const std::string long_id = unique("long") + std::string(10 * 1024, 'x');
+    const std::string long_user = unique("user") + std::string(10 * 1024, 'u');
+    const std::string nul_id = unique("nul") + std::string("\0after", 6);
+    for (const auto& [who, id] : std::vector<std::pair<std::string, std::string>>{
+             {alice_, quoted}, {alice_, long_id}, {long_user, quoted}}) {
+        ConversationParts saved = conversation(id, 2);
+        std::string version = store().create(who, saved, "odd").version;
+        ConversationParts now = saved;
+        now.messages.push_back(next_message(now));
+        save(who, saved, now, version);
+        EXPECT_EQ(store().load_document(who, id), compact(now));
+        EXPECT_EQ(store().versions(who, id).size(), 2u);
+        bool listed = false;
+        for (const auto& c : store().list(who, 1000).conversations) listed |= c.conversation_id == id;
+        EXPECT_TRUE(listed);
+        EXPECT_EQ(error_kind([&] { (void)store().load(who + "x", id); }), ErrorKind::kNotFound);
+    }
+    const auto nul_parts = conversation(nul_id, 1);
+    if (GetParam() == "postgres") {
+        // PostgreSQL text cannot hold NUL: refused, naming the position -- never cut short.
+        std::string message;
+        EXPECT_EQ(error_kind([&] { store().create(alice_, nul_parts, "nul"); }, &message),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_NE(message.find("position " + std::to_string(nul_id.find('\0'))), std::string::npos)
+            << message;
+        const std::string cut = nul_id.substr(0, nul_id.find('\0'));
+        EXPECT_EQ(error_kind([&] { (void)store().load(alice_, cut); }), ErrorKind::kNotFound);
+    } else {
+        store().create(alice_, nul_parts, "nul");
+        EXPECT_EQ(store().load_document(alice_, nul_id), compact(nul_parts));
+        EXPECT_EQ(error_kind([&] {
+                      (void)store().load(alice_, nul_id.substr(0, nul_id.find('\0')));
+                  }),
+                  ErrorKind::kNotFound);
+    }
+}
+
+TEST_P(Persistent, SessionAndLeaseSurfacesAnswerNotImplementedWhenNotBuilt) {
+    if (store().capabilities().session) GTEST_SKIP() << GetParam() << " builds the session surface";
+    const auto& raw = store().instance();
+    EXPECT_THROW((void)raw.session_get(alice_, "c"), nucleo::NotImplementedException);
+    EXPECT_THROW(raw.session_put(alice_, "c", "{}", 0), nucleo::NotImplementedException);
+    EXPECT_THROW(raw.session_invalidate(alice_, "c"), nucleo::NotImplementedException);
+    EXPECT_EQ(error_kind([&] { raw.lease(alice_, "c", R"({"op":"acquire"})"); }),
+              ErrorKind::kNotImplemented);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, Persistent, ::testing::Values("memory", "sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
+
+// ---- session surface ----
+
+class Session : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        store_.emplace(make_store(GetParam()));
+        alice_ = unique("alice");
+    }
+    std::optional<SessionStore> store_;
+    std::string alice_;
+};
+
+TEST_P(Session, PutGetInvalidateUnderThePrincipal) {
+    const auto parts = conversation(unique("c"), 3);
+    const std::string id = parts.conversation_id;
+    EXPECT_FALSE(store_->get(alice_, id));
+    store_->put(alice_, parts, 60'000);
+    auto got = store_->get(alice_, id);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(compact(*got), compact(parts));
+    EXPECT_FALSE(store_->get(unique("bob"), id)) << "another user's id reads as a miss";
+    // Keys are namespaced without ambiguity: ("a:b", "c") is not ("a", "b:c").
+    auto colon = conversation("b:" + id, 1);
+    store_->put(alice_ + ":x", conversation(id, 1), 60'000);
+    EXPECT_FALSE(store_->get(alice_, "x:" + id));
+    store_->put(alice_, colon, 60'000);
+    EXPECT_EQ(compact(*store_->get(alice_, colon.conversation_id)), compact(colon));
+    store_->invalidate(alice_, id);
+    EXPECT_FALSE(store_->get(alice_, id));
+    store_->invalidate(alice_, id);  // absent is not an error
+    EXPECT_TRUE(store_->get(alice_ + ":x", id)) << "only that entry went";
+}
+
+TEST_P(Session, AnEntryExpiresAfterItsTtl) {
+    const auto parts = conversation(unique("c"), 1);
+    store_->put(alice_, parts, 1);
+    bool expired = false;
+    for (int i = 0; i < 200'000 && !expired; ++i) {
+        expired = !store_->get(alice_, parts.conversation_id).has_value();
+    }
+    EXPECT_TRUE(expired);
+}
+
+TEST_P(Session, PersistentSurfaceAnswersNotImplementedWhenNotBuilt) {
+    const auto& raw = store_->instance();
+    PersistentStore persistent(raw);
+    if (persistent.capabilities().persistent) GTEST_SKIP() << GetParam() << " is persistent too";
+    const auto parts = conversation(unique("c"), 1);
+    EXPECT_THROW(persistent.create(alice_, parts, "t"), nucleo::NotImplementedException);
+    EXPECT_THROW((void)persistent.load(alice_, "c"), nucleo::NotImplementedException);
+    EXPECT_THROW((void)persistent.versions(alice_, "c"), nucleo::NotImplementedException);
+    EXPECT_THROW((void)persistent.list(alice_), nucleo::NotImplementedException);
+    EXPECT_THROW(persistent.remove(alice_, "c"), nucleo::NotImplementedException);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, Session, ::testing::Values("memory", "redis"),
+                         [](const auto& info) { return info.param; });
+
+// ---- lease surface ----
+
+class Lease : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        store_.emplace(make_store(GetParam()));
+        alice_ = unique("alice");
+        id_ = unique("c");
+    }
+    std::optional<LeaseStore> store_;
+    std::string alice_, id_;
+};
+
+TEST_P(Lease, OneHolderAtATimeAndOnlyTheHolderReleases) {
+    const auto a = store_->acquire(alice_, id_, "host-a", 60'000);
+    EXPECT_EQ(a.holder, "host-a");
+    EXPECT_FALSE(a.expires_at.empty());
+    std::string message;
+    EXPECT_EQ(error_kind([&] { store_->acquire(alice_, id_, "host-b", 60'000); }, &message),
+              ErrorKind::kOwnership);
+    EXPECT_NE(message.find("host-a"), std::string::npos) << "names the holder: " << message;
+    EXPECT_EQ(store_->acquire(alice_, id_, "host-a", 60'000).fencing_token, a.fencing_token);
+    EXPECT_EQ(store_->renew(alice_, id_, "host-a", 60'000, a.fencing_token).fencing_token,
+              a.fencing_token);
+    EXPECT_EQ(error_kind([&] { store_->renew(alice_, id_, "host-b", 60'000); }),
+              ErrorKind::kOwnership);
+    EXPECT_EQ(error_kind([&] { store_->release(alice_, id_, "host-b"); }), ErrorKind::kOwnership);
+    // Another user's conversation of the same id is another lease.
+    const auto other = store_->acquire(unique("bob"), id_, "host-b", 60'000);
+    EXPECT_EQ(other.holder, "host-b");
+    store_->release(alice_, id_, "host-a");
+    const auto b = store_->acquire(alice_, id_, "host-b", 60'000);
+    EXPECT_GT(b.fencing_token, a.fencing_token) << "fencing tokens only grow";
+    store_->release(alice_, id_, "host-b");
+}
+
+TEST_P(Lease, AnExpiredLeaseIsLostAndTheTokenGrows) {
+    const auto a = store_->acquire(alice_, id_, "host-a", 1);
+    std::optional<nucleo::LeaseGrant> b;
+    for (int i = 0; i < 200'000 && !b; ++i) {
+        try {
+            b = store_->acquire(alice_, id_, "host-b", 60'000);
+        } catch (const nucleo::Error& e) {
+            ASSERT_EQ(e.kind(), ErrorKind::kOwnership) << e.what();
+        }
+    }
+    ASSERT_TRUE(b);
+    EXPECT_GT(b->fencing_token, a.fencing_token);
+    EXPECT_EQ(error_kind([&] { store_->renew(alice_, id_, "host-a", 60'000); }),
+              ErrorKind::kOwnership);
+    EXPECT_EQ(error_kind([&] { store_->release(alice_, id_, "host-a"); }), ErrorKind::kOwnership);
+    EXPECT_EQ(error_kind([&] { store_->renew(alice_, id_, "host-b", 60'000, a.fencing_token); }),
+              ErrorKind::kOwnership)
+        << "a renew naming a stale token is refused";
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, Lease, ::testing::Values("memory", "redis"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace

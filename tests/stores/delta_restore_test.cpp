@@ -1,0 +1,162 @@
+// SnapshotDelta (the `changes` of an incremental save) and the restore rule of seed 000 "What
+// Survives JVM Restart", through the memory store where a store is needed.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "nucleo/document.hpp"
+#include "nucleo/log.hpp"
+#include "nucleo/store.hpp"
+#include "support.hpp"
+
+namespace {
+
+using nucleo::ConversationParts;
+using nucleo::SnapshotDelta;
+using store_test::conversation;
+using store_test::next_message;
+
+TEST(SnapshotDelta, NothingChangedIsEmpty) {
+    const auto parts = conversation("c", 5);
+    const auto delta = SnapshotDelta::between(parts, parts);
+    EXPECT_TRUE(delta.empty());
+    EXPECT_EQ(delta.changes_json(), R"({"fields":[],"messages":[]})");
+}
+
+TEST(SnapshotDelta, AnAppendIsOneSpliceAtTheEndCarryingOnlyTheNewMessage) {
+    const auto saved = conversation("c", 50, 300);
+    auto now = saved;
+    now.messages.push_back(next_message(now, 300));
+    const auto delta = SnapshotDelta::between(saved, now);
+    EXPECT_EQ(delta.fields_changed(), 0u);
+    EXPECT_EQ(delta.messages_inserted(), 1u);
+    EXPECT_EQ(delta.messages_removed(), 0u);
+    EXPECT_NE(delta.changes_json().find(R"("at":50,"remove":0)"), std::string::npos);
+    EXPECT_LT(delta.changes_json().size(), 600u);
+}
+
+TEST(SnapshotDelta, CompactionReplacingARunIsOneSpliceRemovingItAndInsertingTheSummary) {
+    const auto saved = conversation("c", 10);
+    auto now = saved;
+    nucleo::Message summary = nucleo::Message::outgoing_text("Summary of m3..m7");
+    summary.id = "s1";
+    now.messages.erase(now.messages.begin() + 2, now.messages.begin() + 7);
+    now.messages.insert(now.messages.begin() + 2, summary);
+    const auto delta = SnapshotDelta::between(saved, now);
+    EXPECT_EQ(delta.messages_removed(), 5u);
+    EXPECT_EQ(delta.messages_inserted(), 1u);
+    EXPECT_NE(delta.changes_json().find(R"("at":2,"remove":5)"), std::string::npos)
+        << delta.changes_json();
+}
+
+TEST(SnapshotDelta, AChangedFlagRewritesThatMessageOnlyAndHeaderFieldsTravelWhole) {
+    const auto saved = conversation("c", 10);
+    auto now = saved;
+    now.messages[4].compactable = false;
+    now.grade = nucleo::Grade::kLarge;
+    const auto delta = SnapshotDelta::between(saved, now);
+    EXPECT_EQ(delta.messages_removed(), 1u);
+    EXPECT_EQ(delta.messages_inserted(), 1u);
+    EXPECT_EQ(delta.fields_changed(), 1u);
+    EXPECT_NE(delta.changes_json().find(R"("key":"declarations")"), std::string::npos);
+    EXPECT_EQ(delta.changes_json().find("\"m1\""), std::string::npos) << "m1 did not change";
+}
+
+TEST(SnapshotDelta, ADeclaredToolAnnouncedInAMessageChangesTheToolsField) {
+    // announced_in derives from the messages: the tools field follows the message carrying it.
+    auto saved = conversation("c", 2);
+    saved.tools.push_back({nucleo::ToolDefinitionBlock{"search", "Search.", R"({"type":"object"})"},
+                           2});
+    auto now = saved;
+    nucleo::Message announce = nucleo::Message::outgoing_text("Additional tools now available:");
+    announce.id = "tools-1";
+    announce.app_authored = true;
+    announce.blocks.push_back(saved.tools[0].definition);
+    now.messages.push_back(announce);
+    const auto delta = SnapshotDelta::between(saved, now);
+    EXPECT_EQ(delta.fields_changed(), 1u);
+    EXPECT_NE(delta.changes_json().find(R"("announced_in":"tools-1")"), std::string::npos)
+        << delta.changes_json();
+}
+
+// ---- restore (seed 000 "What Survives JVM Restart") ----
+
+struct CapturedLog {
+    std::mutex mu;
+    std::vector<std::string> warnings;
+    CapturedLog() {
+        nucleo::log::set_sink([this](nucleo::log::Level level, std::string_view, std::string_view m) {
+            std::lock_guard lock(mu);
+            if (level == nucleo::log::Level::kWarn) warnings.emplace_back(m);
+        });
+    }
+    ~CapturedLog() { nucleo::log::set_sink({}); }
+};
+
+// An orphan-poisoned snapshot as it may sit in a store (DESIGN.md: "A stored conversation poisoned
+// by an orphan so every later turn fails").
+const char* kPoisoned = R"({"schema_version":1,"conversation_id":"c-orphans","user_id":"u",
+ "prior_spec_id":"anthropic/claude-sonnet",
+ "messages":[
+  {"id":"m1","direction":"outgoing","blocks":[{"type":"text","text":"Where is order 42?"}]},
+  {"id":"m2","direction":"incoming","blocks":[{"type":"tool_use","id":"toolu_ok","name":"search","input":{}}]},
+  {"id":"m3","direction":"outgoing","blocks":[
+     {"type":"tool_result","tool_use_id":"toolu_ok","content":[{"type":"text","text":"shipped"}]},
+     {"type":"tool_result","tool_use_id":"toolu_gone1","content":[]}]},
+  {"id":"m4","direction":"outgoing","blocks":[
+     {"type":"tool_result","tool_use_id":"toolu_gone2","content":[{"type":"text","text":"x"}]}]},
+  {"id":"m5","direction":"incoming","blocks":[{"type":"text","text":"It shipped."}]}]})";
+
+// Seed 000: "Message restoration drops any tool_result whose tool_use id appears nowhere in the
+// transcript: a provider refuses the WHOLE conversation over one such orphan".
+TEST(Restore, OrphanToolResultsAreDroppedAndLoggedOnceWithTheirIds) {
+    EXPECT_THROW((void)nucleo::read_conversation_parts(kPoisoned), nucleo::Error)
+        << "the strict reader refuses; the restore path must not";
+    CapturedLog log;
+    const ConversationParts parts = nucleo::restore_parts(kPoisoned);
+    ASSERT_EQ(parts.messages.size(), 4u) << "m4 held only an orphan: nothing left to send";
+    EXPECT_EQ(parts.messages[2].id, "m3");
+    ASSERT_EQ(parts.messages[2].blocks.size(), 1u);
+    EXPECT_EQ(parts.messages[2].blocks[0].get_if<nucleo::ToolResultBlock>()->tool_use_id,
+              "toolu_ok");
+    EXPECT_EQ(parts.messages[3].id, "m5");
+    ASSERT_EQ(log.warnings.size(), 1u) << "logged ONCE";
+    EXPECT_NE(log.warnings[0].find("toolu_gone1"), std::string::npos) << log.warnings[0];
+    EXPECT_NE(log.warnings[0].find("toolu_gone2"), std::string::npos) << log.warnings[0];
+    EXPECT_EQ(log.warnings[0].find("toolu_ok"), std::string::npos) << log.warnings[0];
+}
+
+TEST(Restore, ACleanSnapshotIsReadAsIsWithoutAWarning) {
+    CapturedLog log;
+    const auto parts = conversation("c", 4);
+    const auto text = nucleo::write_conversation_parts(parts, {.pretty = false});
+    EXPECT_EQ(nucleo::write_conversation_parts(nucleo::restore_parts(text), {.pretty = false}),
+              text);
+    EXPECT_TRUE(log.warnings.empty());
+}
+
+// Seed 000: "A restored conversation comes back UNBOUND: the snapshot stores the declaration and
+// the spec that last served it (as priorSpecId ...), never a live binding".
+TEST(Restore, AConversationLoadedFromAStoreComesBackUnboundWithItsPriorSpecId) {
+    nucleo::PersistentStore store(store_test::make_store("memory"));
+    // The store keeps what it is given; the poisoned snapshot goes in through the raw slot.
+    store.instance().create_conversation(
+        "u", "c-orphans", std::string(R"({"schema_version":1,"title":"t","snapshot":)") +
+                              kPoisoned + "}");
+    CapturedLog log;
+    const auto restored = nucleo::ConversationContext::from_parts(store.load("u", "c-orphans"));
+    EXPECT_FALSE(restored.has_model());
+    EXPECT_THROW((void)restored.model(), nucleo::UncorrectableLLMException);
+    EXPECT_FALSE(restored.frozen());
+    EXPECT_EQ(restored.prior_spec_id(), "anthropic/claude-sonnet");
+    EXPECT_EQ(restored.messages().size(), 4u);
+    EXPECT_EQ(log.warnings.size(), 1u);
+    // The resuming thinker re-declares its palette: add-only, not yet announced.
+    auto conversation_again = restored;
+    EXPECT_TRUE(conversation_again.add_tool({"search", "Search orders.", R"({"type":"object"})"}));
+    EXPECT_EQ(conversation_again.pending_tools(), std::vector<std::string>{"search"});
+}
+
+}  // namespace
