@@ -1,4 +1,5 @@
-/* The ABI v1.0 layout table (x86_64 / LP64): every struct's field offsets and v1.0 size.
+/* The ABI v1 layout table (x86_64 / LP64): every struct's field offsets and size as of the minor
+ * that introduced it (1.0 unless marked).
  * Included by a C11 translation unit against the live header (layout_c11.c), by one against the
  * frozen copy (layout_frozen.c) and by a C++20 one (layout_test.cpp): the live header must keep
  * every v1.0 offset, and the frozen one must equal this table exactly.
@@ -88,6 +89,13 @@ NUCLEO_ABI_AT(nucleo_store_factory, session_put, 96);
 NUCLEO_ABI_AT(nucleo_store_factory, session_invalidate, 104);
 NUCLEO_ABI_AT(nucleo_store_factory, lease, 112);
 NUCLEO_ABI_SIZE(nucleo_store_factory, 120);
+
+/* 1.1: "nucleo.host.model_call/1" (absent from the frozen 1.0 header). */
+#if NUCLEO_PLUGIN_ABI_MINOR >= 1
+NUCLEO_ABI_AT(nucleo_host_model_call, struct_size, 0);
+NUCLEO_ABI_AT(nucleo_host_model_call, call, 8);
+NUCLEO_ABI_SIZE(nucleo_host_model_call, 16);
+#endif
 
 #endif /* x86_64 LP64 */
 

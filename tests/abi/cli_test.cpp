@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "nucleo/plugin.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -74,8 +76,11 @@ TEST(PluginsCommand, UnknownPluginNameIsExit2) {
 TEST(PluginsCommand, ListsAGoodFolderAsJson) {
     const CliRun r = run_cli("--json", "NUCLEO_PLUGIN_PATH='" + kGood + "'");
     EXPECT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.out.find(R"("name":"c11","version":"1.2.3","abi":"1.0","abi_major":1,"abi_minor":0,)"
-                         R"("factories":["nucleo.summarizer/1"],"file":")" + kGood + "/nucleo-c11.so\""),
+    const std::string minor = std::to_string(NUCLEO_PLUGIN_ABI_MINOR);
+    EXPECT_NE(r.out.find(R"("name":"c11","version":"1.2.3","abi":"1.)" + minor +
+                         R"(","abi_major":1,"abi_minor":)" + minor +
+                         R"(,"factories":["nucleo.summarizer/1"],"file":")" + kGood +
+                         "/nucleo-c11.so\""),
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find(R"("name":"future")"), std::string::npos);
