@@ -159,7 +159,9 @@ TEST_P(Persistent, EveryVersionRebuildsExactlyAsSaved) {
     for (std::size_t i = 0; i < versions.size(); ++i) {
         EXPECT_EQ(versions[i].version, std::to_string(i + 1));
         EXPECT_FALSE(versions[i].saved_at.empty());
-        if (i > 0) EXPECT_LE(versions[i - 1].saved_at, versions[i].saved_at);
+        if (i > 0) {
+            EXPECT_LE(versions[i - 1].saved_at, versions[i].saved_at);
+        }
         EXPECT_EQ(store().load_version_document(alice_, now.conversation_id, versions[i].version),
                   expected[i])
             << "version " << versions[i].version;

@@ -304,6 +304,29 @@ void StoredDocument::apply(const Changes& changes) {
     }
 }
 
+std::size_t write_changes(const Changes& changes, ChangeWriter& writer) {
+    std::size_t bytes = 0;
+    for (auto s = changes.splices.rbegin(); s != changes.splices.rend(); ++s) {
+        const auto at = static_cast<int64_t>(s->at);
+        const auto end = at + static_cast<int64_t>(s->remove);
+        if (s->remove > 0) writer.delete_messages(at, end);
+        const int64_t shift =
+            static_cast<int64_t>(s->insert.size()) - static_cast<int64_t>(s->remove);
+        if (shift != 0) writer.shift_messages(end, shift);
+        for (std::size_t k = 0; k < s->insert.size(); ++k) {
+            bytes += writer.insert_message(at + static_cast<int64_t>(k), s->insert[k]);
+        }
+    }
+    for (const FieldChange& f : changes.fields) {
+        if (f.value) {
+            bytes += writer.put_field(f.key, f.index, *f.value);
+        } else {
+            writer.delete_field(f.key);
+        }
+    }
+    return bytes;
+}
+
 std::string replay(const std::vector<std::pair<std::string, std::string>>& kind_and_body) {
     StoredDocument doc;
     for (const auto& [kind, body] : kind_and_body) {

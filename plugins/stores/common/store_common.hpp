@@ -67,6 +67,26 @@ struct Changes {
     [[nodiscard]] std::size_t inserted() const;
 };
 
+/// The row operations a SQL store performs to apply changes to its materialised latest state.
+class ChangeWriter {
+public:
+    virtual ~ChangeWriter() = default;
+    /// Deletes messages at positions [at, end).
+    virtual void delete_messages(int64_t at, int64_t end) = 0;
+    /// Moves every message at a position >= from by `by` (never colliding midway).
+    virtual void shift_messages(int64_t from, int64_t by) = 0;
+    /// Writes a message row; returns the bytes written.
+    virtual std::size_t insert_message(int64_t pos, const std::string& body) = 0;
+    /// Upserts a field row (its document position and value); returns the bytes written.
+    virtual std::size_t put_field(const std::string& key, std::size_t ord,
+                                  const std::string& value) = 0;
+    virtual void delete_field(const std::string& key) = 0;
+};
+
+/// Applies changes through `writer`: splices from the last to the first (earlier positions stay
+/// valid), then the fields. Only the rows a change touches are written. Returns the bytes written.
+std::size_t write_changes(const Changes& changes, ChangeWriter& writer);
+
 /// A conversation document as stored: top-level members in order, with the member "messages"
 /// holding an empty value (a placeholder for its position), and the messages apart.
 struct StoredDocument {

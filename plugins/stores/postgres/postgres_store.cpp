@@ -519,35 +519,34 @@ private:
         return body.size();
     }
 
-    /// As the sqlite store: splices last first, the tail shifted through negative positions.
+    /// The rows of one conversation, for write_changes (the tail shifts through negative
+    /// positions, as in the sqlite store).
     static std::size_t apply_changes(Conn& c, int64_t conv, const st::Changes& changes) {
-        std::size_t bytes = 0;
-        for (auto s = changes.splices.rbegin(); s != changes.splices.rend(); ++s) {
-            const auto at = static_cast<int64_t>(s->at);
-            const auto end = at + static_cast<int64_t>(s->remove);
-            if (s->remove > 0) {
+        struct Rows final : st::ChangeWriter {
+            Conn& c;
+            int64_t conv;
+            Rows(Conn& connection, int64_t id) : c(connection), conv(id) {}
+            void delete_messages(int64_t at, int64_t end) override {
                 c.exec("DELETE FROM nucleo_messages WHERE conv=$1 AND pos>=$2 AND pos<$3",
                        {p(conv), p(at), p(end)});
             }
-            const int64_t shift =
-                static_cast<int64_t>(s->insert.size()) - static_cast<int64_t>(s->remove);
-            if (shift != 0) {
+            void shift_messages(int64_t from, int64_t by) override {
                 c.exec("UPDATE nucleo_messages SET pos=-(pos+$3)-1 WHERE conv=$1 AND pos>=$2",
-                       {p(conv), p(end), p(shift)});
+                       {p(conv), p(from), p(by)});
                 c.exec("UPDATE nucleo_messages SET pos=-pos-1 WHERE conv=$1 AND pos<0", {p(conv)});
             }
-            for (std::size_t k = 0; k < s->insert.size(); ++k) {
-                bytes += put_message(c, conv, at + static_cast<int64_t>(k), s->insert[k]);
+            std::size_t insert_message(int64_t pos, const std::string& body) override {
+                return put_message(c, conv, pos, body);
             }
-        }
-        for (const st::FieldChange& f : changes.fields) {
-            if (f.value) {
-                bytes += put_field(c, conv, f.key, f.index, *f.value);
-            } else {
-                c.exec("DELETE FROM nucleo_fields WHERE conv=$1 AND key=$2", {p(conv), p(f.key)});
+            std::size_t put_field(const std::string& key, std::size_t ord,
+                                  const std::string& value) override {
+                return PostgresStore::put_field(c, conv, key, ord, value);
             }
-        }
-        return bytes;
+            void delete_field(const std::string& key) override {
+                c.exec("DELETE FROM nucleo_fields WHERE conv=$1 AND key=$2", {p(conv), p(key)});
+            }
+        } rows(c, conv);
+        return st::write_changes(changes, rows);
     }
 
     /// Applies the numbered migrations not yet recorded, each in its own transaction under an

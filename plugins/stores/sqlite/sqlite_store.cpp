@@ -497,43 +497,40 @@ private:
         return body.size();
     }
 
-    /// Applies splices (last first, so earlier positions hold) and field changes; only the rows
-    /// a change touches are written. Shifting the tail after a splice that changes the length is
-    /// two UPDATEs through negative positions, so the (conv, pos) key never collides midway.
+    /// The rows of one conversation, for write_changes. Shifting the tail goes through negative
+    /// positions in two UPDATEs, so the (conv, pos) key never collides midway.
     std::size_t apply_changes(int64_t conv, const st::Changes& changes) {
-        std::size_t bytes = 0;
-        for (auto s = changes.splices.rbegin(); s != changes.splices.rend(); ++s) {
-            const auto at = static_cast<int64_t>(s->at);
-            const auto end = at + static_cast<int64_t>(s->remove);
-            if (s->remove > 0) {
-                stmt("DELETE FROM messages WHERE conv=?1 AND pos>=?2 AND pos<?3")
+        struct Rows final : st::ChangeWriter {
+            SqliteStore& s;
+            int64_t conv;
+            Rows(SqliteStore& store, int64_t c) : s(store), conv(c) {}
+            void delete_messages(int64_t at, int64_t end) override {
+                s.stmt("DELETE FROM messages WHERE conv=?1 AND pos>=?2 AND pos<?3")
                     .integer(1, conv)
                     .integer(2, at)
                     .integer(3, end)
                     .run();
             }
-            const int64_t shift =
-                static_cast<int64_t>(s->insert.size()) - static_cast<int64_t>(s->remove);
-            if (shift != 0) {
-                stmt("UPDATE messages SET pos=-(pos+?3)-1 WHERE conv=?1 AND pos>=?2")
+            void shift_messages(int64_t from, int64_t by) override {
+                s.stmt("UPDATE messages SET pos=-(pos+?3)-1 WHERE conv=?1 AND pos>=?2")
                     .integer(1, conv)
-                    .integer(2, end)
-                    .integer(3, shift)
+                    .integer(2, from)
+                    .integer(3, by)
                     .run();
-                stmt("UPDATE messages SET pos=-pos-1 WHERE conv=?1 AND pos<0").integer(1, conv).run();
+                s.stmt("UPDATE messages SET pos=-pos-1 WHERE conv=?1 AND pos<0").integer(1, conv).run();
             }
-            for (std::size_t k = 0; k < s->insert.size(); ++k) {
-                bytes += put_message(conv, at + static_cast<int64_t>(k), s->insert[k]);
+            std::size_t insert_message(int64_t pos, const std::string& body) override {
+                return s.put_message(conv, pos, body);
             }
-        }
-        for (const st::FieldChange& f : changes.fields) {
-            if (f.value) {
-                bytes += put_field(conv, f.key, f.index, *f.value);
-            } else {
-                stmt("DELETE FROM fields WHERE conv=?1 AND key=?2").integer(1, conv).text(2, f.key).run();
+            std::size_t put_field(const std::string& key, std::size_t ord,
+                                  const std::string& value) override {
+                return s.put_field(conv, key, ord, value);
             }
-        }
-        return bytes;
+            void delete_field(const std::string& key) override {
+                s.stmt("DELETE FROM fields WHERE conv=?1 AND key=?2").integer(1, conv).text(2, key).run();
+            }
+        } rows(*this, conv);
+        return st::write_changes(changes, rows);
     }
 
     [[noreturn]] static void not_found(std::string_view id) {
