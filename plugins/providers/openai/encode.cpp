@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -353,8 +354,8 @@ class Encoder {
     /// tool message must directly follow the assistant message with the call); the rest of the
     /// group is one `role: user` message.
     void write_user_group(const Value& turns, SizeType b, SizeType e) {
+        items_.clear();
         std::size_t parts = 0;
-        Kind only = Kind::kText;
         for (SizeType t = b; t < e; ++t) {
             const Value& blocks = blocks_of(turns, t);
             std::size_t contributed = 0;
@@ -365,7 +366,10 @@ class Encoder {
                 switch (kind) {
                     case Kind::kToolResult: {
                         const std::size_t attached = write_tool_message(turns, t, k);
-                        if (attached > 0) parts += attached + 1;  // + the label part
+                        if (attached > 0) {
+                            parts += attached + 1;  // + the label part
+                            items_.push_back({&block, kind, {}});
+                        }
                         ++contributed;
                         break;
                     }
@@ -375,17 +379,19 @@ class Encoder {
                         [[fallthrough]];
                     case Kind::kText:
                     case Kind::kJson:
-                    case Kind::kSkill:
-                        if (text_like(kind) && is_blank(text_of(block, kind, where))) break;
+                    case Kind::kSkill: {
+                        const Item item = item_of(block, kind, where);
+                        if (text_like(kind) && kind != Kind::kJson && is_blank(item.text)) break;
+                        items_.push_back(item);
                         ++parts;
                         ++contributed;
-                        only = kind;
                         break;
+                    }
                     case Kind::kThinking:
                     case Kind::kRedactedThinking:
                         break;  // OpenAI takes no thinking input
                     case Kind::kToolUse:
-                        refuse(block_where(turns, t, k) +
+                        refuse(where() +
                                ": a tool_use block in a user turn (calls are the assistant's)");
                 }
             }
@@ -397,40 +403,20 @@ class Encoder {
         w_.Key("role");
         w_.String("user");
         w_.Key("content");
-        if (parts == 1 && text_like(only)) {
+        if (parts == 1 && text_like(items_.front().kind)) {
             // One text part: the plain string form, which every OpenAI-compatible server reads.
-            for (SizeType t = b; t < e; ++t) {
-                const Value& blocks = blocks_of(turns, t);
-                for (SizeType k = 0; k < blocks.Size(); ++k) {
-                    const Kind kind = kind_of(blocks[k], [] { return std::string(); });
-                    if (!text_like(kind)) continue;
-                    const std::string_view text =
-                        text_of(blocks[k], kind, [] { return std::string(); });
-                    if (!is_blank(text)) write_string(text);
-                }
-            }
+            write_string(text_of(items_.front()));
         } else {
             w_.StartArray();
             // Attachments of tool results first: the results lead the turn.
-            for (SizeType t = b; t < e; ++t) {
-                const Value& blocks = blocks_of(turns, t);
-                for (SizeType k = 0; k < blocks.Size(); ++k) {
-                    if (kind_of(blocks[k], [] { return std::string(); }) == Kind::kToolResult) {
-                        write_result_attachments(blocks[k]);
-                    }
-                }
+            for (const Item& item : items_) {
+                if (item.kind == Kind::kToolResult) write_result_attachments(*item.block);
             }
-            for (SizeType t = b; t < e; ++t) {
-                const Value& blocks = blocks_of(turns, t);
-                for (SizeType k = 0; k < blocks.Size(); ++k) {
-                    const Kind kind = kind_of(blocks[k], [] { return std::string(); });
-                    if (text_like(kind)) {
-                        const std::string_view text =
-                            text_of(blocks[k], kind, [] { return std::string(); });
-                        if (!is_blank(text)) write_text_part(text);
-                    } else if (kind == Kind::kImage || kind == Kind::kFile) {
-                        write_attachment(blocks[k], kind);
-                    }
+            for (const Item& item : items_) {
+                if (text_like(item.kind)) {
+                    write_text_part(text_of(item));
+                } else if (item.kind == Kind::kImage || item.kind == Kind::kFile) {
+                    write_attachment(*item.block, item.kind);
                 }
             }
             w_.EndArray();
@@ -441,11 +427,12 @@ class Encoder {
     /// Assistant turns: one `role: assistant` message with the text as content and every
     /// tool_use as a tool call whose `function.arguments` is the input as a JSON string.
     void write_assistant_group(const Value& turns, SizeType b, SizeType e) {
+        items_.clear();
         std::size_t parts = 0;
         std::size_t calls = 0;
         for (SizeType t = b; t < e; ++t) {
             const Value& blocks = blocks_of(turns, t);
-            std::size_t contributed = 0;
+            const std::size_t before = items_.size();
             for (SizeType k = 0; k < blocks.Size(); ++k) {
                 const Value& block = blocks[k];
                 const auto where = [&] { return block_where(turns, t, k); };
@@ -453,16 +440,17 @@ class Encoder {
                 switch (kind) {
                     case Kind::kText:
                     case Kind::kJson:
-                    case Kind::kSkill:
-                        if (!is_blank(text_of(block, kind, where))) {
-                            ++parts;
-                            ++contributed;
-                        }
+                    case Kind::kSkill: {
+                        const Item item = item_of(block, kind, where);
+                        if (kind != Kind::kJson && is_blank(item.text)) break;
+                        items_.push_back(item);
+                        ++parts;
                         break;
+                    }
                     case Kind::kToolUse:
                         check_tool_use(block, where);
+                        items_.push_back({&block, kind, {}});
                         ++calls;
-                        ++contributed;
                         break;
                     case Kind::kThinking:
                     case Kind::kRedactedThinking:
@@ -478,7 +466,7 @@ class Encoder {
                                "are the user's)");
                 }
             }
-            if (contributed == 0) refuse_empty(turns, t);
+            if (items_.size() == before) refuse_empty(turns, t);
         }
 
         w_.StartObject();
@@ -487,37 +475,50 @@ class Encoder {
         if (parts > 0) {
             w_.Key("content");
             if (parts > 1) w_.StartArray();
-            for_each_block(turns, b, e, [&](const Value& block, Kind kind) {
-                if (!text_like(kind)) return;
-                const std::string_view text = text_of(block, kind, [] { return std::string(); });
-                if (is_blank(text)) return;
+            for (const Item& item : items_) {
+                if (!text_like(item.kind)) continue;
                 if (parts > 1) {
-                    write_text_part(text);
+                    write_text_part(text_of(item));
                 } else {
-                    write_string(text);
+                    write_string(text_of(item));
                 }
-            });
+            }
             if (parts > 1) w_.EndArray();
         }
         if (calls > 0) {
             w_.Key("tool_calls");
             w_.StartArray();
-            for_each_block(turns, b, e, [&](const Value& block, Kind kind) {
-                if (kind == Kind::kToolUse) write_tool_call(block);
-            });
+            for (const Item& item : items_) {
+                if (item.kind == Kind::kToolUse) write_tool_call(*item.block);
+            }
             w_.EndArray();
         }
         w_.EndObject();
     }
 
-    template <class Fn>
-    void for_each_block(const Value& turns, SizeType b, SizeType e, Fn&& fn) {
-        for (SizeType t = b; t < e; ++t) {
-            const Value& blocks = blocks_of(turns, t);
-            for (SizeType k = 0; k < blocks.Size(); ++k) {
-                fn(blocks[k], kind_of(blocks[k], [] { return std::string(); }));
-            }
+    /// A block kept for the group's message, validated, with its text when it is text or skill
+    /// (a json block's text is written when needed: compact JSON is never blank).
+    struct Item {
+        const Value* block;
+        Kind kind;
+        std::string_view text;
+    };
+
+    template <class Where>
+    Item item_of(const Value& block, Kind kind, const Where& where) {
+        if (kind == Kind::kText || kind == Kind::kSkill) {
+            return {&block, kind, text_of(block, kind, where)};
         }
+        if (kind == Kind::kJson && member(block, "json") == nullptr) {
+            refuse(where() + ".json: a JSON value is required");
+        }
+        return {&block, kind, {}};
+    }
+
+    std::string_view text_of(const Item& item) {
+        return item.kind == Kind::kJson
+                   ? text_of(*item.block, item.kind, [] { return std::string(); })
+                   : item.text;
     }
 
     // ---- blocks -------------------------------------------------------------------------------
@@ -756,6 +757,7 @@ class Encoder {
     rapidjson::StringBuffer json_text_;  ///< a json block's text or a tool call's arguments
     std::string joined_;                 ///< the system text or a tool message's text
     std::string scratch_;                ///< data URLs and labels
+    std::vector<Item> items_;            ///< the blocks of the group being written
 };
 
 }  // namespace
