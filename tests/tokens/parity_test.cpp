@@ -91,6 +91,37 @@ TEST_P(Parity, EveryIdEqualsTiktokenOnTheMixedCorpus) {
     RecordProperty("ids", static_cast<int>(ids));
 }
 
+// js-tiktoken runs the same patterns as JavaScript regexes, whose \s differs from Rust's
+// White_Space (JS adds U+FEFF, lacks U+0085). On every document without those two characters
+// its ids must equal ours too.
+TEST_P(Parity, EveryIdEqualsJsTiktokenWhereJavaScriptWhitespaceAgrees) {
+    const Reference* ref = nullptr;
+    try {
+        ref = &testing::reference();
+    } catch (const std::exception& e) {
+        FAIL() << "no js-tiktoken reference: " << e.what();
+    }
+    const Tokenizer& tok = Tokenizer::get(GetParam());
+    const testing::IdTable js = ref->ids(GetParam(), "js-tiktoken");
+    std::size_t compared = 0;
+    std::size_t mismatches = 0;
+    for (std::size_t d = 0; d < ref->docs.size(); ++d) {
+        const std::string& doc = ref->docs[d];
+        if (!js[d] || doc.find("\u0085") != std::string::npos ||
+            doc.find("\ufeff") != std::string::npos) {
+            continue;
+        }
+        ++compared;
+        const std::vector<std::uint32_t> ours = tok.encode(doc);
+        if (ours != *js[d] && ++mismatches <= 5) {
+            ADD_FAILURE() << GetParam() << " document " << d << ": "
+                          << describe(tok, doc, ours, *js[d]);
+        }
+    }
+    EXPECT_GE(compared, 20u) << "too few documents compared with js-tiktoken";
+    EXPECT_EQ(mismatches, 0u) << "documents whose ids differ from js-tiktoken";
+}
+
 INSTANTIATE_TEST_SUITE_P(Encodings, Parity, ::testing::Values("o200k_base", "cl100k_base"));
 
 }  // namespace

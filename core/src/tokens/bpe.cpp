@@ -19,12 +19,33 @@ inline std::uint64_t hash_bytes(const std::uint8_t* p, std::size_t n) noexcept {
         n -= 8;
     }
     std::uint64_t w = 0;
-    std::memcpy(&w, p, n);
+    if (n >= 4) {  // two overlapping 4-byte loads cover 4..7 bytes
+        std::uint32_t a;
+        std::uint32_t b;
+        std::memcpy(&a, p, 4);
+        std::memcpy(&b, p + n - 4, 4);
+        w = (static_cast<std::uint64_t>(a) << 32) | b;
+    } else if (n > 0) {
+        w = (static_cast<std::uint64_t>(p[0]) << 16) | (static_cast<std::uint64_t>(p[n / 2]) << 8) |
+            p[n - 1];
+    }
     h = (h ^ w) * 0x94D049BB133111EBULL;
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ULL;
     h ^= h >> 32;
     return h;
+}
+
+constexpr unsigned kBloomBits = 21;
+inline std::uint64_t bloom_bit(std::uint64_t h, int which) noexcept {
+    return which == 0 ? (h >> 32) & ((1u << kBloomBits) - 1) : (h >> 11) & ((1u << kBloomBits) - 1);
+}
+
+/// The first min(8, n) bytes, zero-padded.
+inline std::uint64_t head_of(const std::uint8_t* p, std::size_t n) noexcept {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, n < 8 ? n : 8);
+    return w;
 }
 
 /// Pieces up to this many bytes merge with tiktoken's own O(n·m) scan over a flat array (fast
@@ -33,10 +54,12 @@ inline std::uint64_t hash_bytes(const std::uint8_t* p, std::size_t n) noexcept {
 constexpr std::size_t kSmallPiece = 128;
 
 /// tiktoken's _byte_pair_merge on a piece of at most kSmallPiece bytes. Leaves the part
-/// boundaries in start[0..m) (start[m-1] == n) and returns m.
+/// boundaries in start[0..m) (start[m-1] == n) and each part's own rank in token[0..m-1) (kept
+/// up to date while merging, so no lookup is needed at the end), and returns m.
 std::size_t merge_small(const RankTable& ranks, const std::uint8_t* p, std::size_t n,
-                        std::uint32_t* start, std::uint32_t* rank) {
+                        std::uint32_t* start, std::uint32_t* rank, std::uint32_t* token) {
     std::size_t m = n + 1;
+    for (std::size_t i = 0; i < n; ++i) token[i] = ranks.find_byte(p[i]);
     std::uint32_t min_rank = kNoRank;
     std::size_t min_i = 0;
     for (std::size_t i = 0; i + 1 < n; ++i) {
@@ -59,9 +82,11 @@ std::size_t merge_small(const RankTable& ranks, const std::uint8_t* p, std::size
     while (min_rank != kNoRank) {
         const std::size_t i = min_i;
         if (i > 0) rank[i - 1] = get_rank(i - 1);
+        token[i] = rank[i];  // the merged part is the token the pair's rank names
         rank[i] = get_rank(i);
         std::memmove(start + i + 1, start + i + 2, (m - i - 2) * sizeof(std::uint32_t));
         std::memmove(rank + i + 1, rank + i + 2, (m - i - 2) * sizeof(std::uint32_t));
+        std::memmove(token + i + 1, token + i + 2, (m - i - 2) * sizeof(std::uint32_t));
         --m;
         min_rank = kNoRank;
         for (std::size_t k = 0; k + 1 < m; ++k) {
@@ -130,22 +155,85 @@ std::vector<std::uint32_t> merge_large(const RankTable& ranks, const std::uint8_
     return bounds;
 }
 
+/// A per-thread, direct-mapped cache of short pieces and their tokens (64-byte lines, 256 kB):
+/// text repeats its words, and a hit costs no lookup in the multi-megabyte rank table. One cache
+/// per encoding; per thread, so encoding stays lock-free.
+struct PieceCache {
+    static constexpr std::size_t kLines = 4096;
+    static constexpr std::size_t kMaxBytes = 22;
+    static constexpr std::size_t kMaxTokens = 8;
+    struct Line {
+        std::uint64_t hash;
+        std::uint8_t len;     // 0 = empty
+        std::uint8_t ntokens;
+        char bytes[kMaxBytes];
+        std::uint32_t tokens[kMaxTokens];
+    };
+    const RankTable* owner = nullptr;
+    std::vector<Line> lines;
+};
+
+PieceCache& cache_for(const RankTable& ranks) {
+    thread_local PieceCache caches[2];
+    thread_local int last = 0;
+    for (PieceCache& c : caches) {
+        if (c.owner == &ranks) return c;
+    }
+    // Evict the cache not used last (two encodings in turn keep both).
+    PieceCache& c = caches[1 - last];
+    last = 1 - last;
+    c.owner = &ranks;
+    c.lines.assign(PieceCache::kLines, PieceCache::Line{});
+    return c;
+}
+
 template <class Sink>
 void encode_piece(const RankTable& ranks, std::string_view piece, Sink&& sink) {
     const auto* p = reinterpret_cast<const std::uint8_t*>(piece.data());
     const std::size_t n = piece.size();
     if (n == 0) return;
-    if (const std::uint32_t r = ranks.find(p, n); r != kNoRank) {
+    if (n <= 2) {
+        if (const std::uint32_t r = ranks.find(p, n); r != kNoRank) {
+            sink(r);
+            return;
+        }
+    }
+    PieceCache::Line* line = nullptr;
+    std::uint64_t h64 = 0;
+    if (n <= PieceCache::kMaxBytes) {
+        h64 = hash_key(p, n);
+        PieceCache& cache = cache_for(ranks);
+        line = &cache.lines[h64 & (PieceCache::kLines - 1)];
+        if (line->hash == h64 && line->len == n && std::memcmp(line->bytes, p, n) == 0) {
+            for (std::size_t k = 0; k < line->ntokens; ++k) sink(line->tokens[k]);
+            return;
+        }
+    }
+    if (const std::uint32_t r = line ? ranks.find_hashed(p, n, h64) : ranks.find(p, n);
+        r != kNoRank) {
+        if (line) {
+            line->hash = h64;
+            line->len = static_cast<std::uint8_t>(n);
+            line->ntokens = 1;
+            std::memcpy(line->bytes, p, n);
+            line->tokens[0] = r;
+        }
         sink(r);
         return;
     }
     if (n <= kSmallPiece) {
         std::uint32_t start[kSmallPiece + 1];
         std::uint32_t rank[kSmallPiece + 1];
-        const std::size_t m = merge_small(ranks, p, n, start, rank);
-        for (std::size_t k = 0; k + 1 < m; ++k) {
-            sink(ranks.find(p + start[k], start[k + 1] - start[k]));
+        std::uint32_t token[kSmallPiece + 1];
+        const std::size_t m = merge_small(ranks, p, n, start, rank, token);
+        if (line && m - 1 <= PieceCache::kMaxTokens) {
+            line->hash = h64;
+            line->len = static_cast<std::uint8_t>(n);
+            line->ntokens = static_cast<std::uint8_t>(m - 1);
+            std::memcpy(line->bytes, p, n);
+            std::memcpy(line->tokens, token, (m - 1) * sizeof(std::uint32_t));
         }
+        for (std::size_t k = 0; k + 1 < m; ++k) sink(token[k]);
         return;
     }
     const std::vector<std::uint32_t> bounds = merge_large(ranks, p, n);
@@ -156,46 +244,74 @@ void encode_piece(const RankTable& ranks, std::string_view piece, Sink&& sink) {
 
 }  // namespace
 
-RankTable::RankTable() : slots_(1u << 10, 0), pairs_(1u << 16, kNoRank) {}
+RankTable::RankTable()
+    : slots_(1u << 10, Slot{0, 0}), pairs_(1u << 16, kNoRank), bloom_((1u << kBloomBits) / 64, 0) {
+    std::fill(std::begin(bytes_), std::end(bytes_), kNoRank);
+}
 
 void RankTable::grow() {
-    std::vector<std::uint32_t> slots(slots_.size() * 2, 0);
+    std::vector<Slot> slots(slots_.size() * 2, Slot{0, 0});
     const std::size_t mask = slots.size() - 1;
-    for (std::size_t e = 0; e < entries_.size(); ++e) {
-        std::size_t idx = entries_[e].hash & mask;
-        while (slots[idx] != 0) idx = (idx + 1) & mask;
-        slots[idx] = static_cast<std::uint32_t>(e + 1);
+    for (const Slot& old : slots_) {
+        if (old.entry == 0) continue;
+        std::size_t idx = old.hash & mask;
+        while (slots[idx].entry != 0) idx = (idx + 1) & mask;
+        slots[idx] = old;
     }
     slots_.swap(slots);
 }
 
 bool RankTable::insert(std::string_view bytes, std::uint32_t rank) {
     const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
-    if (find(p, bytes.size()) != kNoRank) return false;
-    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
-    const auto h = static_cast<std::uint32_t>(hash_bytes(p, bytes.size()));
-    entries_.push_back({static_cast<std::uint32_t>(arena_.size()),
-                        static_cast<std::uint32_t>(bytes.size()), rank, h});
+    if (bytes.empty() || find(p, bytes.size()) != kNoRank) return false;
+    // At most 1/3 full: short probe chains for the many misses BPE asks about.
+    if ((entries_.size() + 1) * 3 > slots_.size()) grow();
+    const std::uint64_t h64 = hash_bytes(p, bytes.size());
+    const auto h = static_cast<std::uint32_t>(h64);
+    for (int k = 0; k < 2; ++k) {
+        const std::uint64_t bit = bloom_bit(h64, k);
+        bloom_[bit >> 6] |= std::uint64_t{1} << (bit & 63);
+    }
+    entries_.push_back({head_of(p, bytes.size()), static_cast<std::uint32_t>(arena_.size()),
+                        static_cast<std::uint32_t>(bytes.size()), rank});
     arena_.append(bytes);
     const std::size_t mask = slots_.size() - 1;
     std::size_t idx = h & mask;
-    while (slots_[idx] != 0) idx = (idx + 1) & mask;
-    slots_[idx] = static_cast<std::uint32_t>(entries_.size());
+    while (slots_[idx].entry != 0) idx = (idx + 1) & mask;
+    slots_[idx] = Slot{h, static_cast<std::uint32_t>(entries_.size())};
     if (rank >= by_rank_.size()) by_rank_.resize(static_cast<std::size_t>(rank) + 1, 0);
     by_rank_[rank] = static_cast<std::uint32_t>(entries_.size());
     if (bytes.size() == 2) pairs_[(static_cast<std::size_t>(p[0]) << 8) | p[1]] = rank;
+    if (bytes.size() == 1) bytes_[p[0]] = rank;
     return true;
 }
 
+std::uint64_t hash_key(const std::uint8_t* p, std::size_t n) noexcept { return hash_bytes(p, n); }
+
 std::uint32_t RankTable::find(const std::uint8_t* s, std::size_t len) const noexcept {
     if (len == 2) return find_pair(s[0], s[1]);
-    const auto h = static_cast<std::uint32_t>(hash_bytes(s, len));
+    if (len == 1) return bytes_[s[0]];
+    return find_hashed(s, len, hash_bytes(s, len));
+}
+
+std::uint32_t RankTable::find_hashed(const std::uint8_t* s, std::size_t len,
+                                     std::uint64_t h64) const noexcept {
+    if (len == 2) return find_pair(s[0], s[1]);
+    if (len == 1) return bytes_[s[0]];
+    for (int k = 0; k < 2; ++k) {
+        const std::uint64_t bit = bloom_bit(h64, k);
+        if (!(bloom_[bit >> 6] & (std::uint64_t{1} << (bit & 63)))) return kNoRank;
+    }
+    const auto h = static_cast<std::uint32_t>(h64);
+    const std::uint64_t head = head_of(s, len);
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t idx = h & mask;; idx = (idx + 1) & mask) {
-        const std::uint32_t slot = slots_[idx];
-        if (slot == 0) return kNoRank;
-        const Entry& e = entries_[slot - 1];
-        if (e.hash == h && e.len == len && std::memcmp(arena_.data() + e.offset, s, len) == 0) {
+        const Slot slot = slots_[idx];
+        if (slot.entry == 0) return kNoRank;
+        if (slot.hash != h) continue;
+        const Entry& e = entries_[slot.entry - 1];
+        if (e.len == len && e.head == head &&
+            (len <= 8 || std::memcmp(arena_.data() + e.offset + 8, s + 8, len - 8) == 0)) {
             return e.rank;
         }
     }

@@ -132,6 +132,14 @@ struct Segment {
         return i;
     }
 
+    /// \p{N}{1,3} at i, where \p{N} matches.
+    std::size_t digits(std::size_t i) const noexcept {
+        std::size_t len = 0;
+        std::size_t j = i;
+        for (int k = 0; k < 3 && j < n && (at(j, len) & kNumber); ++k) j += len;
+        return j;
+    }
+
     /// Length of (?i:'s|'t|'re|'ve|'m|'ll|'d) at i, 0 when none matches.
     std::size_t contraction(std::size_t i) const noexcept {
         if (i + 1 >= n || s[i] != '\'') return 0;
@@ -195,11 +203,7 @@ inline std::size_t next_piece_cl100k(const Segment& seg, std::size_t i) noexcept
         if (seg.at(i + len, len2) & kLetter) return seg.run(i + len, kLetter);
     }
     // \p{N}{1,3}
-    if (f & kNumber) {
-        std::size_t j = i;
-        for (int k = 0; k < 3 && j < seg.n && (seg.at(j, len) & kNumber); ++k) j += len;
-        return j;
-    }
+    if (f & kNumber) return seg.digits(i);
     // " ?[^\s\p{L}\p{N}]+[\r\n]*"
     if (const std::size_t e = seg.punctuation(i, false)) return e;
     return seg.whitespace(i);
@@ -255,11 +259,7 @@ inline std::size_t next_piece_o200k(const Segment& seg, std::size_t i) noexcept 
     }
     if (const std::size_t e = o200k_word_upper(seg, i)) return e;
     // \p{N}{1,3}
-    if (f & kNumber) {
-        std::size_t j = i;
-        for (int k = 0; k < 3 && j < seg.n && (seg.at(j, len) & kNumber); ++k) j += len;
-        return j;
-    }
+    if (f & kNumber) return seg.digits(i);
     // " ?[^\s\p{L}\p{N}]+[\r\n/]*"
     if (const std::size_t e = seg.punctuation(i, true)) return e;
     return seg.whitespace(i);

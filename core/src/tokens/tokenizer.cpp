@@ -12,6 +12,7 @@
 #include "nucleo/errors.hpp"
 #include "tokens/bpe.hpp"
 #include "tokens/pretokenize.hpp"
+#include "tokens/registry.hpp"
 
 namespace nucleo {
 namespace {
@@ -40,14 +41,6 @@ std::string known_list() {
         out += k.name;
     }
     return out;
-}
-
-/// Folders searched for rank files, in order (see tokenizer.hpp).
-std::vector<fs::path> search_dirs() {
-    if (const char* env = std::getenv("NUCLEO_TOKENIZER_DIR"); env != nullptr && *env != '\0') {
-        return {fs::path(env)};
-    }
-    return {fs::path(NUCLEO_TOKENIZER_CACHE_DIR), fs::path(NUCLEO_TOKENIZER_INSTALLED_DIR)};
 }
 
 int base64_value(unsigned char c) {
@@ -125,7 +118,7 @@ public:
     std::map<std::uint32_t, std::string> specials;  // id → text, for decode
     const Tokenizer* base = nullptr;                // the exact counter an approximation scales
 
-    static std::unique_ptr<Impl> load(const Known& known) {
+    static std::unique_ptr<Impl> load(const Known& known, const std::vector<fs::path>& dirs) {
         auto impl = std::make_unique<Impl>();
         impl->name = known.name;
         impl->exact = known.exact;
@@ -136,7 +129,7 @@ public:
         }
         const std::string file_name = impl->name + ".tiktoken";
         std::string tried;
-        for (const fs::path& dir : search_dirs()) {
+        for (const fs::path& dir : dirs) {
             const fs::path file = dir / file_name;
             std::error_code ec;
             if (!fs::is_regular_file(file, ec)) {
@@ -192,7 +185,7 @@ const Tokenizer& Tokenizer::get(std::string_view name) {
     if (auto it = loaded.find(name); it != loaded.end()) return *it->second;
     for (const Known& known : kKnown) {
         if (name == known.name) {
-            auto tokenizer = std::make_unique<Tokenizer>(Impl::load(known));
+            auto tokenizer = std::make_unique<Tokenizer>(Impl::load(known, tokens::search_dirs()));
             const Tokenizer& ref = *tokenizer;
             loaded.emplace(std::string(name), std::move(tokenizer));
             return ref;
@@ -201,6 +194,27 @@ const Tokenizer& Tokenizer::get(std::string_view name) {
     throw Error(ErrorKind::kNotFound,
                 "unknown tokenizer \"" + std::string(name) + "\" (known: " + known_list() + ")");
 }
+
+namespace tokens {
+
+std::vector<fs::path> search_dirs() {
+    if (const char* env = std::getenv("NUCLEO_TOKENIZER_DIR"); env != nullptr && *env != '\0') {
+        return {fs::path(env)};
+    }
+    return {fs::path(NUCLEO_TOKENIZER_CACHE_DIR), fs::path(NUCLEO_TOKENIZER_INSTALLED_DIR)};
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer(std::string_view name, const std::vector<fs::path>& dirs) {
+    for (const Known& known : kKnown) {
+        if (known.exact && name == known.name) {
+            return std::make_unique<Tokenizer>(Tokenizer::Impl::load(known, dirs));
+        }
+    }
+    throw Error(ErrorKind::kNotFound, "no exact tokenizer \"" + std::string(name) +
+                                          "\" to load (known: " + known_list() + ")");
+}
+
+}  // namespace tokens
 
 std::vector<std::string> Tokenizer::names() {
     std::vector<std::string> out;

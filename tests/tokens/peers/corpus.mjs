@@ -3,7 +3,10 @@
 // random "soup" of the characters the pre-split patterns treat specially and, unless disabled,
 // invalid UTF-8. Same seed and size → same bytes, on any machine.
 //
-// As a program: node corpus.mjs OUT.bin BYTES [--valid-only]
+// The "bench" profile (for throughput) is ordinary text: valid UTF-8, whitespace runs of at most
+// 200 characters and no character soup, so no peer is measured on its quadratic corner cases.
+//
+// As a program: node corpus.mjs OUT.bin BYTES [--valid-only | --bench]
 // writes the documents as [u32le length][bytes]... (the format corpus_io reads in C++).
 
 import fs from "node:fs";
@@ -173,12 +176,12 @@ function scripts(r) {
 const SPACES = [" ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "\u2003", "\u2028", "\u0085", "\u000b",
   "\u000c", "\u202f", "\ufeff"];
 
-function whitespace(r) {
+function whitespace(r, longest = 3000) {
   let out = "";
   const n = 5 + r.int(40);
   for (let i = 0; i < n; i++) {
     const k = r.next();
-    if (k < 0.1) out += " ".repeat(1 + r.int(r.chance(0.2) ? 3000 : 40));
+    if (k < 0.1) out += " ".repeat(1 + r.int(r.chance(0.2) ? longest : 40));
     else if (k < 0.2) out += "\n".repeat(1 + r.int(20));
     else if (k < 0.25) out += "\t".repeat(1 + r.int(30));
     else if (k < 0.5) {
@@ -270,10 +273,14 @@ function invalid(r, parts) {
 }
 
 /** Documents (Buffers) of about `bytes` in total. */
-export function makeCorpus(bytes, { seed = 20240501, validOnly = false } = {}) {
+export function makeCorpus(bytes, { seed = 20240501, validOnly = false, bench = false } = {}) {
   const r = rng(seed);
-  const kinds = [english, english, english, code, code, json, json, cjk, emoji, scripts,
-    whitespace, digits, soup];
+  const kinds = bench
+    ? [english, english, english, english, code, code, code, json, json, cjk, emoji, scripts,
+       (g) => whitespace(g, 200), digits]
+    : [english, english, english, code, code, json, json, cjk, emoji, scripts, whitespace, digits,
+       soup];
+  validOnly = validOnly || bench;
   const docs = [];
   let total = 0;
   while (total < bytes) {
@@ -298,8 +305,8 @@ export function writeDocs(file, docs) {
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop())) {
   const [out, bytes, flag] = process.argv.slice(2);
   if (!out || !bytes) {
-    console.error("usage: node corpus.mjs OUT.bin BYTES [--valid-only]");
+    console.error("usage: node corpus.mjs OUT.bin BYTES [--valid-only | --bench]");
     process.exit(2);
   }
-  writeDocs(out, makeCorpus(Number(bytes), { validOnly: flag === "--valid-only" }));
+  writeDocs(out, makeCorpus(Number(bytes), { validOnly: flag === "--valid-only", bench: flag === "--bench" }));
 }
