@@ -51,7 +51,8 @@ void BM_RawSlotRoundTrip(benchmark::State& state) {
         state.SkipWithError(::dlerror());
         return;
     }
-    auto entry_fn = reinterpret_cast<nucleo_plugin_entry_fn>(::dlsym(lib, NUCLEO_PLUGIN_ENTRY_SYMBOL));
+    auto entry_fn =
+        reinterpret_cast<nucleo_plugin_entry_fn>(::dlsym(lib, NUCLEO_PLUGIN_ENTRY_SYMBOL));
     const auto* factory = static_cast<const nucleo_provider_factory*>(
         entry_fn()->get_factory(NUCLEO_FACTORY_PROVIDER));
     nucleo_instance* inst = nullptr;

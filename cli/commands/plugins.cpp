@@ -78,8 +78,9 @@ void print_table(const std::vector<PluginInfo>& plugins) {
     auto row = [&](const std::string& n, const std::string& v, const std::string& a,
                    const std::string& f, const std::string& file) {
         std::cout << n << std::string(wn - n.size() + 2, ' ') << v
-                  << std::string(wv - v.size() + 2, ' ') << a << std::string(a.size() < 5 ? 6 - a.size() : 1, ' ')
-                  << f << std::string(wf - f.size() + 2, ' ') << file << "\n";
+                  << std::string(wv - v.size() + 2, ' ') << a
+                  << std::string(a.size() < 5 ? 6 - a.size() : 1, ' ') << f
+                  << std::string(wf - f.size() + 2, ' ') << file << "\n";
     };
     row("NAME", "VERSION", "ABI", "FACTORIES", "FILE");
     for (const auto& p : plugins) {

@@ -36,7 +36,8 @@ CliRun run_cli(const std::string& args, const std::string& env = "") {
     const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     const fs::path out = dir / (tag + ".out"), err = dir / (tag + ".err");
     const std::string cmd = "env " + env + " NUCLEO_LOG_LEVEL=warn '" + std::string(NUCLEO_CLI) +
-                            "' plugins " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+                            "' plugins " + args + " >'" + out.string() + "' 2>'" + err.string() +
+                            "'";
     const int raw = std::system(cmd.c_str());
     CliRun r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -59,8 +60,9 @@ TEST(PluginsCommand, FileThatIsNotASharedObjectIsOneLineAndExit2) {
 TEST(PluginsCommand, SharedObjectWithoutTheSymbolIsOneLineAndExit2) {
     const CliRun r = run_cli("--path '" + kBad + "/nucleo-no_symbol.so'");
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find(kBad + "/nucleo-no_symbol.so: missing entry symbol nucleo_plugin_entry_v1"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find(kBad + "/nucleo-no_symbol.so: missing entry symbol nucleo_plugin_entry_v1"),
+        std::string::npos)
         << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
@@ -77,11 +79,11 @@ TEST(PluginsCommand, ListsAGoodFolderAsJson) {
     const CliRun r = run_cli("--json", "NUCLEO_PLUGIN_PATH='" + kGood + "'");
     EXPECT_EQ(r.status, 0) << r.err;
     const std::string minor = std::to_string(NUCLEO_PLUGIN_ABI_MINOR);
-    EXPECT_NE(r.out.find(R"("name":"c11","version":"1.2.3","abi":"1.)" + minor +
-                         R"(","abi_major":1,"abi_minor":)" + minor +
-                         R"(,"factories":["nucleo.summarizer/1"],"file":")" + kGood +
-                         "/nucleo-c11.so\""),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find(R"("name":"c11","version":"1.2.3","abi":"1.)" + minor +
+                   R"(","abi_major":1,"abi_minor":)" + minor +
+                   R"(,"factories":["nucleo.summarizer/1"],"file":")" + kGood + "/nucleo-c11.so\""),
+        std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find(R"("name":"future")"), std::string::npos);
     // The build tree's own plugins are on the search path too.

@@ -19,7 +19,7 @@ rapidjson::Document parse(const std::string& json) {
 }
 
 class Extractive : public ::testing::Test {
-protected:
+  protected:
     nucleo::Plugin plugin = nucleo::PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load("extractive");
     nucleo::SummarizerInstance s = plugin.make_summarizer();
 
@@ -76,26 +76,27 @@ TEST_F(Extractive, EverythingFitsKeepsEverySentence) {
 }
 
 TEST_F(Extractive, IsDeterministic) {
-    const std::string req = R"({"schema_version":1,"target_tokens":30,"text":")" + std::string(kChat) + "\"}";
+    const std::string req =
+        R"({"schema_version":1,"target_tokens":30,"text":")" + std::string(kChat) + "\"}";
     const std::string first = s.summarize(req);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(s.summarize(req), first);
     EXPECT_EQ(plugin.make_summarizer().summarize(req), first);
 }
 
 TEST_F(Extractive, SegmentsAreSummarizedTogetherAndSeparatedByLineBreaks) {
-    const auto d = summarize(
-        R"({"schema_version":1,"target_tokens":19,"segments":[)"
-        R"("Small talk here. The deploy failed with exit code 137.",)"
-        R"("Weather was nice. We chose PostgreSQL 15 for the store."]})");
+    const auto d = summarize(R"({"schema_version":1,"target_tokens":19,"segments":[)"
+                             R"("Small talk here. The deploy failed with exit code 137.",)"
+                             R"("Weather was nice. We chose PostgreSQL 15 for the store."]})");
     EXPECT_STREQ(d["summary"].GetString(),
                  "The deploy failed with exit code 137.\nWe chose PostgreSQL 15 for the store.");
 }
 
 TEST_F(Extractive, TooSmallATargetCutsTheBestSentence) {
-    const auto d = summarize(R"({"target_tokens":4,"text":"Nothing. The error was in /etc/nucleo/nucleo.yaml line 12."})");
+    const auto d = summarize(
+        R"({"target_tokens":4,"text":"Nothing. The error was in /etc/nucleo/nucleo.yaml line 12."})");
     const std::string summary = d["summary"].GetString();
     EXPECT_LE(summary.size(), 16u);
-    EXPECT_EQ(summary.rfind("...") , summary.size() - 3) << summary;
+    EXPECT_EQ(summary.rfind("..."), summary.size() - 3) << summary;
     EXPECT_EQ(summary.rfind("The", 0), 0u) << summary;
 }
 
@@ -108,8 +109,9 @@ TEST_F(Extractive, BadRequestsAreInvalidArgumentsNamingTheField) {
             ADD_FAILURE() << "accepted " << bad;
         } catch (const nucleo::Error& e) {
             EXPECT_EQ(e.kind(), nucleo::ErrorKind::kInvalidArgument) << bad;
-            EXPECT_NE(std::string(e.what()).find("plugin 'extractive' summarize failed: summarize:"),
-                      std::string::npos)
+            EXPECT_NE(
+                std::string(e.what()).find("plugin 'extractive' summarize failed: summarize:"),
+                std::string::npos)
                 << e.what();
         }
     }

@@ -28,7 +28,8 @@ TEST(AbiLayout, CTranslationUnitsAgreeWithCxx) {
 
 TEST(AbiLayout, StatusCodesMapOntoErrorKinds) {
     // plugin.h: "every other code is code == (int)nucleo::ErrorKind + 1".
-    EXPECT_EQ(NUCLEO_ERR_INVALID_ARGUMENT, static_cast<int>(nucleo::ErrorKind::kInvalidArgument) + 1);
+    EXPECT_EQ(NUCLEO_ERR_INVALID_ARGUMENT,
+              static_cast<int>(nucleo::ErrorKind::kInvalidArgument) + 1);
     EXPECT_EQ(NUCLEO_ERR_NOT_FOUND, static_cast<int>(nucleo::ErrorKind::kNotFound) + 1);
     EXPECT_EQ(NUCLEO_ERR_NOT_IMPLEMENTED, static_cast<int>(nucleo::ErrorKind::kNotImplemented) + 1);
     EXPECT_EQ(NUCLEO_ERR_CONFIG, static_cast<int>(nucleo::ErrorKind::kConfig) + 1);
@@ -56,7 +57,8 @@ TEST(AbiLayout, HasSlotReadsOnlyInsideTheOtherSidesStructSize) {
     // "a side reads a slot only if it lies inside the other side's struct_size and is non-NULL"
     nucleo_sink sink{};
     sink.write = [](void*, const char*, size_t) -> int32_t { return NUCLEO_OK; };
-    sink.struct_size = static_cast<uint32_t>(offsetof(nucleo_sink, write));  // an older, shorter one
+    sink.struct_size =
+        static_cast<uint32_t>(offsetof(nucleo_sink, write));  // an older, shorter one
     const nucleo_sink* p = &sink;
     EXPECT_FALSE(NUCLEO_HAS_SLOT(p, nucleo_sink, write));
     sink.struct_size = sizeof(nucleo_sink);

@@ -29,14 +29,14 @@ const fs::path kBad = fs::path(ABI_FIXTURE_DIR) / "bad";
 
 /// Captures every log record ("logger message") while alive.
 class LogCapture {
-public:
+  public:
     LogCapture() {
         nucleo::log::set_level(nucleo::log::Level::kTrace);
-        nucleo::log::set_sink([this](nucleo::log::Level, std::string_view logger,
-                                     std::string_view message) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            lines_.push_back(std::string(logger) + " " + std::string(message));
-        });
+        nucleo::log::set_sink(
+            [this](nucleo::log::Level, std::string_view logger, std::string_view message) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                lines_.push_back(std::string(logger) + " " + std::string(message));
+            });
     }
     ~LogCapture() {
         nucleo::log::set_sink({});
@@ -45,11 +45,12 @@ public:
     int count(const std::string& a, const std::string& b) {
         std::lock_guard<std::mutex> lock(mutex_);
         int n = 0;
-        for (const auto& l : lines_) n += (l.find(a) != std::string::npos && l.find(b) != std::string::npos);
+        for (const auto& l : lines_)
+            n += (l.find(a) != std::string::npos && l.find(b) != std::string::npos);
         return n;
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::vector<std::string> lines_;
 };
@@ -106,7 +107,8 @@ TEST(Loader, FrozenHeaderPluginKeepsLoading) {
     // it must keep loading."
     const Plugin p = PluginLoader().load((kGood / "nucleo-frozen.so").string());
     EXPECT_EQ(p.info().abi_minor, 0u);
-    EXPECT_EQ(p.make_summarizer().summarize("1"), R"({"schema_version":1,"summary":1,"by":"frozen"})");
+    EXPECT_EQ(p.make_summarizer().summarize("1"),
+              R"({"schema_version":1,"summary":1,"by":"frozen"})");
 }
 
 TEST(Loader, FutureMinorWithExtraSlotsLoadsAndExtrasAreIgnored) {
@@ -152,8 +154,9 @@ TEST(Loader, RefusesAnEntryStructTooSmall) {
 
 TEST(Loader, RefusesOnInitFailureWithThePluginsReason) {
     const std::string msg = refusal(kBad / "nucleo-init_fails.so");
-    EXPECT_NE(msg.find("init failed with status 4: cannot reach the license server at 10.0.0.1:7070"),
-              std::string::npos)
+    EXPECT_NE(
+        msg.find("init failed with status 4: cannot reach the license server at 10.0.0.1:7070"),
+        std::string::npos)
         << msg;
 }
 
@@ -189,7 +192,8 @@ TEST(Loader, DiscoverFindsEachNameOnceInSearchOrder) {
     const auto files = PluginLoader({kGood, kGood}).discover();
     std::vector<std::string> names;
     for (const auto& f : files) names.push_back(f.filename().string());
-    for (const char* n : {"nucleo-c11.so", "nucleo-frozen.so", "nucleo-future.so", "nucleo-throws.so"}) {
+    for (const char* n :
+         {"nucleo-c11.so", "nucleo-frozen.so", "nucleo-future.so", "nucleo-throws.so"}) {
         EXPECT_EQ(std::count(names.begin(), names.end(), n), 1) << n;
     }
 }
@@ -229,7 +233,7 @@ TEST(Loader, CreateFailureIsTheMappedKind) {
 // --- a C++ plugin (plugin.hpp) whose methods throw: statuses, never a crash ---------------------
 
 class Throwing : public ::testing::Test {
-protected:
+  protected:
     Plugin plugin = PluginLoader().load((kGood / "nucleo-throws.so").string());
     nucleo::SummarizerInstance s = plugin.make_summarizer();
 
@@ -245,8 +249,9 @@ protected:
 };
 
 TEST_F(Throwing, ServesAllThreeKinds) {
-    EXPECT_EQ(plugin.info().factories,
-              (std::vector<std::string>{"nucleo.provider/1", "nucleo.store/1", "nucleo.summarizer/1"}));
+    EXPECT_EQ(
+        plugin.info().factories,
+        (std::vector<std::string>{"nucleo.provider/1", "nucleo.store/1", "nucleo.summarizer/1"}));
     EXPECT_EQ(s.summarize("fine"), R"({"schema_version":1,"summary":"ok"})");
 }
 
@@ -294,7 +299,8 @@ TEST_F(Throwing, CreateThatThrowsIsRefusedWithItsKind) {
 
 TEST_F(Throwing, ProviderSlotsRoundTrip) {
     const auto provider = plugin.make_provider();
-    EXPECT_EQ(provider.capabilities(), R"({"schema_version":1,"native_tools":true,"caching":false})");
+    EXPECT_EQ(provider.capabilities(),
+              R"({"schema_version":1,"native_tools":true,"caching":false})");
     EXPECT_EQ(provider.encode(R"({"m":1})"),
               R"({"schema_version":1,"method":"POST","path":"/echo","headers":{},"body":{"m":1}})");
     EXPECT_EQ(provider.decode(200, "{}", "[1]"), R"({"status":200,"headers":{},"body":[1]})");
@@ -317,7 +323,8 @@ TEST_F(Throwing, UnbuiltStoreSurfaceIsNotImplementedNeverEmpty) {
     EXPECT_THROW(store.session_put("alice", "c-1", "{}", 1000), nucleo::NotImplementedException);
     EXPECT_THROW((void)store.lease("alice", "c-1", "{}"), nucleo::NotImplementedException);
     // The session surface it built: a hit, and another user's id reads as a miss.
-    EXPECT_EQ(store.session_get("alice", "c-1"), std::optional<std::string>(R"({"conversation_id":"c-1"})"));
+    EXPECT_EQ(store.session_get("alice", "c-1"),
+              std::optional<std::string>(R"({"conversation_id":"c-1"})"));
     EXPECT_EQ(store.session_get("mallory", "c-1"), std::nullopt);
 }
 

@@ -28,7 +28,9 @@ std::string slurp(const fs::path& p) {
     return ss.str();
 }
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string q(const fs::path& p) {
+    return "'" + p.string() + "'";
+}
 
 /// Runs a shell command with its output in `log`; returns the exit status.
 int run(const std::string& cmd, const fs::path& log) {
@@ -57,7 +59,7 @@ void build_out_of_tree(const fs::path& source, const fs::path& build, const std:
 }
 
 class Install : public ::testing::Test {
-protected:
+  protected:
     static void SetUpTestSuite() {
         fs::remove_all(kWork);
         fs::create_directories(kWork);
@@ -98,8 +100,8 @@ TEST_F(Install, InstallsHeadersLibraryCommandPackageAndPlugins) {
 
 TEST_F(Install, OutOfTreeCPluginBuildsLoadsAndKeepsTheFirstSentenceOfEachSegment) {
     const fs::path build = kWork / "c-summarizer";
-    ASSERT_NO_FATAL_FAILURE(build_out_of_tree(fs::path(NUCLEO_SOURCE_DIR) / "examples/c-summarizer",
-                                              build, "C"));
+    ASSERT_NO_FATAL_FAILURE(
+        build_out_of_tree(fs::path(NUCLEO_SOURCE_DIR) / "examples/c-summarizer", build, "C"));
     const fs::path so = build / "nucleo-c-summarizer.so";
     ASSERT_TRUE(fs::exists(so));
     const nucleo::Plugin plugin = nucleo::PluginLoader().load(so.string());

@@ -41,7 +41,7 @@ class StoreInstance;
 /// holds the library; it is deinitialised and unloaded when the last of them goes. Loading the
 /// same file twice in one process yields the same library (init runs once).
 class Plugin {
-public:
+  public:
     [[nodiscard]] const PluginInfo& info() const;
     /// True when the plugin serves `factory_id` ("nucleo.summarizer/1", ...).
     [[nodiscard]] bool serves(std::string_view factory_id) const;
@@ -55,7 +55,7 @@ public:
 
     explicit Plugin(std::shared_ptr<plugins_detail::Library> library);
 
-private:
+  private:
     std::shared_ptr<plugins_detail::Library> library_;
 };
 
@@ -64,7 +64,7 @@ private:
 /// plugin folder when this libnucleo runs from its build tree, then the installed plugin folder.
 /// The first file of a name wins.
 class PluginLoader {
-public:
+  public:
     explicit PluginLoader(std::vector<std::filesystem::path> paths = {});
 
     /// The folders searched, in order (existing or not).
@@ -79,37 +79,37 @@ public:
     /// Every nucleo-*.so file on the search path, first of each name only, in search order.
     [[nodiscard]] std::vector<std::filesystem::path> discover() const;
 
-private:
+  private:
     std::vector<std::filesystem::path> paths_;
 };
 
 /// Common part of the instance wrappers: copyable handles sharing one plugin instance, which is
 /// destroyed (and may let its library unload) when the last copy goes.
 class PluginInstance {
-public:
+  public:
     [[nodiscard]] const PluginInfo& plugin() const;
 
-protected:
+  protected:
     explicit PluginInstance(std::shared_ptr<plugins_detail::InstanceHandle> handle);
     std::shared_ptr<plugins_detail::InstanceHandle> handle_;
 };
 
 /// A "nucleo.summarizer/1" instance. Thread rule: summarize() may be called concurrently.
 class SummarizerInstance : public PluginInstance {
-public:
+  public:
     /// request: {"schema_version":1, "text" | "segments", "target_tokens"}; returns the plugin's
     /// answer document. A failure status becomes nucleo::Error with the mapped kind and a message
     /// naming the plugin, the slot and the plugin's own message.
     [[nodiscard]] std::string summarize(std::string_view request_json) const;
 
-private:
+  private:
     friend class Plugin;
     using PluginInstance::PluginInstance;
 };
 
 /// A "nucleo.provider/1" instance. Thread rule: every method may be called concurrently.
 class ProviderInstance : public PluginInstance {
-public:
+  public:
     [[nodiscard]] std::string capabilities() const;
     /// PreparedConversation JSON in, HTTP request JSON out.
     [[nodiscard]] std::string encode(std::string_view prepared_json) const;
@@ -118,7 +118,7 @@ public:
     [[nodiscard]] std::string decode(int32_t http_status, std::string_view headers_json,
                                      std::string_view body) const;
 
-private:
+  private:
     friend class Plugin;
     using PluginInstance::PluginInstance;
 };
@@ -127,7 +127,7 @@ private:
 /// A slot the store has not built throws NotImplementedException (kNotImplemented).
 /// Thread rule: every method may be called concurrently.
 class StoreInstance : public PluginInstance {
-public:
+  public:
     [[nodiscard]] std::string capabilities() const;
     std::string create_conversation(std::string_view principal, std::string_view id,
                                     std::string_view request_json) const;
@@ -151,7 +151,7 @@ public:
     std::string lease(std::string_view principal, std::string_view id,
                       std::string_view request_json) const;
 
-private:
+  private:
     friend class Plugin;
     using PluginInstance::PluginInstance;
 };

@@ -15,10 +15,14 @@ log::Level to_level(int32_t level) noexcept {
     // An unknown level from a newer or careless plugin is filed, not dropped: clamp it.
     if (level <= NUCLEO_LOG_LEVEL_TRACE) return log::Level::kTrace;
     switch (level) {
-        case NUCLEO_LOG_LEVEL_DEBUG: return log::Level::kDebug;
-        case NUCLEO_LOG_LEVEL_INFO: return log::Level::kInfo;
-        case NUCLEO_LOG_LEVEL_WARN: return log::Level::kWarn;
-        default: return log::Level::kError;
+        case NUCLEO_LOG_LEVEL_DEBUG:
+            return log::Level::kDebug;
+        case NUCLEO_LOG_LEVEL_INFO:
+            return log::Level::kInfo;
+        case NUCLEO_LOG_LEVEL_WARN:
+            return log::Level::kWarn;
+        default:
+            return log::Level::kError;
     }
 }
 

@@ -20,8 +20,8 @@ constexpr std::size_t kSummarizerV1Size =
 constexpr std::size_t kProviderV1Size =
     offsetof(nucleo_provider_factory, decode) + sizeof(nucleo_provider_factory::decode);
 // A store must at least say what it has built; every other slot may be missing.
-constexpr std::size_t kStoreV1MinSize = offsetof(nucleo_store_factory, capabilities) +
-                                        sizeof(nucleo_store_factory::capabilities);
+constexpr std::size_t kStoreV1MinSize =
+    offsetof(nucleo_store_factory, capabilities) + sizeof(nucleo_store_factory::capabilities);
 
 int32_t append_to_string(void* ctx, const char* data, size_t size) {
     try {
@@ -71,7 +71,9 @@ void run(const InstanceHandle& h, const char* slot, Fn&& fn) {
     if (status != NUCLEO_OK) throw_status(h, slot, status, err);
 }
 
-nucleo_string_view sv(std::string_view s) { return {s.data(), s.size()}; }
+nucleo_string_view sv(std::string_view s) {
+    return {s.data(), s.size()};
+}
 
 template <class Factory>
 std::shared_ptr<InstanceHandle> create(const std::shared_ptr<Library>& library, const char* id,
@@ -115,8 +117,8 @@ Slot require(const InstanceHandle& h, Slot slot, const char* name) {
 }  // namespace
 
 SummarizerInstance Plugin::make_summarizer(std::string_view config_json) const {
-    return SummarizerInstance(create<nucleo_summarizer_factory>(
-        library_, NUCLEO_FACTORY_SUMMARIZER, kSummarizerV1Size, config_json));
+    return SummarizerInstance(create<nucleo_summarizer_factory>(library_, NUCLEO_FACTORY_SUMMARIZER,
+                                                                kSummarizerV1Size, config_json));
 }
 
 ProviderInstance Plugin::make_provider(std::string_view config_json) const {
@@ -125,19 +127,22 @@ ProviderInstance Plugin::make_provider(std::string_view config_json) const {
 }
 
 StoreInstance Plugin::make_store(std::string_view config_json) const {
-    return StoreInstance(create<nucleo_store_factory>(library_, NUCLEO_FACTORY_STORE,
-                                                      kStoreV1MinSize, config_json));
+    return StoreInstance(
+        create<nucleo_store_factory>(library_, NUCLEO_FACTORY_STORE, kStoreV1MinSize, config_json));
 }
 
 PluginInstance::PluginInstance(std::shared_ptr<InstanceHandle> handle)
     : handle_(std::move(handle)) {}
 
-const PluginInfo& PluginInstance::plugin() const { return handle_->library->info; }
+const PluginInfo& PluginInstance::plugin() const {
+    return handle_->library->info;
+}
 
 // ---- summarizer ---------------------------------------------------------------------------
 
 std::string SummarizerInstance::summarize(std::string_view request_json) const {
-    auto fn = require(*handle_, factory_of<nucleo_summarizer_factory>(*handle_)->summarize, "summarize");
+    auto fn =
+        require(*handle_, factory_of<nucleo_summarizer_factory>(*handle_)->summarize, "summarize");
     return collect(*handle_, "summarize", [&](const nucleo_sink* out, nucleo_error* err) {
         return fn(handle_->instance, sv(request_json), out, err);
     });
@@ -146,7 +151,8 @@ std::string SummarizerInstance::summarize(std::string_view request_json) const {
 // ---- provider -----------------------------------------------------------------------------
 
 std::string ProviderInstance::capabilities() const {
-    auto fn = require(*handle_, factory_of<nucleo_provider_factory>(*handle_)->capabilities, "capabilities");
+    auto fn = require(*handle_, factory_of<nucleo_provider_factory>(*handle_)->capabilities,
+                      "capabilities");
     return collect(*handle_, "capabilities", [&](const nucleo_sink* out, nucleo_error* err) {
         return fn(handle_->instance, out, err);
     });
@@ -170,14 +176,14 @@ std::string ProviderInstance::decode(int32_t http_status, std::string_view heade
 // ---- store --------------------------------------------------------------------------------
 
 // A slot outside the store's struct_size or NULL is an unbuilt surface: NotImplementedException.
-#define NUCLEO_STORE_SLOT(slot)                                                          \
-    ([&] {                                                                               \
-        const auto* f = factory_of<nucleo_store_factory>(*handle_);                      \
-        if (!NUCLEO_HAS_SLOT(f, nucleo_store_factory, slot)) {                           \
-            throw NotImplementedException("store plugin '" + plugin().name +             \
-                                          "' does not implement " #slot);                \
-        }                                                                                \
-        return f->slot;                                                                  \
+#define NUCLEO_STORE_SLOT(slot)                                              \
+    ([&] {                                                                   \
+        const auto* f = factory_of<nucleo_store_factory>(*handle_);          \
+        if (!NUCLEO_HAS_SLOT(f, nucleo_store_factory, slot)) {               \
+            throw NotImplementedException("store plugin '" + plugin().name + \
+                                          "' does not implement " #slot);    \
+        }                                                                    \
+        return f->slot;                                                      \
     }())
 
 std::string StoreInstance::capabilities() const {
@@ -225,8 +231,7 @@ std::string StoreInstance::list_conversations(std::string_view principal,
     });
 }
 
-std::string StoreInstance::version_history(std::string_view principal,
-                                           std::string_view id) const {
+std::string StoreInstance::version_history(std::string_view principal, std::string_view id) const {
     auto fn = NUCLEO_STORE_SLOT(version_history);
     return collect(*handle_, "version_history", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), out, e);

@@ -54,7 +54,10 @@ bool has_elf_header(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
     char magic[4] = {};
     in.read(magic, sizeof magic);
-    return in.gcount() == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+    return in.gcount() == 4 && std::memcmp(magic,
+                                           "\x7f"
+                                           "ELF",
+                                           4) == 0;
 }
 
 std::map<std::string, std::weak_ptr<Library>>& live_libraries() {
@@ -133,8 +136,8 @@ std::shared_ptr<Library> open_library(const fs::path& requested) {
     lib->initialised = true;
     slot = lib;
 
-    for (const char* id : {NUCLEO_FACTORY_PROVIDER, NUCLEO_FACTORY_STORE,
-                           NUCLEO_FACTORY_SUMMARIZER}) {
+    for (const char* id :
+         {NUCLEO_FACTORY_PROVIDER, NUCLEO_FACTORY_STORE, NUCLEO_FACTORY_SUMMARIZER}) {
         if (entry->get_factory(id) != nullptr) lib->info.factories.emplace_back(id);
     }
     NUCLEO_LOG_DEBUG("loaded plugin {} {} from {}", lib->info.name, lib->info.version,
@@ -161,7 +164,9 @@ bool same_dir(const fs::path& a, const fs::path& b) {
     return fs::equivalent(a, b, ec) && !ec;
 }
 
-std::string file_name_for(std::string_view name) { return "nucleo-" + std::string(name) + ".so"; }
+std::string file_name_for(std::string_view name) {
+    return "nucleo-" + std::string(name) + ".so";
+}
 
 bool looks_like_path(std::string_view s) {
     return s.find('/') != std::string_view::npos ||
@@ -187,8 +192,8 @@ const void* Library::factory(const char* id, std::size_t min_size) const {
     const uint32_t size = *static_cast<const uint32_t*>(f);
     if (size < min_size) {
         refuse(info.file, std::string("factory ") + id + " struct too small (struct_size " +
-                              std::to_string(size) + ", ABI 1.0 needs " +
-                              std::to_string(min_size) + ")");
+                              std::to_string(size) + ", ABI 1.0 needs " + std::to_string(min_size) +
+                              ")");
     }
     return f;
 }
@@ -201,8 +206,7 @@ std::vector<fs::path> PluginLoader::search_path() const {
     std::vector<fs::path> out = paths_;
     for (auto& p : split_path_list(std::getenv("NUCLEO_PLUGIN_PATH"))) out.push_back(std::move(p));
     boost::dll::fs::error_code ec;
-    const fs::path self_dir =
-        fs::path(boost::dll::this_line_location(ec).string()).parent_path();
+    const fs::path self_dir = fs::path(boost::dll::this_line_location(ec).string()).parent_path();
     if (!ec && same_dir(self_dir, NUCLEO_BUILD_TREE_LIB_DIR)) {
         out.emplace_back(NUCLEO_BUILD_TREE_PLUGIN_DIR);
     } else if (!ec) {
@@ -247,13 +251,15 @@ Plugin PluginLoader::load(std::string_view name_or_path) const {
         if (fs::exists(dir / fname, ec)) return Plugin(open_library(dir / fname));
         searched += (searched.empty() ? "" : ":") + dir.string();
     }
-    throw Error(ErrorKind::kPlugin, "cannot load plugin '" + std::string(name_or_path) +
-                                        "': no " + fname + " in " + searched);
+    throw Error(ErrorKind::kPlugin, "cannot load plugin '" + std::string(name_or_path) + "': no " +
+                                        fname + " in " + searched);
 }
 
 Plugin::Plugin(std::shared_ptr<Library> library) : library_(std::move(library)) {}
 
-const PluginInfo& Plugin::info() const { return library_->info; }
+const PluginInfo& Plugin::info() const {
+    return library_->info;
+}
 
 bool Plugin::serves(std::string_view factory_id) const {
     return library_->entry->get_factory(std::string(factory_id).c_str()) != nullptr;

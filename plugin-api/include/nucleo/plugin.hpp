@@ -39,13 +39,13 @@ namespace nucleo::plugin {
 /// An error with a plugin.h status, thrown by plugin code and turned into a nucleo_error by the
 /// trampolines. http_status is set when an HTTP answer is the cause (provider decode).
 class Failure : public std::runtime_error {
-public:
+  public:
     Failure(int32_t status, const std::string& message, int32_t http_status = 0)
         : std::runtime_error(message), status_(status), http_status_(http_status) {}
     [[nodiscard]] int32_t status() const noexcept { return status_; }
     [[nodiscard]] int32_t http_status() const noexcept { return http_status_; }
 
-private:
+  private:
     int32_t status_;
     int32_t http_status_;
 };
@@ -53,7 +53,7 @@ private:
 /// The host-owned output of a call. write() appends; a refusal by the host (out of memory)
 /// throws Failure with the host's status, which the trampoline returns.
 class Sink {
-public:
+  public:
     explicit Sink(const nucleo_sink* sink) noexcept : sink_(sink) {}
     void write(std::string_view bytes) {
         const int32_t status = nucleo_sink_write(sink_, bytes.data(), bytes.size());
@@ -64,14 +64,14 @@ public:
         return *this;
     }
 
-private:
+  private:
     const nucleo_sink* sink_;
 };
 
 /// The host as the plugin sees it after init: its log extension. Thread rule: log() is callable
 /// from any thread (the host's log extension is).
 class Host {
-public:
+  public:
     /// Logs through "nucleo.host.log/1"; a no-op before init, after deinit, or when the host does
     /// not offer the extension. Plugins never write to stdout.
     static void log(int32_t level, std::string_view message) noexcept {
@@ -92,13 +92,13 @@ public:
         s.host = host;
         s.log = nullptr;
         if (NUCLEO_HAS_SLOT(host, nucleo_host, get_extension)) {
-            s.log = static_cast<const nucleo_host_log*>(
-                host->get_extension(host, NUCLEO_EXT_HOST_LOG));
+            s.log =
+                static_cast<const nucleo_host_log*>(host->get_extension(host, NUCLEO_EXT_HOST_LOG));
         }
     }
     static void detach() noexcept { state() = State{}; }
 
-private:
+  private:
     struct State {
         const nucleo_host* host = nullptr;
         const nucleo_host_log* log = nullptr;
@@ -111,7 +111,7 @@ private:
 
 /// Base of every instance: instances are destroyed through this virtual destructor.
 class Instance {
-public:
+  public:
     Instance() = default;
     Instance(const Instance&) = delete;
     Instance& operator=(const Instance&) = delete;
@@ -120,14 +120,14 @@ public:
 
 /// "nucleo.summarizer/1". Thread rule: summarize() is called concurrently on one instance.
 class Summarizer : public Instance {
-public:
+  public:
     virtual void summarize(std::string_view request_json, Sink& out) = 0;
 };
 
 /// "nucleo.provider/1": pure functions of their input. Thread rule: every method is called
 /// concurrently on one instance.
 class Provider : public Instance {
-public:
+  public:
     virtual void capabilities(Sink& out) = 0;
     virtual void encode(std::string_view prepared_json, Sink& out) = 0;
     virtual void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
@@ -137,7 +137,7 @@ public:
 /// "nucleo.store/1". Every method not overridden answers NUCLEO_ERR_NOT_IMPLEMENTED.
 /// Thread rule: every method is called concurrently on one instance.
 class Store : public Instance {
-public:
+  public:
     virtual void capabilities(Sink& out) = 0;
     virtual void create_conversation(std::string_view /*principal*/, std::string_view /*id*/,
                                      std::string_view /*request_json*/, Sink& /*out*/) {
@@ -154,8 +154,8 @@ public:
     virtual void delete_conversation(std::string_view /*principal*/, std::string_view /*id*/) {
         unbuilt("delete_conversation");
     }
-    virtual void list_conversations(std::string_view /*principal*/,
-                                    std::string_view /*query_json*/, Sink& /*out*/) {
+    virtual void list_conversations(std::string_view /*principal*/, std::string_view /*query_json*/,
+                                    Sink& /*out*/) {
         unbuilt("list_conversations");
     }
     virtual void version_history(std::string_view /*principal*/, std::string_view /*id*/,
@@ -182,7 +182,7 @@ public:
         unbuilt("lease");
     }
 
-protected:
+  protected:
     [[noreturn]] static void unbuilt(const char* slot) {
         throw Failure(NUCLEO_ERR_NOT_IMPLEMENTED,
                       std::string("this store does not implement ") + slot);
@@ -272,7 +272,9 @@ template <class Impl>
 FactoryRef provider_factory() noexcept {
     using L = detail::Lifecycle<Impl, Provider>;
     static const nucleo_provider_factory table = {
-        sizeof(nucleo_provider_factory), &L::create, &L::destroy,
+        sizeof(nucleo_provider_factory),
+        &L::create,
+        &L::destroy,
         [](nucleo_instance* inst, const nucleo_sink* out, nucleo_error* err) noexcept -> int32_t {
             return detail::guarded(err, [&] {
                 Sink sink(out);
@@ -287,8 +289,7 @@ FactoryRef provider_factory() noexcept {
             });
         },
         [](nucleo_instance* inst, int32_t http_status, nucleo_string_view headers,
-           nucleo_string_view body, const nucleo_sink* out, nucleo_error* err) noexcept
-        -> int32_t {
+           nucleo_string_view body, const nucleo_sink* out, nucleo_error* err) noexcept -> int32_t {
             return detail::guarded(err, [&] {
                 Sink sink(out);
                 detail::self<Impl>(inst)->decode(http_status, detail::view(headers),
@@ -310,7 +311,9 @@ FactoryRef store_factory() noexcept {
     using E = nucleo_error;
     using O = const nucleo_sink*;
     static const nucleo_store_factory table = {
-        sizeof(nucleo_store_factory), &L::create, &L::destroy,
+        sizeof(nucleo_store_factory),
+        &L::create,
+        &L::destroy,
         [](I* in, O out, E* err) noexcept -> int32_t {
             return guarded(err, [&] {
                 Sink s(out);
@@ -393,13 +396,16 @@ inline Registry& registry() noexcept {
 }
 
 inline int32_t init(const nucleo_host* host, nucleo_error* err) noexcept {
-    if (NUCLEO_HAS_FIELD(host, nucleo_host, abi_major) && host->abi_major != NUCLEO_PLUGIN_ABI_MAJOR) {
+    if (NUCLEO_HAS_FIELD(host, nucleo_host, abi_major) &&
+        host->abi_major != NUCLEO_PLUGIN_ABI_MAJOR) {
         return nucleo_error_set(err, NUCLEO_ERR_PLUGIN, 0, "host speaks another ABI major");
     }
     Host::attach(host);
     return NUCLEO_OK;
 }
-inline void deinit() noexcept { Host::detach(); }
+inline void deinit() noexcept {
+    Host::detach();
+}
 
 inline const void* get_factory(const char* id) noexcept {
     if (id == nullptr) return nullptr;
@@ -439,8 +445,8 @@ const nucleo_plugin_entry* make_entry(const char* name, const char* version,
 /// Defines nucleo_plugin_entry_v1 for a C++ plugin: name (the <name> of nucleo-<name>.so),
 /// version and description as string literals, then one FactoryRef per factory served
 /// (nucleo::plugin::summarizer_factory<Impl>(), provider_factory<Impl>(), store_factory<Impl>()).
-#define NUCLEO_PLUGIN_ENTRY(NAME, VERSION, DESCRIPTION, ...)                                   \
-    NUCLEO_PLUGIN_EXTERN_C NUCLEO_PLUGIN_EXPORT const nucleo_plugin_entry*                      \
-    nucleo_plugin_entry_v1(void) {                                                              \
-        return ::nucleo::plugin::detail::make_entry(NAME, VERSION, DESCRIPTION, __VA_ARGS__);  \
+#define NUCLEO_PLUGIN_ENTRY(NAME, VERSION, DESCRIPTION, ...)                                       \
+    NUCLEO_PLUGIN_EXTERN_C NUCLEO_PLUGIN_EXPORT const nucleo_plugin_entry* nucleo_plugin_entry_v1( \
+        void) {                                                                                    \
+        return ::nucleo::plugin::detail::make_entry(NAME, VERSION, DESCRIPTION, __VA_ARGS__);      \
     }

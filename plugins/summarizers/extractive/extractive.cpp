@@ -33,7 +33,9 @@ namespace {
 
 using nucleo::plugin::Failure;
 
-std::size_t approx_tokens(std::size_t bytes) { return (bytes + 3) / 4; }
+std::size_t approx_tokens(std::size_t bytes) {
+    return (bytes + 3) / 4;
+}
 
 struct Sentence {
     std::size_t segment;
@@ -42,7 +44,9 @@ struct Sentence {
     int score = 0;
 };
 
-bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+bool is_space(char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
 
 std::string trim(std::string_view s) {
     std::size_t b = 0, e = s.size();
@@ -147,10 +151,10 @@ int score(std::string_view sentence) {
         path = path || looks_like_path(w);
         name = name || looks_like_name(w, i == 0);
     }
-    const bool error =
-        has_word(lowered, {"error", "errors", "exception", "fail", "fails", "failed", "failure",
-                           "refused", "denied", "timeout", "crash", "crashed", "panic", "fatal",
-                           "traceback", "errno", "invalid", "cannot", "can't", "unable", "bug"});
+    const bool error = has_word(
+        lowered, {"error",     "errors", "exception", "fail",   "fails",   "failed", "failure",
+                  "refused",   "denied", "timeout",   "crash",  "crashed", "panic",  "fatal",
+                  "traceback", "errno",  "invalid",   "cannot", "can't",   "unable", "bug"});
     const bool decision =
         has_word(lowered, {"decided", "decide", "decision", "agreed", "agree", "chose", "choose",
                            "chosen", "will", "must", "should", "approved", "rejected", "plan",
@@ -174,7 +178,7 @@ std::string cut_to(std::string_view s, std::size_t max_bytes) {
 }
 
 class Extractive final : public nucleo::plugin::Summarizer {
-public:
+  public:
     explicit Extractive(std::string_view config_json) {
         rapidjson::Document config;
         if (!config_json.empty() &&
@@ -214,8 +218,7 @@ public:
             }
         } else if (req.HasMember("text") && req["text"].IsString()) {
             source_bytes = req["text"].GetStringLength();
-            split_sentences({req["text"].GetString(), req["text"].GetStringLength()}, 0,
-                            sentences);
+            split_sentences({req["text"].GetString(), req["text"].GetStringLength()}, 0, sentences);
         } else {
             bad_request("the request needs \"text\" (a string) or \"segments\"");
         }
