@@ -50,15 +50,23 @@ std::string describe(const Tokenizer& tok, const std::string& doc,
     return out;
 }
 
+/// The reference, or nullptr with the reason (a missing node or npm package fails the test).
+const Reference* reference_or_reason(std::string& why) {
+    try {
+        return &testing::reference();
+    } catch (const std::exception& e) {
+        why = e.what();
+        return nullptr;
+    }
+}
+
 class Parity : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Parity, EveryIdEqualsTiktokenOnTheMixedCorpus) {
-    const Reference* ref = nullptr;
-    try {
-        ref = &testing::reference();
-    } catch (const std::exception& e) {
-        FAIL() << "no tiktoken reference: " << e.what();
-    }
+    std::string why;
+    const Reference* ref = reference_or_reason(why);
+    ASSERT_NE(ref, nullptr) << "no npm reference (node must be installed; this test never skips): "
+                            << why;
     std::size_t bytes = 0;
     std::size_t invalid_docs = 0;
     for (const std::string& d : ref->docs) {
@@ -95,12 +103,10 @@ TEST_P(Parity, EveryIdEqualsTiktokenOnTheMixedCorpus) {
 // White_Space (JS adds U+FEFF, lacks U+0085). On every document without those two characters
 // its ids must equal ours too.
 TEST_P(Parity, EveryIdEqualsJsTiktokenWhereJavaScriptWhitespaceAgrees) {
-    const Reference* ref = nullptr;
-    try {
-        ref = &testing::reference();
-    } catch (const std::exception& e) {
-        FAIL() << "no js-tiktoken reference: " << e.what();
-    }
+    std::string why;
+    const Reference* ref = reference_or_reason(why);
+    ASSERT_NE(ref, nullptr) << "no npm reference (node must be installed; this test never skips): "
+                            << why;
     const Tokenizer& tok = Tokenizer::get(GetParam());
     const testing::IdTable js = ref->ids(GetParam(), "js-tiktoken");
     std::size_t compared = 0;
