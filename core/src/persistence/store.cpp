@@ -4,14 +4,12 @@
 #include <rapidjson/writer.h>
 
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "common/log_internal.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/store.hpp"
-#include "persistence/document_json.hpp"
 
 namespace nucleo {
 
@@ -125,68 +123,19 @@ std::string snapshot_text(const ConversationParts& parts) {
 // ---- restore (seed 000 "What Survives JVM Restart") ----
 
 ConversationParts restore_parts(std::string_view snapshot_json) {
-    rapidjson::Document doc;
-    internal::parse_json(doc, snapshot_json);
-    auto messages = doc.IsObject() ? doc.FindMember("messages") : doc.MemberEnd();
-    if (!doc.IsObject() || messages == doc.MemberEnd() || !messages->value.IsArray()) {
-        return read_conversation_parts(snapshot_json);  // the reader names what is wrong
-    }
-    auto blocks_of = [](rapidjson::Value& message) -> rapidjson::Value* {
-        if (!message.IsObject()) return nullptr;
-        auto it = message.FindMember("blocks");
-        return it != message.MemberEnd() && it->value.IsArray() ? &it->value : nullptr;
-    };
-    auto field = [](const rapidjson::Value& block, const char* key) -> std::string_view {
-        if (!block.IsObject()) return {};
-        auto it = block.FindMember(key);
-        if (it == block.MemberEnd() || !it->value.IsString()) return {};
-        return {it->value.GetString(), it->value.GetStringLength()};
-    };
-    // "appears nowhere in the transcript": every tool_use of every message, wherever it sits.
-    std::unordered_set<std::string> uses;
-    for (auto& message : messages->value.GetArray()) {
-        if (rapidjson::Value* blocks = blocks_of(message)) {
-            for (const auto& b : blocks->GetArray()) {
-                if (field(b, "type") == "tool_use") uses.emplace(field(b, "id"));
-            }
-        }
-    }
+    // The reader's store-restore variant drops each orphan and names it; logging is ours, once.
     std::vector<std::string> dropped;
-    rapidjson::Value kept_messages(rapidjson::kArrayType);
-    auto& alloc = doc.GetAllocator();
-    for (auto& message : messages->value.GetArray()) {
-        rapidjson::Value* blocks = blocks_of(message);
-        if (blocks == nullptr) {
-            kept_messages.PushBack(message, alloc);
-            continue;
-        }
-        const bool had_blocks = !blocks->Empty();
-        for (auto b = blocks->Begin(); b != blocks->End();) {
-            if (field(*b, "type") == "tool_result" && !uses.contains(std::string(field(*b, "tool_use_id")))) {
-                dropped.emplace_back(field(*b, "tool_use_id"));
-                b = blocks->Erase(b);
-            } else {
-                ++b;
-            }
-        }
-        if (had_blocks && blocks->Empty()) continue;  // nothing left to send
-        kept_messages.PushBack(message, alloc);
+    ConversationParts parts = read_conversation_parts(snapshot_json, &dropped);
+    if (!dropped.empty()) {
+        std::string ids;
+        for (const std::string& id : dropped) ids += (ids.empty() ? "\"" : ", \"") + id + "\"";
+        NUCLEO_LOG_WARN(
+            "restoring conversation \"{}\": dropped {} tool_result(s) whose tool_use appears "
+            "nowhere in the transcript (a provider refuses the whole conversation over one): "
+            "tool_use ids {}",
+            parts.conversation_id, dropped.size(), ids);
     }
-    if (dropped.empty()) return read_conversation_parts(snapshot_json);
-    std::string ids;
-    for (const std::string& id : dropped) ids += (ids.empty() ? "\"" : ", \"") + id + "\"";
-    auto conversation = doc.FindMember("conversation_id");
-    const std::string_view conversation_id =
-        conversation != doc.MemberEnd() && conversation->value.IsString()
-            ? std::string_view(conversation->value.GetString(),
-                               conversation->value.GetStringLength())
-            : std::string_view();
-    NUCLEO_LOG_WARN(
-        "restoring conversation \"{}\": dropped {} tool_result(s) whose tool_use appears nowhere "
-        "in the transcript (a provider refuses the whole conversation over one): tool_use ids {}",
-        conversation_id, dropped.size(), ids);
-    messages->value = kept_messages;
-    return read_conversation_parts(internal::to_json_text(doc));
+    return parts;
 }
 
 // ---- PersistentStore ----
