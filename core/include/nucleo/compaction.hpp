@@ -46,13 +46,13 @@ struct CompactionSummary {
     std::vector<std::string> replaced;
     /// The id of the summary message, or of the message whose tool results were summarized.
     std::string message_id;
-    std::int64_t source_tokens = 0;   ///< what was summarized, by the model's counter
-    std::int64_t target_tokens = 0;   ///< what the summarizer was asked for
-    std::int64_t summary_tokens = 0;  ///< what came back, by the model's counter
-    std::int64_t reported_tokens = 0; ///< what the summarizer said it wrote ("summary_tokens")
-    bool cut = false;                 ///< cut to the target at MAXIMUM
-    double cost = 0;                  ///< dollars the summarizer reported (0 for offline ones)
-    std::string model;                ///< the model the summarizer called, when it says
+    std::int64_t source_tokens = 0;    ///< what was summarized, by the model's counter
+    std::int64_t target_tokens = 0;    ///< what the summarizer was asked for
+    std::int64_t summary_tokens = 0;   ///< what came back, by the model's counter
+    std::int64_t reported_tokens = 0;  ///< what the summarizer said it wrote ("summary_tokens")
+    bool cut = false;                  ///< cut to the target at MAXIMUM
+    double cost = 0;                   ///< dollars the summarizer reported (0 for offline ones)
+    std::string model;                 ///< the model the summarizer called, when it says
 };
 
 /// What ensure_fits did. tokens_* are get_total_tokens before and after.
@@ -85,9 +85,10 @@ struct CompactionReport {
 ///    kMinSummarizedTokens) gets its content replaced by one text summary; the block, its id and
 ///    its is_error stay, so pairing is untouched.
 ///  - MODERATE: each exchange becomes one summary; the older the exchange, the shorter its
-///    summary (targets weighted by 1 / (1 + age), age 0 the newest). An exchange is the messages
-///    from one message our side sent after a model answer up to the next answer, widened until no
-///    tool_use/tool_result pair (parallel calls included) crosses its edge.
+///    summary (targets weighted by 1 / (1 + age), age 0 the newest). An exchange is one answer of
+///    the model and what our side sent back before the next answer (a call and its results fall
+///    in one exchange), widened until no tool_use/tool_result pair (parallel calls included)
+///    crosses its edge.
 ///  - AGGRESSIVE: everything compactable becomes one summary of the whole conversation.
 ///  - MAXIMUM: AGGRESSIVE's collapse with the target the fit needs, then the summaries cut to
 ///    their targets (a bounded cut at a token boundary), so it reaches a fit whenever the parts

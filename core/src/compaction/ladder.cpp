@@ -15,11 +15,16 @@ namespace nucleo {
 
 const char* to_string(CompactionLevel level) noexcept {
     switch (level) {
-        case CompactionLevel::kNone: return "NONE";
-        case CompactionLevel::kLight: return "LIGHT";
-        case CompactionLevel::kModerate: return "MODERATE";
-        case CompactionLevel::kAggressive: return "AGGRESSIVE";
-        case CompactionLevel::kMaximum: return "MAXIMUM";
+        case CompactionLevel::kNone:
+            return "NONE";
+        case CompactionLevel::kLight:
+            return "LIGHT";
+        case CompactionLevel::kModerate:
+            return "MODERATE";
+        case CompactionLevel::kAggressive:
+            return "AGGRESSIVE";
+        case CompactionLevel::kMaximum:
+            return "MAXIMUM";
     }
     return "?";
 }
@@ -92,9 +97,9 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     auto overflow = [&](std::int64_t tokens, const char* after) {
         return ContextOverflowException(
             "conversation '" + conversation.conversation_id() + "': " + std::to_string(tokens) +
-            " input tokens + " + std::to_string(output_reserve) + " reserved for the answer exceed " +
-            "the " + std::to_string(report.hard_limit) + "-token context of model '" + model.id +
-            "' " + after);
+            " input tokens + " + std::to_string(output_reserve) +
+            " reserved for the answer exceed " + "the " + std::to_string(report.hard_limit) +
+            "-token context of model '" + model.id + "' " + after);
     };
 
     if (report.tokens_before <= report.trigger_tokens && report.tokens_before <= hard_room) {

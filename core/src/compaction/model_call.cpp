@@ -99,8 +99,9 @@ struct ModelCallService::Impl {
         for (const ModelSpec& m : config.catalog().all()) {
             if (m.grade == grade) return m;
         }
-        throw Error(ErrorKind::kNotFound, std::string("model call: the catalog has no model of grade ") +
-                                              to_string(grade));
+        throw Error(
+            ErrorKind::kNotFound,
+            std::string("model call: the catalog has no model of grade ") + to_string(grade));
     }
 };
 
@@ -129,7 +130,8 @@ std::string ModelCallService::call(std::string_view request_json) {
     ConversationContext conversation =
         ConversationContext::single_turn(model, req["prompt"].GetString(), max_output);
     conversation.set_conversation_id("model-call");
-    if (req.HasMember("system") && req["system"].IsString() && req["system"].GetStringLength() > 0) {
+    if (req.HasMember("system") && req["system"].IsString() &&
+        req["system"].GetStringLength() > 0) {
         conversation.put_main_objective("system", std::string(req["system"].GetString()));
     }
     const std::string purpose =

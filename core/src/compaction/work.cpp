@@ -35,8 +35,10 @@ constexpr const char* kInstructions =
 /// The first words of a tool result's summary (LIGHT, and the last result at AGGRESSIVE).
 constexpr std::string_view kResultSummaryHeader = "[Summary of the tool result]";
 
-constexpr std::string_view kRefOpen = "\xC2\xAB" "artifact:";  // «artifact:
-constexpr std::string_view kRefClose = "\xC2\xBB";             // »
+constexpr std::string_view kRefOpen =
+    "\xC2\xAB"
+    "artifact:";                                    // «artifact:
+constexpr std::string_view kRefClose = "\xC2\xBB";  // »
 
 /// A disjoint-set over message positions. Unions here are always of whole ranges, so every
 /// component is a contiguous range of the list.
@@ -131,7 +133,8 @@ std::vector<std::int64_t> targets_for(const std::vector<std::int64_t>& sources,
                                       const std::vector<double>& weights, std::int64_t total,
                                       std::int64_t aim, bool maximum) {
     const std::int64_t sum = std::accumulate(sources.begin(), sources.end(), std::int64_t{0});
-    const std::int64_t room = std::max<std::int64_t>(0, sum - std::max<std::int64_t>(0, total - aim));
+    const std::int64_t room =
+        std::max<std::int64_t>(0, sum - std::max<std::int64_t>(0, total - aim));
     double weighted = 0;
     for (std::size_t i = 0; i < sources.size(); ++i) {
         weighted += weights[i] * static_cast<double>(sources[i]);
@@ -147,7 +150,9 @@ std::vector<std::int64_t> targets_for(const std::vector<std::int64_t>& sources,
     return out;
 }
 
-std::string role_of(const Message& m) { return m.outgoing() ? "User" : "Assistant"; }
+std::string role_of(const Message& m) {
+    return m.outgoing() ? "User" : "Assistant";
+}
 
 void render_block(const ContentBlock& block, std::string& out) {
     struct Visitor {
@@ -285,11 +290,18 @@ std::int64_t Work::total() const {
 void Work::run_level(CompactionLevel level, std::int64_t aim, std::int64_t trigger,
                      std::int64_t hard_room) {
     switch (level) {
-        case CompactionLevel::kLight: light(aim); break;
-        case CompactionLevel::kModerate: moderate(aim); break;
+        case CompactionLevel::kLight:
+            light(aim);
+            break;
+        case CompactionLevel::kModerate:
+            moderate(aim);
+            break;
         case CompactionLevel::kAggressive:
-        case CompactionLevel::kMaximum: collapse(level, aim, trigger, hard_room); break;
-        case CompactionLevel::kNone: break;
+        case CompactionLevel::kMaximum:
+            collapse(level, aim, trigger, hard_room);
+            break;
+        case CompactionLevel::kNone:
+            break;
     }
 }
 
@@ -397,9 +409,9 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
         outcome.cut = true;
     }
     if (!maximum && outcome.tokens >= job.source) {
-        report_.failures.push_back(where + " refused (originals kept): " +
-                                   std::to_string(outcome.tokens) + " tokens for " +
-                                   std::to_string(job.source) + " summarized");
+        report_.failures.push_back(where +
+                                   " refused (originals kept): " + std::to_string(outcome.tokens) +
+                                   " tokens for " + std::to_string(job.source) + " summarized");
         NUCLEO_LOG_WARN("compaction: {}", report_.failures.back());
         return false;
     }
@@ -447,7 +459,8 @@ void Work::execute(std::vector<Job>& jobs, CompactionLevel level) {
     // In-place result summaries first (no position moves), then runs from the back, so every
     // position a job names is still right when it is applied.
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        if (jobs[a].block.has_value() != jobs[b].block.has_value()) return jobs[a].block.has_value();
+        if (jobs[a].block.has_value() != jobs[b].block.has_value())
+            return jobs[a].block.has_value();
         return jobs[a].members.front() > jobs[b].members.front();
     });
     std::vector<CompactionSummary> made;
@@ -530,13 +543,15 @@ void Work::light(std::int64_t aim) {
 
 void Work::moderate(std::int64_t aim) {
     // MODERATE: "Each exchange (the messages between two answers of the model) becomes one
-    // summary; the older the exchange, the shorter its summary." An exchange starts at a message
-    // our side sent after an answer; it is widened until no tool pair crosses its edge.
+    // summary; the older the exchange, the shorter its summary." Decision: an exchange is one
+    // answer of the model and what our side sent back before the next answer (the messages before
+    // the first answer are one exchange too), so a call and its results fall in one exchange; it
+    // is widened until no tool pair crosses its edge.
     Ranges groups = pair_groups(msgs);
     const std::vector<bool> ok = summarizable(msgs, groups, last_outgoing(msgs));
     Ranges exchanges = pair_groups(msgs);
     for (std::size_t i = 1; i < msgs.size(); ++i) {
-        if (!(msgs[i].outgoing() && msgs[i - 1].incoming())) exchanges.join_range(i - 1, i);
+        if (!(msgs[i].incoming() && msgs[i - 1].outgoing())) exchanges.join_range(i - 1, i);
     }
     std::vector<Job> jobs;
     for (std::size_t start = 0; start < msgs.size();) {
@@ -574,9 +589,10 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
     Ranges groups = pair_groups(msgs);
     const std::optional<std::size_t> last = last_outgoing(msgs);
     const std::vector<bool> free = summarizable(msgs, groups, std::nullopt);
-    const bool own_result = last && free[*last] &&
-                            std::any_of(msgs[*last].blocks.begin(), msgs[*last].blocks.end(),
-                                        [](const ContentBlock& b) { return b.is<ToolResultBlock>(); });
+    const bool own_result =
+        last && free[*last] &&
+        std::any_of(msgs[*last].blocks.begin(), msgs[*last].blocks.end(),
+                    [](const ContentBlock& b) { return b.is<ToolResultBlock>(); });
     const std::vector<bool> ok = own_result ? summarizable(msgs, groups, last) : free;
 
     std::vector<Job> jobs;
@@ -591,8 +607,9 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
             const auto* result = msgs[*last].blocks[b].get_if<ToolResultBlock>();
             if (result == nullptr) continue;
             Job job = result_job(*last, b);
-            const bool worth = maximum || (!is_result_summary(*result) &&
-                                           job.source >= ContextWindowManager::kMinSummarizedTokens);
+            const bool worth =
+                maximum || (!is_result_summary(*result) &&
+                            job.source >= ContextWindowManager::kMinSummarizedTokens);
             if (worth) jobs.push_back(job);
         }
     }

@@ -153,7 +153,9 @@ TokenCounter& TokenCounter::for_model(const ModelSpec& model) {
     return *slot;
 }
 
-const Tokenizer& TokenCounter::tokenizer() const noexcept { return impl_->tokenizer; }
+const Tokenizer& TokenCounter::tokenizer() const noexcept {
+    return impl_->tokenizer;
+}
 
 std::int64_t TokenCounter::count_text(std::string_view text) const {
     return text.empty() ? 0 : static_cast<std::int64_t>(impl_->tokenizer.count(text));
@@ -227,12 +229,13 @@ void scan(const TokenCounter& counter, const std::vector<Message>& messages,
         prefix.sum += n;
         if (per_message != nullptr) per_message->push_back(n);
         for (const ContentBlock& b : m.blocks) {
-            if (const auto* def = b.get_if<ToolDefinitionBlock>()) prefix.announced.insert(def->name);
+            if (const auto* def = b.get_if<ToolDefinitionBlock>())
+                prefix.announced.insert(def->name);
         }
         prefix.stream_weights = prefix.stream_weights || internal::is_stream_tool_weights(m);
         prefix.stream_legend = prefix.stream_legend || internal::is_stream_legend(m);
         prefix.needs_legend = prefix.needs_legend || (m.outgoing() && m.response_handler &&
-                                                       m.response_handler->uses_schema_notation());
+                                                      m.response_handler->uses_schema_notation());
     }
     prefix.messages = messages.size();
 }

@@ -43,7 +43,7 @@ int32_t append(void* ctx, const char* data, size_t size) {
 }
 
 class Llm final : public nucleo::plugin::Summarizer {
-public:
+  public:
     explicit Llm(std::string_view config_json) {
         rapidjson::Document config;
         if (!config_json.empty() &&
@@ -58,8 +58,9 @@ public:
             }
             grade_ = config["grade"].GetString();
             if (grade_ != "SMALL" && grade_ != "MEDIUM" && grade_ != "LARGE") {
-                throw Failure(NUCLEO_ERR_CONFIG,
-                              "llm: \"grade\" must be SMALL, MEDIUM or LARGE, got \"" + grade_ + "\"");
+                throw Failure(
+                    NUCLEO_ERR_CONFIG,
+                    "llm: \"grade\" must be SMALL, MEDIUM or LARGE, got \"" + grade_ + "\"");
             }
         }
         if (config.HasMember("model")) {
@@ -74,7 +75,8 @@ public:
         rapidjson::Document req;
         if (req.Parse(request_json.data(), request_json.size()).HasParseError() ||
             !req.IsObject()) {
-            throw Failure(NUCLEO_ERR_INVALID_ARGUMENT, "summarize: the request is not a JSON object");
+            throw Failure(NUCLEO_ERR_INVALID_ARGUMENT,
+                          "summarize: the request is not a JSON object");
         }
         if (!req.HasMember("target_tokens") || !req["target_tokens"].IsUint64() ||
             req["target_tokens"].GetUint64() == 0) {
@@ -147,14 +149,13 @@ public:
         out.write({buf.GetString(), buf.GetSize()});
     }
 
-private:
+  private:
     std::string call_model(const std::string& prompt, std::uint64_t max_output) const {
         const nucleo_host* host = nucleo::plugin::Host::raw();
-        const auto* ext =
-            NUCLEO_HAS_SLOT(host, nucleo_host, get_extension)
-                ? static_cast<const nucleo_host_model_call*>(
-                      host->get_extension(host, NUCLEO_EXT_HOST_MODEL_CALL))
-                : nullptr;
+        const auto* ext = NUCLEO_HAS_SLOT(host, nucleo_host, get_extension)
+                              ? static_cast<const nucleo_host_model_call*>(
+                                    host->get_extension(host, NUCLEO_EXT_HOST_MODEL_CALL))
+                              : nullptr;
         if (!NUCLEO_HAS_SLOT(ext, nucleo_host_model_call, call)) {
             throw Failure(NUCLEO_ERR_NOT_IMPLEMENTED,
                           "llm: the host does not offer \"" NUCLEO_EXT_HOST_MODEL_CALL
@@ -183,8 +184,8 @@ private:
         const nucleo_sink sink{sizeof(nucleo_sink), &answer, &append};
         nucleo_error err;
         nucleo_error_init(&err);
-        const int32_t status =
-            ext->call(host->host_ctx, nucleo_string_view{buf.GetString(), buf.GetSize()}, &sink, &err);
+        const int32_t status = ext->call(
+            host->host_ctx, nucleo_string_view{buf.GetString(), buf.GetSize()}, &sink, &err);
         if (status != NUCLEO_OK) throw Failure(status, std::string("llm: ") + err.message);
         return answer;
     }
