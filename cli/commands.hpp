@@ -18,10 +18,12 @@ struct Command {
 /// The table main.cpp dispatches on, defined in commands/table.cpp.
 const std::vector<Command>& commands();
 
+int run_compact(const Argv& args);
 int run_config(const Argv& args);
 int run_models(const Argv& args);
 int run_plugins(const Argv& args);
 int run_render(const Argv& args);
+int run_tokens(const Argv& args);
 int run_transcript(const Argv& args);
 int run_version(const Argv& args);
 

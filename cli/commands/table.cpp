@@ -5,10 +5,12 @@ namespace nucleo::cli {
 // Add a line per subcommand (alphabetical), and declare its function in commands.hpp.
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
+        {"compact", run_compact, "compact a conversation to its window (--in CONV --model ID --report)"},
         {"config", run_config, "print the config with secrets shown as *** (--config FILE)"},
         {"models", run_models, "list the model catalog (--json, --config FILE)"},
         {"plugins", run_plugins, "list the plugins on the search path (--json, --path FILE.so|DIR)"},
         {"render", run_render, "print the prepared call as JSON (--in CONV --model ID --prepared)"},
+        {"tokens", run_tokens, "count tokens of a text or a conversation (--model ID --text S|--in F)"},
         {"transcript", run_transcript, "print a conversation as text for a reader (--in CONV)"},
         {"version", run_version, "print the version of nucleo"},
     };

@@ -1,0 +1,133 @@
+// `nucleo compact --in CONV.json --model ID [--comfort N] [--trigger F] [--summarizer NAME]
+// [--report]`: the ContextWindowManager's check before a call, run on a stored conversation
+// (issue 5 item 8). Prints the compacted document on stdout (unchanged when it already fits);
+// --report prints the level reached, tokens before and after, the summaries made and their cost
+// on stderr, so stdout stays a document that pipes into another verb.
+//
+// Decisions: the summarizer is --summarizer, else the config's `summarizer.plugin`, else the
+// embedded default `extractive`; `llm` calls models through the config's catalog and providers
+// (nucleo.host.model_call/1). The output reserve is the document's own (output_reserve); a
+// document that declares no output reserves nothing, and the report says so.
+#include <cstdio>
+#include <iostream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "commands/conversation_input.hpp"
+#include "config_loading.hpp"
+#include "nucleo/budget.hpp"
+#include "nucleo/compaction.hpp"
+#include "nucleo/document.hpp"
+#include "nucleo/errors.hpp"
+
+namespace nucleo::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: nucleo compact --in CONV.json --model ID [--comfort N] [--trigger F]\n"
+    "                      [--summarizer NAME] [--report] [--config FILE]\n"
+    "  --in FILE          a conversation document v1; - reads stdin\n"
+    "  --model ID         a catalog id: its context window, comfort window and token counter\n"
+    "  --comfort N        the comfort window in tokens (default: the catalog's, else 128000)\n"
+    "  --trigger F        the share of the limit where compaction starts (default 0.92)\n"
+    "  --summarizer NAME  a summarizer plugin (default: the config's, else extractive)\n"
+    "  --report           print level, tokens before/after, summaries and cost on stderr";
+
+std::int64_t parse_count(const std::string& name, const std::string& value) {
+    try {
+        std::size_t used = 0;
+        const long long n = std::stoll(value, &used);
+        if (used == value.size() && n > 0) return n;
+    } catch (const std::exception&) {
+    }
+    throw UsageError{"--" + name + " must be a positive whole number, got '" + value + "'"};
+}
+
+double parse_share(const std::string& value) {
+    try {
+        std::size_t used = 0;
+        const double f = std::stod(value, &used);
+        if (used == value.size() && f > 0 && f <= 1) return f;
+    } catch (const std::exception&) {
+    }
+    throw UsageError{"--trigger must be a number in (0, 1], got '" + value + "'"};
+}
+
+void print_report(const CompactionReport& r, const std::string& reserve_note) {
+    std::fprintf(stderr, "level           %s\n", to_string(r.level));
+    std::fprintf(stderr, "tokens before   %lld\n", static_cast<long long>(r.tokens_before));
+    std::fprintf(stderr, "tokens after    %lld\n", static_cast<long long>(r.tokens_after));
+    std::fprintf(stderr, "limit           %lld (trigger at %lld, hard limit %lld)\n",
+                 static_cast<long long>(r.limit), static_cast<long long>(r.trigger_tokens),
+                 static_cast<long long>(r.hard_limit));
+    std::fprintf(stderr, "output reserve  %lld%s\n", static_cast<long long>(r.output_reserve),
+                 reserve_note.c_str());
+    std::fprintf(stderr, "summaries       %zu\n", r.summaries.size());
+    for (const CompactionSummary& s : r.summaries) {
+        std::fprintf(
+            stderr, "  %-10s %-14s %zu message(s) %lld -> %lld tokens (target %lld)%s%s%s\n",
+            to_string(s.level), s.message_id.c_str(), s.replaced.size(),
+            static_cast<long long>(s.source_tokens), static_cast<long long>(s.summary_tokens),
+            static_cast<long long>(s.target_tokens), s.cut ? ", cut" : "",
+            s.model.empty() ? "" : ", model ", s.model.c_str());
+    }
+    for (const std::string& f : r.failures) std::fprintf(stderr, "  failed: %s\n", f.c_str());
+    if (r.accepted_above_trigger) {
+        std::fprintf(stderr, "accepted above the trigger: input + reserve fit the hard limit\n");
+    }
+    std::fprintf(stderr, "cost            $%.6f\n", r.cost());
+}
+
+}  // namespace
+
+int run_compact(const Argv& argv) {
+    Args args(argv, {"report", "help"});
+    if (args.has("help")) {
+        std::cout << kUsage << "\n";
+        return kExitOk;
+    }
+    args.allow_only(
+        {"in", "model", "comfort", "trigger", "summarizer", "report", "help", kConfigOption});
+    ContextWindowSettings settings;
+    if (auto v = args.get("comfort")) settings.comfort_context_tokens = parse_count("comfort", *v);
+    if (auto v = args.get("trigger")) settings.compaction_trigger = parse_share(*v);
+    ConversationContext conversation = load_conversation(args.require("in"));
+    const Config config = load_config(args);
+    const ModelSpec& model = config.catalog().find(args.require("model"));
+
+    const PluginLoader loader(config.plugin_paths());
+    std::string summarizer_name = "extractive";
+    std::string summarizer_options = "{}";
+    if (config.summarizer()) {
+        summarizer_name = config.summarizer()->plugin;
+        summarizer_options = config.summarizer()->options_json;
+    }
+    if (auto v = args.get("summarizer"); v && *v != summarizer_name) {
+        summarizer_name = *v;
+        summarizer_options = "{}";
+    }
+    // The llm summarizer reaches models through the host: install the service for this run.
+    ModelCallService models(config, loader);
+    const ModelCallHandler previous = set_model_call_handler(models.handler());
+    struct Restore {
+        ModelCallHandler handler;
+        ~Restore() { set_model_call_handler(std::move(handler)); }
+    } restore{previous};
+
+    std::int64_t reserve = 0;
+    std::string reserve_note;
+    try {
+        reserve = output_reserve(conversation, model);
+    } catch (const UncorrectableLLMException&) {
+        reserve_note = " (the document declares no output)";
+    }
+    ContextWindowManager manager(loader.load(summarizer_name).make_summarizer(summarizer_options),
+                                 settings);
+    const CompactionReport report = manager.ensure_fits(conversation, model, reserve);
+    std::cout << write_conversation_document(conversation) << "\n";
+    if (args.has("report")) print_report(report, reserve_note);
+    return kExitOk;
+}
+
+}  // namespace nucleo::cli

@@ -1,0 +1,92 @@
+// `nucleo tokens` and `nucleo compact` (issue 5 item 8) over a document written from a fixture.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compaction_support.hpp"
+#include "nucleo/tokens.hpp"
+
+namespace nucleo {
+namespace {
+
+struct CliRun {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::filesystem::path dir() {
+    auto d = std::filesystem::path(NUCLEO_BINARY_DIR) / "tests" / "compaction" /
+             ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::create_directories(d);
+    return d;
+}
+
+CliRun nucleo(const std::string& args) {
+    const auto d = dir();
+    const std::string command = std::string("NUCLEO_PLUGIN_PATH=\"") + NUCLEO_BUILD_PLUGIN_DIR +
+                                "\" \"" + NUCLEO_CLI + "\" " + args + " --config \"" +
+                                NUCLEO_SOURCE_DIR + "/config/nucleo.yaml\" >\"" +
+                                (d / "out").string() + "\" 2>\"" + (d / "err").string() + "\"";
+    CliRun run;
+    const int raw = std::system(command.c_str());
+    run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    run.out = slurp(d / "out");
+    run.err = slurp(d / "err");
+    return run;
+}
+
+std::string write_fixture(const ConversationContext& c) {
+    const auto path = dir() / "conv.json";
+    std::ofstream(path) << write_conversation_document(c);
+    return path.string();
+}
+
+TEST(TokensCommand, CountsTextAndBreaksDownAConversation) {
+    ModelSpec gpt;
+    gpt.token_counter = "o200k_base";
+    const TokenCounter& counter = TokenCounter::for_model(gpt);
+    CliRun r = nucleo("tokens --model gpt-4o-mini --text 'Where is order 42?'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, std::to_string(counter.count_text("Where is order 42?")) + "\n");
+
+    const ConversationContext c = compaction_test::light_fixture();
+    r = nucleo("tokens --model gpt-4o-mini --in " + write_fixture(c));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const TokenBreakdown b = counter.breakdown(c);
+    EXPECT_NE(r.out.find("total      " + std::to_string(b.total()) + "\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("messages   " + std::to_string(b.messages) + "\n"), std::string::npos);
+    EXPECT_NE(r.out.find("  r7  " + std::to_string(b.per_message.back()) + "\n"),
+              std::string::npos);
+    EXPECT_EQ(nucleo("tokens --model gpt-4o-mini").status, 2);
+}
+
+TEST(CompactCommand, PrintsTheCompactedDocumentAndItsReport) {
+    const ConversationContext c = compaction_test::light_fixture();
+    const CliRun r =
+        nucleo("compact --model gpt-4o-mini --comfort 10000 --report --in " + write_fixture(c));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const ConversationContext compacted = read_conversation_document(r.out);
+    compaction_test::expect_survival(c, compacted);
+    compaction_test::expect_no_orphans(compacted);
+    EXPECT_LT(TokenCounter::for_model(compaction_test::test_model()).total_tokens(compacted), 9200);
+    EXPECT_NE(r.err.find("level           LIGHT"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("tokens before"), std::string::npos);
+    EXPECT_NE(r.err.find("cost            $"), std::string::npos);
+    EXPECT_EQ(nucleo("compact --model gpt-4o-mini --trigger 2 --in x.json").status, 2);
+}
+
+}  // namespace
+}  // namespace nucleo
