@@ -22,11 +22,15 @@ class Path {
   public:
     void push_field(const std::string& name) {
         marks_.push_back(text_.size());
-        text_ += "." + name;
+        text_ += '.';
+        text_ += name;
     }
     void push_index(std::size_t i) {
         marks_.push_back(text_.size());
-        text_ += "[" + std::to_string(i) + "]";
+        // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict on "[" + to_string.
+        text_ += '[';
+        text_ += std::to_string(i);
+        text_ += ']';
     }
     void pop() {
         text_.resize(marks_.back());
