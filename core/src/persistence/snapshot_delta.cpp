@@ -78,8 +78,12 @@ struct PendingSplice {
 
 std::vector<PendingSplice> message_splices(const std::vector<Message>& saved,
                                            const std::vector<Message>& now) {
+    // The common case -- an unchanged prefix, then appends -- needs no index: skip the prefix,
+    // then index only the rest of `now`.
+    std::size_t i = 0, j = 0;
+    while (i < saved.size() && j < now.size() && same_message(saved[i], now[j])) ++i, ++j;
     std::unordered_map<std::string_view, std::size_t> position_now;
-    for (std::size_t j = now.size(); j-- > 0;) position_now[now[j].id] = j;
+    for (std::size_t k = now.size(); k-- > j;) position_now[now[k].id] = k;
 
     std::vector<PendingSplice> out;
     std::optional<PendingSplice> open;
@@ -91,7 +95,6 @@ std::vector<PendingSplice> message_splices(const std::vector<Message>& saved,
         if (open) out.push_back(std::move(*open));
         open.reset();
     };
-    std::size_t i = 0, j = 0;
     while (i < saved.size() && j < now.size()) {
         if (saved[i].id == now[j].id) {
             if (same_message(saved[i], now[j])) {
