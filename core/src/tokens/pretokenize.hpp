@@ -97,7 +97,7 @@ struct Segment {
     std::size_t n;
 
     /// Flags of the code point at i (< n); its byte length goes to len.
-    std::uint8_t at(std::size_t i, std::size_t& len) const noexcept {
+    [[gnu::always_inline]] std::uint8_t at(std::size_t i, std::size_t& len) const noexcept {
         const std::uint8_t b = s[i];
         if (b < 0x80) {
             len = 1;
