@@ -19,7 +19,7 @@ namespace {
 using rapidjson::SizeType;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-constexpr std::string_view kDefaultPath = "/v1/chat/completions";
+constexpr std::string_view kDefaultPath = "/chat/completions";
 
 /// Block kinds of the conversation document (docs/conversation-document.md "Blocks").
 enum class Kind {

@@ -1,7 +1,7 @@
 // nucleo-openai: the OpenAI Chat Completions dialect ("nucleo.provider/1", issue 4 items 2 and 4).
 //
 // A pure function pair (DESIGN.md "The rule that shapes everything"): encode renders the core's
-// provider request as POST /v1/chat/completions, decode turns the answer into the normalized
+// provider request as POST <base_url>/chat/completions, decode turns the answer into the normalized
 // response. No network, no clock, no state between calls. The documents are specified in
 // docs/provider-abi-documents.md; what the seeds leave open is decided here.
 //
@@ -36,7 +36,8 @@
 //    know only the older name). When thinking.active, `reasoning_effort` maps budget_tokens:
 //    up to 4,096 low, up to 16,384 medium, more high; options.reasoning_effort overrides it.
 //  - Streaming adds `stream: true` and `stream_options: {include_usage: true}`.
-//  - options.path (default "/v1/chat/completions") is appended to the instance's base URL, so
+//  - options.path (default "/chat/completions") is appended to the instance's base URL, which by
+//    the OpenAI SDKs' convention ends in /v1 (OPENAI_BASE_URL, Ollama's http://host:11434/v1), so
 //    an OpenAI-compatible server (Ollama, vLLM, llama.cpp server) works; nothing beyond the fields
 //    above is sent, so such servers see nothing they reject.
 //

@@ -34,7 +34,7 @@ class OpenAiOverEmulator : public ::testing::Test {
         const rapidjson::Document http = parse(provider().encode(provider_request));
         HttpRequest request;
         request.method = http["method"].GetString();
-        request.url = emulator.url(http["path"].GetString());
+        request.url = emulator.url(std::string("/v1") + http["path"].GetString());  // base URL ends in /v1
         for (const auto& h : http["headers"].GetObject()) {
             request.headers.emplace_back(h.name.GetString(), h.value.GetString());
         }

@@ -69,7 +69,7 @@ TEST(OpenAiEncode, EnvelopeCarriesNoCredentials) {
     // docs/provider-abi-documents.md: "The plugin never adds credentials."
     const auto d = parse(encode(read_file(fixtures() / "encode" / "every_block.in.json")));
     EXPECT_STREQ(d["method"].GetString(), "POST");
-    EXPECT_STREQ(d["path"].GetString(), "/v1/chat/completions");
+    EXPECT_STREQ(d["path"].GetString(), "/chat/completions");
     for (const auto& h : d["headers"].GetObject()) {
         const std::string name = h.name.GetString();
         EXPECT_NE(name, "authorization");
