@@ -24,8 +24,8 @@ namespace {
 nucleo::Message text_message(std::size_t n) {
     std::string text = "message " + std::to_string(n) + " ";
     while (text.size() < 200) text += "lorem ipsum dolor ";
-    nucleo::Message m = n % 2 == 1 ? nucleo::Message::outgoing_text(text)
-                                   : nucleo::Message::incoming_text(text);
+    nucleo::Message m =
+        n % 2 == 1 ? nucleo::Message::outgoing_text(text) : nucleo::Message::incoming_text(text);
     m.id = "m" + std::to_string(n);
     return m;
 }
@@ -72,10 +72,10 @@ void BM_SaveOneMessage(benchmark::State& state, const std::string& kind) {
     std::string version = store.create(user, conversation(id, size), "bench").version;
     std::size_t count = size;
     for (auto _ : state) {
-        const std::string request =
-            R"({"schema_version":1,"base_version":")" + version +
-            R"(","changes":{"fields":[],"messages":[{"at":)" + std::to_string(count) +
-            R"(,"remove":0,"insert":[)" + message_json(text_message(count + 1)) + "]}]}}";
+        const std::string request = R"({"schema_version":1,"base_version":")" + version +
+                                    R"(","changes":{"fields":[],"messages":[{"at":)" +
+                                    std::to_string(count) + R"(,"remove":0,"insert":[)" +
+                                    message_json(text_message(count + 1)) + "]}]}}";
         const std::string answer = store.instance().update_conversation(user, id, request);
         const auto at = answer.find("\"version\":\"") + 11;
         version = answer.substr(at, answer.find('"', at) - at);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -32,12 +33,18 @@ std::string compact(const ConversationParts& parts) {
 }
 
 class Persistent : public ::testing::TestWithParam<std::string> {
-protected:
+  protected:
     void SetUp() override {
         if (GetParam() == "sqlite") sqlite_path_ = store_test::temp_sqlite_path();
         store_.emplace(make_store(GetParam(), sqlite_path_));
         alice_ = unique("alice");
         bob_ = unique("bob");
+    }
+    void TearDown() override {
+        store_.reset();
+        for (const char* suffix : {"", "-wal", "-shm"}) {
+            if (!sqlite_path_.empty()) std::filesystem::remove(sqlite_path_ + suffix);
+        }
     }
     PersistentStore& store() { return *store_; }
 
@@ -65,8 +72,8 @@ TEST_P(Persistent, CapabilitiesSayPersistentWithHistory) {
 
 TEST_P(Persistent, CreateThenLoadGivesTheDocumentByteForByte) {
     // Every block kind, objective, tools, declarations: the whole document v1 survives a store.
-    const std::string fixture = std::string(NUCLEO_SOURCE_DIR) +
-                                "/tests/document/fixtures/every_block.json";
+    const std::string fixture =
+        std::string(NUCLEO_SOURCE_DIR) + "/tests/document/fixtures/every_block.json";
     std::ifstream in(fixture);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ConversationParts parts = nucleo::read_conversation_parts(text);
@@ -81,8 +88,7 @@ TEST_P(Persistent, CreateThenLoadGivesTheDocumentByteForByte) {
 TEST_P(Persistent, CreateOfAnExistingIdIsRefused) {
     const auto parts = conversation(unique("c"), 2);
     store().create(alice_, parts, "t");
-    EXPECT_EQ(error_kind([&] { store().create(alice_, parts, "t"); }),
-              ErrorKind::kInvalidArgument);
+    EXPECT_EQ(error_kind([&] { store().create(alice_, parts, "t"); }), ErrorKind::kInvalidArgument);
 }
 
 // Seed 000: "every conversation-addressed store operation takes the ACTING principal, and durable
@@ -295,9 +301,8 @@ TEST_P(Persistent, AStaleFencingTokenIsRefusedAfterTheLeaseIsTakenOver) {
               ErrorKind::kOwnership);
     EXPECT_NE(message.find("fencing token"), std::string::npos) << message;
     // A save without any token, once tokens are in use, is refused too.
-    EXPECT_EQ(error_kind([&] {
-                  store().update(alice_, id, version, SnapshotDelta::between(by_b, by_a));
-              }),
+    EXPECT_EQ(error_kind(
+                  [&] { store().update(alice_, id, version, SnapshotDelta::between(by_b, by_a)); }),
               ErrorKind::kOwnership);
     EXPECT_EQ(store().load_document(alice_, id), compact(by_b));
     EXPECT_NE(base, version);
@@ -347,7 +352,8 @@ TEST_P(Persistent, IdsWithQuotesNulsAndTenKilobytesAreKeptExactly) {
         EXPECT_EQ(store().load_document(who, id), compact(now));
         EXPECT_EQ(store().versions(who, id).size(), 2u);
         bool listed = false;
-        for (const auto& c : store().list(who, 1000).conversations) listed |= c.conversation_id == id;
+        for (const auto& c : store().list(who, 1000).conversations)
+            listed |= c.conversation_id == id;
         EXPECT_TRUE(listed);
         EXPECT_EQ(error_kind([&] { (void)store().load(who + "x", id); }), ErrorKind::kNotFound);
     }
@@ -364,10 +370,9 @@ TEST_P(Persistent, IdsWithQuotesNulsAndTenKilobytesAreKeptExactly) {
     } else {
         store().create(alice_, nul_parts, "nul");
         EXPECT_EQ(store().load_document(alice_, nul_id), compact(nul_parts));
-        EXPECT_EQ(error_kind([&] {
-                      (void)store().load(alice_, nul_id.substr(0, nul_id.find('\0')));
-                  }),
-                  ErrorKind::kNotFound);
+        EXPECT_EQ(
+            error_kind([&] { (void)store().load(alice_, nul_id.substr(0, nul_id.find('\0'))); }),
+            ErrorKind::kNotFound);
     }
 }
 
@@ -387,7 +392,7 @@ INSTANTIATE_TEST_SUITE_P(Stores, Persistent, ::testing::Values("memory", "sqlite
 // ---- session surface ----
 
 class Session : public ::testing::TestWithParam<std::string> {
-protected:
+  protected:
     void SetUp() override {
         store_.emplace(make_store(GetParam()));
         alice_ = unique("alice");
@@ -445,7 +450,7 @@ INSTANTIATE_TEST_SUITE_P(Stores, Session, ::testing::Values("memory", "redis"),
 // ---- lease surface ----
 
 class Lease : public ::testing::TestWithParam<std::string> {
-protected:
+  protected:
     void SetUp() override {
         store_.emplace(make_store(GetParam()));
         alice_ = unique("alice");

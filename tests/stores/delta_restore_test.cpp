@@ -67,8 +67,8 @@ TEST(SnapshotDelta, AChangedFlagRewritesThatMessageOnlyAndHeaderFieldsTravelWhol
 TEST(SnapshotDelta, ADeclaredToolAnnouncedInAMessageChangesTheToolsField) {
     // announced_in derives from the messages: the tools field follows the message carrying it.
     auto saved = conversation("c", 2);
-    saved.tools.push_back({nucleo::ToolDefinitionBlock{"search", "Search.", R"({"type":"object"})"},
-                           2});
+    saved.tools.push_back(
+        {nucleo::ToolDefinitionBlock{"search", "Search.", R"({"type":"object"})"}, 2});
     auto now = saved;
     nucleo::Message announce = nucleo::Message::outgoing_text("Additional tools now available:");
     announce.id = "tools-1";
@@ -87,10 +87,11 @@ struct CapturedLog {
     std::mutex mu;
     std::vector<std::string> warnings;
     CapturedLog() {
-        nucleo::log::set_sink([this](nucleo::log::Level level, std::string_view, std::string_view m) {
-            std::lock_guard lock(mu);
-            if (level == nucleo::log::Level::kWarn) warnings.emplace_back(m);
-        });
+        nucleo::log::set_sink(
+            [this](nucleo::log::Level level, std::string_view, std::string_view m) {
+                std::lock_guard lock(mu);
+                if (level == nucleo::log::Level::kWarn) warnings.emplace_back(m);
+            });
     }
     ~CapturedLog() { nucleo::log::set_sink({}); }
 };
@@ -143,8 +144,8 @@ TEST(Restore, AConversationLoadedFromAStoreComesBackUnboundWithItsPriorSpecId) {
     nucleo::PersistentStore store(store_test::make_store("memory"));
     // The store keeps what it is given; the poisoned snapshot goes in through the raw slot.
     store.instance().create_conversation(
-        "u", "c-orphans", std::string(R"({"schema_version":1,"title":"t","snapshot":)") +
-                              kPoisoned + "}");
+        "u", "c-orphans",
+        std::string(R"({"schema_version":1,"title":"t","snapshot":)") + kPoisoned + "}");
     CapturedLog log;
     const auto restored = nucleo::ConversationContext::from_parts(store.load("u", "c-orphans"));
     EXPECT_FALSE(restored.has_model());

@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
         saved.conversation_id = argv[4];
         auto add = [&](nucleo::ConversationParts& parts) {
             const std::size_t n = parts.messages.size() + 1;
-            nucleo::Message m = nucleo::Message::outgoing_text(
-                "message " + std::to_string(n) + " " + std::string(bytes, 'x'));
+            nucleo::Message m = nucleo::Message::outgoing_text("message " + std::to_string(n) +
+                                                               " " + std::string(bytes, 'x'));
             m.id = "m" + std::to_string(n);
             parts.messages.push_back(std::move(m));
         };
@@ -37,8 +37,9 @@ int main(int argc, char** argv) {
         for (;;) {
             nucleo::ConversationParts now = saved;
             add(now);
-            version = store.update(principal, saved.conversation_id, version,
-                                   nucleo::SnapshotDelta::between(saved, now))
+            version = store
+                          .update(principal, saved.conversation_id, version,
+                                  nucleo::SnapshotDelta::between(saved, now))
                           .version;
             saved = std::move(now);
             std::printf("%s\n", version.c_str());

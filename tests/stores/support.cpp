@@ -75,9 +75,15 @@ nucleo::Plugin plugin(const std::string& name) {
 
 }  // namespace
 
-std::string services_dir() { return NUCLEO_STORES_SERVICES_DIR; }
-std::string postgres_url() { return env_value("NUCLEO_TEST_POSTGRES_URL"); }
-std::string redis_url() { return env_value("NUCLEO_TEST_REDIS_URL"); }
+std::string services_dir() {
+    return NUCLEO_STORES_SERVICES_DIR;
+}
+std::string postgres_url() {
+    return env_value("NUCLEO_TEST_POSTGRES_URL");
+}
+std::string redis_url() {
+    return env_value("NUCLEO_TEST_REDIS_URL");
+}
 
 std::string unique(std::string_view prefix) {
     static std::atomic<int> counter{0};
@@ -109,8 +115,8 @@ nucleo::Message next_message(const nucleo::ConversationParts& parts, std::size_t
     const std::size_t n = parts.messages.size() + 1;
     std::string text = "message " + std::to_string(n) + " ";
     while (text.size() < bytes) text += "lorem ipsum ";
-    nucleo::Message m = n % 2 == 1 ? nucleo::Message::outgoing_text(text)
-                                   : nucleo::Message::incoming_text(text);
+    nucleo::Message m =
+        n % 2 == 1 ? nucleo::Message::outgoing_text(text) : nucleo::Message::incoming_text(text);
     m.id = "m" + std::to_string(n);
     return m;
 }

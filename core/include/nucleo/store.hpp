@@ -37,7 +37,7 @@ namespace nucleo {
 /// declarations, ...) that changed travels whole. Applying the changes to the saved document gives
 /// exactly write_conversation_parts(now, {.pretty = false}).
 class SnapshotDelta {
-public:
+  public:
     /// Computes the delta. Cost: one comparison per message, JSON only for what changed.
     static SnapshotDelta between(const ConversationParts& saved, const ConversationParts& now);
 
@@ -50,7 +50,7 @@ public:
     [[nodiscard]] std::size_t messages_inserted() const noexcept { return inserted_; }
     [[nodiscard]] std::size_t messages_removed() const noexcept { return removed_; }
 
-private:
+  private:
     std::string changes_json_;
     std::size_t fields_changed_ = 0;
     std::size_t splices_ = 0;
@@ -108,7 +108,7 @@ struct ConversationPage {
 /// The persistent store (seed 000 "Dual Stores": saves go here). Thread rule: every method may be
 /// called concurrently (the plugin does its own locking).
 class PersistentStore {
-public:
+  public:
     explicit PersistentStore(StoreInstance store) : store_(std::move(store)) {}
 
     [[nodiscard]] StoreCapabilities capabilities() const;
@@ -164,13 +164,13 @@ public:
 
     [[nodiscard]] const StoreInstance& instance() const noexcept { return store_; }
 
-private:
+  private:
     StoreInstance store_;
 };
 
 /// The session store (seed 000 "Dual Stores": consulted first). Thread rule: concurrent.
 class SessionStore {
-public:
+  public:
     explicit SessionStore(StoreInstance store) : store_(std::move(store)) {}
 
     /// The cached conversation, restored; nullopt on a miss (or another user's id).
@@ -183,7 +183,7 @@ public:
 
     [[nodiscard]] const StoreInstance& instance() const noexcept { return store_; }
 
-private:
+  private:
     StoreInstance store_;
 };
 
@@ -198,7 +198,7 @@ struct LeaseGrant {
 /// by a new holder gets a strictly larger fencing token. Held by another holder: kOwnership
 /// naming it. Thread rule: concurrent.
 class LeaseStore {
-public:
+  public:
     explicit LeaseStore(StoreInstance store) : store_(std::move(store)) {}
 
     /// Takes the lease for ttl_ms, or extends it when `holder` holds it already (same token).
@@ -216,7 +216,7 @@ public:
 
     [[nodiscard]] const StoreInstance& instance() const noexcept { return store_; }
 
-private:
+  private:
     StoreInstance store_;
 };
 

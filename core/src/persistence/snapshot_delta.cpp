@@ -1,4 +1,5 @@
-// SnapshotDelta: the `changes` document of an incremental save (store.hpp, docs/store-documents.md).
+// SnapshotDelta: the `changes` document of an incremental save (store.hpp,
+// docs/store-documents.md).
 //
 // The JSON of a message or a field is what write_conversation_parts writes for it (compact), so
 // applying the changes to the saved document yields write_conversation_parts(now) byte for byte.

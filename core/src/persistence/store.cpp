@@ -49,9 +49,9 @@ rapidjson::Document answer(const std::string& text, const char* slot) {
     rapidjson::Document doc;
     doc.Parse(text.data(), text.size());
     if (doc.HasParseError() || !doc.IsObject()) {
-        throw Error(ErrorKind::kProtocol,
-                    std::string("store answered ") + slot + " with something other than a JSON "
-                                                            "object");
+        throw Error(ErrorKind::kProtocol, std::string("store answered ") + slot +
+                                              " with something other than a JSON "
+                                              "object");
     }
     return doc;
 }

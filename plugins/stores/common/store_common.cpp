@@ -27,8 +27,8 @@ constexpr unsigned kParseFlags = rapidjson::kParseFullPrecisionFlag;
 void parse_object(rapidjson::Document& doc, std::string_view json, const char* what) {
     doc.Parse<kParseFlags>(json.data(), json.size());
     if (doc.HasParseError()) {
-        invalid(std::string(what) + ": byte offset " + std::to_string(doc.GetErrorOffset()) +
-                ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+        invalid(std::string(what) + ": byte offset " + std::to_string(doc.GetErrorOffset()) + ": " +
+                rapidjson::GetParseError_En(doc.GetParseError()));
     }
     if (!doc.IsObject()) invalid(std::string(what) + ": expected a JSON object");
 }
@@ -40,7 +40,9 @@ std::string text_of(const Value& value) {
     return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-std::string string_of(const Value& v) { return std::string(v.GetString(), v.GetStringLength()); }
+std::string string_of(const Value& v) {
+    return std::string(v.GetString(), v.GetStringLength());
+}
 
 void check_schema_version(const Value& doc, const char* what) {
     auto it = doc.FindMember("schema_version");
@@ -115,7 +117,9 @@ void put_string(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view 
 
 }  // namespace
 
-void fail(int32_t status, const std::string& message) { throw plugin::Failure(status, message); }
+void fail(int32_t status, const std::string& message) {
+    throw plugin::Failure(status, message);
+}
 
 std::string describe(std::string_view id) {
     constexpr std::size_t kShown = 60;
@@ -374,8 +378,9 @@ UpdateRequest parse_update(std::string_view json) {
     }
     if (has_changes) {
         if (!out.base_version) {
-            invalid("update request.base_version: required with \"changes\" (a change is "
-                    "relative to the version it was computed from)");
+            invalid(
+                "update request.base_version: required with \"changes\" (a change is "
+                "relative to the version it was computed from)");
         }
         out.changes_text = text_of(changes->value);
         out.changes = Changes::parse(out.changes_text);
@@ -435,10 +440,10 @@ std::optional<int64_t> check_fencing(std::optional<int64_t> kept, std::optional<
                  ", and this save carries none: a writer without the ownership lease is refused");
     }
     if (*presented < *kept) {
-        fail(NUCLEO_ERR_OWNERSHIP, "stale fencing token " + std::to_string(*presented) +
-                                       " for conversation " + describe(id) +
-                                       ": a newer owner saved under token " +
-                                       std::to_string(*kept) + " (the lease was lost or taken over)");
+        fail(NUCLEO_ERR_OWNERSHIP,
+             "stale fencing token " + std::to_string(*presented) + " for conversation " +
+                 describe(id) + ": a newer owner saved under token " + std::to_string(*kept) +
+                 " (the lease was lost or taken over)");
     }
     return presented;
 }
@@ -547,6 +552,8 @@ std::string rfc3339(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
-std::string rfc3339_now() { return rfc3339(std::chrono::system_clock::now()); }
+std::string rfc3339_now() {
+    return rfc3339(std::chrono::system_clock::now());
+}
 
 }  // namespace nucleo::stores

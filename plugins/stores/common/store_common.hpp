@@ -69,7 +69,7 @@ struct Changes {
 
 /// The row operations a SQL store performs to apply changes to its materialised latest state.
 class ChangeWriter {
-public:
+  public:
     virtual ~ChangeWriter() = default;
     /// Deletes messages at positions [at, end).
     virtual void delete_messages(int64_t at, int64_t end) = 0;

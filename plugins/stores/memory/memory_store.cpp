@@ -59,13 +59,14 @@ struct Lease {
 }
 
 class MemoryStore final : public nucleo::plugin::Store {
-public:
+  public:
     explicit MemoryStore(std::string_view config_json) {
         if (config_json.empty()) return;
         rapidjson::Document doc;
         doc.Parse(config_json.data(), config_json.size());
         if (doc.HasParseError() || !doc.IsObject()) {
-            throw nucleo::plugin::Failure(NUCLEO_ERR_CONFIG, "memory store: config is not a JSON object");
+            throw nucleo::plugin::Failure(NUCLEO_ERR_CONFIG,
+                                          "memory store: config is not a JSON object");
         }
         if (auto it = doc.FindMember("default_session_ttl_ms"); it != doc.MemberEnd()) {
             if (!it->value.IsInt64() || it->value.GetInt64() <= 0) {
@@ -87,9 +88,9 @@ public:
         std::lock_guard lock(mu_);
         Key key{std::string(principal), std::string(id)};
         if (conversations_.count(key) != 0) {
-            st::fail(NUCLEO_ERR_INVALID_ARGUMENT,
-                     "conversation " + st::describe(id) + " exists already (create is the first "
-                     "save only)");
+            st::fail(NUCLEO_ERR_INVALID_ARGUMENT, "conversation " + st::describe(id) +
+                                                      " exists already (create is the first "
+                                                      "save only)");
         }
         Conversation c;
         c.seq = ++seq_;
@@ -99,7 +100,8 @@ public:
         c.fencing_token = req.fencing_token;
         c.doc = std::move(req.snapshot);
         c.versions.push_back({c.created_at, "snapshot", req.snapshot_text});
-        out << st::version_answer("1", c.created_at, req.snapshot_text.size(), c.doc.messages.size());
+        out << st::version_answer("1", c.created_at, req.snapshot_text.size(),
+                                  c.doc.messages.size());
         conversations_.emplace(std::move(key), std::move(c));
     }
 
@@ -254,7 +256,8 @@ public:
             const auto ttl = std::chrono::milliseconds(req.ttl_ms);
             switch (req.op) {
                 case st::LeaseRequest::Op::kAcquire: {
-                    if (it != leases_.end() && it->second.holder != req.holder) held_by(id, it->second);
+                    if (it != leases_.end() && it->second.holder != req.holder)
+                        held_by(id, it->second);
                     if (it == leases_.end()) {
                         it = leases_.emplace(key, Lease{req.holder, ++fences_[key], {}, {}}).first;
                     }
@@ -292,7 +295,7 @@ public:
         out << answer;
     }
 
-private:
+  private:
     Conversation& find(std::string_view principal, std::string_view id) {
         auto it = conversations_.find(Key{std::string(principal), std::string(id)});
         if (it == conversations_.end()) not_found(id);
@@ -308,8 +311,8 @@ private:
             n = n * 10 + static_cast<std::size_t>(ch - '0');
         }
         if (!ok || n == 0 || n > count) {
-            st::fail(NUCLEO_ERR_NOT_FOUND, "conversation " + st::describe(id) +
-                                               " has no version " + st::describe(version));
+            st::fail(NUCLEO_ERR_NOT_FOUND, "conversation " + st::describe(id) + " has no version " +
+                                               st::describe(version));
         }
         return n;
     }
@@ -321,7 +324,8 @@ private:
         }
         for (char ch : cursor) {
             if (ch < '0' || ch > '9') {
-                st::fail(NUCLEO_ERR_INVALID_ARGUMENT, "list query.cursor: not a cursor of this store");
+                st::fail(NUCLEO_ERR_INVALID_ARGUMENT,
+                         "list query.cursor: not a cursor of this store");
             }
             n = n * 10 + static_cast<uint64_t>(ch - '0');
         }

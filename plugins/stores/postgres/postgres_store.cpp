@@ -37,7 +37,7 @@ namespace st = nucleo::stores;
 using nucleo::plugin::Failure;
 
 // The row of a conversation: found by its key hash, then compared in full.
-#define NUCLEO_PG_KEY                                                                   \
+#define NUCLEO_PG_KEY                                                                    \
     "key_hash=sha256(convert_to($1,'UTF8') || '\\x00'::bytea || convert_to($2,'UTF8')) " \
     "AND principal=$1 AND conversation_id=$2"
 #define NUCLEO_PG_NOW \
@@ -102,7 +102,7 @@ using Result = std::unique_ptr<PGresult, ResultDeleter>;
 /// A connection taken from the pool; given back (or dropped when broken) on destruction.
 class Pool;
 class Conn {
-public:
+  public:
     Conn(Pool& pool, PGconn* conn) : pool_(pool), conn_(conn) {}
     Conn(const Conn&) = delete;
     Conn& operator=(const Conn&) = delete;
@@ -136,7 +136,7 @@ public:
         in_tx_ = false;
     }
 
-private:
+  private:
     [[noreturn]] void fail_with(const PGresult* r, const char* sql) {
         const char* state = r != nullptr ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
         const std::string code = state != nullptr ? state : "";
@@ -149,8 +149,8 @@ private:
             code.rfind("57P", 0) == 0) {
             broken_ = true;
             throw Failure(NUCLEO_ERR_TRANSPORT,
-                          "postgres store: the connection to the server was lost during \"" +
-                              head + "...\" (" + message +
+                          "postgres store: the connection to the server was lost during \"" + head +
+                              "...\" (" + message +
                               "); this call failed and did not retry -- the next call reconnects");
         }
         if (code == "23505") {
@@ -174,7 +174,7 @@ private:
 };
 
 class Pool {
-public:
+  public:
     Pool(std::string url, std::size_t size) : url_(std::move(url)), size_(size) {}
     ~Pool() {
         for (PGconn* c : idle_) PQfinish(c);
@@ -201,7 +201,8 @@ public:
             throw Failure(NUCLEO_ERR_TRANSPORT,
                           "postgres store: cannot connect to the server: " + message);
         }
-        PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);  // plugins never print
+        PQsetNoticeProcessor(
+            c, [](void*, const char*) {}, nullptr);  // plugins never print
         return std::make_unique<Conn>(*this, c);
     }
 
@@ -223,7 +224,7 @@ public:
         for (PGconn* d : dropped) PQfinish(d);
     }
 
-private:
+  private:
     std::string url_;
     std::size_t size_;
     std::mutex mu_;
@@ -250,16 +251,22 @@ int64_t number(const Result& r, int row, int col) {
     return std::stoll(value(r, row, col));
 }
 
-Param p(std::string_view s) { return std::string(s); }
-Param p(int64_t n) { return std::to_string(n); }
-Param p(std::size_t n) { return std::to_string(n); }
+Param p(std::string_view s) {
+    return std::string(s);
+}
+Param p(int64_t n) {
+    return std::to_string(n);
+}
+Param p(std::size_t n) {
+    return std::to_string(n);
+}
 
 [[noreturn]] void not_found(std::string_view id) {
     st::fail(NUCLEO_ERR_NOT_FOUND, "no conversation " + st::describe(id) + " for this user");
 }
 
 class PostgresStore final : public nucleo::plugin::Store {
-public:
+  public:
     explicit PostgresStore(std::string_view config_json) {
         rapidjson::Document config;
         config.Parse(config_json.data(), config_json.size());
@@ -300,8 +307,7 @@ public:
             "VALUES(sha256(convert_to($1,'UTF8') || '\\x00'::bytea || convert_to($2,'UTF8')), "
             "sha256(convert_to($1,'UTF8')), $1, $2, $3, $4, " NUCLEO_PG_NOW ", " NUCLEO_PG_NOW
             ", 1, $5, $6) ON CONFLICT (key_hash) DO NOTHING RETURNING pk, created_at",
-            {p(principal), p(id), p(req.title), req.embedding,
-             p(req.snapshot.messages.size()),
+            {p(principal), p(id), p(req.title), req.embedding, p(req.snapshot.messages.size()),
              req.fencing_token ? p(*req.fencing_token) : Param()});
         if (PQntuples(row.get()) == 0) {
             st::fail(NUCLEO_ERR_INVALID_ARGUMENT,
@@ -347,9 +353,10 @@ public:
             new_count = written = req.snapshot->messages.size();
             bytes += add_version(*c, conv, head + 1, now, "snapshot", req.snapshot_text);
         }
-        c->exec("UPDATE nucleo_conversations SET head=$2, message_count=$3, fencing_token=$4, "
-                "updated_at=$5 WHERE pk=$1",
-                {p(conv), p(head + 1), p(new_count), token ? p(*token) : Param(), p(now)});
+        c->exec(
+            "UPDATE nucleo_conversations SET head=$2, message_count=$3, fencing_token=$4, "
+            "updated_at=$5 WHERE pk=$1",
+            {p(conv), p(head + 1), p(new_count), token ? p(*token) : Param(), p(now)});
         c->commit();
         out << st::version_answer(std::to_string(head + 1), now, bytes, written);
     }
@@ -367,8 +374,8 @@ public:
             for (int i = 0; i < PQntuples(f.get()); ++i) {
                 doc.fields.emplace_back(value(f, i, 0), value(f, i, 1));
             }
-            Result m = c->exec("SELECT body FROM nucleo_messages WHERE conv=$1 ORDER BY pos",
-                               {p(conv)});
+            Result m =
+                c->exec("SELECT body FROM nucleo_messages WHERE conv=$1 ORDER BY pos", {p(conv)});
             doc.messages.reserve(static_cast<std::size_t>(PQntuples(m.get())));
             for (int i = 0; i < PQntuples(m.get()); ++i) doc.messages.push_back(value(m, i, 0));
             c->commit();
@@ -379,8 +386,8 @@ public:
     void delete_conversation(std::string_view principal, std::string_view id) override {
         check_key(principal, id);
         auto c = pool_->take();
-        Result r = c->exec("DELETE FROM nucleo_conversations WHERE " NUCLEO_PG_KEY,
-                           {p(principal), p(id)});
+        Result r =
+            c->exec("DELETE FROM nucleo_conversations WHERE " NUCLEO_PG_KEY, {p(principal), p(id)});
         if (std::string(PQcmdTuples(r.get())) == "0") not_found(id);
     }
 
@@ -395,7 +402,8 @@ public:
                 after = std::stoll(*query.cursor, &used);
                 if (used != query.cursor->size() || after < 0) throw std::invalid_argument("");
             } catch (const std::exception&) {
-                st::fail(NUCLEO_ERR_INVALID_ARGUMENT, "list query.cursor: not a cursor of this store");
+                st::fail(NUCLEO_ERR_INVALID_ARGUMENT,
+                         "list query.cursor: not a cursor of this store");
             }
         }
         std::vector<st::ListedConversation> page;
@@ -466,13 +474,13 @@ public:
             c->commit();
         }
         if (chain.empty()) {
-            st::fail(NUCLEO_ERR_NOT_FOUND,
-                     "conversation " + st::describe(id) + " has no version " + st::describe(version));
+            st::fail(NUCLEO_ERR_NOT_FOUND, "conversation " + st::describe(id) + " has no version " +
+                                               st::describe(version));
         }
         out << st::replay(chain);
     }
 
-private:
+  private:
     static void check_key(std::string_view principal, std::string_view id) {
         st::refuse_nul(principal, "principal");
         st::refuse_nul(id, "conversation id");
@@ -487,9 +495,10 @@ private:
 
     static std::size_t put_field(Conn& c, int64_t conv, const std::string& key, std::size_t ord,
                                  const std::string& val) {
-        c.exec("INSERT INTO nucleo_fields(conv, key, ord, value) VALUES($1,$2,$3,$4) "
-               "ON CONFLICT (conv, key) DO UPDATE SET ord=excluded.ord, value=excluded.value",
-               {p(conv), p(key), p(ord), p(val)});
+        c.exec(
+            "INSERT INTO nucleo_fields(conv, key, ord, value) VALUES($1,$2,$3,$4) "
+            "ON CONFLICT (conv, key) DO UPDATE SET ord=excluded.ord, value=excluded.value",
+            {p(conv), p(key), p(ord), p(val)});
         return key.size() + val.size();
     }
 
@@ -513,9 +522,10 @@ private:
     static std::size_t add_version(Conn& c, int64_t conv, int64_t version,
                                    const std::string& saved_at, const char* kind,
                                    const std::string& body) {
-        c.exec("INSERT INTO nucleo_versions(conv, version, saved_at, kind, body) "
-               "VALUES($1,$2,$3,$4,$5)",
-               {p(conv), p(version), p(saved_at), p(std::string_view(kind)), p(body)});
+        c.exec(
+            "INSERT INTO nucleo_versions(conv, version, saved_at, kind, body) "
+            "VALUES($1,$2,$3,$4,$5)",
+            {p(conv), p(version), p(saved_at), p(std::string_view(kind)), p(body)});
         return body.size();
     }
 
@@ -556,15 +566,17 @@ private:
         for (const Migration& m : migrations()) {
             c->begin();
             c->exec("SELECT pg_advisory_xact_lock(7307215042)");
-            c->exec("CREATE TABLE IF NOT EXISTS nucleo_schema_migrations(version INTEGER PRIMARY "
-                    "KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
+            c->exec(
+                "CREATE TABLE IF NOT EXISTS nucleo_schema_migrations(version INTEGER PRIMARY "
+                "KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())");
             const bool applied =
                 PQntuples(c->exec("SELECT 1 FROM nucleo_schema_migrations WHERE version=$1",
                                   {p(static_cast<int64_t>(m.version))})
                               .get()) > 0;
             std::vector<std::string> present, missing;
             for (const char* table : m.tables) {
-                Result r = c->exec("SELECT to_regclass($1) IS NOT NULL", {p(std::string_view(table))});
+                Result r =
+                    c->exec("SELECT to_regclass($1) IS NOT NULL", {p(std::string_view(table))});
                 (value(r, 0, 0) == "t" ? present : missing).emplace_back(table);
             }
             if (applied && !missing.empty()) {

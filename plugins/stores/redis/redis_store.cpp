@@ -85,7 +85,7 @@ std::string text(const redisReply* r) {
 }
 
 class RedisStore final : public nucleo::plugin::Store {
-public:
+  public:
     explicit RedisStore(std::string_view config_json) {
         rapidjson::Document config;
         config.Parse(config_json.data(), config_json.size());
@@ -94,8 +94,9 @@ public:
         }
         auto url = config.FindMember("url");
         if (url == config.MemberEnd() || !url->value.IsString()) {
-            throw Failure(NUCLEO_ERR_CONFIG, "redis store: config \"url\" (redis://host:port/db) "
-                                             "is required");
+            throw Failure(NUCLEO_ERR_CONFIG,
+                          "redis store: config \"url\" (redis://host:port/db) "
+                          "is required");
         }
         parse_url(url->value.GetString());
         for (const char* name : {"default_session_ttl_ms", "timeout_ms"}) {
@@ -151,9 +152,9 @@ public:
     void lease(std::string_view principal, std::string_view id, std::string_view request_json,
                nucleo::plugin::Sink& out) override {
         const st::LeaseRequest req = st::parse_lease(request_json);
-        const char* op = req.op == st::LeaseRequest::Op::kAcquire  ? "acquire"
+        const char* op = req.op == st::LeaseRequest::Op::kAcquire ? "acquire"
                          : req.op == st::LeaseRequest::Op::kRenew ? "renew"
-                                                                   : "release";
+                                                                  : "release";
         const std::string token = req.fencing_token ? std::to_string(*req.fencing_token) : "";
         std::vector<std::string> fields;
         {
@@ -182,17 +183,17 @@ public:
                                                st::describe(id) + " (the lease carries " +
                                                fields[2] + ")");
         }
-        const auto expires = std::chrono::system_clock::time_point(
-            std::chrono::milliseconds(std::stoll(fields[3])));
+        const auto expires =
+            std::chrono::system_clock::time_point(std::chrono::milliseconds(std::stoll(fields[3])));
         out << st::lease_answer(std::stoll(fields[2]), fields[1], st::rfc3339(expires));
     }
 
-private:
+  private:
     void parse_url(const std::string& url) {
         const std::string scheme = "redis://";
         if (url.rfind(scheme, 0) != 0) {
-            throw Failure(NUCLEO_ERR_CONFIG, "redis store: url must start with redis:// (got \"" +
-                                                 url + "\")");
+            throw Failure(NUCLEO_ERR_CONFIG,
+                          "redis store: url must start with redis:// (got \"" + url + "\")");
         }
         std::string rest = url.substr(scheme.size());
         if (const auto at = rest.rfind('@'); at != std::string::npos) rest = rest.substr(at + 1);
@@ -206,7 +207,8 @@ private:
         } catch (const std::exception&) {
             throw Failure(NUCLEO_ERR_CONFIG, "redis store: bad port in url \"" + url + "\"");
         }
-        if (host_.empty()) throw Failure(NUCLEO_ERR_CONFIG, "redis store: no host in url \"" + url + "\"");
+        if (host_.empty())
+            throw Failure(NUCLEO_ERR_CONFIG, "redis store: no host in url \"" + url + "\"");
     }
 
     void connect() {
@@ -239,9 +241,9 @@ private:
             const std::string why = ctx_->errstr;
             redisFree(ctx_);
             ctx_ = nullptr;
-            throw Failure(NUCLEO_ERR_TRANSPORT,
-                          "redis store: the connection was lost during " + std::string(args[0]) +
-                              " (" + why + "); the next call reconnects");
+            throw Failure(NUCLEO_ERR_TRANSPORT, "redis store: the connection was lost during " +
+                                                    std::string(args[0]) + " (" + why +
+                                                    "); the next call reconnects");
         }
         if (r->type == REDIS_REPLY_ERROR) {
             throw Failure(NUCLEO_ERR_PLUGIN,

@@ -71,16 +71,15 @@ CREATE TABLE versions(
 
 [[noreturn]] void sqlite_fail(sqlite3* db, int rc, const std::string& what) {
     const int primary = rc & 0xff;
-    const int32_t status = primary == SQLITE_BUSY || primary == SQLITE_LOCKED
-                               ? NUCLEO_ERR_TRANSPORT
-                               : NUCLEO_ERR_PLUGIN;
+    const int32_t status = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? NUCLEO_ERR_TRANSPORT
+                                                                              : NUCLEO_ERR_PLUGIN;
     throw Failure(status, "sqlite store: " + what + ": " +
                               (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
 }
 
 /// A cached prepared statement in use: bound on the way in, reset on the way out.
 class Stmt {
-public:
+  public:
     Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
     Stmt(const Stmt&) = delete;
     Stmt& operator=(const Stmt&) = delete;
@@ -126,7 +125,7 @@ public:
                             : std::string();
     }
 
-private:
+  private:
     void check(int rc) {
         if (rc != SQLITE_OK) sqlite_fail(db_, rc, "binding a parameter");
     }
@@ -135,7 +134,7 @@ private:
 };
 
 class SqliteStore final : public nucleo::plugin::Store {
-public:
+  public:
     explicit SqliteStore(std::string_view config_json) {
         rapidjson::Document config;
         config.Parse(config_json.data(), config_json.size());
@@ -164,10 +163,9 @@ public:
             }
         }
         const std::string file = path->value.GetString();
-        const int rc = sqlite3_open_v2(file.c_str(), &db_,
-                                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                           SQLITE_OPEN_FULLMUTEX,
-                                       nullptr);
+        const int rc = sqlite3_open_v2(
+            file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+            nullptr);
         if (rc != SQLITE_OK) {
             std::string message = "sqlite store: cannot open \"" + file + "\": " +
                                   (db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
@@ -206,8 +204,9 @@ public:
                              " exists already (create is the first save only)");
             }
         }
-        stmt("INSERT INTO conversations(principal, conversation_id, title, embedding, created_at, "
-             "updated_at, head, message_count, fencing_token) VALUES(?1,?2,?3,?4,?5,?5,1,?6,?7)")
+        stmt(
+            "INSERT INTO conversations(principal, conversation_id, title, embedding, created_at, "
+            "updated_at, head, message_count, fencing_token) VALUES(?1,?2,?3,?4,?5,?5,1,?6,?7)")
             .blob(1, principal)
             .blob(2, id)
             .text(3, req.title)
@@ -232,8 +231,9 @@ public:
         int64_t conv = 0, head = 0, count = 0;
         std::optional<int64_t> kept;
         {
-            Stmt s = stmt("SELECT pk, head, message_count, fencing_token FROM conversations "
-                          "WHERE principal=?1 AND conversation_id=?2");
+            Stmt s = stmt(
+                "SELECT pk, head, message_count, fencing_token FROM conversations "
+                "WHERE principal=?1 AND conversation_id=?2");
             if (!s.blob(1, principal).blob(2, id).step()) not_found(id);
             conv = s.col_int(0);
             head = s.col_int(1);
@@ -245,8 +245,8 @@ public:
         std::size_t bytes = 0, written = 0;
         int64_t new_count = 0;
         if (req.changes) {
-            new_count = static_cast<int64_t>(
-                req.changes->checked_count(static_cast<std::size_t>(count)));
+            new_count =
+                static_cast<int64_t>(req.changes->checked_count(static_cast<std::size_t>(count)));
             bytes += apply_changes(conv, *req.changes);
             written = req.changes->inserted();
             bytes += add_version(conv, head + 1, now, "changes", req.changes_text);
@@ -258,8 +258,9 @@ public:
             written = req.snapshot->messages.size();
             bytes += add_version(conv, head + 1, now, "snapshot", req.snapshot_text);
         }
-        stmt("UPDATE conversations SET head=?2, message_count=?3, fencing_token=?4, updated_at=?5 "
-             "WHERE pk=?1")
+        stmt(
+            "UPDATE conversations SET head=?2, message_count=?3, fencing_token=?4, updated_at=?5 "
+            "WHERE pk=?1")
             .integer(1, conv)
             .integer(2, head + 1)
             .integer(3, new_count)
@@ -306,9 +307,12 @@ public:
         std::optional<std::string> next;
         {
             std::lock_guard lock(mu_);
-            Stmt s = stmt("SELECT pk, conversation_id, title, created_at, updated_at FROM "
-                          "conversations WHERE principal=?1 AND pk>?2 ORDER BY pk LIMIT ?3");
-            s.blob(1, principal).integer(2, after).integer(3, static_cast<int64_t>(query.limit) + 1);
+            Stmt s = stmt(
+                "SELECT pk, conversation_id, title, created_at, updated_at FROM "
+                "conversations WHERE principal=?1 AND pk>?2 ORDER BY pk LIMIT ?3");
+            s.blob(1, principal)
+                .integer(2, after)
+                .integer(3, static_cast<int64_t>(query.limit) + 1);
             int64_t last = after;
             while (s.step()) {
                 if (page.size() == query.limit) {
@@ -361,11 +365,11 @@ public:
         out << st::replay(chain);
     }
 
-private:
+  private:
     /// A transaction: IMMEDIATE for writes (takes the write lock up front, so the busy timeout
     /// applies at BEGIN instead of failing mid-save), DEFERRED for reads (a consistent snapshot).
     class Tx {
-    public:
+      public:
         explicit Tx(SqliteStore& s, bool write = true) : s_(s) {
             s_.exec(write ? "BEGIN IMMEDIATE" : "BEGIN");
         }
@@ -379,7 +383,7 @@ private:
             if (!done_) sqlite3_exec(s_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
         }
 
-    private:
+      private:
         SqliteStore& s_;
         bool done_ = false;
     };
@@ -390,8 +394,8 @@ private:
         if (rc != SQLITE_OK) {
             std::string text = message != nullptr ? message : sqlite3_errstr(rc);
             sqlite3_free(message);
-            const int32_t status = (rc & 0xff) == SQLITE_BUSY ? NUCLEO_ERR_TRANSPORT
-                                                              : NUCLEO_ERR_PLUGIN;
+            const int32_t status =
+                (rc & 0xff) == SQLITE_BUSY ? NUCLEO_ERR_TRANSPORT : NUCLEO_ERR_PLUGIN;
             throw Failure(status, std::string("sqlite store: ") + sql + ": " + text);
         }
     }
@@ -414,10 +418,10 @@ private:
         const int64_t version = user_version();
         if (version == kSchemaVersion) return;
         if (version > kSchemaVersion) {
-            throw Failure(NUCLEO_ERR_CONFIG,
-                          "sqlite store: \"" + file + "\" has schema version " +
-                              std::to_string(version) + ", newer than this plugin's " +
-                              std::to_string(kSchemaVersion));
+            throw Failure(NUCLEO_ERR_CONFIG, "sqlite store: \"" + file + "\" has schema version " +
+                                                 std::to_string(version) +
+                                                 ", newer than this plugin's " +
+                                                 std::to_string(kSchemaVersion));
         }
         {
             // A file of someone else's (tables but no version) is refused, never adopted.
@@ -466,8 +470,9 @@ private:
 
     std::size_t put_field(int64_t conv, const std::string& key, std::size_t ord,
                           const std::string& value) {
-        stmt("INSERT INTO fields(conv, key, ord, value) VALUES(?1,?2,?3,?4) ON CONFLICT(conv, key) "
-             "DO UPDATE SET ord=excluded.ord, value=excluded.value")
+        stmt(
+            "INSERT INTO fields(conv, key, ord, value) VALUES(?1,?2,?3,?4) ON CONFLICT(conv, key) "
+            "DO UPDATE SET ord=excluded.ord, value=excluded.value")
             .integer(1, conv)
             .text(2, key)
             .integer(3, static_cast<int64_t>(ord))
@@ -517,7 +522,9 @@ private:
                     .integer(2, from)
                     .integer(3, by)
                     .run();
-                s.stmt("UPDATE messages SET pos=-pos-1 WHERE conv=?1 AND pos<0").integer(1, conv).run();
+                s.stmt("UPDATE messages SET pos=-pos-1 WHERE conv=?1 AND pos<0")
+                    .integer(1, conv)
+                    .run();
             }
             std::size_t insert_message(int64_t pos, const std::string& body) override {
                 return s.put_message(conv, pos, body);
@@ -527,7 +534,10 @@ private:
                 return s.put_field(conv, key, ord, value);
             }
             void delete_field(const std::string& key) override {
-                s.stmt("DELETE FROM fields WHERE conv=?1 AND key=?2").integer(1, conv).text(2, key).run();
+                s.stmt("DELETE FROM fields WHERE conv=?1 AND key=?2")
+                    .integer(1, conv)
+                    .text(2, key)
+                    .run();
             }
         } rows(*this, conv);
         return st::write_changes(changes, rows);
@@ -556,7 +566,8 @@ private:
     }
     static int64_t parse_cursor(const std::string& cursor) {
         const int64_t v = digits(cursor);
-        if (v < 0) st::fail(NUCLEO_ERR_INVALID_ARGUMENT, "list query.cursor: not a cursor of this store");
+        if (v < 0)
+            st::fail(NUCLEO_ERR_INVALID_ARGUMENT, "list query.cursor: not a cursor of this store");
         return v;
     }
 
