@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -52,8 +53,14 @@ protected:
             return;
         }
         const auto level_name = spdlog::level::to_string_view(msg.level);
-        std::fprintf(stderr, "[%.*s] %.*s\n", static_cast<int>(level_name.size()), level_name.data(),
-                     static_cast<int>(text.size()), text.data());
+        if (name == "nucleo") {
+            std::fprintf(stderr, "[%.*s] %.*s\n", static_cast<int>(level_name.size()), level_name.data(),
+                         static_cast<int>(text.size()), text.data());
+        } else {
+            std::fprintf(stderr, "[%.*s] %.*s: %.*s\n", static_cast<int>(level_name.size()),
+                         level_name.data(), static_cast<int>(name.size()), name.data(),
+                         static_cast<int>(text.size()), text.data());
+        }
     }
     void flush_() override { std::fflush(stderr); }
 
@@ -64,6 +71,20 @@ private:
 struct LogState {
     std::shared_ptr<HostSink> sink = std::make_shared<HostSink>();
     spdlog::logger logger{"nucleo", sink};
+    /// Named loggers ("plugin:<name>") share the sink, so a host sink receives the name itself.
+    std::mutex named_mutex;
+    std::map<std::string, std::shared_ptr<spdlog::logger>, std::less<>> named;
+
+    spdlog::logger& named_logger(std::string_view name) {
+        std::lock_guard<std::mutex> lock(named_mutex);
+        auto it = named.find(name);
+        if (it == named.end()) {
+            auto lg = std::make_shared<spdlog::logger>(std::string(name), sink);
+            lg->set_level(spdlog::level::trace);  // the level check is the runtime logger's
+            it = named.emplace(std::string(name), std::move(lg)).first;
+        }
+        return *it->second;
+    }
     LogState() {
         logger.set_level(spdlog::level::info);
         if (const char* env = std::getenv("NUCLEO_LOG_LEVEL")) {
@@ -96,7 +117,7 @@ void write(Level level, std::string_view logger_name, std::string_view message) 
     if (logger_name.empty() || logger_name == "nucleo") {
         lg.log(lvl, "{}", message);
     } else {
-        lg.log(lvl, "{}: {}", logger_name, message);
+        state().named_logger(logger_name).log(lvl, "{}", message);
     }
 }
 
