@@ -10,7 +10,9 @@
 namespace nucleo {
 namespace {
 
-const Tokenizer& o200k() { return Tokenizer::get("o200k_base"); }
+const Tokenizer& o200k() {
+    return Tokenizer::get("o200k_base");
+}
 
 ConversationContext conversation(int messages) {
     ConversationContext c("c", "u");
@@ -66,8 +68,8 @@ TEST(TokenCounter, TotalsStayFreshAfterTheListIsRewritten) {
     const std::int64_t full = counter.total_tokens(c);
     std::vector<Message> kept(c.messages().begin() + 3, c.messages().end());
     c.replace_messages(kept, {3, 4});
-    const std::int64_t expected = counter.fixed_tokens(c) + counter.count_message(kept[0]) +
-                                  counter.count_message(kept[1]);
+    const std::int64_t expected =
+        counter.fixed_tokens(c) + counter.count_message(kept[0]) + counter.count_message(kept[1]);
     EXPECT_EQ(counter.total_tokens(c), expected);
     EXPECT_LT(expected, full);
     // A copy is its own lineage: appending to it never leaks into the original's total.
@@ -135,13 +137,13 @@ TEST(TokenCounter, ToolTrafficCountsItsContentAndWrapper) {
     using A = TokenArithmetic;
     TokenCounter counter(o200k());
     const ToolUseBlock use{"toolu_1", "search", R"({"q":"42"})"};
-    EXPECT_EQ(counter.count_block(use), A::kToolBlockOverheadTokens + counter.count_text("toolu_1") +
-                                            counter.count_text("search") +
-                                            counter.count_text(R"({"q":"42"})"));
+    EXPECT_EQ(counter.count_block(use),
+              A::kToolBlockOverheadTokens + counter.count_text("toolu_1") +
+                  counter.count_text("search") + counter.count_text(R"({"q":"42"})"));
     const ToolResultBlock result{"toolu_1", {TextBlock{"found"}}, false};
-    EXPECT_EQ(counter.count_block(result), A::kToolBlockOverheadTokens +
-                                               counter.count_text("toolu_1") +
-                                               counter.count_text("found"));
+    EXPECT_EQ(
+        counter.count_block(result),
+        A::kToolBlockOverheadTokens + counter.count_text("toolu_1") + counter.count_text("found"));
 }
 
 TEST(TokenCounter, ConcurrentCountsAgree) {
