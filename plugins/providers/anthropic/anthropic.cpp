@@ -24,7 +24,7 @@ using nucleo::plugin::Failure;
 /// configuration is only checked to be a JSON object, so a typo is refused at create rather
 /// than ignored. Thread rule: every slot is callable concurrently (nothing is shared).
 class AnthropicProvider final : public nucleo::plugin::Provider {
-public:
+  public:
     explicit AnthropicProvider(std::string_view config_json) {
         if (config_json.empty()) return;
         rapidjson::Document doc;
@@ -44,7 +44,7 @@ public:
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
-        out << nucleo::anthropic::encode_request(prepared_json);
+        nucleo::anthropic::encode_request(prepared_json, out);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

@@ -6,12 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include "nucleo/plugin.hpp"
+
 namespace nucleo::anthropic {
 
-/// The HTTP request document (docs/provider-abi-documents.md "encode → HTTP request") for one
-/// provider request document. Throws nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT) naming
-/// what cannot be expressed in the Messages API and where.
-std::string encode_request(std::string_view provider_request_json);
+/// Writes the HTTP request document (docs/provider-abi-documents.md "encode → HTTP request") for
+/// one provider request document. Throws nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT)
+/// naming what cannot be expressed in the Messages API and where.
+void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& out);
 
 /// The normalized response for one HTTP answer, or a Failure carrying the mapped status, the
 /// HTTP status and the provider's own error text (docs/provider-abi-documents.md "decode").

@@ -57,7 +57,9 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr std::size_t kQuoteBytes = 200;
 
-std::string_view str(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+std::string_view str(const Value& v) {
+    return {v.GetString(), v.GetStringLength()};
+}
 
 const Value* find(const Value& object, const char* key) {
     if (!object.IsObject()) return nullptr;
@@ -212,7 +214,7 @@ struct Response {
 };
 
 class Reader {
-public:
+  public:
     Reader(int32_t http_status, std::string_view body) : status_(http_status), body_(body) {}
 
     [[noreturn]] void lacks(const std::string& where, const char* field) const {
@@ -323,15 +325,18 @@ public:
                 if (b == nullptr || !b->IsObject()) lacks("content_block_start", "content_block");
                 const std::size_t at = index(event, "content_block_start");
                 if (at != r.blocks.size()) {
-                    off_format(status_, "starts content block " + std::to_string(at) +
-                                            " out of order", body_);
+                    off_format(status_,
+                               "starts content block " + std::to_string(at) + " out of order",
+                               body_);
                 }
                 r.blocks.push_back(block(*b, "content_block_start", true));
             } else if (type == "content_block_delta") {
                 const std::size_t at = index(event, "content_block_delta");
                 if (at >= r.blocks.size()) {
-                    off_format(status_, "has a delta for content block " + std::to_string(at) +
-                                            ", which never started", body_);
+                    off_format(status_,
+                               "has a delta for content block " + std::to_string(at) +
+                                   ", which never started",
+                               body_);
                 }
                 const Value* delta = find(event, "delta");
                 if (delta == nullptr) lacks("content_block_delta", "delta");
@@ -387,14 +392,18 @@ public:
             } else if (r.stop_reason == "max_tokens") {
                 b.input = "{}";  // cut off by the output limit: never handed to a tool
             } else {
-                off_format(status_, "streams tool_use " + b.a + " with an input that is not a "
-                           "JSON object (" + quote(b.input) + ")", body_);
+                off_format(status_,
+                           "streams tool_use " + b.a +
+                               " with an input that is not a "
+                               "JSON object (" +
+                               quote(b.input) + ")",
+                           body_);
             }
         }
         return r;
     }
 
-private:
+  private:
     std::size_t index(const Value& event, const char* where) const {
         const Value* i = find(event, "index");
         if (i == nullptr || !i->IsUint64()) lacks(where, "index");
@@ -507,8 +516,8 @@ std::string decode_response(int32_t http_status, std::string_view headers_json,
                    body);
     }
     if (!doc.IsObject()) off_format(http_status, "is not a JSON object", body);
-    if (const Value* type = find(doc, "type"); type != nullptr && type->IsString() &&
-                                               str(*type) == "error") {
+    if (const Value* type = find(doc, "type");
+        type != nullptr && type->IsString() && str(*type) == "error") {
         fail_with_error(http_status, find(doc, "error"), body, headers, true);
     }
     return write(reader.message(doc));

@@ -24,9 +24,9 @@
 //    written only when true (the API's default is false) and `content` only when something is
 //    left in it; `thinking` {thinking, signature}; `redacted_thinking` {data}.
 //  - `cache_control: {"type": "ephemeral"}` (plus `"ttl": "1h"` when cache_ttl is "1h") on exactly
-//    the system block and turn blocks the cache plan names — seed 000 "Breakpoint Limit": "Anthropic
-//    allows 4 cache breakpoints per request". The plan is checked (at most 4, in range, no
-//    duplicates, not on a thinking block, equal to its own `breakpoints` count) and the rendered
+//    the system block and turn blocks the cache plan names — seed 000 "Breakpoint Limit":
+//    "Anthropic allows 4 cache breakpoints per request". The plan is checked (at most 4, in range,
+//    no duplicates, not on a thinking block, equal to its own `breakpoints` count) and the rendered
 //    count is checked against it: the plugin adds, drops or moves nothing.
 //  - `tools`: prepared.tool_definitions as {name, description, input_schema}; a schema without a
 //    `type` gets `"type": "object"` (the API requires it), one of another type is refused; no
@@ -38,9 +38,16 @@
 //  - Headers: anthropic-version from options.anthropic_version (default "2023-06-01"),
 //    content-type, and anthropic-beta only when options.anthropic_beta names flags (a string or an
 //    array of strings, joined by commas): no feature this plugin renders needs a beta today.
+#if defined(__SSE2__) && !defined(RAPIDJSON_SSE2)
+// SIMD scanning in rapidjson's reader (always available on x86-64): parsing the request is half
+// of an encode.
+#define RAPIDJSON_SSE2
+#endif
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,11 +78,20 @@ constexpr const char* kDefaultVersion = "2023-06-01";
     throw Failure(NUCLEO_ERR_INVALID_ARGUMENT, "anthropic encode: " + what);
 }
 
-std::string_view str(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+std::string_view str(const Value& v) {
+    return {v.GetString(), v.GetStringLength()};
+}
 
-const Value* find(const Value& object, const char* key) {
-    const auto it = object.FindMember(key);
-    return it == object.MemberEnd() ? nullptr : &it->value;
+/// A member of an object, or nullptr. Inline with the key's length known at the call, so the
+/// name comparison is a fixed-size compare rather than a library call per member.
+inline const Value* find(const Value& object, std::string_view key) {
+    for (const auto& m : object.GetObject()) {
+        if (m.name.GetStringLength() == key.size() &&
+            std::memcmp(m.name.GetString(), key.data(), key.size()) == 0) {
+            return &m.value;
+        }
+    }
+    return nullptr;
 }
 
 /// Where a value sits in the provider request. Formatted only when something is refused, so the
@@ -111,10 +127,10 @@ struct Where {
     }
 };
 
-const Value& need_string(const Value& object, const char* key, const Where& where) {
+const Value& need_string(const Value& object, std::string_view key, const Where& where) {
     const Value* v = find(object, key);
     if (v == nullptr || !v->IsString()) {
-        refuse(where.str() + " lacks the string \"" + key + "\"");
+        refuse(where.str() + " lacks the string \"" + std::string(key) + "\"");
     }
     return *v;
 }
@@ -125,22 +141,65 @@ bool is_blank(std::string_view text) {
     });
 }
 
-std::string_view block_type(const Value& block, const Where& where) {
-    if (!block.IsObject()) refuse(where.str() + " is not a block object");
-    return str(need_string(block, "type", where));
+/// The block types of the conversation document (docs/conversation-document.md).
+enum class Kind : std::uint8_t {
+    kText,
+    kSkill,
+    kJson,
+    kImage,
+    kFile,
+    kToolUse,
+    kToolResult,
+    kThinking,
+    kRedactedThinking,
+    kOther,
+};
+
+Kind classify(std::string_view t) {
+    switch (t.size()) {  // by length first: each comparison is then one fixed-size compare
+        case 4:
+            if (t == "text") return Kind::kText;
+            if (t == "json") return Kind::kJson;
+            if (t == "file") return Kind::kFile;
+            break;
+        case 5:
+            if (t == "skill") return Kind::kSkill;
+            if (t == "image") return Kind::kImage;
+            break;
+        case 8:
+            if (t == "tool_use") return Kind::kToolUse;
+            if (t == "thinking") return Kind::kThinking;
+            break;
+        case 11:
+            if (t == "tool_result") return Kind::kToolResult;
+            break;
+        case 17:
+            if (t == "redacted_thinking") return Kind::kRedactedThinking;
+            break;
+        default:
+            break;
+    }
+    return Kind::kOther;
 }
 
-/// A text-like block whose text is blank is dropped, never sent (issue 4 item 4).
-bool dropped(const Value& block, std::string_view type) {
-    if (type == "text") {
-        const Value* t = find(block, "text");
-        return t != nullptr && t->IsString() && is_blank(str(*t));
+/// A block looked at once: its type, and for the text-like kinds the text that is sent.
+struct Inspected {
+    const Value* block;
+    std::string_view type;
+    Kind kind;
+    const Value* text;  // text and skill blocks: the string sent
+    bool dropped;       // blank text: never sent (issue 4 item 4)
+};
+
+Inspected inspect(const Value& block, const Where& where) {
+    if (!block.IsObject()) refuse(where.str() + " is not a block object");
+    const std::string_view type = str(need_string(block, "type", where));
+    Inspected in{&block, type, classify(type), nullptr, false};
+    if (in.kind == Kind::kText || in.kind == Kind::kSkill) {
+        in.text = &need_string(block, in.kind == Kind::kText ? "text" : "content", where);
+        in.dropped = is_blank(str(*in.text));
     }
-    if (type == "skill") {
-        const Value* c = find(block, "content");
-        return c != nullptr && c->IsString() && is_blank(str(*c));
-    }
-    return false;
+    return in;
 }
 
 int base64_value(char c) {
@@ -219,12 +278,12 @@ Plan read_plan(const Value& prepared) {
             const Value* turn = anchor.IsObject() ? find(anchor, "turn") : nullptr;
             const Value* block = anchor.IsObject() ? find(anchor, "block") : nullptr;
             if (turn == nullptr || block == nullptr) {
-                refuse("prepared.cache_plan.turn_anchors holds an entry without \"turn\" and "
-                       "\"block\"");
+                refuse(
+                    "prepared.cache_plan.turn_anchors holds an entry without \"turn\" and "
+                    "\"block\"");
             }
-            const auto pos =
-                std::make_pair(plan_index(*turn, "turn_anchors.turn"),
-                               plan_index(*block, "turn_anchors.block"));
+            const auto pos = std::make_pair(plan_index(*turn, "turn_anchors.turn"),
+                                            plan_index(*block, "turn_anchors.block"));
             if (plan.anchored(pos.first, pos.second)) {
                 refuse("prepared.cache_plan.turn_anchors names turn " + std::to_string(pos.first) +
                        " block " + std::to_string(pos.second) + " twice");
@@ -238,84 +297,169 @@ Plan read_plan(const Value& prepared) {
     }
     if (const Value* n = find(*p, "breakpoints"); n != nullptr && !n->IsNull()) {
         if (!n->IsUint64() || n->GetUint64() != plan.total()) {
-            refuse("prepared.cache_plan.breakpoints does not match its system_block and "
-                   "turn_anchors (" + std::to_string(plan.total()) + " marks)");
+            refuse(
+                "prepared.cache_plan.breakpoints does not match its system_block and "
+                "turn_anchors (" +
+                std::to_string(plan.total()) + " marks)");
         }
     }
     return plan;
 }
 
+/// Where the parsed strings live and where they came from. A string whose raw JSON form holds no
+/// backslash is copied as its original bytes instead of being unescaped and escaped again: the
+/// Writer's per-character escaping was most of an encode (bench/encode). The bytes are the ones
+/// Writer::String would write: it escapes only '"', '\\' and control characters, and a raw form
+/// without a backslash has none of them (the parser refuses raw control characters).
+struct Source {
+    const char* parsed_begin;  // the in-situ parsed copy
+    const char* parsed_end;
+    const char* original;  // the request as the host passed it, same offsets
+};
+
 /// The block kinds a system block, a turn block and a tool_result's content block may be.
 enum class Place { kSystem, kTurn, kToolResult };
 
 class Encoder {
-public:
-    Encoder(Writer& w, bool ttl_1h) : w_(w), ttl_1h_(ttl_1h) {}
+  public:
+    Encoder(Writer& w, rapidjson::StringBuffer& out, Source source, bool ttl_1h)
+        : w_(w), out_(out), source_(source), ttl_1h_(ttl_1h) {}
 
     [[nodiscard]] std::size_t breakpoints_written() const { return breakpoints_; }
 
-    void text(std::string_view text, bool cache) {
+    void text(const Value& text, bool cache) {
+        // The commonest block, and the whole of it is known bytes around one string: when that
+        // string needs no escaping, the block is written as one raw value.
+        if (const std::string_view raw = quoted(text); !raw.empty()) {
+            w_.RawValue(raw.data(), 0, rapidjson::kObjectType);  // the separator only
+            append(R"({"type":"text","text":)");
+            append(raw);
+            if (cache) {
+                append(ttl_1h_ ? R"(,"cache_control":{"type":"ephemeral","ttl":"1h"})"
+                               : R"(,"cache_control":{"type":"ephemeral"})");
+                ++breakpoints_;
+            }
+            append("}");
+            return;
+        }
         w_.StartObject();
         w_.Key("type");
         w_.String("text");
         w_.Key("text");
-        w_.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+        string(text);
         if (cache) cache_control();
         w_.EndObject();
     }
 
     /// One block of the conversation document in Messages API form (blank ones were filtered by
     /// the caller). `cache` puts the planned breakpoint on it.
-    void block(const Value& b, std::string_view type, bool cache, Place place, const Where& where) {
-        if (type == "text") {
-            text(str(need_string(b, "text", where)), cache);
-        } else if (type == "skill") {
-            text(str(need_string(b, "content", where)), cache);
-        } else if (type == "json") {
-            const Value* json = find(b, "json");
-            if (json == nullptr) refuse(where.str() + " lacks \"json\"");
-            rapidjson::StringBuffer buf;
-            rapidjson::Writer<rapidjson::StringBuffer> inner(buf);
-            json->Accept(inner);
-            text({buf.GetString(), buf.GetSize()}, cache);
-        } else if (type == "image" || type == "file") {
-            if (place == Place::kSystem) refuse(where.str() + ": the system takes text only");
-            media(b, type, cache, where);
-        } else if (place == Place::kTurn && type == "tool_use") {
-            tool_use(b, cache, where);
-        } else if (place == Place::kTurn && type == "tool_result") {
-            tool_result(b, cache, where);
-        } else if (place == Place::kTurn && type == "thinking") {
-            w_.StartObject();
-            w_.Key("type");
-            w_.String("thinking");
-            w_.Key("thinking");
-            string(need_string(b, "thinking", where));
-            w_.Key("signature");
-            const Value* sig = find(b, "signature");
-            if (sig != nullptr && sig->IsString()) {
-                string(*sig);
-            } else {
-                w_.String("");
+    void block(const Inspected& in, bool cache, Place place, const Where& where) {
+        const Value& b = *in.block;
+        const bool turn = place == Place::kTurn;
+        switch (in.kind) {
+            case Kind::kText:
+            case Kind::kSkill:
+                text(*in.text, cache);
+                return;
+            case Kind::kJson: {
+                const Value* json = find(b, "json");
+                if (json == nullptr) refuse(where.str() + " lacks \"json\"");
+                rapidjson::StringBuffer buf;
+                rapidjson::Writer<rapidjson::StringBuffer> inner(buf);
+                json->Accept(inner);
+                text(Value(rapidjson::StringRef(buf.GetString(), buf.GetSize())), cache);
+                return;
             }
-            w_.EndObject();
-        } else if (place == Place::kTurn && type == "redacted_thinking") {
-            w_.StartObject();
-            w_.Key("type");
-            w_.String("redacted_thinking");
-            w_.Key("data");
-            string(need_string(b, "data", where));
-            w_.EndObject();
-        } else {
-            refuse(where.str() + ": a \"" + std::string(type) + "\" block cannot be sent " +
-                   (place == Place::kSystem       ? "as system content"
-                    : place == Place::kToolResult ? "inside a tool_result"
-                                                  : "in a turn"));
+            case Kind::kImage:
+            case Kind::kFile:
+                if (place == Place::kSystem) refuse(where.str() + ": the system takes text only");
+                media(b, in.type, cache, where);
+                return;
+            case Kind::kToolUse:
+                if (!turn) break;
+                tool_use(b, cache, where);
+                return;
+            case Kind::kToolResult:
+                if (!turn) break;
+                tool_result(b, cache, where);
+                return;
+            case Kind::kThinking: {
+                if (!turn) break;
+                const Value& thinking = need_string(b, "thinking", where);
+                const Value* sig = find(b, "signature");
+                const std::string_view raw = quoted(thinking);
+                const std::string_view raw_sig =
+                    sig != nullptr && sig->IsString() ? quoted(*sig) : std::string_view("\"\"");
+                if (!raw.empty() && !raw_sig.empty()) {  // as text(): one raw value
+                    w_.RawValue(raw.data(), 0, rapidjson::kObjectType);
+                    append(R"({"type":"thinking","thinking":)");
+                    append(raw);
+                    append(R"(,"signature":)");
+                    append(raw_sig);
+                    append("}");
+                    return;
+                }
+                w_.StartObject();
+                w_.Key("type");
+                w_.String("thinking");
+                w_.Key("thinking");
+                string(thinking);
+                w_.Key("signature");
+                if (sig != nullptr && sig->IsString()) {
+                    string(*sig);
+                } else {
+                    w_.String("");
+                }
+                w_.EndObject();
+                return;
+            }
+            case Kind::kRedactedThinking:
+                if (!turn) break;
+                w_.StartObject();
+                w_.Key("type");
+                w_.String("redacted_thinking");
+                w_.Key("data");
+                string(need_string(b, "data", where));
+                w_.EndObject();
+                return;
+            case Kind::kOther:
+                break;
         }
+        refuse(where.str() + ": a \"" + std::string(in.type) + "\" block cannot be sent " +
+               (place == Place::kSystem       ? "as system content"
+                : place == Place::kToolResult ? "inside a tool_result"
+                                              : "in a turn"));
     }
 
-private:
-    void string(const Value& v) { w_.String(v.GetString(), v.GetStringLength()); }
+  private:
+    /// The original JSON bytes of a parsed string, quotes included, when they hold no escape;
+    /// else empty (see Source).
+    [[nodiscard]] std::string_view quoted(const Value& v) const {
+        const char* p = v.GetString();
+        const std::size_t n = v.GetStringLength();
+        if (p > source_.parsed_begin && p + n < source_.parsed_end) {
+            const char* raw = source_.original + (p - source_.parsed_begin);
+            if (raw[-1] == '"' && raw[n] == '"' && std::memchr(raw, '\\', n) == nullptr) {
+                return {raw - 1, n + 2};
+            }
+        }
+        return {};
+    }
+
+    /// Bytes straight to the writer's buffer: only right after a RawValue() call that wrote the
+    /// separator of the value these bytes complete (the writer keeps no other pending state).
+    void append(std::string_view bytes) {
+        std::memcpy(out_.Push(bytes.size()), bytes.data(), bytes.size());
+    }
+
+    void string(const Value& v) {
+        if (const std::string_view raw = quoted(v); !raw.empty()) {
+            w_.RawValue(raw.data(), 0, rapidjson::kStringType);  // the separator only
+            append(raw);
+            return;
+        }
+        w_.String(v.GetString(), v.GetStringLength());
+    }
 
     void cache_control() {
         w_.Key("cache_control");
@@ -353,8 +497,10 @@ private:
         } else if (image) {
             if (media_type != "image/jpeg" && media_type != "image/png" &&
                 media_type != "image/gif" && media_type != "image/webp") {
-                refuse(where.str() + ": the Messages API takes base64 images as image/jpeg, "
-                       "image/png, image/gif or image/webp, not " + std::string(media_type));
+                refuse(where.str() +
+                       ": the Messages API takes base64 images as image/jpeg, "
+                       "image/png, image/gif or image/webp, not " +
+                       std::string(media_type));
             }
             base64_source(media_type, *data);
         } else if (media_type == "application/pdf") {
@@ -368,8 +514,10 @@ private:
             w_.Key("data");
             w_.String(text->data(), static_cast<rapidjson::SizeType>(text->size()));
         } else {
-            refuse(where.str() + ": the Messages API takes base64 documents as application/pdf "
-                   "or text, not " + std::string(media_type) + " (send it by \"url\")");
+            refuse(where.str() +
+                   ": the Messages API takes base64 documents as application/pdf "
+                   "or text, not " +
+                   std::string(media_type) + " (send it by \"url\")");
         }
         w_.EndObject();
         if (!image) {
@@ -422,19 +570,19 @@ private:
         string(need_string(b, "tool_use_id", where));
         const Value* content = find(b, "content");
         if (content != nullptr && !content->IsNull()) {
-            if (!content->IsArray()) refuse(where.str() + ": tool_result \"content\" is not an array");
+            if (!content->IsArray())
+                refuse(where.str() + ": tool_result \"content\" is not an array");
             bool opened = false;
             for (rapidjson::SizeType i = 0; i < content->Size(); ++i) {
-                const Value& inner = (*content)[i];
                 const Where at = where.at_inner(i);
-                const std::string_view type = block_type(inner, at);
-                if (dropped(inner, type)) continue;
+                const Inspected inner = inspect((*content)[i], at);
+                if (inner.dropped) continue;
                 if (!opened) {
                     w_.Key("content");
                     w_.StartArray();
                     opened = true;
                 }
-                block(inner, type, false, Place::kToolResult, at);
+                block(inner, false, Place::kToolResult, at);
             }
             if (opened) w_.EndArray();
         }
@@ -451,29 +599,40 @@ private:
     }
 
     Writer& w_;
+    rapidjson::StringBuffer& out_;
+    Source source_;
     bool ttl_1h_;
     std::size_t breakpoints_ = 0;
 };
 
 struct Turn {
     const Value* value;
-    const Value* blocks;
+    std::size_t first;  // its blocks in Turns::blocks
+    std::size_t count;
     bool user;
+};
+
+/// Every turn and every block of it, inspected once.
+struct Turns {
+    std::vector<Turn> turns;
+    std::vector<Inspected> blocks;
 };
 
 const Value& need_array(const Value& object, const char* key, const char* where) {
     const Value* v = find(object, key);
-    if (v == nullptr || !v->IsArray()) refuse(std::string(where) + " lacks the array \"" + key + "\"");
+    if (v == nullptr || !v->IsArray())
+        refuse(std::string(where) + " lacks the array \"" + key + "\"");
     return *v;
 }
 
 /// Reads and checks every turn before anything is written: roles, blocks, blank text, and that
 /// each planned anchor lands on a block that is sent and may carry cache_control.
-std::vector<Turn> read_turns(const Value& prepared, const Plan& plan) {
+Turns read_turns(const Value& prepared, const Plan& plan) {
     const Value& turns = need_array(prepared, "turns", "prepared");
     if (turns.Empty()) refuse("prepared.turns is empty: the Messages API needs a message");
-    std::vector<Turn> out;
-    out.reserve(turns.Size());
+    Turns out;
+    out.turns.reserve(turns.Size());
+    out.blocks.reserve(turns.Size() * 2);
     for (rapidjson::SizeType t = 0; t < turns.Size(); ++t) {
         const Value& turn = turns[t];
         Where where{"prepared.turns", t, turn.IsObject() ? &turn : nullptr};
@@ -484,28 +643,33 @@ std::vector<Turn> read_turns(const Value& prepared, const Plan& plan) {
                    "\"; a turn is \"user\" or \"assistant\"");
         }
         const Value* blocks = find(turn, "blocks");
-        if (blocks == nullptr || !blocks->IsArray()) refuse(where.str() + " lacks the array \"blocks\"");
+        if (blocks == nullptr || !blocks->IsArray()) {
+            refuse(where.str() + " lacks the array \"blocks\"");
+        }
         std::size_t sent = 0;
         for (rapidjson::SizeType b = 0; b < blocks->Size(); ++b) {
             const Where at = where.at_block(b);
-            const std::string_view type = block_type((*blocks)[b], at);
-            const bool drop = dropped((*blocks)[b], type);
-            if (!drop) ++sent;
+            const Inspected in = inspect((*blocks)[b], at);
+            if (!in.dropped) ++sent;
             if (plan.anchored(t, b) &&
-                (drop || type == "thinking" || type == "redacted_thinking")) {
+                (in.dropped || in.kind == Kind::kThinking || in.kind == Kind::kRedactedThinking)) {
                 refuse(at.str() + ": the cache plan anchors a breakpoint on a " +
-                       (drop ? "blank text block, which is never sent"
-                             : "\"" + std::string(type) + "\" block, which cannot carry one"));
+                       (in.dropped
+                            ? "blank text block, which is never sent"
+                            : "\"" + std::string(in.type) + "\" block, which cannot carry one"));
             }
+            out.blocks.push_back(in);
         }
         if (sent == 0) {
-            refuse(where.str() + " has no content to send (every block is blank or there are "
+            refuse(where.str() +
+                   " has no content to send (every block is blank or there are "
                    "none); a turn is never sent blank");
         }
-        out.push_back({&turn, blocks, role == "user"});
+        out.turns.push_back(
+            {&turn, out.blocks.size() - blocks->Size(), blocks->Size(), role == "user"});
     }
     for (const auto& [t, b] : plan.anchors) {
-        if (t >= out.size() || b >= out[t].blocks->Size()) {
+        if (t >= out.turns.size() || b >= out.turns[t].count) {
             refuse("prepared.cache_plan.turn_anchors names turn " + std::to_string(t) + " block " +
                    std::to_string(b) + ", which does not exist");
         }
@@ -525,13 +689,13 @@ void write_system(Encoder& enc, Writer& w, const Value& prepared, const Plan& pl
     }
     bool opened = false;
     for (rapidjson::SizeType i = 0; i < n; ++i) {
-        const Value& b = (*blocks)[i];
         const Where where{"prepared.system_blocks", i};
-        const std::string_view type = block_type(b, where);
+        const Inspected in = inspect((*blocks)[i], where);
         const bool cache = plan.system_block == i;
-        if (dropped(b, type)) {
+        if (in.dropped) {
             if (cache) {
-                refuse(where.str() + ": the cache plan anchors the system breakpoint on a blank "
+                refuse(where.str() +
+                       ": the cache plan anchors the system breakpoint on a blank "
                        "block, which is never sent");
             }
             continue;
@@ -541,35 +705,34 @@ void write_system(Encoder& enc, Writer& w, const Value& prepared, const Plan& pl
             w.StartArray();
             opened = true;
         }
-        enc.block(b, type, cache, Place::kSystem, where);
+        enc.block(in, cache, Place::kSystem, where);
     }
     if (opened) w.EndArray();
 }
 
-void write_messages(Encoder& enc, Writer& w, const std::vector<Turn>& turns, const Plan& plan) {
+void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan) {
+    const std::vector<Turn>& turns = all.turns;
     w.Key("messages");
     w.StartArray();
     for (std::size_t first = 0; first < turns.size();) {
         std::size_t end = first + 1;
         while (end < turns.size() && turns[end].user == turns[first].user) ++end;
+        const bool user = turns[first].user;
         w.StartObject();
         w.Key("role");
-        w.String(turns[first].user ? "user" : "assistant");
+        w.String(user ? "user" : "assistant");
         w.Key("content");
         w.StartArray();
         // Pass 0 writes a user message's tool results, pass 1 everything else.
-        for (int pass = turns[first].user ? 0 : 1; pass < 2; ++pass) {
+        for (int pass = user ? 0 : 1; pass < 2; ++pass) {
             for (std::size_t t = first; t < end; ++t) {
-                const Value& blocks = *turns[t].blocks;
-                for (rapidjson::SizeType b = 0; b < blocks.Size(); ++b) {
-                    const Value& block = blocks[b];
-                    const std::string_view type = str(block["type"]);
-                    const bool result = type == "tool_result";
-                    if ((pass == 0) != (turns[first].user && result)) continue;
-                    if (dropped(block, type)) continue;
+                for (std::size_t b = 0; b < turns[t].count; ++b) {
+                    const Inspected& in = all.blocks[turns[t].first + b];
+                    const bool result = in.kind == Kind::kToolResult;
+                    if ((pass == 0) != (user && result) || in.dropped) continue;
                     const Where where{"prepared.turns", t, turns[t].value,
                                       static_cast<std::ptrdiff_t>(b)};
-                    enc.block(block, type, plan.anchored(t, b), Place::kTurn, where);
+                    enc.block(in, plan.anchored(t, b), Place::kTurn, where);
                 }
             }
         }
@@ -669,7 +832,8 @@ void write_headers(Writer& w, const Value& request) {
             flags = str(*beta);
         } else if (beta->IsArray()) {
             for (const Value& f : beta->GetArray()) {
-                if (!f.IsString()) refuse("options.anthropic_beta holds a value that is not a string");
+                if (!f.IsString())
+                    refuse("options.anthropic_beta holds a value that is not a string");
                 if (!flags.empty()) flags += ",";
                 flags += str(f);
             }
@@ -686,7 +850,7 @@ void write_headers(Writer& w, const Value& request) {
 
 }  // namespace
 
-std::string encode_request(std::string_view provider_request_json) {
+void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& sink) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
     // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
     std::string buffer(provider_request_json);
@@ -746,12 +910,14 @@ std::string encode_request(std::string_view provider_request_json) {
         refuse("the provider request lacks the object \"prepared\"");
     }
     const Plan plan = read_plan(*prepared);
-    const std::vector<Turn> turns = read_turns(*prepared, plan);
+    const Turns turns = read_turns(*prepared, plan);
 
     rapidjson::StringBuffer out;
     out.Reserve(provider_request_json.size() + 256);
     Writer w(out);
-    Encoder enc(w, ttl_1h);
+    Encoder enc(w, out,
+                Source{buffer.data(), buffer.data() + buffer.size(), provider_request_json.data()},
+                ttl_1h);
     w.StartObject();
     w.Key("schema_version");
     w.Int(1);
@@ -789,7 +955,7 @@ std::string encode_request(std::string_view provider_request_json) {
                       "anthropic encode: rendered " + std::to_string(enc.breakpoints_written()) +
                           " cache breakpoints for a plan of " + std::to_string(plan.total()));
     }
-    return {out.GetString(), out.GetSize()};
+    sink.write({out.GetString(), out.GetSize()});
 }
 
 }  // namespace nucleo::anthropic

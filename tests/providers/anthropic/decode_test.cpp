@@ -61,14 +61,20 @@ std::vector<Case> cases() {
     return out;
 }
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.file << ":" << c.name; }
+void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.file << ":" << c.name;
+}
 
 ErrorKind kind_named(const std::string& name) {
     static const std::map<std::string, ErrorKind> kinds = {
-        {"rate_limited", ErrorKind::kRateLimited},   {"overloaded", ErrorKind::kOverloaded},
-        {"invalid_argument", ErrorKind::kInvalidArgument}, {"config", ErrorKind::kConfig},
-        {"not_found", ErrorKind::kNotFound},         {"protocol", ErrorKind::kProtocol},
-        {"context_overflow", ErrorKind::kContextOverflow}, {"plugin", ErrorKind::kPlugin}};
+        {"rate_limited", ErrorKind::kRateLimited},
+        {"overloaded", ErrorKind::kOverloaded},
+        {"invalid_argument", ErrorKind::kInvalidArgument},
+        {"config", ErrorKind::kConfig},
+        {"not_found", ErrorKind::kNotFound},
+        {"protocol", ErrorKind::kProtocol},
+        {"context_overflow", ErrorKind::kContextOverflow},
+        {"plugin", ErrorKind::kPlugin}};
     const auto it = kinds.find(name);
     EXPECT_NE(it, kinds.end()) << "unknown kind in a fixture: " << name;
     return it == kinds.end() ? ErrorKind::kInternal : it->second;
@@ -92,7 +98,8 @@ TEST_P(Decode, MatchesTheFixture) {
     EXPECT_NE(message.find("(HTTP " + std::to_string(c.error_http) + ")"), std::string::npos)
         << message;
     for (const std::string& part : c.contains) {
-        EXPECT_NE(message.find(part), std::string::npos) << "\"" << part << "\" not in: " << message;
+        EXPECT_NE(message.find(part), std::string::npos)
+            << "\"" << part << "\" not in: " << message;
     }
 }
 
@@ -123,8 +130,7 @@ TEST(AnthropicDecode, EveryCutOfARealAnswerIsAProtocolErrorOrAnAnswer) {
 TEST(AnthropicDecode, AQuoteOfTheBodyStopsAt200Bytes) {
     const std::string body = "x" + std::string(5000, 'y');
     const std::string message = error_of([&] { (void)provider().decode(200, "{}", body); });
-    EXPECT_NE(message.find("\"x" + std::string(199, 'y') + "\" (of 5001 bytes)"),
-              std::string::npos)
+    EXPECT_NE(message.find("\"x" + std::string(199, 'y') + "\" (of 5001 bytes)"), std::string::npos)
         << message;
 }
 

@@ -64,7 +64,7 @@ void expect_valid_wire(const std::vector<std::string>& bodies) {
 }
 
 class AnthropicEmulator : public ::testing::Test {
-protected:
+  protected:
     EmulatorProcess emu{{"--min-cacheable", "8"}};
 };
 
@@ -75,7 +75,7 @@ protected:
 TEST_F(AnthropicEmulator, AcceptsEveryGoldenRequestAndItsAnswerDecodes) {
     std::vector<std::string> bodies;
     for (const char* name : {"every_block", "merged_turns", "four_breakpoints", "blank_text",
-                             "thinking_stream", "minimal"}) {
+                             "thinking_stream", "minimal", "escapes"}) {
         SCOPED_TRACE(name);
         const Call call =
             post(emu, read_file(fixtures() / "encode" / (std::string(name) + ".request.json")));
@@ -115,7 +115,8 @@ TEST_F(AnthropicEmulator, AcceptsEveryGoldenRequestAndItsAnswerDecodes) {
             EXPECT_STREQ(out["stop_reason"].GetString(), "end_turn");
             EXPECT_STREQ(blocks[first]["type"].GetString(), "text");
         }
-        EXPECT_GT(out["usage"]["input_tokens"].GetInt64() + out["usage"]["cache_read_tokens"].GetInt64() +
+        EXPECT_GT(out["usage"]["input_tokens"].GetInt64() +
+                      out["usage"]["cache_read_tokens"].GetInt64() +
                       out["usage"]["cache_write_tokens"].GetInt64(),
                   0);
         EXPECT_GT(out["usage"]["output_tokens"].GetInt64(), 0);
@@ -137,7 +138,8 @@ std::string growing_request(const std::string& turns, const std::string& anchors
     std::string system(2000, 'x');
     for (std::size_t i = 0; i < system.size(); i += 10) system[i] = ' ';
     return R"({"schema_version":1,"model":{"id":"c","wire_model":"claude-emu"},"max_tokens":256,)"
-           R"("stream":)" + std::string(stream ? "true" : "false") +
+           R"("stream":)" +
+           std::string(stream ? "true" : "false") +
            R"(,"cache_ttl":"5m","prepared":{"system_blocks":[{"type":"text","text":")" + system +
            R"("}],"cache_system":true,"native_tools":true,"cache_plan":{"breakpoints":)" +
            std::to_string(marks) + R"(,"system_block":0,"turn_anchors":[)" + anchors +
@@ -227,10 +229,11 @@ TEST_F(AnthropicEmulator, TheProvidersRefusalTextIsCarried) {
         content += R"({"type":"text","text":"b)" + std::to_string(i) +
                    R"(","cache_control":{"type":"ephemeral"}})";
     }
-    const std::string body = R"({"model":"claude-emu","max_tokens":10,"messages":[{"role":"user","content":[)" +
-                             content + "]}]}";
-    HttpResult r = emu.post("/v1/messages", body,
-                            {"x-api-key: k", "anthropic-version: 2023-06-01"});
+    const std::string body =
+        R"({"model":"claude-emu","max_tokens":10,"messages":[{"role":"user","content":[)" +
+        content + "]}]}";
+    HttpResult r =
+        emu.post("/v1/messages", body, {"x-api-key: k", "anthropic-version: 2023-06-01"});
     ASSERT_EQ(r.status, 400);
     ErrorKind kind = ErrorKind::kInternal;
     const std::string message = error_of(

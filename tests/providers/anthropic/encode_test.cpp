@@ -67,12 +67,13 @@ void expect_dialect_rules(const rapidjson::Value& body, const std::string& name)
                 EXPECT_FALSE(blank(text_of(block))) << name << ": blank text";
             }
             if (type == "tool_result") {
-                EXPECT_FALSE(seen_other) << name << ": message " << i
-                                         << " has a tool_result after another block";
+                EXPECT_FALSE(seen_other)
+                    << name << ": message " << i << " has a tool_result after another block";
                 if (block.HasMember("content")) {
                     for (const auto& inner : block["content"].GetArray()) {
                         if (std::string(inner["type"].GetString()) == "text") {
-                            EXPECT_FALSE(blank(text_of(inner))) << name << ": blank text in a result";
+                            EXPECT_FALSE(blank(text_of(inner)))
+                                << name << ": blank text in a result";
                         }
                     }
                 }
@@ -108,12 +109,23 @@ TEST_P(Golden, RendersExactlyThePlannedBreakpoints) {
     const auto& prepared = in["prepared"];
     if (prepared.HasMember("cache_plan")) {
         const auto& plan = prepared["cache_plan"];
-        planned = static_cast<int>(plan["turn_anchors"].Size()) +
-                  (plan["system_block"].IsNull() ? 0 : 1);
-        EXPECT_EQ(planned, plan["breakpoints"].GetInt()) << "fixture " << name << " is inconsistent";
+        planned =
+            static_cast<int>(plan["turn_anchors"].Size()) + (plan["system_block"].IsNull() ? 0 : 1);
+        EXPECT_EQ(planned, plan["breakpoints"].GetInt())
+            << "fixture " << name << " is inconsistent";
     }
     const rapidjson::Document body = parse(encode_body(request));
     EXPECT_EQ(count_cache_control(body), planned) << name;
+}
+
+// The plugin copies strings that need no escaping as their original bytes (encode.cpp, Source);
+// the result must be byte for byte what RapidJSON's Writer writes, escapes included — the cache
+// prefix is keyed by these bytes.
+TEST_P(Golden, TheBytesAreExactlyWhatTheWriterWrites) {
+    const std::string name = GetParam();
+    const std::string out =
+        provider().encode(read_file(fixtures() / "encode" / (name + ".request.json")));
+    EXPECT_EQ(compact(parse(out)), out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Golden, ::testing::ValuesIn(golden_names()),
@@ -206,7 +218,8 @@ std::string request_with(const std::string& prepared, const std::string& top = "
            top + R"(,"prepared":)" + prepared + "}";
 }
 
-const std::string kUserHi = R"({"role":"user","message_id":"m1","blocks":[{"type":"text","text":"hi"}]})";
+const std::string kUserHi =
+    R"({"role":"user","message_id":"m1","blocks":[{"type":"text","text":"hi"}]})";
 
 struct Refusal {
     const char* name;
@@ -214,87 +227,126 @@ struct Refusal {
     std::vector<std::string> contains;
 };
 
-void PrintTo(const Refusal& r, std::ostream* os) { *os << r.name; }
+void PrintTo(const Refusal& r, std::ostream* os) {
+    *os << r.name;
+}
 
 std::vector<Refusal> refusals() {
     return {
         {"five_marks",
-         request_with(R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":5,"system_block":0,"turn_anchors":[{"turn":0,"block":0},{"turn":1,"block":0},{"turn":2,"block":0},{"turn":3,"block":0}]},"turns":[)" +
-                      kUserHi + "," + kUserHi + "," + kUserHi + "," + kUserHi + "]}"),
+         request_with(
+             R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":5,"system_block":0,"turn_anchors":[{"turn":0,"block":0},{"turn":1,"block":0},{"turn":2,"block":0},{"turn":3,"block":0}]},"turns":[)" +
+             kUserHi + "," + kUserHi + "," + kUserHi + "," + kUserHi + "]}"),
          {"5 breakpoints", "at most 4"}},
         {"plan_count_mismatch",
-         request_with(R"({"cache_plan":{"breakpoints":2,"system_block":null,"turn_anchors":[{"turn":0,"block":0}]},"turns":[)" + kUserHi + "]}"),
+         request_with(
+             R"({"cache_plan":{"breakpoints":2,"system_block":null,"turn_anchors":[{"turn":0,"block":0}]},"turns":[)" +
+             kUserHi + "]}"),
          {"breakpoints does not match", "1 marks"}},
         {"duplicate_anchor",
-         request_with(R"({"cache_plan":{"breakpoints":2,"system_block":null,"turn_anchors":[{"turn":0,"block":0},{"turn":0,"block":0}]},"turns":[)" + kUserHi + "]}"),
+         request_with(
+             R"({"cache_plan":{"breakpoints":2,"system_block":null,"turn_anchors":[{"turn":0,"block":0},{"turn":0,"block":0}]},"turns":[)" +
+             kUserHi + "]}"),
          {"turn 0 block 0 twice"}},
         {"anchor_out_of_range",
-         request_with(R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":0,"block":3}]},"turns":[)" + kUserHi + "]}"),
+         request_with(
+             R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":0,"block":3}]},"turns":[)" +
+             kUserHi + "]}"),
          {"turn 0 block 3", "does not exist"}},
         {"system_anchor_out_of_range",
-         request_with(R"({"system_blocks":[],"cache_plan":{"breakpoints":1,"system_block":0,"turn_anchors":[]},"turns":[)" + kUserHi + "]}"),
+         request_with(
+             R"({"system_blocks":[],"cache_plan":{"breakpoints":1,"system_block":0,"turn_anchors":[]},"turns":[)" +
+             kUserHi + "]}"),
          {"system_block is 0", "0 system blocks"}},
         {"anchor_on_blank_text",
-         request_with(R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":0,"block":0}]},"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"  "},{"type":"text","text":"q"}]}]})"),
+         request_with(
+             R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":0,"block":0}]},"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"  "},{"type":"text","text":"q"}]}]})"),
          {"prepared.turns[0] (message \"m1\").blocks[0]", "blank text block"}},
         {"anchor_on_blank_system_block",
-         request_with(R"({"system_blocks":[{"type":"text","text":""}],"cache_plan":{"breakpoints":1,"system_block":0,"turn_anchors":[]},"turns":[)" + kUserHi + "]}"),
+         request_with(
+             R"({"system_blocks":[{"type":"text","text":""}],"cache_plan":{"breakpoints":1,"system_block":0,"turn_anchors":[]},"turns":[)" +
+             kUserHi + "]}"),
          {"prepared.system_blocks[0]", "blank"}},
         {"anchor_on_thinking",
-         request_with(R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":1,"block":0}]},"turns":[)" + kUserHi + R"(,{"role":"assistant","message_id":"m2","blocks":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"a"}]}]})"),
-         {"prepared.turns[1] (message \"m2\").blocks[0]", "\"thinking\" block, which cannot carry one"}},
+         request_with(
+             R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":1,"block":0}]},"turns":[)" +
+             kUserHi +
+             R"(,{"role":"assistant","message_id":"m2","blocks":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"a"}]}]})"),
+         {"prepared.turns[1] (message \"m2\").blocks[0]",
+          "\"thinking\" block, which cannot carry one"}},
         {"blank_turn_is_named",
-         request_with(R"({"turns":[)" + kUserHi + R"(,{"role":"assistant","message_id":"m2","blocks":[{"type":"text","text":" \n "},{"type":"text","text":""}]}]})"),
+         request_with(
+             R"({"turns":[)" + kUserHi +
+             R"(,{"role":"assistant","message_id":"m2","blocks":[{"type":"text","text":" \n "},{"type":"text","text":""}]}]})"),
          {"prepared.turns[1] (message \"m2\")", "never sent blank"}},
         {"turn_without_blocks",
          request_with(R"({"turns":[{"role":"user","message_id":"m9","blocks":[]}]})"),
          {"prepared.turns[0] (message \"m9\")", "no content"}},
         {"no_turns", request_with(R"({"turns":[]})"), {"prepared.turns is empty"}},
         {"system_role",
-         request_with(R"({"turns":[{"role":"system","message_id":"m1","blocks":[{"type":"text","text":"x"}]}]})"),
+         request_with(
+             R"({"turns":[{"role":"system","message_id":"m1","blocks":[{"type":"text","text":"x"}]}]})"),
          {"the role \"system\""}},
         {"unknown_block",
-         request_with(R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"pojo","type_name":"T","value":{}}]}]})"),
+         request_with(
+             R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"pojo","type_name":"T","value":{}}]}]})"),
          {"blocks[0]", "\"pojo\" block cannot be sent in a turn"}},
         {"image_in_system",
-         request_with(R"({"system_blocks":[{"type":"image","media_type":"image/png","data":"AA=="}],"turns":[)" + kUserHi + "]}"),
+         request_with(
+             R"({"system_blocks":[{"type":"image","media_type":"image/png","data":"AA=="}],"turns":[)" +
+             kUserHi + "]}"),
          {"prepared.system_blocks[0]", "the system takes text only"}},
         {"base64_bmp_image",
-         request_with(R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"image","media_type":"image/bmp","data":"Qk0="}]}]})"),
+         request_with(
+             R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"image","media_type":"image/bmp","data":"Qk0="}]}]})"),
          {"blocks[0]", "not image/bmp"}},
         {"base64_zip_document",
-         request_with(R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"file","media_type":"application/zip","name":"a.zip","data":"UEsDBA=="}]}]})"),
+         request_with(
+             R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"file","media_type":"application/zip","name":"a.zip","data":"UEsDBA=="}]}]})"),
          {"not application/zip"}},
         {"image_with_data_and_url",
-         request_with(R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"image","media_type":"image/png","data":"AA==","url":"https://x/y.png"}]}]})"),
+         request_with(
+             R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"image","media_type":"image/png","data":"AA==","url":"https://x/y.png"}]}]})"),
          {"exactly one of the strings \"data\" and \"url\""}},
         {"text_file_not_base64",
-         request_with(R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"file","media_type":"text/plain","data":"not base64!"}]}]})"),
+         request_with(
+             R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"file","media_type":"text/plain","data":"not base64!"}]}]})"),
          {"\"data\" is not base64"}},
         {"tool_use_input_not_object",
-         request_with(R"({"turns":[)" + kUserHi + R"(,{"role":"assistant","message_id":"m2","blocks":[{"type":"tool_use","id":"t","name":"n","input":[1]}]}]})"),
+         request_with(
+             R"({"turns":[)" + kUserHi +
+             R"(,{"role":"assistant","message_id":"m2","blocks":[{"type":"tool_use","id":"t","name":"n","input":[1]}]}]})"),
          {"prepared.turns[1] (message \"m2\").blocks[0]", "\"input\" must be an object"}},
         {"text_without_text",
-         request_with(R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text"}]}]})"),
+         request_with(
+             R"({"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text"}]}]})"),
          {"blocks[0] lacks the string \"text\""}},
         {"schema_of_another_type",
-         request_with(R"({"tool_definitions":[{"name":"t","description":"d","schema":{"type":"array"}}],"turns":[)" + kUserHi + "]}"),
+         request_with(
+             R"({"tool_definitions":[{"name":"t","description":"d","schema":{"type":"array"}}],"turns":[)" +
+             kUserHi + "]}"),
          {"tool \"t\"", "type \"object\""}},
         {"thinking_budget_not_below_max_tokens",
-         request_with(R"({"turns":[)" + kUserHi + "]}", R"(,"thinking":{"active":true,"budget_tokens":2048})"),
+         request_with(R"({"turns":[)" + kUserHi + "]}",
+                      R"(,"thinking":{"active":true,"budget_tokens":2048})"),
          {"budget_tokens is 2048 and max_tokens is 2048"}},
         {"thinking_budget_below_1024",
-         request_with(R"({"turns":[)" + kUserHi + "]}", R"(,"thinking":{"active":true,"budget_tokens":512})"),
+         request_with(R"({"turns":[)" + kUserHi + "]}",
+                      R"(,"thinking":{"active":true,"budget_tokens":512})"),
          {"budget_tokens is 512 and max_tokens is 2048", ">= 1024"}},
-        {"cache_ttl", request_with(R"({"turns":[)" + kUserHi + "]}", R"(,"cache_ttl":"10m")"),
+        {"cache_ttl",
+         request_with(R"({"turns":[)" + kUserHi + "]}", R"(,"cache_ttl":"10m")"),
          {"cache_ttl must be \"5m\" or \"1h\""}},
         {"not_json", "{\"model\":", {"not JSON"}},
-        {"no_prepared", R"({"schema_version":1,"model":{"id":"c"},"max_tokens":5})",
+        {"no_prepared",
+         R"({"schema_version":1,"model":{"id":"c"},"max_tokens":5})",
          {"lacks the object \"prepared\""}},
-        {"no_max_tokens", R"({"schema_version":1,"model":{"id":"c"},"prepared":{}})",
+        {"no_max_tokens",
+         R"({"schema_version":1,"model":{"id":"c"},"prepared":{}})",
          {"lacks the integer \"max_tokens\""}},
         {"zero_max_tokens",
-         R"({"schema_version":1,"model":{"id":"c"},"max_tokens":0,"prepared":{"turns":[)" + kUserHi + "]}}",
+         R"({"schema_version":1,"model":{"id":"c"},"max_tokens":0,"prepared":{"turns":[)" +
+             kUserHi + "]}}",
          {"max_tokens is 0"}},
         {"schema_version_2",
          R"({"schema_version":2,"model":{"id":"c"},"max_tokens":5,"prepared":{}})",
@@ -311,7 +363,8 @@ TEST_P(Refused, WithInvalidArgumentNamingWhatAndWhere) {
     ASSERT_FALSE(message.empty()) << r.name << " was encoded";
     EXPECT_EQ(kind, ErrorKind::kInvalidArgument) << message;
     for (const std::string& part : r.contains) {
-        EXPECT_NE(message.find(part), std::string::npos) << "\"" << part << "\" not in: " << message;
+        EXPECT_NE(message.find(part), std::string::npos)
+            << "\"" << part << "\" not in: " << message;
     }
 }
 

@@ -17,7 +17,9 @@ const ProviderInstance& provider() {
     return instance;
 }
 
-std::filesystem::path fixtures() { return ANTHROPIC_FIXTURES; }
+std::filesystem::path fixtures() {
+    return ANTHROPIC_FIXTURES;
+}
 
 std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
