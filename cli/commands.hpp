@@ -26,5 +26,6 @@ int run_render(const Argv& args);
 int run_tokens(const Argv& args);
 int run_transcript(const Argv& args);
 int run_version(const Argv& args);
+int run_send(const Argv& args);
 
 }  // namespace nucleo::cli

@@ -13,20 +13,21 @@
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/thinking.hpp"
+#include "nucleo/provider_client.hpp"
 #include "render/prepared_json.hpp"
+#include "commands/provider_output.hpp"
 
 namespace nucleo::cli {
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: nucleo render --in CONV.json --model ID --prepared [--config FILE]\n"
+    "usage: nucleo render --in CONV.json --model ID [--prepared] [--config FILE]\n"
     "  --in FILE     a conversation document v1 (docs/conversation-document.md); - reads stdin\n"
-    "  --model ID    a catalog id (nucleo models): says whether caching is supported and tools\n"
-    "                are native\n"
+    "  --model ID    a catalog id (nucleo models): its provider instance, dialect, caching\n"
     "  --prepared    print the PreparedConversation the core hands a provider, as JSON\n"
-    "Without --prepared, render would print the provider's wire request: that comes with the\n"
-    "provider plugins and is not available in this build.";
+    "Without --prepared, render prints the exact wire request the provider plugin encodes:\n"
+    "method, URL, headers (secrets as ***) and body.";
 
 std::string read_all(std::istream& in) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -58,14 +59,14 @@ int run_render(const Argv& argv) {
         return kExitOk;
     }
     args.allow_only({"in", "model", "prepared", "help", kConfigOption});
-    if (!args.has("prepared")) {
-        std::cerr << kUsage << "\n";
-        throw UsageError{
-            "only --prepared is available (the wire request comes with the providers)"};
-    }
     ConversationContext conversation = load_conversation(args.require("in"));
     const Config config = load_config(args);
     const ModelSpec& model = config.catalog().find(args.require("model"));
+    if (!args.has("prepared")) {
+        ProviderClient client = provider_client_for(config, model);
+        print_wire_request(std::cout, client.build_request(conversation, model, {}, /*redact_secrets=*/true));
+        return kExitOk;
+    }
     // The one predicate both the schema strip and the request use (seed 000 "Schema stripping").
     const bool thinking = conversation.depth() && thinking_active(model, *conversation.depth());
     const PreparedConversation prepared =

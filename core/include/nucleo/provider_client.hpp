@@ -104,7 +104,8 @@ public:
 
     /// The exact wire request the next call would send (prepares the conversation: this is its
     /// render, so the head freezes as for a call). Credentials are attached; with
-    /// `redact_secrets` their values are `***` (what `nucleo render` prints).
+    /// `redact_secrets` their values are `***` (`<unset>` when missing: a rendered request is
+    /// for reading and needs no key), which is what `nucleo render` prints.
     HttpRequest build_request(ConversationContext& conversation, const ModelSpec& model,
                               const CallOptions& options = {}, bool redact_secrets = false);
 

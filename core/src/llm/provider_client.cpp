@@ -196,7 +196,8 @@ void ProviderClient::check_credentials() const {
 
 HttpRequest ProviderClient::build_request(ConversationContext& conversation, const ModelSpec& model,
                                           const CallOptions& options, bool redact_secrets) {
-    check_credentials();
+    // A rendered request (secrets shown as ***) is for reading: it needs no key to exist.
+    if (!redact_secrets) check_credentials();
     const FixedContentFormatter formatter(model.native_tools && caps_.native_tools,
                                           model.supports_caching && caps_.caching);
     const Depth depth = resolve_depth(conversation, options.binding);
@@ -207,7 +208,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
                                                  config_, internal::prepared_to_json(prepared));
     HttpRequest http = read_http_request(dialect_.encode(request), config_);
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
-    const std::string secret = redact_secrets ? std::string("***") : config_.credentials.api_key;
+    std::string secret = config_.credentials.api_key;
+    if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
     if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
     if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
     if (caps_.auth == "sigv4" && redact_secrets)

@@ -1,0 +1,84 @@
+// `nucleo send --in CONV.json --model ID`: performs one model call over a stored conversation
+// (issue 4 item 9) and prints the updated conversation document; the call's usage, cache reads
+// and cost go to stderr as one line (stdout stays a valid document for the next command).
+#include <iomanip>
+#include <iostream>
+
+#include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "commands/conversation_input.hpp"
+#include "commands/provider_output.hpp"
+#include "config_loading.hpp"
+#include "nucleo/document.hpp"
+#include "nucleo/errors.hpp"
+
+namespace nucleo::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: nucleo send --in CONV.json --model ID [--config FILE]\n"
+    "  Calls the model's provider with the conversation and prints the conversation with the\n"
+    "  answer appended. Usage, cache reads and cost are printed on stderr.";
+
+}  // namespace
+
+ProviderClient provider_client_for(const Config& config, const ModelSpec& model) {
+    const PluginLoader loader(config.plugin_paths());
+    return ProviderClient::from_config(config, loader, model.provider);
+}
+
+void print_wire_request(std::ostream& out, const HttpRequest& request) {
+    rapidjson::StringBuffer buf;
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+    w.SetIndent(' ', 2);
+    w.StartObject();
+    w.Key("method");
+    w.String(request.method.c_str());
+    w.Key("url");
+    w.String(request.url.c_str());
+    w.Key("headers");
+    w.StartObject();
+    for (const auto& [k, v] : request.headers) {
+        w.Key(k.c_str());
+        w.String(v.c_str());
+    }
+    w.EndObject();
+    w.Key("body");
+    rapidjson::Document body;
+    body.Parse(request.body.data(), request.body.size());
+    if (body.HasParseError()) {
+        w.String(request.body.c_str(), static_cast<rapidjson::SizeType>(request.body.size()));
+    } else {
+        body.Accept(w);
+    }
+    w.EndObject();
+    out << buf.GetString() << "\n";
+}
+
+int run_send(const Argv& argv) {
+    Args args(argv, {"help"});
+    if (args.has("help")) {
+        std::cout << kUsage << "\n";
+        return kExitOk;
+    }
+    args.allow_only({"in", "model", "help", kConfigOption});
+    ConversationContext conversation = load_conversation(args.require("in"));
+    const Config config = load_config(args);
+    const ModelSpec& model = config.catalog().find(args.require("model"));
+    ProviderClient client = provider_client_for(config, model);
+    const LLMResponse r = client.call(conversation, model);
+    std::cout << write_conversation_document(conversation) << "\n";
+    std::cerr << "model " << model.id << " (" << r.model << "): stop " << r.stop_reason << ", input "
+              << r.usage.input_tokens << ", output " << r.usage.output_tokens << ", cache write "
+              << r.usage.cache_write_tokens << ", cache read " << r.usage.cache_read_tokens
+              << ", hit rate " << std::fixed << std::setprecision(2) << r.cache_hit_rate() << ", cost $"
+              << std::setprecision(6) << r.cost << "\n";
+    return kExitOk;
+}
+
+}  // namespace nucleo::cli
