@@ -1,0 +1,144 @@
+// ConversationService (seed 000 "ConversationService", issue 6 items 4-6): which job owns which
+// conversation, where a conversation comes from when a job obtains it, and the one place that
+// persists it (the save discipline).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "nucleo/conversation.hpp"
+#include "nucleo/response.hpp"
+#include "nucleo/store.hpp"
+#include "nucleo/thinker.hpp"
+
+namespace nucleo {
+
+/// Called once, after the record of a minted conversation was created, with the title the record
+/// got (seed 000: "titled and embedded from that first user message, exactly once"). The
+/// framework ships no embedder: an application that indexes conversations wires one. A throw is
+/// logged and does not fail the save (the record is committed; an index can be rebuilt).
+using ConversationEmbedder = std::function<void(
+    std::string_view user_id, std::string_view conversation_id, std::string_view first_utterance)>;
+
+/// The service's wiring. Every store is optional (seed 000 "Dual Stores": "Both are optional
+/// wiring"): without a persistent store only temporary and minted-but-unsaved conversations
+/// exist and saves are no-ops returning nullopt.
+struct ConversationServiceOptions {
+    std::optional<PersistentStore> persistent;
+    std::optional<SessionStore> session;
+    /// The cross-host lease (issue 6 item 6). With it, obtaining a durable conversation also
+    /// takes the lease; its fencing token rides every save; release gives it up.
+    std::optional<LeaseStore> lease;
+    /// Seed 000: "Parks until the current owner releases, up to 30 seconds".
+    std::chrono::milliseconds acquire_timeout{std::chrono::seconds(30)};
+    /// Seed 000 "Periodic Cleanup": "5-minute cleanup interval".
+    std::chrono::milliseconds cleanup_interval{std::chrono::minutes(5)};
+    /// False: no background cleanup thread (tests drive run_cleanup() themselves).
+    bool cleanup_thread = true;
+    /// TTL of what is put into the session store (0: the store's default).
+    int64_t session_ttl_ms = 0;
+    /// The lease's TTL. Decision: a lease is taken for this long at acquisition and renewed at
+    /// every save, so a turn that saves at least this often never loses it while alive, and a
+    /// crashed host's lease lapses within it.
+    std::chrono::milliseconds lease_ttl{std::chrono::seconds(60)};
+    /// The longest pause between two polls of a lease another host holds. Decision: polling with
+    /// bounded exponential backoff (5 ms doubling up to this), not pub/sub: it needs nothing from
+    /// the lease store beyond acquire, and a hand-off costs at most one pause.
+    std::chrono::milliseconds lease_poll_max{std::chrono::milliseconds(200)};
+    /// This process's name in lease holders ("<host_id>/<job id>"). Empty: hostname:pid.
+    std::string host_id;
+    ConversationEmbedder embedder;
+};
+
+/// Seed 000 "ConversationService": one job owns one conversation at a time; a second job parks on
+/// the conversation's handed-off condition (never spins) until the owner releases, up to
+/// acquire_timeout, then fails naming the owner. Not a singleton: an application makes one and
+/// shares it (tests make many). Thread rule: every method may be called from any thread.
+///
+/// Decisions where the seed is silent:
+///  - A conversation obtained under one user is invisible to every other: obtaining it as another
+///    user fails kNotFound, exactly as the stores answer another user's id.
+///  - A temporary conversation (the thinker set no id) never consults a store and is never saved;
+///    an adopting doer that stays on the temporary default reaches it only while it is warm.
+///  - With a lease store, a warm holder is reloaded from the stores when the lease was taken anew
+///    (another host may have saved since).
+class ConversationService {
+  public:
+    explicit ConversationService(ConversationServiceOptions options = {});
+    /// shutdown().
+    ~ConversationService();
+    ConversationService(const ConversationService&) = delete;
+    ConversationService& operator=(const ConversationService&) = delete;
+
+    /// Seed 000 obtainConversation(conversationId, thinker, responseHandler, mustExist). The
+    /// future is ready at once when the conversation is free or already this job's; otherwise it
+    /// completes when the owner releases, or fails after acquire_timeout with kOwnership naming
+    /// the owner. Where the conversation comes from: the warm holder; else (durable only) the
+    /// session store, then the persistent store (what it returned is put into the session store);
+    /// else a fresh conversation when !must_exist, kNotFound when must_exist. A created or
+    /// rehydrated conversation takes the thinker's CURRENT declarations; a rehydrated one
+    /// re-declares the thinker's palette, and `handler` is attached to each restored outgoing
+    /// message that has none (handlers are never persisted). Every acquisition stamps the
+    /// thinker's workflow id. Refused while shutting down ("ConversationService is shutting
+    /// down", kInternal). The returned context stays shared with the service until eviction:
+    /// only the owner touches it.
+    std::future<std::shared_ptr<ConversationContext>> obtain_conversation(
+        std::string_view conversation_id, std::shared_ptr<Thinker> thinker,
+        std::shared_ptr<const ResponseHandler> handler = {}, bool must_exist = false);
+
+    /// Seed 000 owningThinker: the live thinker driving a turn, or nullptr when idle, unknown, or
+    /// the conversation belongs to another user.
+    [[nodiscard]] std::shared_ptr<Thinker> owning_thinker(std::string_view conversation_id,
+                                                          std::string_view user_id) const;
+
+    /// Seed 000 saveConversation: at every user message in, answer out, abnormal end. The first
+    /// save of a minted (or new adopted-id) conversation creates the record titled from
+    /// first_user_utterance(); later saves are updates of the SnapshotDelta from the last saved
+    /// parts, with no reads. nullopt (nothing written): a temporary conversation, no persistent
+    /// store, nothing changed, or not created yet and no human utterance so far (seed 000:
+    /// "Nothing exists in the store before the first user message"). Throws kOwnership when
+    /// `thinker` does not own the conversation or the lease was lost (the store refuses the stale
+    /// token), kNotFound when the record was deleted mid-turn (never resurrected). A committed
+    /// save refreshes the session store.
+    std::optional<SaveResult> save_conversation(const ConversationContext& context,
+                                                const Thinker& thinker);
+
+    /// Seed 000 release(thinker): ownership and retention only, no persistence. The holder stays
+    /// warm for the thinker's retain duration; a waiting job is handed it. Releasing what the
+    /// thinker does not own is a no-op.
+    void release(const Thinker& thinker);
+    /// Seed 000 releaseAllForJob: the safety net at job completion; evicts every conversation the
+    /// job still owns (a waiter, if any, is handed it instead). Returns how many it found.
+    std::size_t release_all_for_job(std::string_view job_id);
+    /// Seed 000 forceRelease(conversationId, userId): cancels the owning turn's workflow through
+    /// its cancel_workflow hook and lets that turn's own cleanup release the holder. True when an
+    /// owner was found (and its hook called); false when idle, unknown or another user's.
+    bool force_release(std::string_view conversation_id, std::string_view user_id);
+
+    /// One cleanup tick: evicts every UNOWNED holder without waiters whose retention expired at
+    /// `now` (seed 000: "eviction never persists"). Returns how many. The background thread calls
+    /// it every cleanup_interval; tests call it with a chosen `now`.
+    std::size_t run_cleanup(
+        std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+
+    /// Graceful shutdown (seed 000 AbstractStoppable): refuses new obtains, fails waiting ones,
+    /// stops the cleanup thread, gives up held leases and clears every holder. Idempotent.
+    void shutdown();
+    [[nodiscard]] bool stopping() const noexcept;
+
+    /// Warm holders in memory (owned or not).
+    [[nodiscard]] std::size_t holders() const;
+
+    struct State;
+
+  private:
+    std::shared_ptr<State> state_;
+};
+
+}  // namespace nucleo

@@ -1,0 +1,67 @@
+// The identity a ConversationService needs of the job driving a conversation (seed 000
+// "ConversationService": "Conversation Identity", "The Owning Thinker", "Periodic Cleanup").
+// Deliberately minimal: the agent loop that runs a thinker comes later; this is what ownership,
+// the save discipline and rehydration read.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nucleo/catalog.hpp"
+#include "nucleo/content.hpp"
+#include "nucleo/conversation.hpp"
+
+namespace nucleo {
+
+/// How a thinker declared what its conversation IS (seed 000 "Conversation Identity").
+enum class ConversationIntent {
+    kTemporary,  ///< neither setter: the default keyed by the job id, never stored
+    kMinted,     ///< mint_conversation_id(): a brand-new durable conversation
+    kAdopted,    ///< set_conversation_id(id): resume one a store holds (obtaining fails otherwise)
+};
+
+/// One thinker: the job that owns a conversation for a turn. Shared by std::shared_ptr between
+/// the job and the ConversationService (owning_thinker hands the live one out). Thread rule: the
+/// fields are set by the job before it obtains its conversation and not changed while it owns
+/// it; the service only reads them.
+struct Thinker {
+    std::string name;         ///< e.g. "ChatThinker": the prefix of minted ids
+    std::string job_id;       ///< unique per job; the key of the temporary default conversation
+    std::string user_id;      ///< the acting principal for every store call
+    std::string workflow_id;  ///< stamped on the context at acquisition
+    /// Seed 000 "Per-thinker retain-duration expiry": how long an UNOWNED holder stays warm after
+    /// this thinker released it.
+    std::chrono::milliseconds retain{std::chrono::minutes(10)};
+    /// The seat's current declarations, stamped on every conversation the service creates or
+    /// rehydrates for this thinker (seed 000 "The seat's declarations").
+    std::optional<Grade> grade;
+    std::optional<Depth> depth;
+    std::optional<OutputDeclaration> output;
+    /// The thinker's current palette, re-declared on a rehydrated conversation (add-only: only
+    /// never-announced names reach the model). Empty: no tools.
+    std::function<std::vector<ToolDefinitionBlock>()> palette;
+    /// Cancels this turn's whole workflow (seed 000 forceRelease). The turn's own cleanup then
+    /// releases the conversation. Empty: force_release can only report the owner.
+    std::function<void()> cancel_workflow;
+
+    /// Seed 000 mintConversationId(): a readable `<name>-conv-xxxx-xxxxxxxxxxxx` (random hex),
+    /// remembered as this thinker's conversation with intent kMinted. Returns it.
+    std::string mint_conversation_id();
+    /// Seed 000 setConversationId(id): adopt an existing conversation (intent kAdopted).
+    void set_conversation_id(std::string id);
+
+    /// The conversation this thinker works on: the minted or adopted id, else its job id.
+    [[nodiscard]] const std::string& conversation_id() const noexcept {
+        return conversation_id_.empty() ? job_id : conversation_id_;
+    }
+    [[nodiscard]] ConversationIntent intent() const noexcept { return intent_; }
+
+  private:
+    std::string conversation_id_;
+    ConversationIntent intent_ = ConversationIntent::kTemporary;
+};
+
+}  // namespace nucleo

@@ -1,0 +1,519 @@
+// ConversationService (core/include/nucleo/service.hpp; seed 000 "ConversationService").
+//
+// Locking: State::mu guards the holder map and the job index; each Holder's mu guards its owner,
+// retention and save bookkeeping and is the mutex of its handed_off condition. Order: State::mu
+// before Holder::mu, never the other way. Store I/O never runs under State::mu, and runs under
+// no lock at all while the calling job owns the holder (nobody else may touch it then).
+#include "nucleo/service.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "common/log_internal.hpp"
+#include "nucleo/errors.hpp"
+
+namespace nucleo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Holder {
+    std::mutex mu;
+    std::condition_variable handed_off;
+    std::string id;
+    std::string user;
+    bool temporary = false;
+    std::shared_ptr<ConversationContext> context;
+    std::shared_ptr<Thinker> owner;
+    // Jobs between "found the holder" and "own it or gave up": cleanup never evicts under them.
+    // Incremented under State::mu, decremented under Holder::mu (cleanup holds both).
+    std::atomic<int> pending{0};
+    Clock::time_point released_at = Clock::now();
+    std::chrono::milliseconds retain{0};
+    // Save bookkeeping, touched only by the owner.
+    bool created = false;
+    ConversationParts saved_parts;
+    std::string saved_version;
+    std::optional<int64_t> fencing_token;
+    std::string lease_holder;
+};
+
+std::string default_host_id() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
+    return std::string(name[0] != '\0' ? name : "host") + ":" + std::to_string(::getpid());
+}
+
+// Seed 000: the title derives from the first user message. Decision: its first line, at most
+// 100 bytes, cut at a UTF-8 character boundary.
+std::string title_from(const std::string& utterance) {
+    std::string title = utterance.substr(0, utterance.find('\n'));
+    if (title.size() > 100) {
+        std::size_t cut = 100;
+        while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0) == 0x80) --cut;
+        title.resize(cut);
+    }
+    return title;
+}
+
+[[noreturn]] void throw_shutting_down(std::string_view id) {
+    NUCLEO_LOG_ERROR("[ConvSvc] Shutting down, dropping request for {}", id);
+    throw Error(ErrorKind::kInternal, "ConversationService is shutting down");
+}
+
+}  // namespace
+
+struct ConversationService::State {
+    ConversationServiceOptions options;
+    std::string host_id;
+    std::atomic<bool> stopping{false};
+
+    mutable std::mutex mu;
+    std::unordered_map<std::string, std::shared_ptr<Holder>> holders;
+    std::unordered_map<std::string, std::set<std::string>> jobs;  // job id -> conversation ids
+
+    std::mutex cleanup_mu;
+    std::condition_variable cleanup_cv;
+    std::thread cleanup_thread;
+
+    std::shared_ptr<Holder> find(std::string_view id) const {
+        std::lock_guard lock(mu);
+        auto it = holders.find(std::string(id));
+        return it == holders.end() ? nullptr : it->second;
+    }
+
+    // Takes ownership of `h` for `thinker`, waiting on handed_off until `deadline` when
+    // `may_wait`. False when busy and !may_wait. Consumes one `pending` on every exit but the
+    // false one.
+    bool take(Holder& h, const std::shared_ptr<Thinker>& thinker, Clock::time_point deadline,
+              bool may_wait) {
+        std::unique_lock lock(h.mu);
+        auto free_or_mine = [&] { return !h.owner || h.owner->job_id == thinker->job_id; };
+        if (!free_or_mine()) {
+            if (!may_wait) return false;
+            const bool got = h.handed_off.wait_until(
+                lock, deadline, [&] { return stopping.load() || free_or_mine(); });
+            if (!got) {
+                --h.pending;
+                const auto waited = options.acquire_timeout.count();
+                throw Error(ErrorKind::kOwnership,
+                            "conversation '" + h.id + "' is owned by thinker '" + h.owner->name +
+                                "' (job " + h.owner->job_id + ", workflow " + h.owner->workflow_id +
+                                "); gave up after " + std::to_string(waited) + " ms");
+            }
+        }
+        if (stopping.load()) {
+            --h.pending;
+            throw_shutting_down(h.id);
+        }
+        h.owner = thinker;
+        --h.pending;
+        return true;
+    }
+
+    // Gives up ownership (the caller owns `h`): the lease first, so a local waiter's own lease
+    // acquisition finds it free, then the holder, then wakes the waiters.
+    void give_up(Holder& h, std::chrono::milliseconds retain) {
+        if (options.lease && !h.lease_holder.empty()) {
+            try {
+                options.lease->release(h.user, h.id, h.lease_holder);
+            } catch (const Error& e) {
+                NUCLEO_LOG_WARN("[ConvSvc] lease of '{}' already lost at release: {}", h.id,
+                                e.what());
+            }
+            h.lease_holder.clear();
+        }
+        {
+            std::lock_guard lock(h.mu);
+            h.owner.reset();
+            h.retain = retain;
+            h.released_at = Clock::now();
+        }
+        h.handed_off.notify_all();
+    }
+
+    // Takes the cross-host lease, polling with bounded backoff until `deadline`.
+    void take_lease(Holder& h, const Thinker& thinker, Clock::time_point deadline) {
+        const std::string holder = host_id + "/" + thinker.job_id;
+        auto pause = std::chrono::milliseconds(5);
+        for (;;) {
+            try {
+                const LeaseGrant grant =
+                    options.lease->acquire(h.user, h.id, holder, options.lease_ttl.count());
+                if (h.fencing_token && *h.fencing_token != grant.fencing_token) {
+                    // Another holder may have saved since this host last held it: reload.
+                    h.context.reset();
+                }
+                h.fencing_token = grant.fencing_token;
+                h.lease_holder = holder;
+                return;
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::kOwnership) throw;
+                if (Clock::now() + pause >= deadline) {
+                    throw Error(ErrorKind::kOwnership,
+                                "conversation '" + h.id + "': another host holds its lease (" +
+                                    e.what() + "); gave up after " +
+                                    std::to_string(options.acquire_timeout.count()) + " ms");
+                }
+            }
+            std::unique_lock lock(cleanup_mu);
+            if (cleanup_cv.wait_for(lock, pause, [&] { return stopping.load(); })) {
+                throw_shutting_down(h.id);
+            }
+            pause = std::min(pause * 2, options.lease_poll_max);
+        }
+    }
+
+    static void stamp_declarations(ConversationContext& context, const Thinker& thinker) {
+        context.set_grade(thinker.grade);
+        context.set_depth(thinker.depth);
+        context.set_output(thinker.output);
+    }
+
+    // Fills h.context when empty (the caller owns `h`, no lock held).
+    void load(Holder& h, const Thinker& thinker,
+              const std::shared_ptr<const ResponseHandler>& handler, bool must_exist) {
+        if (h.context) return;
+        if (h.temporary) {
+            // Seed 000: "obtainConversation does not consult the stores at all for the
+            // jobId-keyed default".
+            h.context = std::make_shared<ConversationContext>(h.id, h.user);
+            stamp_declarations(*h.context, thinker);
+            return;
+        }
+        std::optional<ConversationParts> parts;
+        if (options.session) parts = options.session->get(h.user, h.id);
+        if (!parts && options.persistent) {
+            try {
+                parts = options.persistent->load(h.user, h.id);
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::kNotFound) throw;
+            }
+            // Read-through: the next obtain on any host finds it in the session store.
+            if (parts && options.session) {
+                options.session->put(h.user, *parts, options.session_ttl_ms);
+            }
+        }
+        if (!parts) {
+            if (must_exist) {
+                throw Error(ErrorKind::kNotFound, "conversation '" + h.id + "' of user '" + h.user +
+                                                      "' is in no store (adopted id: it must "
+                                                      "exist)");
+            }
+            h.context = std::make_shared<ConversationContext>(h.id, h.user);
+            stamp_declarations(*h.context, thinker);
+            h.created = false;
+            h.saved_parts = {};
+            h.saved_version.clear();
+            return;
+        }
+        // The version the stored parts are: the base of the next update's delta.
+        std::string version;
+        if (options.persistent) {
+            const auto versions = options.persistent->versions(h.user, h.id);
+            if (!versions.empty()) version = versions.back().version;
+        }
+        h.saved_parts = *parts;
+        h.saved_version = version;
+        h.created = true;
+        for (Message& m : parts->messages) {
+            if (m.outgoing() && !m.response_handler) m.response_handler = handler;
+        }
+        auto context = std::make_shared<ConversationContext>(
+            ConversationContext::from_parts(std::move(*parts)));
+        // Seed 000: "a rehydrated conversation takes the adopting thinker's CURRENT
+        // declarations" and the thinker "re-declares its current palette (add-only)".
+        stamp_declarations(*context, thinker);
+        if (thinker.palette) context->add_tools(thinker.palette());
+        h.context = std::move(context);
+    }
+
+    std::shared_ptr<ConversationContext> acquire(
+        const std::shared_ptr<Holder>& h, const std::shared_ptr<Thinker>& thinker,
+        const std::shared_ptr<const ResponseHandler>& handler, bool must_exist,
+        Clock::time_point deadline, bool may_wait) {
+        if (!take(*h, thinker, deadline, may_wait)) return nullptr;
+        try {
+            if (options.lease && !h->temporary) take_lease(*h, *thinker, deadline);
+            load(*h, *thinker, handler, must_exist);
+        } catch (...) {
+            give_up(*h, std::chrono::milliseconds(0));
+            throw;
+        }
+        {
+            std::lock_guard lock(mu);
+            jobs[thinker->job_id].insert(h->id);
+        }
+        // Seed 000: "stamps the context's workflowId with the acquiring turn's".
+        h->context->set_workflow_id(thinker->workflow_id);
+        return h->context;
+    }
+
+    // Releases every holder `job_id` owns; `evict` drops them from memory unless a job waits.
+    std::size_t release_job(std::string_view job_id,
+                            std::optional<std::chrono::milliseconds> retain, bool evict) {
+        std::vector<std::shared_ptr<Holder>> owned;
+        {
+            std::lock_guard lock(mu);
+            auto it = jobs.find(std::string(job_id));
+            if (it == jobs.end()) return 0;
+            for (const std::string& id : it->second) {
+                auto h = holders.find(id);
+                if (h != holders.end()) owned.push_back(h->second);
+            }
+            jobs.erase(it);
+        }
+        std::size_t released = 0;
+        for (const auto& h : owned) {
+            {
+                std::lock_guard lock(h->mu);
+                if (!h->owner || h->owner->job_id != job_id) continue;
+            }
+            give_up(*h, retain.value_or(std::chrono::milliseconds(0)));
+            ++released;
+            if (evict) {
+                std::lock_guard map_lock(mu);
+                std::lock_guard lock(h->mu);
+                auto it = holders.find(h->id);
+                if (it != holders.end() && it->second == h && !h->owner && h->pending == 0) {
+                    holders.erase(it);
+                }
+            }
+        }
+        return released;
+    }
+};
+
+ConversationService::ConversationService(ConversationServiceOptions options)
+    : state_(std::make_shared<State>()) {
+    state_->options = std::move(options);
+    state_->host_id = state_->options.host_id.empty() ? default_host_id() : state_->options.host_id;
+    if (state_->options.cleanup_thread) {
+        State* s = state_.get();
+        s->cleanup_thread = std::thread([this, s] {
+            std::unique_lock lock(s->cleanup_mu);
+            while (!s->stopping.load()) {
+                if (s->cleanup_cv.wait_for(lock, s->options.cleanup_interval,
+                                           [s] { return s->stopping.load(); })) {
+                    break;
+                }
+                lock.unlock();
+                try {
+                    run_cleanup();
+                } catch (const std::exception& e) {
+                    NUCLEO_LOG_ERROR("[ConvSvc] cleanup failed: {}", e.what());
+                }
+                lock.lock();
+            }
+        });
+    }
+}
+
+ConversationService::~ConversationService() {
+    shutdown();
+}
+
+std::future<std::shared_ptr<ConversationContext>> ConversationService::obtain_conversation(
+    std::string_view conversation_id, std::shared_ptr<Thinker> thinker,
+    std::shared_ptr<const ResponseHandler> handler, bool must_exist) {
+    std::promise<std::shared_ptr<ConversationContext>> ready;
+    try {
+        if (!thinker) throw Error(ErrorKind::kInvalidArgument, "obtain_conversation: no thinker");
+        if (conversation_id.empty()) {
+            throw Error(ErrorKind::kInvalidArgument,
+                        "obtain_conversation: empty conversation id (thinker '" + thinker->name +
+                            "', job " + thinker->job_id + ")");
+        }
+        std::shared_ptr<Holder> h;
+        {
+            std::lock_guard lock(state_->mu);
+            if (state_->stopping.load()) throw_shutting_down(conversation_id);
+            auto& slot = state_->holders[std::string(conversation_id)];
+            if (!slot) {
+                slot = std::make_shared<Holder>();
+                slot->id = std::string(conversation_id);
+                slot->user = thinker->user_id;
+                slot->temporary = thinker->intent() == ConversationIntent::kTemporary;
+            }
+            h = slot;
+            ++h->pending;
+        }
+        if (h->user != thinker->user_id) {
+            --h->pending;
+            // As the stores answer another user's id: not found, never "forbidden".
+            throw Error(ErrorKind::kNotFound, "conversation '" + std::string(conversation_id) +
+                                                  "' not found for user '" + thinker->user_id +
+                                                  "'");
+        }
+        const auto deadline = Clock::now() + state_->options.acquire_timeout;
+        if (auto context = state_->acquire(h, thinker, handler, must_exist, deadline, false)) {
+            ready.set_value(std::move(context));
+            return ready.get_future();
+        }
+        // Busy: park on the holder's condition on a thread of its own, so the caller's future
+        // is what waits.
+        return std::async(std::launch::async, [state = state_, h, thinker = std::move(thinker),
+                                               handler = std::move(handler), must_exist, deadline] {
+            return state->acquire(h, thinker, handler, must_exist, deadline, true);
+        });
+    } catch (...) {
+        ready.set_exception(std::current_exception());
+        return ready.get_future();
+    }
+}
+
+std::shared_ptr<Thinker> ConversationService::owning_thinker(std::string_view conversation_id,
+                                                             std::string_view user_id) const {
+    auto h = state_->find(conversation_id);
+    if (!h) return nullptr;
+    std::lock_guard lock(h->mu);
+    if (h->user != user_id) return nullptr;
+    return h->owner;
+}
+
+std::optional<SaveResult> ConversationService::save_conversation(const ConversationContext& context,
+                                                                 const Thinker& thinker) {
+    const std::string& id = context.conversation_id();
+    auto h = state_->find(id);
+    if (!h) {
+        throw Error(ErrorKind::kOwnership, "save of conversation '" + id + "' by thinker '" +
+                                               thinker.name + "' (job " + thinker.job_id +
+                                               "): it was never obtained (or was evicted)");
+    }
+    {
+        std::lock_guard lock(h->mu);
+        if (!h->owner || h->owner->job_id != thinker.job_id) {
+            throw Error(ErrorKind::kOwnership,
+                        "save of conversation '" + id + "' by thinker '" + thinker.name +
+                            "' (job " + thinker.job_id +
+                            "): " + (h->owner ? "owned by job " + h->owner->job_id : "not owned"));
+        }
+    }
+    // From here the caller owns the holder: its bookkeeping is ours without a lock.
+    auto& options = state_->options;
+    if (h->temporary || !options.persistent) return std::nullopt;
+    const std::string& user = h->user;
+    if (options.lease && !h->lease_holder.empty()) {
+        // Extends the lease and checks it is still ours; the store's fencing check is the
+        // guard that matters (a lease lost between here and the write is refused there).
+        options.lease->renew(user, id, h->lease_holder, options.lease_ttl.count(),
+                             h->fencing_token);
+    }
+    ConversationParts parts = context.parts();
+    SaveResult result;
+    if (!h->created) {
+        const auto utterance = context.first_user_utterance();
+        if (!utterance) return std::nullopt;
+        result = options.persistent->create(user, parts, title_from(*utterance), h->fencing_token);
+        if (options.embedder) {
+            try {
+                options.embedder(user, id, *utterance);
+            } catch (const std::exception& e) {
+                NUCLEO_LOG_ERROR("[ConvSvc] embedding conversation '{}' failed: {}", id, e.what());
+            }
+        }
+    } else {
+        const SnapshotDelta delta = SnapshotDelta::between(h->saved_parts, parts);
+        if (delta.empty()) return std::nullopt;
+        try {
+            result =
+                options.persistent->update(user, id, h->saved_version, delta, h->fencing_token);
+        } catch (const Error& e) {
+            if (options.session) options.session->invalidate(user, id);
+            if (e.kind() == ErrorKind::kNotFound) {
+                throw Error(ErrorKind::kNotFound, "save of conversation '" + id +
+                                                      "' refused: it was deleted during "
+                                                      "the turn of thinker '" +
+                                                      thinker.name +
+                                                      "' (not recreated): " + e.what());
+            }
+            throw;
+        }
+    }
+    h->created = true;
+    h->saved_version = result.version;
+    if (options.session) options.session->put(user, parts, options.session_ttl_ms);
+    h->saved_parts = std::move(parts);
+    return result;
+}
+
+void ConversationService::release(const Thinker& thinker) {
+    state_->release_job(thinker.job_id, thinker.retain, false);
+}
+
+std::size_t ConversationService::release_all_for_job(std::string_view job_id) {
+    return state_->release_job(job_id, std::nullopt, true);
+}
+
+bool ConversationService::force_release(std::string_view conversation_id,
+                                        std::string_view user_id) {
+    std::shared_ptr<Thinker> owner = owning_thinker(conversation_id, user_id);
+    if (!owner) return false;
+    NUCLEO_LOG_INFO("[ConvSvc] force release of '{}': cancelling workflow {} of job {}",
+                    conversation_id, owner->workflow_id, owner->job_id);
+    if (owner->cancel_workflow) owner->cancel_workflow();
+    return true;
+}
+
+std::size_t ConversationService::run_cleanup(std::chrono::steady_clock::time_point now) {
+    std::lock_guard map_lock(state_->mu);
+    std::size_t evicted = 0;
+    for (auto it = state_->holders.begin(); it != state_->holders.end();) {
+        Holder& h = *it->second;
+        std::lock_guard lock(h.mu);
+        if (!h.owner && h.pending == 0 && h.released_at + h.retain <= now) {
+            it = state_->holders.erase(it);
+            ++evicted;
+        } else {
+            ++it;
+        }
+    }
+    return evicted;
+}
+
+void ConversationService::shutdown() {
+    if (state_->stopping.exchange(true)) return;
+    { std::lock_guard lock(state_->cleanup_mu); }
+    state_->cleanup_cv.notify_all();
+    if (state_->cleanup_thread.joinable()) state_->cleanup_thread.join();
+    std::vector<std::shared_ptr<Holder>> all;
+    {
+        std::lock_guard lock(state_->mu);
+        for (auto& [id, h] : state_->holders) all.push_back(h);
+    }
+    for (const auto& h : all) {
+        { std::lock_guard lock(h->mu); }
+        h->handed_off.notify_all();
+        if (state_->options.lease && !h->lease_holder.empty()) {
+            try {
+                state_->options.lease->release(h->user, h->id, h->lease_holder);
+            } catch (const std::exception& e) {
+                NUCLEO_LOG_WARN("[ConvSvc] lease of '{}' not released at shutdown: {}", h->id,
+                                e.what());
+            }
+        }
+    }
+    std::lock_guard lock(state_->mu);
+    state_->holders.clear();
+    state_->jobs.clear();
+}
+
+bool ConversationService::stopping() const noexcept {
+    return state_->stopping.load();
+}
+
+std::size_t ConversationService::holders() const {
+    std::lock_guard lock(state_->mu);
+    return state_->holders.size();
+}
+
+}  // namespace nucleo
