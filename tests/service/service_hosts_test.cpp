@@ -9,7 +9,7 @@
 
 #include "nucleo/errors.hpp"
 #include "nucleo/service.hpp"
-#include "support.hpp"
+#include "service_support.hpp"
 
 namespace {
 
@@ -19,6 +19,7 @@ using nucleo::ConversationServiceOptions;
 using nucleo::ErrorKind;
 using nucleo::Message;
 using nucleo::Thinker;
+using service_test::thinker;
 using store_test::error_kind;
 using store_test::make_store;
 using store_test::unique;
@@ -32,15 +33,6 @@ ConversationServiceOptions host_options(const std::string& host) {
     o.host_id = host;
     o.cleanup_thread = false;
     return o;
-}
-
-std::shared_ptr<Thinker> thinker(const std::string& name, const std::string& user) {
-    auto t = std::make_shared<Thinker>();
-    t->name = name;
-    t->job_id = unique(name + "-job");
-    t->user_id = user;
-    t->workflow_id = unique(name + "-wf");
-    return t;
 }
 
 std::string read_line(FILE* in) {

@@ -15,7 +15,7 @@
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/service.hpp"
-#include "support.hpp"
+#include "service_support.hpp"
 
 namespace {
 
@@ -25,18 +25,9 @@ using nucleo::ConversationServiceOptions;
 using nucleo::ErrorKind;
 using nucleo::Message;
 using nucleo::Thinker;
+using service_test::thinker;
 using store_test::error_kind;
 using store_test::make_store;
-using store_test::unique;
-
-std::shared_ptr<Thinker> thinker(const std::string& name, const std::string& user = "alice") {
-    auto t = std::make_shared<Thinker>();
-    t->name = name;
-    t->job_id = unique(name + "-job");
-    t->user_id = user;
-    t->workflow_id = unique(name + "-wf");
-    return t;
-}
 
 ConversationServiceOptions memory_options() {
     ConversationServiceOptions o;
