@@ -324,3 +324,29 @@ TEST(ConfigErrors, MalformedVariableReferenceIsRefusedAtItsPlace) {
 
 }  // namespace
 }  // namespace nucleo
+
+namespace nucleo {
+namespace {
+
+TEST(ConfigRateLimits, AreReadPerModel) {
+    const auto dir = scratch_dir();
+    const auto file = write_file(
+        dir / "nucleo.yaml",
+        with_models(entry("a") + "    rate_limits: {requests_per_minute: 50, tokens_per_minute: 40000}\n"));
+    const Config c = Config::load(file);
+    EXPECT_EQ(c.catalog().find("a").requests_per_minute, 50);
+    EXPECT_EQ(c.catalog().find("a").tokens_per_minute, 40000);
+}
+
+TEST(ConfigRateLimits, AWrongTypeNamesThePath) {
+    const auto dir = scratch_dir();
+    const auto file =
+        write_file(dir / "nucleo.yaml", with_models(entry("a") + "    rate_limits: {tokens_per_minute: lots}\n"));
+    const Refusal r = refusal_of(file);
+    EXPECT_EQ(r.kind, ErrorKind::kConfig);
+    EXPECT_NE(r.message.find(":12:"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("models[0].rate_limits.tokens_per_minute"), std::string::npos) << r.message;
+}
+
+}  // namespace
+}  // namespace nucleo

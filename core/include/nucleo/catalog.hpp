@@ -63,6 +63,10 @@ struct ModelSpec {
     Prices prices;
     std::vector<Input> accepted_inputs;
     std::string token_counter = "o200k_base";  ///< the counter's name (tokens issue)
+    /// The account's rate limits for this model (0: unlimited). Every call reserves one request
+    /// and its input tokens plus the output reserve (seed 000 "Output Budget Resolution").
+    std::int64_t requests_per_minute = 0;
+    std::int64_t tokens_per_minute = 0;
 
     /// Seed 000: ModelSpec.getOutputBudget(rung), capped at max_output_tokens.
     [[nodiscard]] std::int64_t output_budget_for(OutputSize rung) const;

@@ -99,7 +99,7 @@ public:
     [[nodiscard]] const ProviderCapabilities& capabilities() const noexcept { return caps_; }
     [[nodiscard]] const ProviderConfig& config() const noexcept { return config_; }
 
-    /// Rate limits for one model (0 = unlimited; unlimited until set).
+    /// Rate limits for one model (0 = unlimited), overriding the catalog entry's `rate_limits`.
     void set_rate_limits(const std::string& model_id, RateLimits limits);
 
     /// The exact wire request the next call would send (prepares the conversation: this is its

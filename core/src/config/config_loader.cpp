@@ -463,7 +463,8 @@ class ConfigBuilder {
             n, path,
             {"id", "provider", "wire_model", "grade", "max_context_tokens", "max_output_tokens",
              "comfort_context_tokens", "output_budget", "thinking_budget", "supports_caching",
-             "native_tools", "min_cacheable_tokens", "prices", "accepts", "token_counter"});
+             "native_tools", "min_cacheable_tokens", "prices", "accepts", "token_counter",
+             "rate_limits"});
         ModelSpec m;
         m.id = r.name(n, "id", path);
         if (auto it = model_where_.find(m.id); it != model_where_.end())
@@ -511,6 +512,14 @@ class ConfigBuilder {
                                         {Input::kImages, Input::kDocuments});
                 if (!m.accepts(input)) m.accepted_inputs.push_back(input);
             }
+        }
+        if (auto v = Reader::get(n, "rate_limits"); Reader::present(v)) {
+            const std::string limits = child(path, "rate_limits");
+            r.expect_map(v, limits, {"requests_per_minute", "tokens_per_minute"});
+            if (auto rpm = Reader::get(v, "requests_per_minute"); Reader::present(rpm))
+                m.requests_per_minute = r.non_negative(rpm, child(limits, "requests_per_minute"));
+            if (auto tpm = Reader::get(v, "tokens_per_minute"); Reader::present(tpm))
+                m.tokens_per_minute = r.non_negative(tpm, child(limits, "tokens_per_minute"));
         }
         if (auto v = Reader::get(n, "token_counter"); Reader::present(v)) {
             m.token_counter = r.string(v, child(path, "token_counter"));

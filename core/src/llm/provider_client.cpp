@@ -240,8 +240,13 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     RateLimiter* limiter = nullptr;
     {
         std::lock_guard<std::mutex> lock(limits_->mutex);
+        // Limits set on this client win; else the catalog entry's (config `rate_limits`).
         auto it = limits_->by_model.find(model.id);
-        if (it != limits_->by_model.end()) limiter = &limits_->registry.for_model(model.id, it->second);
+        if (it != limits_->by_model.end()) {
+            limiter = &limits_->registry.for_model(model.id, it->second);
+        } else if (model.requests_per_minute > 0 || model.tokens_per_minute > 0) {
+            limiter = &limits_->registry.for_model(model.id, {model.requests_per_minute, model.tokens_per_minute});
+        }
     }
     const std::int64_t input_estimate = options.input_token_estimate
                                             ? options.input_token_estimate(conversation)
