@@ -44,6 +44,11 @@ Message user_says(std::string text, bool app_authored = false) {
     return m;
 }
 
+struct ProseHandler final : nucleo::ResponseHandler {
+    bool uses_schema_notation() const override { return false; }
+    std::string response_instructions(bool, bool) const override { return {}; }
+};
+
 std::vector<std::string> read_lines(const std::string& path) {
     std::vector<std::string> out;
     std::ifstream in(path);
@@ -281,8 +286,11 @@ TEST(DualStores, ReadThroughFillsTheSessionStoreAndASaveRefreshesIt) {
     t->palette = [] {
         return std::vector<nucleo::ToolDefinitionBlock>{{"lookup", "Looks an order up."}};
     };
-    auto ctx = service.obtain_conversation(id, t, {}, true).get();
+    auto handler = std::make_shared<ProseHandler>();
+    auto ctx = service.obtain_conversation(id, t, handler, true).get();
     ASSERT_EQ(ctx->messages().size(), 1u);
+    // Handlers are never persisted: the resuming thinker's reaches the restored outgoing message.
+    EXPECT_EQ(ctx->messages()[0].response_handler, handler);
     // The adopting thinker's CURRENT declarations and palette.
     EXPECT_EQ(ctx->grade(), nucleo::Grade::kLarge);
     ASSERT_EQ(ctx->declared_tools().size(), 1u);

@@ -33,7 +33,8 @@ struct Thinker {
     std::string user_id;      ///< the acting principal for every store call
     std::string workflow_id;  ///< stamped on the context at acquisition
     /// Seed 000 "Per-thinker retain-duration expiry": how long an UNOWNED holder stays warm after
-    /// this thinker released it.
+    /// this thinker released it. Decision: 10 minutes by default, two cleanup intervals, so a
+    /// chat's next turn within minutes finds its conversation warm.
     std::chrono::milliseconds retain{std::chrono::minutes(10)};
     /// The seat's current declarations, stamped on every conversation the service creates or
     /// rehydrates for this thinker (seed 000 "The seat's declarations").
