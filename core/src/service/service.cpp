@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "common/log_internal.hpp"
 #include "nucleo/errors.hpp"
@@ -123,14 +124,18 @@ struct ConversationService::State {
     // Gives up ownership (the caller owns `h`): the lease first, so a local waiter's own lease
     // acquisition finds it free, then the holder, then wakes the waiters.
     void give_up(Holder& h, std::chrono::milliseconds retain) {
-        if (options.lease && !h.lease_holder.empty()) {
+        std::string lease_holder;
+        {
+            std::lock_guard lock(h.mu);
+            lease_holder = std::exchange(h.lease_holder, {});
+        }
+        if (options.lease && !lease_holder.empty()) {
             try {
-                options.lease->release(h.user, h.id, h.lease_holder);
+                options.lease->release(h.user, h.id, lease_holder);
             } catch (const Error& e) {
                 NUCLEO_LOG_WARN("[ConvSvc] lease of '{}' already lost at release: {}", h.id,
                                 e.what());
             }
-            h.lease_holder.clear();
         }
         {
             std::lock_guard lock(h.mu);
@@ -153,6 +158,7 @@ struct ConversationService::State {
                     // Another holder may have saved since this host last held it: reload.
                     h.context.reset();
                 }
+                std::lock_guard lock(h.mu);  // shutdown reads the lease holder
                 h.fencing_token = grant.fencing_token;
                 h.lease_holder = holder;
                 return;
@@ -389,8 +395,10 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
                                                thinker.name + "' (job " + thinker.job_id +
                                                "): it was never obtained (or was evicted)");
     }
+    std::string lease_holder;
     {
         std::lock_guard lock(h->mu);
+        lease_holder = h->lease_holder;
         if (!h->owner || h->owner->job_id != thinker.job_id) {
             throw Error(ErrorKind::kOwnership,
                         "save of conversation '" + id + "' by thinker '" + thinker.name +
@@ -402,11 +410,10 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
     auto& options = state_->options;
     if (h->temporary || !options.persistent) return std::nullopt;
     const std::string& user = h->user;
-    if (options.lease && !h->lease_holder.empty()) {
+    if (options.lease && !lease_holder.empty()) {
         // Extends the lease and checks it is still ours; the store's fencing check is the
         // guard that matters (a lease lost between here and the write is refused there).
-        options.lease->renew(user, id, h->lease_holder, options.lease_ttl.count(),
-                             h->fencing_token);
+        options.lease->renew(user, id, lease_holder, options.lease_ttl.count(), h->fencing_token);
     }
     ConversationParts parts = context.parts();
     SaveResult result;
@@ -491,11 +498,15 @@ void ConversationService::shutdown() {
         for (auto& [id, h] : state_->holders) all.push_back(h);
     }
     for (const auto& h : all) {
-        { std::lock_guard lock(h->mu); }
+        std::string lease_holder;
+        {
+            std::lock_guard lock(h->mu);
+            lease_holder = std::exchange(h->lease_holder, {});
+        }
         h->handed_off.notify_all();
-        if (state_->options.lease && !h->lease_holder.empty()) {
+        if (state_->options.lease && !lease_holder.empty()) {
             try {
-                state_->options.lease->release(h->user, h->id, h->lease_holder);
+                state_->options.lease->release(h->user, h->id, lease_holder);
             } catch (const std::exception& e) {
                 NUCLEO_LOG_WARN("[ConvSvc] lease of '{}' not released at shutdown: {}", h->id,
                                 e.what());
