@@ -349,7 +349,7 @@ TEST(Document, WrongTypesAreRefusedWithTheirPath) {
               "messages[0].blocks: expected an array, found an object");
     EXPECT_EQ(refusal(with_messages(R"({"id": "a", "direction": "outgoing",
                                         "blocks": [{"type": "text", "text": 7}]})")),
-              "messages[0].blocks[0].text: expected a string, found a number");
+              "messages[0].blocks[0].text: expected a string, found an integer");
     EXPECT_EQ(refusal(with_messages(R"({"id": "a", "direction": "incoming",
                                         "blocks": [{"type": "tool_use", "id": "u", "name": "t", "input": []}]})")),
               "messages[0].blocks[0].input: expected an object, found an array");

@@ -103,10 +103,14 @@ TEST(RenderCli, ABadDocumentExitsTwoWithOnePositionedLine) {
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
 }
 
-TEST(RenderCli, WithoutPreparedItIsAUsageErrorForNow) {
+TEST(RenderCli, WithoutPreparedItPrintsTheWireRequest) {
+    // The wire form is tested in depth in tests/llm/cli_send_test.cpp; here: it is the plugin's
+    // request for the catalog entry, not the prepared form.
     const CliRun run = nucleo("render --model claude-sonnet-4-5 --in " + fixture("minimal.json"));
-    EXPECT_EQ(run.status, 2);
-    EXPECT_NE(run.err.find("--prepared"), std::string::npos) << run.err;
+    EXPECT_EQ(run.status, 0) << run.err;
+    EXPECT_NE(run.out.find("\"url\""), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("/v1/messages"), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("\"cache_plan\""), std::string::npos) << run.out;
 }
 
 TEST(RenderCli, AnUnknownModelExitsTwo) {

@@ -7,6 +7,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/thinking_response.hpp"
@@ -25,12 +26,6 @@ std::string first_bytes(std::string_view body) {
     return body.size() > kBodyQuoteBytes ? out + "..." : out;
 }
 
-std::string to_compact(const rapidjson::Value& v) {
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    v.Accept(w);
-    return {buf.GetString(), buf.GetSize()};
-}
 
 ProviderCapabilities read_capabilities(const std::string& json, const std::string& plugin) {
     rapidjson::Document d;
@@ -111,7 +106,7 @@ HttpRequest read_http_request(const std::string& json, const ProviderConfig& con
     if (!d.HasMember("body"))
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no \"body\"");
     req.body = d["body"].IsString() ? std::string(d["body"].GetString(), d["body"].GetStringLength())
-                                     : to_compact(d["body"]);
+                                     : internal::json_compact(d["body"]);
     return req;
 }
 
@@ -316,7 +311,7 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
             for (const auto& call : envelope["tool_calls"].GetArray()) {
                 if (!call.IsObject() || !call.HasMember("name") || !call["name"].IsString()) continue;
                 const std::string name = call["name"].GetString();
-                const std::string input = call.HasMember("input") ? to_compact(call["input"]) : "{}";
+                const std::string input = call.HasMember("input") ? internal::json_compact(call["input"]) : "{}";
                 incoming.blocks.emplace_back(ToolUseBlock{mint_tool_call_id(name, place++) + turn, name, input});
             }
             if (place > 0 && out.stop_reason == "end_turn") out.stop_reason = "tool_use";

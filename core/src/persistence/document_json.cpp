@@ -2,6 +2,8 @@
 // positioned errors, member helpers and read_block. Writing is a template in document_json.hpp.
 #include "persistence/document_json.hpp"
 
+#include "common/json_text.hpp"
+
 #include <rapidjson/error/en.h>
 
 #include <string>
@@ -23,28 +25,10 @@ void refuse(const JsonPath& path, const std::string& what) {
 
 namespace {
 
-const char* type_word(const rapidjson::Value& v) {
-    switch (v.GetType()) {
-        case rapidjson::kNullType:
-            return "null";
-        case rapidjson::kFalseType:
-        case rapidjson::kTrueType:
-            return "a boolean";
-        case rapidjson::kObjectType:
-            return "an object";
-        case rapidjson::kArrayType:
-            return "an array";
-        case rapidjson::kStringType:
-            return "a string";
-        case rapidjson::kNumberType:
-            return "a number";
-    }
-    return "a value";
-}
 
 [[noreturn]] void refuse_type(const rapidjson::Value& v, const JsonPath& path,
                               const char* expected) {
-    refuse(path, std::string("expected ") + expected + ", found " + type_word(v));
+    refuse(path, std::string("expected ") + expected + ", found " + json_type_word(v));
 }
 
 std::string string_of(const rapidjson::Value& v) {
@@ -90,12 +74,7 @@ bool optional_bool(const rapidjson::Value& object, const char* name, const JsonP
     return v->GetBool();
 }
 
-std::string to_json_text(const rapidjson::Value& value) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-    value.Accept(writer);
-    return std::string(buffer.GetString(), buffer.GetSize());
-}
+std::string to_json_text(const rapidjson::Value& value) { return json_compact(value); }
 
 std::string optional_json_text(const rapidjson::Value& object, const char* name,
                                std::string fallback) {

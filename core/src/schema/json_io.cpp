@@ -11,6 +11,7 @@
 
 #include "nucleo/errors.hpp"
 #include "nucleo/schema.hpp"
+#include "common/json_text.hpp"
 
 namespace nucleo::schema {
 namespace {
@@ -47,31 +48,7 @@ std::string type_label(const TypeNode& node) {
     return node.name.empty() ? std::string("value") : node.name;
 }
 
-const char* describe(const rapidjson::Value& v) {
-    switch (v.GetType()) {
-        case rapidjson::kNullType:
-            return "null";
-        case rapidjson::kFalseType:
-        case rapidjson::kTrueType:
-            return "a boolean";
-        case rapidjson::kObjectType:
-            return "an object";
-        case rapidjson::kArrayType:
-            return "an array";
-        case rapidjson::kStringType:
-            return "a string";
-        case rapidjson::kNumberType:
-            return v.IsDouble() ? "a number" : "an integer";
-    }
-    return "a value";
-}
 
-std::string compact(const rapidjson::Value& v) {
-    rapidjson::StringBuffer buffer;
-    Writer w(buffer);
-    v.Accept(w);
-    return {buffer.GetString(), buffer.GetSize()};
-}
 
 std::string allowed_values(const TypeNode& node) {
     std::string out;
@@ -197,7 +174,7 @@ class JsonReader {
                     "reading " + type_label(root_) + " from JSON: at " + path_.str() + ": " + what);
     }
     [[noreturn]] void expected(const char* what, const rapidjson::Value& v) const {
-        fail(std::string("expected ") + what + ", got " + describe(v));
+        fail(std::string("expected ") + what + ", got " + internal::json_type_word(v));
     }
 
     void read(const TypeNode& node, const rapidjson::Value& v, void* p) {
@@ -219,7 +196,7 @@ class JsonReader {
                 break;
             case Kind::kEnum: {
                 if (!v.IsString()) {
-                    fail("expected one of " + allowed_values(node) + ", got " + describe(v));
+                    fail("expected one of " + allowed_values(node) + ", got " + internal::json_type_word(v));
                 }
                 const std::string_view s(v.GetString(), v.GetStringLength());
                 for (std::size_t i = 0; i < node.constants.size(); ++i) {
@@ -251,7 +228,7 @@ class JsonReader {
                 break;
             case Kind::kJson:
                 if (!v.IsObject()) expected("an object", v);
-                static_cast<JsonObject*>(p)->json = compact(v);
+                static_cast<JsonObject*>(p)->json = internal::json_compact(v);
                 break;
             case Kind::kObject:
                 read_object(node, v, p);

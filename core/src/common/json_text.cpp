@@ -1,0 +1,28 @@
+#include "common/json_text.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace nucleo::internal {
+
+const char* json_type_word(const rapidjson::Value& value) noexcept {
+    switch (value.GetType()) {
+        case rapidjson::kNullType: return "null";
+        case rapidjson::kFalseType:
+        case rapidjson::kTrueType: return "a boolean";
+        case rapidjson::kObjectType: return "an object";
+        case rapidjson::kArrayType: return "an array";
+        case rapidjson::kStringType: return "a string";
+        case rapidjson::kNumberType: return value.IsDouble() ? "a number" : "an integer";
+    }
+    return "a value";
+}
+
+std::string json_compact(const rapidjson::Value& value) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    value.Accept(writer);
+    return {buffer.GetString(), buffer.GetSize()};
+}
+
+}  // namespace nucleo::internal
