@@ -51,7 +51,8 @@ struct ConversationServiceOptions {
     /// bounded exponential backoff (5 ms doubling up to this), not pub/sub: it needs nothing from
     /// the lease store beyond acquire, and a hand-off costs at most one pause.
     std::chrono::milliseconds lease_poll_max{std::chrono::milliseconds(200)};
-    /// This process's name in lease holders ("<host_id>/<job id>"). Empty: hostname:pid.
+    /// This service's name as a lease holder: unique per service instance across hosts. Empty:
+    /// hostname:pid:<instance number>.
     std::string host_id;
     ConversationEmbedder embedder;
 };
@@ -66,8 +67,10 @@ struct ConversationServiceOptions {
 ///    user fails kNotFound, exactly as the stores answer another user's id.
 ///  - A temporary conversation (the thinker set no id) never consults a store and is never saved;
 ///    an adopting doer that stays on the temporary default reaches it only while it is warm.
-///  - With a lease store, a warm holder is reloaded from the stores when the lease was taken anew
-///    (another host may have saved since).
+///  - With a lease store, the lease is held per host (service instance) while one of its jobs
+///    owns the conversation and given up at each release; a warm holder is reloaded from the
+///    stores when the lease comes back with another fencing token (another host may have saved
+///    since).
 class ConversationService {
   public:
     explicit ConversationService(ConversationServiceOptions options = {});

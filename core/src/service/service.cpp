@@ -51,7 +51,10 @@ struct Holder {
 std::string default_host_id() {
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
-    return std::string(name[0] != '\0' ? name : "host") + ":" + std::to_string(::getpid());
+    // A counter too: two services of one process are two hosts to each other.
+    static std::atomic<int> instances{0};
+    return std::string(name[0] != '\0' ? name : "host") + ":" + std::to_string(::getpid()) + ":" +
+           std::to_string(++instances);
 }
 
 // Seed 000: the title derives from the first user message. Decision: its first line, at most
@@ -147,8 +150,11 @@ struct ConversationService::State {
     }
 
     // Takes the cross-host lease, polling with bounded backoff until `deadline`.
-    void take_lease(Holder& h, const Thinker& thinker, Clock::time_point deadline) {
-        const std::string holder = host_id + "/" + thinker.job_id;
+    void take_lease(Holder& h, Clock::time_point deadline) {
+        // The lease names the HOST: jobs of one host exclude each other through the holder's
+        // lock, so a local hand-off keeps the token (and the warm context) unless another host
+        // took the lease in between.
+        const std::string& holder = host_id;
         auto pause = std::chrono::milliseconds(5);
         for (;;) {
             try {
@@ -249,7 +255,7 @@ struct ConversationService::State {
         Clock::time_point deadline, bool may_wait) {
         if (!take(*h, thinker, deadline, may_wait)) return nullptr;
         try {
-            if (options.lease && !h->temporary) take_lease(*h, *thinker, deadline);
+            if (options.lease && !h->temporary) take_lease(*h, deadline);
             load(*h, *thinker, handler, must_exist);
         } catch (...) {
             give_up(*h, std::chrono::milliseconds(0));
