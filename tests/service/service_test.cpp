@@ -318,6 +318,12 @@ TEST(DualStores, AdoptingAnIdNoStoreHoldsFails) {
                    &message),
         ErrorKind::kNotFound);
     EXPECT_NE(message.find("Chat-conv-dead-beefdeadbeef"), std::string::npos);
+    // The intent-following form: an adopted id must exist.
+    EXPECT_EQ(error_kind([&] { service.obtain_conversation(t).get(); }), ErrorKind::kNotFound);
+    // A minted one need not.
+    auto minter = thinker("Minter");
+    const std::string minted = minter->mint_conversation_id();
+    EXPECT_EQ(service.obtain_conversation(minter).get()->conversation_id(), minted);
     // The failed obtain left no owner behind.
     EXPECT_EQ(service.owning_thinker(t->conversation_id(), "alice"), nullptr);
 }

@@ -95,6 +95,12 @@ class ConversationService {
         std::string_view conversation_id, std::shared_ptr<Thinker> thinker,
         std::shared_ptr<const ResponseHandler> handler = {}, bool must_exist = false);
 
+    /// The thinker's own conversation as its declared intent says (seed 000: "obtainConversation's
+    /// mustExist flag follows the declared intent"): thinker->conversation_id(), must_exist when
+    /// the id was adopted.
+    std::future<std::shared_ptr<ConversationContext>> obtain_conversation(
+        std::shared_ptr<Thinker> thinker, std::shared_ptr<const ResponseHandler> handler = {});
+
     /// Seed 000 owningThinker: the live thinker driving a turn, or nullptr when idle, unknown, or
     /// the conversation belongs to another user.
     [[nodiscard]] std::shared_ptr<Thinker> owning_thinker(std::string_view conversation_id,

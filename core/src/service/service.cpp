@@ -383,6 +383,19 @@ std::future<std::shared_ptr<ConversationContext>> ConversationService::obtain_co
     }
 }
 
+std::future<std::shared_ptr<ConversationContext>> ConversationService::obtain_conversation(
+    std::shared_ptr<Thinker> thinker, std::shared_ptr<const ResponseHandler> handler) {
+    if (!thinker) {
+        std::promise<std::shared_ptr<ConversationContext>> refused;
+        refused.set_exception(std::make_exception_ptr(
+            Error(ErrorKind::kInvalidArgument, "obtain_conversation: no thinker")));
+        return refused.get_future();
+    }
+    const std::string id = thinker->conversation_id();
+    const bool must_exist = thinker->intent() == ConversationIntent::kAdopted;
+    return obtain_conversation(id, std::move(thinker), std::move(handler), must_exist);
+}
+
 std::shared_ptr<Thinker> ConversationService::owning_thinker(std::string_view conversation_id,
                                                              std::string_view user_id) const {
     auto h = state_->find(conversation_id);
