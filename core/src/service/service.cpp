@@ -494,7 +494,9 @@ std::size_t ConversationService::run_cleanup(std::chrono::steady_clock::time_poi
     std::lock_guard map_lock(state_->mu);
     std::size_t evicted = 0;
     for (auto it = state_->holders.begin(); it != state_->holders.end();) {
-        Holder& h = *it->second;
+        // Kept alive past the erase: the lock below unlocks its mutex after the map dropped it.
+        const std::shared_ptr<Holder> keep = it->second;
+        Holder& h = *keep;
         std::lock_guard lock(h.mu);
         if (!h.owner && h.pending == 0 && h.released_at + h.retain <= now) {
             it = state_->holders.erase(it);
