@@ -92,6 +92,7 @@ TEST(ConversationOwnership, SecondThreadWaitsAndGetsTheFirstsMessages) {
     service.release(*a);
 
     auto ctx_b = waiting.get();
+    EXPECT_EQ(service.waiters(id), 0u);  // the waiter left the condition with the conversation
     ASSERT_EQ(ctx_b->messages().size(), 2u);
     EXPECT_EQ(ctx_b->messages()[1].blocks.size(), 1u);
     EXPECT_EQ(service.owning_thinker(id, "alice"), b);

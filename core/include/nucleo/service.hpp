@@ -141,6 +141,9 @@ class ConversationService {
     void shutdown();
     [[nodiscard]] bool stopping() const noexcept;
 
+    /// Jobs parked on the conversation's handed-off condition right now (observability: a
+    /// dashboard's "waiting turns", a benchmark timing a hand-off from a parked waiter).
+    [[nodiscard]] std::size_t waiters(std::string_view conversation_id) const;
     /// Warm holders in memory (owned or not).
     [[nodiscard]] std::size_t holders() const;
 

@@ -38,6 +38,7 @@ struct Holder {
     // Jobs between "found the holder" and "own it or gave up": cleanup never evicts under them.
     // Incremented under State::mu, decremented under Holder::mu (cleanup holds both).
     std::atomic<int> pending{0};
+    int parked = 0;  // jobs parked on handed_off right now (guarded by mu)
     Clock::time_point released_at = Clock::now();
     std::chrono::milliseconds retain{0};
     // Save bookkeeping, touched only by the owner.
@@ -104,8 +105,10 @@ struct ConversationService::State {
         auto free_or_mine = [&] { return !h.owner || h.owner->job_id == thinker->job_id; };
         if (!free_or_mine()) {
             if (!may_wait) return false;
+            ++h.parked;
             const bool got = h.handed_off.wait_until(
                 lock, deadline, [&] { return stopping.load() || free_or_mine(); });
+            --h.parked;
             if (!got) {
                 --h.pending;
                 const auto waited = options.acquire_timeout.count();
@@ -541,6 +544,13 @@ void ConversationService::shutdown() {
 
 bool ConversationService::stopping() const noexcept {
     return state_->stopping.load();
+}
+
+std::size_t ConversationService::waiters(std::string_view conversation_id) const {
+    auto h = state_->find(conversation_id);
+    if (!h) return 0;
+    std::lock_guard lock(h->mu);
+    return static_cast<std::size_t>(h->parked);
 }
 
 std::size_t ConversationService::holders() const {
