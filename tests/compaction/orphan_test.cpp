@@ -32,6 +32,8 @@ class OrphanFreedom : public ::testing::Test {
         config.name = plugin;
         config.plugin = plugin;
         config.base_url = "http://127.0.0.1:" + std::to_string(emulator_->port());
+        // OpenAI's base URL ends in /v1 (the SDKs' OPENAI_BASE_URL convention).
+        if (plugin == "openai") config.base_url += "/v1";
         config.credentials.api_key = "sk-test";
         config.credentials.access_key_id = "AKIDTEST";
         config.credentials.secret_access_key = "secret";
