@@ -4,11 +4,14 @@
 //
 // usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE] [--cache-ttl SECONDS]
 //                        [--min-cacheable TOKENS] [--latency-ms MS] [--verbose]
+//                        [--exit-with-parent]
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on bad arguments
 // (including a host that is not loopback: the emulator never listens on a network).
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <pthread.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 #include <signal.h>
 
 #include <charconv>
@@ -34,7 +37,7 @@ constexpr int kExitBadInput = 2;
 const char* const kUsage =
     "usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE]\n"
     "                       [--cache-ttl SECONDS] [--min-cacheable TOKENS] [--latency-ms MS]\n"
-    "                       [--verbose]\n"
+    "                       [--verbose] [--exit-with-parent]\n"
     "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
     "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
     "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n";
@@ -62,6 +65,10 @@ std::string parse_args(const std::vector<std::string>& args, Options& o, bool& h
         }
         if (a == "--verbose") {
             o.verbose = true;
+            continue;
+        }
+        if (a == "--exit-with-parent") {
+            o.exit_with_parent = true;
             continue;
         }
         if (i + 1 >= args.size()) return "option " + a + " needs a value (or is unknown)";
@@ -170,6 +177,14 @@ int main(int argc, char** argv) {
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     signal(SIGPIPE, SIG_IGN);  // a client that hangs up mid-stream must not kill the server
+    // A harness (a test, `nucleo demo`) that dies without stopping us must not leave a server
+    // behind holding its pipes: the kernel sends SIGTERM when the thread that started us exits,
+    // and the sigwait below turns it into a clean stop. Started after that parent already died?
+    // Then we were re-parented to init (or a subreaper) and stop at once.
+    if (options.exit_with_parent) {
+        const pid_t parent = getppid();
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || parent == 1) return kExitOk;
+    }
 
     nucleo::emulator::Router router(options);
     httplib::Server server;

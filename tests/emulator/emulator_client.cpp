@@ -116,7 +116,7 @@ std::uint32_t crc(const std::string& s, std::size_t from, std::size_t len) {
 
 EmulatorProcess::EmulatorProcess(std::vector<std::string> extra_args) : dir_(make_temp_dir()) {
     const std::string port_file = dir_ + "/port";
-    std::vector<std::string> args = {"--port", "0", "--port-file", port_file};
+    std::vector<std::string> args = {"--port", "0", "--port-file", port_file, "--exit-with-parent"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     pid_ = spawn(args, dir_ + "/stdout");
     // Bounded poll for the port file, which the emulator renames into place once listening.

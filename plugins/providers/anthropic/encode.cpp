@@ -853,7 +853,13 @@ void write_headers(Writer& w, const Value& request) {
 void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& sink) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
     // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
-    std::string buffer(provider_request_json);
+    // RapidJSON's SSE2 scanner loads aligned 16-byte blocks and may read up to 15 bytes past the
+    // terminating NUL; the padding keeps those reads inside the allocation (AddressSanitizer
+    // reports them otherwise). Trailing NULs end the parse like the terminator does.
+    std::string buffer;
+    buffer.reserve(provider_request_json.size() + 16);
+    buffer.assign(provider_request_json);
+    buffer.append(15, '\0');
     rapidjson::Document request;
     request.ParseInsitu(buffer.data());
     if (request.HasParseError()) {

@@ -1056,6 +1056,10 @@ std::string_view encode_request(std::string_view provider_request_json) {
     thread_local std::string input;
     thread_local rapidjson::StringBuffer output;
     input.assign(provider_request_json);
+    // RapidJSON's SSE2 scanner loads aligned 16-byte blocks and may read up to 15 bytes past the
+    // terminating NUL; the padding keeps those reads inside the allocation (AddressSanitizer
+    // reports them otherwise). Trailing NULs end the parse like the terminator does.
+    input.append(15, '\0');
     output.Clear();
     output.Reserve(provider_request_json.size() + provider_request_json.size() / 4 + 256);
     rapidjson::Document doc;
