@@ -374,10 +374,9 @@ INSTANTIATE_TEST_SUITE_P(Requests, Refused, ::testing::ValuesIn(refusals()),
 // Every request body this suite produces is checked against the published CreateMessageParams
 // schema (../shared/specs/anthropic-openapi.yml) by ../shared/tools/validate_wire.py.
 TEST(AnthropicEncode, EveryGoldenBodyIsValidAgainstThePublishedSchema) {
-    if (!wire_validator_present()) {
-        GTEST_SKIP() << "../shared/tools/validate_wire.py is not present next to the repository: "
-                        "the bodies were NOT validated against the published schema";
-    }
+    ASSERT_TRUE(wire_validator_present())
+        << "../shared/tools/validate_wire.py is not present next to the repository: the bodies "
+           "cannot be validated against the published schema";
     std::vector<std::string> bodies;
     for (const std::string& name : golden_names()) {
         bodies.push_back(encode_body(read_file(fixtures() / "encode" / (name + ".request.json"))));
