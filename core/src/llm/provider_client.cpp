@@ -393,6 +393,11 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     out.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
                           out.usage.cache_read_tokens);
     if (streamed && !event_deltas) deliver_whole(incoming, out.usage, *options.stream);
+    // A host that cancelled while the answer streamed (a user's interrupt during the display) has
+    // stopped showing it: the answer is abandoned like a transfer cut short, never half-kept.
+    if (streamed && options.cancel != nullptr && options.cancel->cancelled())
+        throw Error(ErrorKind::kTransport, "provider '" + config_.name +
+                                               "': cancelled while the answer streamed; it was not kept");
     conversation.add_message(incoming);
     conversation.set_prior_spec_id(model.id);
     out.message = conversation.messages().back();
