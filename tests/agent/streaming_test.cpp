@@ -3,6 +3,7 @@
 // body arrives (ABI 1.2 decode_event) and concatenating to the answer.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,24 @@ TEST_P(Streaming, AssembledEqualsNonStreamed) {
         }
         EXPECT_GT(seen.usage_events, 0);
     }
+}
+
+TEST_P(Streaming, AThrowingCallbackFailsTheCallAndKeepsNothing) {
+    // The deltas are delivered from inside the transfer; a host callback that throws must not
+    // cross libcurl's C frames: the call fails with the host's own exception, nothing appended.
+    ProviderClient pc = client_for(emulator_, GetParam());
+    ConversationContext c = question(false);
+    StreamCallbacks cb;
+    int calls = 0;
+    cb.on_text_delta = [&calls](std::size_t, std::string_view) {
+        ++calls;
+        throw std::runtime_error("the display failed");
+    };
+    CallOptions options;
+    options.stream = &cb;
+    EXPECT_THROW(pc.call(c, model_for(GetParam()), options), std::runtime_error);
+    EXPECT_EQ(calls, 1);  // no delta after the failure
+    EXPECT_EQ(c.messages().size(), 1U);
 }
 
 INSTANTIATE_TEST_SUITE_P(ThreeDialects, Streaming, ::testing::Values("anthropic", "openai", "bedrock"));

@@ -308,10 +308,9 @@ std::shared_ptr<Thinker> Agent::make_thinker(std::string user_id,
     t->workflow_id = t->job_id;
     t->depth = depth;
     t->output = output;
-    // The palette as it stands when the service rehydrates (tools added later reach the
-    // conversation at the turn's own add_tools).
-    const Impl* impl = impl_.get();
-    t->palette = [impl] { return impl->palette(); };
+    // The palette as it stands now, by value: the thinker is shared with the service and may
+    // outlive this agent (tools added later reach the conversation at the turn's own add_tools).
+    t->palette = [palette = impl_->palette()] { return palette; };
     return t;
 }
 

@@ -1,5 +1,6 @@
 #include "nucleo/provider_client.hpp"
 
+#include <exception>
 #include <map>
 #include <mutex>
 
@@ -315,14 +316,24 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     const bool event_deltas = streamed && dialect_.has_decode_event();
     internal::StreamFramer framer(internal::parse_stream_framing(caps_.stream_framing));
     BodyChunkCallback on_chunk;
+    // The chunk callback runs inside libcurl's C frames, which an exception must never cross: a
+    // throw (the host's callback, the plugin's decode_event) is kept, the deltas stop, and it is
+    // rethrown once the transfer returned — the answer is then not appended.
+    std::exception_ptr failed;
     if (event_deltas) {
         on_chunk = [&](std::string_view chunk) {
-            framer.feed(chunk, [&](std::string_view name, std::string_view data) {
-                deliver_deltas(dialect_.decode_event(name, data), *options.stream);
-            });
+            if (failed) return;
+            try {
+                framer.feed(chunk, [&](std::string_view name, std::string_view data) {
+                    deliver_deltas(dialect_.decode_event(name, data), *options.stream);
+                });
+            } catch (...) {
+                failed = std::current_exception();
+            }
         };
     }
     HttpResponse http = transport_->send(request, options.cancel, on_chunk);
+    if (failed) std::rethrow_exception(failed);
     const std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
                                                    headers_json(http.headers), http.body);
 
