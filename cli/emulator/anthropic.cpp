@@ -532,6 +532,7 @@ class Anthropic final : public Dialect {
         const std::string digest = prefix.hasher.digest();
         ReplyInput in = reply_input(doc, digest);
         in.force_truncate = faults.truncate;
+        in.tool_rounds = faults.tool_rounds;
         return render(doc, make_reply(in), usage, digest);
     }
 };

@@ -380,6 +380,7 @@ class Bedrock final : public Dialect {
         record_cache(ctx.stats, usage);
         ReplyInput in = reply_input(doc, prefix.hasher.digest());
         in.force_truncate = faults.truncate;
+        in.tool_rounds = faults.tool_rounds;
         return render(make_reply(in), usage, streaming_);
     }
 

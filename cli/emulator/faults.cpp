@@ -41,6 +41,10 @@ Faults Faults::parse(std::string_view spec) {
             f.truncate = true;
         } else if (item == "malformed") {
             f.malformed = true;
+        } else if (item == "always-tool") {
+            f.tool_rounds = -1;
+        } else if (item.starts_with("tool-rounds=")) {
+            f.tool_rounds = parse_count(item, item.substr(12));
         } else if (item.starts_with("delay=")) {
             f.delay_ms = parse_count(item, item.substr(6));
         } else if (item.starts_with("fail-first=")) {
@@ -57,7 +61,8 @@ Faults Faults::parse(std::string_view spec) {
         } else {
             throw std::invalid_argument(
                 "x-emulator-fault: unknown fault '" + std::string(item) +
-                "' (known: 429, 500, 529, delay=MS, truncate, malformed, fail-first=N[:STATUS])");
+                "' (known: 429, 500, 529, delay=MS, truncate, malformed, fail-first=N[:STATUS], "
+                "always-tool, tool-rounds=N)");
         }
     }
     return f;

@@ -1,7 +1,10 @@
 // Faults injected on request (issue 4 item 8): a client asks for them with the header
 // `x-emulator-fault` or the query parameter `fault`, a comma-separated list:
 //   429 | 500 | 529 | delay=MS | truncate | malformed | fail-first=N[:STATUS]
-// so retry, backoff and truncation paths are tested deterministically, without sleeps.
+//   | always-tool | tool-rounds=N
+// so retry, backoff and truncation paths are tested deterministically, without sleeps. The last two
+// script an agent loop (issue 8): a tool call also after a tool result, always or while the
+// conversation holds fewer than N assistant turns.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,10 @@ struct Faults {
     bool overloaded = false;    ///< 529 (Anthropic) / 503 (OpenAI, Bedrock)
     bool truncate = false;      ///< stop at the output limit, mid tool call when one is made
     bool malformed = false;     ///< a 200 whose body is not JSON
+    /// Tool calls after tool results: 0 off (a result is answered), -1 always (always-tool), N>0
+    /// while the request holds fewer than N assistant turns (tool-rounds=N). Not a fault: any()
+    /// ignores it.
+    int tool_rounds = 0;
     int delay_ms = 0;
     int fail_first = 0;   ///< the first N calls with the same request id fail...
     int fail_status = 0;  ///< ...with this status (0: 529 for Anthropic, 500 otherwise)

@@ -189,7 +189,9 @@ std::string answer_text(const ReplyInput& in) {
 }
 
 const ToolDecl* chosen_tool(const ReplyInput& in) {
-    if (in.tools.empty() || in.tool_choice_none || !in.last_is_question) return nullptr;
+    const bool scripted =
+        in.has_tool_result && (in.tool_rounds < 0 || in.assistant_turns < in.tool_rounds);
+    if (in.tools.empty() || in.tool_choice_none || !(in.last_is_question || scripted)) return nullptr;
     if (!in.forced_tool.empty()) {
         for (const auto& t : in.tools) {
             if (t.name == in.forced_tool) return &t;

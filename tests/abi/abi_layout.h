@@ -90,6 +90,11 @@ NUCLEO_ABI_AT(nucleo_store_factory, session_invalidate, 104);
 NUCLEO_ABI_AT(nucleo_store_factory, lease, 112);
 NUCLEO_ABI_SIZE(nucleo_store_factory, 120);
 
+/* 1.2: nucleo_provider_factory.decode_event, appended after decode. */
+#if NUCLEO_PLUGIN_ABI_MINOR >= 2
+NUCLEO_ABI_AT(nucleo_provider_factory, decode_event, 48);
+#endif
+
 /* 1.1: "nucleo.host.model_call/1" (absent from the frozen 1.0 header). */
 #if NUCLEO_PLUGIN_ABI_MINOR >= 1
 NUCLEO_ABI_AT(nucleo_host_model_call, struct_size, 0);

@@ -111,6 +111,16 @@ TEST(Loader, FrozenHeaderPluginKeepsLoading) {
               R"({"schema_version":1,"summary":1,"by":"frozen"})");
 }
 
+TEST(Loader, AFrozenProviderHasNoStreamDeltasAndSaysSo) {
+    // ABI 1.2 appended decode_event; a 1.0 provider's struct ends before it, so the host neither
+    // reads past its struct_size nor calls anything: no slot, no deltas.
+    const Plugin p = PluginLoader().load((kGood / "nucleo-frozen.so").string());
+    const nucleo::ProviderInstance provider = p.make_provider();
+    EXPECT_FALSE(provider.has_decode_event());
+    EXPECT_EQ(provider.decode_event("message_start", "{}"), "");
+    EXPECT_EQ(provider.decode(200, "{}", "{}"), R"({"schema_version":1,"blocks":[]})");
+}
+
 TEST(Loader, FutureMinorWithExtraSlotsLoadsAndExtrasAreIgnored) {
     // Issue 2: "one built with extra future slots appended (extras ignored)". Its extra slots
     // abort() if called, so reaching the end proves the host never touched them.

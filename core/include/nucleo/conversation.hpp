@@ -152,6 +152,11 @@ class ConversationContext {
     /// after the freeze. Error(kNotFound) naming the id when no message has it.
     void set_requested_output_tokens(std::string_view message_id,
                                      std::optional<std::int64_t> tokens);
+    /// Marks one message compactable or not (seed 000 "Compaction": "Final assistant answers
+    /// should be preserved verbatim" — the agent loop learns an answer is final only after the
+    /// call appended it). Changes no rendered content, so it is allowed after the freeze.
+    /// Error(kNotFound) naming the id when no message has it.
+    void set_message_compactable(std::string_view message_id, bool compactable);
 
     /// Compaction's one rewrite of the message list (seed 001 "Compaction rewrites the list of
     /// messages and nothing else"). `messages` replaces the list; `origins[i]` is the position, in

@@ -117,6 +117,12 @@ class ProviderInstance : public PluginInstance {
     /// (kRateLimited, kOverloaded, ...) with the HTTP status in the message.
     [[nodiscard]] std::string decode(int32_t http_status, std::string_view headers_json,
                                      std::string_view body) const;
+    /// ABI 1.2: true when the plugin offers decode_event (a 1.0/1.1 plugin does not).
+    [[nodiscard]] bool has_decode_event() const;
+    /// ABI 1.2 decode_event: the deltas document of one streamed event (plugin.h); empty when
+    /// the plugin has no such slot or the event carries nothing to show.
+    [[nodiscard]] std::string decode_event(std::string_view event_name,
+                                           std::string_view data) const;
 
   private:
     friend class Plugin;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "nucleo/budget.hpp"
 #include "nucleo/catalog.hpp"
@@ -70,6 +71,36 @@ struct ProviderCapabilities {
     bool caching = false;
     bool streaming = false;
     std::string auth = "none";  ///< x-api-key | bearer | sigv4 | none
+    /// How a streamed answer is framed (ABI 1.2): "sse" (default) or "aws-eventstream".
+    std::string stream_framing = "sse";
+};
+
+/// Issue 8 item 2: the incremental events of a streamed answer, delivered to host code AS THE
+/// BYTES ARRIVE (the transport's write callback → the core's SSE / event-stream framing → the
+/// plugin's decode_event slot, ABI 1.2). `block` is the index of the content block in the answer.
+/// Every member is optional; a call streams when any is set and the dialect can stream. The
+/// message the call appends is the plugin's decode of the whole body, so it equals the
+/// non-streamed one (the deltas are a view of it, never a second source of truth). Callbacks run
+/// on the calling thread, inside call(); a callback that throws aborts the call (the answer is
+/// not appended).
+struct StreamCallbacks {
+    std::function<void(std::size_t block, std::string_view text)> on_text_delta;
+    std::function<void(std::size_t block, std::string_view thinking)> on_thinking_delta;
+    /// A tool call's block opened: its provider-minted id and the tool's name.
+    std::function<void(std::size_t block, std::string_view id, std::string_view name)>
+        on_tool_call_start;
+    /// A piece of a tool call's input JSON (the pieces concatenate to the input).
+    std::function<void(std::size_t block, std::string_view partial_json)> on_tool_input_delta;
+    /// Usage as the provider reports it during the stream (cumulative where it says so).
+    std::function<void(const Usage& usage)> on_usage;
+    /// The answer streamed so far is discarded: it was cut off at max_tokens and the call is
+    /// retried once at the escalated budget (seed 000), so a display clears what it showed.
+    std::function<void(std::string_view reason)> on_discard;
+
+    [[nodiscard]] bool any() const noexcept {
+        return on_text_delta || on_thinking_delta || on_tool_call_start || on_tool_input_delta ||
+               on_usage || on_discard;
+    }
 };
 
 /// Per-call options.
@@ -83,6 +114,9 @@ struct CallOptions {
     /// Headers added to the request as they are (tracing ids, a gateway's routing header; the
     /// emulator's fault injection in tests). Never credentials: the core attaches those.
     HttpHeaders extra_headers;
+    /// Non-null and any(): the call asks for a streamed answer (when the dialect streams) and
+    /// delivers its deltas here as they arrive.
+    const StreamCallbacks* stream = nullptr;
 };
 
 /// A connection to one provider instance (nucleo.yaml `providers.<name>`) through its dialect
@@ -123,6 +157,8 @@ private:
     LLMResponse call_once(ConversationContext& conversation, const ModelSpec& model,
                           const CallOptions& options);
     void check_credentials() const;
+    /// True when this call asks for a streamed answer: the dialect streams and a callback is set.
+    [[nodiscard]] bool streams(const CallOptions& options) const noexcept;
 
     ProviderConfig config_;
     ProviderInstance dialect_;

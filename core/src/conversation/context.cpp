@@ -169,6 +169,18 @@ const Message* ConversationContext::find_message(std::string_view id) const noex
     return nullptr;
 }
 
+void ConversationContext::set_message_compactable(std::string_view message_id, bool compactable) {
+    for (Message& m : state_.messages) {
+        if (m.id == message_id) {
+            m.compactable = compactable;
+            return;
+        }
+    }
+    throw Error(ErrorKind::kNotFound, "conversation '" + state_.conversation_id +
+                                          "' has no message with id '" + std::string(message_id) +
+                                          "'");
+}
+
 void ConversationContext::set_requested_output_tokens(std::string_view message_id,
                                                       std::optional<std::int64_t> tokens) {
     for (Message& m : state_.messages) {

@@ -1,5 +1,6 @@
 #include "nucleo/provider_client.hpp"
 
+#include <exception>
 #include <map>
 #include <mutex>
 
@@ -9,6 +10,7 @@
 
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
+#include "llm/stream_framing.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/thinking_response.hpp"
 #include "persistence/document_json.hpp"
@@ -39,12 +41,14 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     c.streaming = flag("streaming");
     if (d.HasMember("dialect") && d["dialect"].IsString()) c.dialect = d["dialect"].GetString();
     if (d.HasMember("auth") && d["auth"].IsString()) c.auth = d["auth"].GetString();
+    if (d.HasMember("stream_framing") && d["stream_framing"].IsString())
+        c.stream_framing = d["stream_framing"].GetString();
     return c;
 }
 
 /// The provider request document (docs/provider-abi-documents.md).
 std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bool thinking,
-                             std::int64_t thinking_budget, const ProviderConfig& config,
+                             std::int64_t thinking_budget, bool stream, const ProviderConfig& config,
                              const std::string& prepared_json) {
     rapidjson::StringBuffer buf;
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
@@ -68,7 +72,7 @@ std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bo
     w.Int64(thinking ? thinking_budget : 0);
     w.EndObject();
     w.Key("stream");
-    w.Bool(false);
+    w.Bool(stream);
     std::string ttl = "5m";
     rapidjson::Document options;
     options.Parse(config.options_json.data(), config.options_json.size());
@@ -128,6 +132,57 @@ std::int64_t usage_field(const rapidjson::Value& usage, const char* key) {
     if (!usage.HasMember(key)) return 0;
     const auto& v = usage[key];
     return v.IsInt64() ? v.GetInt64() : 0;
+}
+
+Usage read_usage(const rapidjson::Value& u) {
+    return {usage_field(u, "input_tokens"), usage_field(u, "output_tokens"), usage_field(u, "cache_read_tokens"),
+            usage_field(u, "cache_write_tokens")};
+}
+
+std::string_view string_field(const rapidjson::Value& v, const char* key) {
+    if (!v.HasMember(key) || !v[key].IsString()) return {};
+    return {v[key].GetString(), v[key].GetStringLength()};
+}
+
+/// Hands the deltas document of one event (plugin.h decode_event) to the host's callbacks. A
+/// document off its format carries nothing to show: the answer is decode()'s, which reports.
+void deliver_deltas(std::string_view doc, const StreamCallbacks& cb) {
+    if (doc.empty()) return;
+    rapidjson::Document d;
+    d.Parse(doc.data(), doc.size());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("deltas") || !d["deltas"].IsArray()) return;
+    for (const auto& delta : d["deltas"].GetArray()) {
+        if (!delta.IsObject()) continue;
+        const std::string_view type = string_field(delta, "type");
+        const std::size_t index =
+            delta.HasMember("index") && delta["index"].IsUint64() ? static_cast<std::size_t>(delta["index"].GetUint64()) : 0;
+        if (type == "text" && cb.on_text_delta) {
+            cb.on_text_delta(index, string_field(delta, "text"));
+        } else if (type == "thinking" && cb.on_thinking_delta) {
+            cb.on_thinking_delta(index, string_field(delta, "thinking"));
+        } else if (type == "tool_use" && cb.on_tool_call_start) {
+            cb.on_tool_call_start(index, string_field(delta, "id"), string_field(delta, "name"));
+        } else if (type == "tool_input" && cb.on_tool_input_delta) {
+            cb.on_tool_input_delta(index, string_field(delta, "partial_json"));
+        } else if (type == "usage" && cb.on_usage && delta.HasMember("usage") && delta["usage"].IsObject()) {
+            cb.on_usage(read_usage(delta["usage"]));
+        }
+    }
+}
+
+/// A plugin without decode_event (ABI 1.0/1.1) still streams: its callbacks get the assembled
+/// answer's pieces at the end, in block order, so a host's display code has one path.
+void deliver_whole(const Message& m, const Usage& usage, const StreamCallbacks& cb) {
+    for (std::size_t i = 0; i < m.blocks.size(); ++i) {
+        const ContentBlock& b = m.blocks[i];
+        if (const auto* t = b.get_if<TextBlock>(); t && cb.on_text_delta) cb.on_text_delta(i, t->text);
+        if (const auto* t = b.get_if<ThinkingBlock>(); t && cb.on_thinking_delta) cb.on_thinking_delta(i, t->thinking);
+        if (const auto* u = b.get_if<ToolUseBlock>()) {
+            if (cb.on_tool_call_start) cb.on_tool_call_start(i, u->id, u->name);
+            if (cb.on_tool_input_delta) cb.on_tool_input_delta(i, u->input_json);
+        }
+    }
+    if (cb.on_usage) cb.on_usage(usage);
 }
 
 }  // namespace
@@ -199,8 +254,9 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     const bool thinking = thinking_active(model, depth);
     const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
     PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking);
-    const std::string request = provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth),
-                                                 config_, internal::prepared_to_json(prepared));
+    const std::string request =
+        provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options), config_,
+                         internal::prepared_to_json(prepared));
     HttpRequest http = read_http_request(dialect_.encode(request), config_);
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
     std::string secret = config_.credentials.api_key;
@@ -212,6 +268,10 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     return http;
 }
 
+bool ProviderClient::streams(const CallOptions& options) const noexcept {
+    return caps_.streaming && options.stream != nullptr && options.stream->any();
+}
+
 LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelSpec& model,
                                  const CallOptions& options) {
     try {
@@ -220,6 +280,7 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
         // Seed 000: the retry loop re-enters for a one-shot retry at the escalated budget. A
         // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
         NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
+        if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
         LLMResponse r = call_once(conversation, model, options);
         r.escalated = true;
         return r;
@@ -249,7 +310,30 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     std::int64_t reserved = 0;
     if (limiter != nullptr) reserved = limiter->acquire(input_estimate + max_tokens, options.cancel);
 
-    HttpResponse http = transport_->send(request, options.cancel);
+    // Streamed: each event is framed and decoded as its bytes arrive (ABI 1.2 decode_event);
+    // the answer is still the plugin's decode of the whole body, below.
+    const bool streamed = streams(options);
+    const bool event_deltas = streamed && dialect_.has_decode_event();
+    internal::StreamFramer framer(internal::parse_stream_framing(caps_.stream_framing));
+    BodyChunkCallback on_chunk;
+    // The chunk callback runs inside libcurl's C frames, which an exception must never cross: a
+    // throw (the host's callback, the plugin's decode_event) is kept, the deltas stop, and it is
+    // rethrown once the transfer returned — the answer is then not appended.
+    std::exception_ptr failed;
+    if (event_deltas) {
+        on_chunk = [&](std::string_view chunk) {
+            if (failed) return;
+            try {
+                framer.feed(chunk, [&](std::string_view name, std::string_view data) {
+                    deliver_deltas(dialect_.decode_event(name, data), *options.stream);
+                });
+            } catch (...) {
+                failed = std::current_exception();
+            }
+        };
+    }
+    HttpResponse http = transport_->send(request, options.cancel, on_chunk);
+    if (failed) std::rethrow_exception(failed);
     const std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
                                                    headers_json(http.headers), http.body);
 
@@ -266,11 +350,7 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     out.attempts = http.attempts;
     if (d.HasMember("stop_reason") && d["stop_reason"].IsString()) out.stop_reason = d["stop_reason"].GetString();
     if (d.HasMember("model") && d["model"].IsString()) out.model = d["model"].GetString();
-    if (d.HasMember("usage") && d["usage"].IsObject()) {
-        const auto& u = d["usage"];
-        out.usage = {usage_field(u, "input_tokens"), usage_field(u, "output_tokens"),
-                     usage_field(u, "cache_read_tokens"), usage_field(u, "cache_write_tokens")};
-    }
+    if (d.HasMember("usage") && d["usage"].IsObject()) out.usage = read_usage(d["usage"]);
     if (limiter != nullptr) limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
 
     // The core validates what a plugin returns: every block must be a block of the document.
@@ -323,6 +403,12 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
                                               "\"); answer began: " + first_bytes(http.body));
     out.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
                           out.usage.cache_read_tokens);
+    if (streamed && !event_deltas) deliver_whole(incoming, out.usage, *options.stream);
+    // A host that cancelled while the answer streamed (a user's interrupt during the display) has
+    // stopped showing it: the answer is abandoned like a transfer cut short, never half-kept.
+    if (streamed && options.cancel != nullptr && options.cancel->cancelled())
+        throw Error(ErrorKind::kTransport, "provider '" + config_.name +
+                                               "': cancelled while the answer streamed; it was not kept");
     conversation.add_message(incoming);
     conversation.set_prior_spec_id(model.id);
     out.message = conversation.messages().back();

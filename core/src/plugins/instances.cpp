@@ -173,6 +173,20 @@ std::string ProviderInstance::decode(int32_t http_status, std::string_view heade
     });
 }
 
+bool ProviderInstance::has_decode_event() const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, decode_event);
+}
+
+std::string ProviderInstance::decode_event(std::string_view event_name,
+                                           std::string_view data) const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, decode_event)) return {};
+    return collect(*handle_, "decode_event", [&](const nucleo_sink* out, nucleo_error* err) {
+        return f->decode_event(handle_->instance, sv(event_name), sv(data), out, err);
+    });
+}
+
 // ---- store --------------------------------------------------------------------------------
 
 // A slot outside the store's struct_size or NULL is an unbuilt surface: NotImplementedException.

@@ -7,6 +7,9 @@
  *        "nucleo.summarizer/1"; string views, output sinks, caller-owned error structs.
  *   1.1  Host extension "nucleo.host.model_call/1" (nucleo_host_model_call): a plugin (the llm
  *        summarizer) asks the host to call a model; the host picks, limits, records and costs it.
+ *   1.2  nucleo_provider_factory.decode_event (appended): one event of a streamed answer, framed
+ *        by the host, decoded into incremental deltas (text, thinking, tool-call start and input,
+ *        usage) so a host sees an answer as it arrives. The answer itself is still decode()'s.
  *
  * The rules (DESIGN.md "The plugin ABI"; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -44,7 +47,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 1
+#define NUCLEO_PLUGIN_ABI_MINOR 2
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -288,6 +291,24 @@ typedef struct nucleo_provider_factory {
     int32_t (*decode)(nucleo_instance* instance, int32_t http_status,
                       nucleo_string_view headers_json, nucleo_string_view body,
                       const nucleo_sink* out, nucleo_error* err);
+    /* Since 1.2; optional (a host streams without deltas when the slot is absent or NULL). One
+     * event of a streamed 2xx answer, framed by the host as the capabilities' "stream_framing"
+     * says: "sse" (a server-sent event: event_name is its `event:` field, empty when none, data
+     * its `data:` lines joined by "\n") or "aws-eventstream" (an AWS event-stream message:
+     * event_name is its ":event-type" header, data its payload). out receives
+     * {"schema_version":1, "deltas":[DELTA, ...]} (or nothing: no deltas), DELTA one of
+     *   {"type":"text", "index":N, "text":"..."}
+     *   {"type":"thinking", "index":N, "thinking":"..."}
+     *   {"type":"tool_use", "index":N, "id":"...", "name":"..."}      a tool call opened
+     *   {"type":"tool_input", "index":N, "partial_json":"..."}        a piece of its input
+     *   {"type":"usage", "usage":{...as in decode's normalized response...}}
+     * where N identifies the block within the answer (every delta of one block carries the same N;
+ * blocks in the order decode() returns them). Stateless like decode:
+     * the host still passes the whole body to decode() at the end, and that is the answer. An
+     * event that is not JSON, or an error event, gives no deltas (decode reports it).
+     * Thread rule: callable concurrently on one instance. */
+    int32_t (*decode_event)(nucleo_instance* instance, nucleo_string_view event_name,
+                            nucleo_string_view data, const nucleo_sink* out, nucleo_error* err);
 } nucleo_provider_factory;
 
 /* "nucleo.store/1": persistent and session stores of conversations (seed 000 "Persistence &

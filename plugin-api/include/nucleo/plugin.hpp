@@ -68,6 +68,75 @@ class Sink {
     const nucleo_sink* sink_;
 };
 
+/// The output document of decode_event (ABI 1.2, plugin.h): collects deltas and writes
+/// {"schema_version":1,"deltas":[...]}, escaping strings itself so a plugin needs no JSON library
+/// for it. Nothing is written when no delta was added.
+class StreamDeltas {
+  public:
+    void text(std::size_t index, std::string_view text) { piece("text", index, "text", text); }
+    void thinking(std::size_t index, std::string_view thinking) {
+        piece("thinking", index, "thinking", thinking);
+    }
+    void tool_use(std::size_t index, std::string_view id, std::string_view name) {
+        open("tool_use", index);
+        key_string("id", id);
+        key_string("name", name);
+        items_ += '}';
+    }
+    void tool_input(std::size_t index, std::string_view partial_json) {
+        piece("tool_input", index, "partial_json", partial_json);
+    }
+    /// Normalized usage (input_tokens uncached, as decode reports it).
+    void usage(int64_t input, int64_t output, int64_t cache_read, int64_t cache_write) {
+        if (!items_.empty()) items_ += ',';
+        items_ += R"({"type":"usage","usage":{"input_tokens":)" + std::to_string(input) +
+                  R"(,"output_tokens":)" + std::to_string(output) +
+                  R"(,"cache_read_tokens":)" + std::to_string(cache_read) +
+                  R"(,"cache_write_tokens":)" + std::to_string(cache_write) + "}}";
+    }
+    [[nodiscard]] bool empty() const noexcept { return items_.empty(); }
+    void write(Sink& out) const {
+        if (items_.empty()) return;
+        out << R"({"schema_version":1,"deltas":[)" << items_ << "]}";
+    }
+
+  private:
+    void open(std::string_view type, std::size_t index) {
+        if (!items_.empty()) items_ += ',';
+        items_ += R"({"type":")";
+        items_ += type;
+        items_ += R"(","index":)" + std::to_string(index);
+    }
+    void piece(std::string_view type, std::size_t index, std::string_view key,
+               std::string_view value) {
+        if (value.empty()) return;  // an empty delta shows nothing
+        open(type, index);
+        key_string(key, value);
+        items_ += '}';
+    }
+    void key_string(std::string_view key, std::string_view value) {
+        items_ += ",\"";
+        items_ += key;
+        items_ += "\":\"";
+        for (const char c : value) {
+            const auto u = static_cast<unsigned char>(c);
+            if (c == '"' || c == '\\') {
+                items_ += '\\';
+                items_ += c;
+            } else if (u < 0x20) {
+                static const char* hex = "0123456789abcdef";
+                items_ += "\\u00";
+                items_ += hex[u >> 4U];
+                items_ += hex[u & 0xFU];
+            } else {
+                items_ += c;
+            }
+        }
+        items_ += '"';
+    }
+    std::string items_;
+};
+
 /// The host as the plugin sees it after init: its log extension. Thread rule: log() is callable
 /// from any thread (the host's log extension is).
 class Host {
@@ -132,6 +201,9 @@ class Provider : public Instance {
     virtual void encode(std::string_view prepared_json, Sink& out) = 0;
     virtual void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
                         Sink& out) = 0;
+    /// ABI 1.2 decode_event: the deltas of one streamed event (plugin.h). Default: none.
+    virtual void decode_event(std::string_view /*event_name*/, std::string_view /*data*/,
+                              Sink& /*out*/) {}
 };
 
 /// "nucleo.store/1". Every method not overridden answers NUCLEO_ERR_NOT_IMPLEMENTED.
@@ -294,6 +366,13 @@ FactoryRef provider_factory() noexcept {
                 Sink sink(out);
                 detail::self<Impl>(inst)->decode(http_status, detail::view(headers),
                                                  detail::view(body), sink);
+            });
+        },
+        [](nucleo_instance* inst, nucleo_string_view name, nucleo_string_view data,
+           const nucleo_sink* out, nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink sink(out);
+                detail::self<Impl>(inst)->decode_event(detail::view(name), detail::view(data), sink);
             });
         }};
     return {NUCLEO_FACTORY_PROVIDER, &table};

@@ -40,7 +40,7 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
     void capabilities(nucleo::plugin::Sink& out) override {
         out << R"({"schema_version":1,"dialect":"anthropic","native_tools":true,"caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
-               R"("auth":"x-api-key"})";
+               R"("auth":"x-api-key","stream_framing":"sse"})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
@@ -50,6 +50,11 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
                 nucleo::plugin::Sink& out) override {
         out << nucleo::anthropic::decode_response(http_status, headers_json, body);
+    }
+
+    void decode_event(std::string_view event_name, std::string_view data,
+                      nucleo::plugin::Sink& out) override {
+        nucleo::anthropic::decode_stream_event(event_name, data, out);
     }
 };
 

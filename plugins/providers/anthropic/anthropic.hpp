@@ -20,4 +20,8 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
 std::string decode_response(int32_t http_status, std::string_view headers_json,
                             std::string_view body);
 
+/// ABI 1.2 decode_event: the deltas of one server-sent event (stream_event.cpp).
+void decode_stream_event(std::string_view event_name, std::string_view data,
+                         nucleo::plugin::Sink& out);
+
 }  // namespace nucleo::anthropic

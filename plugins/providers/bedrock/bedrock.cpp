@@ -43,7 +43,8 @@ class BedrockProvider final : public nucleo::plugin::Provider {
     void capabilities(nucleo::plugin::Sink& out) override {
         out << R"({"schema_version":1,"dialect":"bedrock-converse","native_tools":true,)"
                R"("caching":true,"streaming":true,"max_cache_breakpoints":4,)"
-               R"("inputs":["images","documents"],"auth":"sigv4"})";
+               R"("inputs":["images","documents"],"auth":"sigv4",)"
+               R"("stream_framing":"aws-eventstream"})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
@@ -53,6 +54,11 @@ class BedrockProvider final : public nucleo::plugin::Provider {
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
                 nucleo::plugin::Sink& out) override {
         out << nucleo::bedrock::decode_response(http_status, headers_json, body);
+    }
+
+    void decode_event(std::string_view event_name, std::string_view data,
+                      nucleo::plugin::Sink& out) override {
+        nucleo::bedrock::decode_stream_event(event_name, data, out);
     }
 };
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nucleo/plugin.hpp"
+
 namespace nucleo::bedrock {
 
 /// The provider request (docs/provider-abi-documents.md "encode ← provider request") rendered as
@@ -38,5 +40,9 @@ struct StreamEvent {
 /// Splits a whole ConverseStream body into its messages, checking the prelude and message
 /// CRC32s. Throws Failure(NUCLEO_ERR_PROTOCOL) on a cut-off or corrupt frame.
 [[nodiscard]] std::vector<StreamEvent> read_event_stream(std::string_view body);
+
+/// ABI 1.2 decode_event: the deltas of one ConverseStream event (stream_event.cpp).
+void decode_stream_event(std::string_view event_name, std::string_view data,
+                         nucleo::plugin::Sink& out);
 
 }  // namespace nucleo::bedrock

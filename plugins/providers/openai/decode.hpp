@@ -7,6 +7,8 @@
 
 #include <rapidjson/stringbuffer.h>
 
+#include "nucleo/plugin.hpp"
+
 namespace nucleo::openai {
 
 /// Writes the normalized response of a 2xx answer (a chat.completion object, or the
@@ -17,5 +19,8 @@ namespace nucleo::openai {
 /// the first bytes. err->http_status is the answer's status in both cases.
 void decode_response(int32_t http_status, std::string_view headers_json, std::string_view body,
                      rapidjson::StringBuffer& out);
+
+/// ABI 1.2 decode_event: the deltas of one stream chunk (stream_event.cpp).
+void decode_stream_event(std::string_view data, plugin::Sink& out);
 
 }  // namespace nucleo::openai

@@ -67,7 +67,7 @@ class ChatCompletions final : public plugin::Provider {
     void capabilities(plugin::Sink& out) override {
         out << R"({"schema_version":1,"dialect":"openai","native_tools":true,"caching":false,)"
                R"("streaming":true,"max_cache_breakpoints":0,"inputs":["images","documents"],)"
-               R"("auth":"bearer"})";
+               R"("auth":"bearer","stream_framing":"sse"})";
     }
 
     void encode(std::string_view prepared_json, plugin::Sink& out) override {
@@ -83,6 +83,11 @@ class ChatCompletions final : public plugin::Provider {
         rapidjson::StringBuffer buffer;
         decode_response(http_status, headers_json, body, buffer);
         out.write(std::string_view(buffer.GetString(), buffer.GetSize()));
+    }
+
+    void decode_event(std::string_view /*event_name*/, std::string_view data,
+                      plugin::Sink& out) override {
+        decode_stream_event(data, out);
     }
 };
 

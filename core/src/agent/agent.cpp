@@ -1,0 +1,356 @@
+// The agent loop (core/include/nucleo/agent.hpp): the seeds' ChatThinker role.
+#include "nucleo/agent.hpp"
+
+#include <mutex>
+#include <random>
+#include <unordered_set>
+
+#include "common/log_internal.hpp"
+#include "nucleo/budget.hpp"
+#include "nucleo/errors.hpp"
+
+namespace nucleo {
+
+const char* to_string(TurnEnd end) noexcept {
+    switch (end) {
+        case TurnEnd::kFinalAnswer: return "final_answer";
+        case TurnEnd::kRoundLimit: return "round_limit";
+        case TurnEnd::kCancelled: return "cancelled";
+    }
+    return "unknown";
+}
+
+namespace {
+
+double hit_rate(const Usage& u) noexcept {
+    const std::int64_t total = u.total_input_tokens();
+    return total <= 0 ? 0.0 : static_cast<double>(u.cache_read_tokens) / static_cast<double>(total);
+}
+
+void add_usage(Usage& into, const Usage& u) noexcept {
+    into.input_tokens += u.input_tokens;
+    into.output_tokens += u.output_tokens;
+    into.cache_read_tokens += u.cache_read_tokens;
+    into.cache_write_tokens += u.cache_write_tokens;
+}
+
+std::string answer_text(const Message& m) {
+    std::string text;
+    for (const auto& b : m.blocks) {
+        if (const auto* t = b.get_if<TextBlock>()) text += t->text;
+    }
+    return text;
+}
+
+bool cancelled(const CancellationToken* cancel) { return cancel != nullptr && cancel->cancelled(); }
+
+std::string job_id() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    static const char* hex = "0123456789abcdef";
+    std::string id = "agent-job-";
+    std::uint64_t v = rng();
+    for (int i = 0; i < 16; ++i, v >>= 4) id += hex[v & 0xf];
+    return id;
+}
+
+}  // namespace
+
+double TurnReport::cache_hit_rate() const noexcept { return hit_rate(usage); }
+
+void UsageTotals::add(const TurnReport& turn) {
+    ++turns;
+    rounds += turn.rounds;
+    add_usage(usage, turn.usage);
+    cost += turn.cost;
+    compaction_cost += turn.compaction_cost;
+    tool_calls += turn.tool_calls;
+    tool_errors += turn.tool_errors;
+}
+
+double UsageTotals::cache_hit_rate() const noexcept { return hit_rate(usage); }
+
+struct Agent::Impl {
+    Impl(ProviderClient& c, ModelSpec m, AgentOptions o)
+        : client(c), model(std::move(m)), options(std::move(o)) {}
+
+    ProviderClient& client;
+    ModelSpec model;
+    AgentOptions options;
+    std::vector<AgentTool> tools;
+    mutable std::mutex totals_mutex;
+    UsageTotals totals;
+
+    const AgentTool* find(std::string_view name) const {
+        for (const auto& t : tools) {
+            if (t.definition.name == name) return &t;
+        }
+        return nullptr;
+    }
+
+    std::vector<ToolDefinitionBlock> palette() const {
+        std::vector<ToolDefinitionBlock> out;
+        out.reserve(tools.size());
+        for (const auto& t : tools) out.push_back(t.definition);
+        return out;
+    }
+
+    /// Runs one tool call. Every failure becomes an is_error result the model reads: an unknown
+    /// tool, arguments that do not read, a throw of any kind (issue 8: "never a crash").
+    ToolOutput run_tool(const ToolUseBlock& use, const CancellationToken& cancel) const {
+        const AgentTool* tool = find(use.name);
+        if (tool == nullptr) return ToolOutput::error("unknown tool '" + use.name + "'");
+        if (!tool->run) return ToolOutput::error("tool '" + use.name + "' has no implementation");
+        try {
+            return tool->run(use.input_json, cancel);
+        } catch (const std::exception& e) {
+            return ToolOutput::error("tool '" + use.name + "' failed: " + e.what());
+        } catch (...) {
+            return ToolOutput::error("tool '" + use.name + "' failed with an unknown exception");
+        }
+    }
+
+    /// Seed 000 "The objective map": a put is idempotent; the agent's task goes under "task" only
+    /// while the conversation has not rendered and has no such slot (a resumed conversation keeps
+    /// its own, composed freely until its first render).
+    void prepare_conversation(ConversationContext& conversation) const {
+        if (!options.objective.empty() && !conversation.frozen() &&
+            conversation.objective_slot("task") == nullptr) {
+            conversation.put_main_objective("task", options.objective);
+        }
+        conversation.add_tools(palette());
+    }
+
+    TurnReport run(ConversationContext& conversation, std::string user_message,
+                   const TurnCallbacks& cb, const CancellationToken* cancel,
+                   const std::function<void()>& save);
+};
+
+TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_message,
+                            const TurnCallbacks& cb, const CancellationToken* cancel,
+                            const std::function<void()>& save) {
+    const auto started = std::chrono::steady_clock::now();
+    TurnReport report;
+    prepare_conversation(conversation);
+
+    // Seed 000 "Compaction": "User messages should be preserved verbatim".
+    Message user = Message::outgoing_text(std::move(user_message));
+    user.compactable = false;
+    user.cache = options.cache_all_messages;
+    user.response_handler = options.handler;
+    conversation.add_message(std::move(user));
+    if (save) save();  // boundary: a user message in
+
+    // A token no one cancels stands in when the caller gave none, so tools always get one.
+    const CancellationToken never;
+    const CancellationToken& tool_cancel = cancel != nullptr ? *cancel : never;
+
+    StreamCallbacks stream;
+    if (options.stream && (cb.on_text_delta || cb.on_thinking_delta)) {
+        if (cb.on_text_delta)
+            stream.on_text_delta = [&cb](std::size_t, std::string_view t) { cb.on_text_delta(t); };
+        if (cb.on_thinking_delta)
+            stream.on_thinking_delta = [&cb](std::size_t, std::string_view t) {
+                cb.on_thinking_delta(t);
+            };
+        stream.on_discard = [&cb](std::string_view why) {
+            if (cb.on_discard) cb.on_discard(why);
+        };
+    }
+    const bool streaming = stream.any() && client.capabilities().streaming;
+
+    for (int round = 1;; ++round) {
+        // Cancellation stops the turn at the next boundary: before a call.
+        if (cancelled(cancel)) {
+            report.end = TurnEnd::kCancelled;
+            break;
+        }
+        if (round > options.max_rounds) {
+            report.end = TurnEnd::kRoundLimit;
+            break;
+        }
+        RoundReport rr;
+        rr.round = round;
+        // Add-only: a per-round refresh costs nothing (seed 000 "Registration").
+        conversation.add_tools(palette());
+
+        // Seed 001: "A thinker checks this before every call to its model".
+        if (options.window) {
+            const std::int64_t reserve = output_reserve(conversation, model, options.binding);
+            CompactionReport c = options.window->ensure_fits(conversation, model, reserve);
+            rr.compaction = c.level;
+            rr.compaction_cost = c.cost();
+            rr.context_tokens = c.tokens_after;
+            if (c.level > report.compaction) report.compaction = c.level;
+            if (c.compacted() && cb.on_compaction) cb.on_compaction(c);
+        }
+
+        CallOptions call;
+        call.binding = options.binding;
+        call.cancel = cancel;
+        call.extra_headers = options.extra_headers;
+        call.stream = streaming ? &stream : nullptr;
+        LLMResponse r;
+        try {
+            r = client.call(conversation, model, call);
+        } catch (const Error&) {
+            // A call cut short by the token is the cancellation boundary, not a failure.
+            if (cancelled(cancel)) {
+                report.end = TurnEnd::kCancelled;
+                break;
+            }
+            throw;
+        }
+        ++report.rounds;
+        rr.usage = r.usage;
+        rr.cost = r.cost;
+        rr.stop_reason = r.stop_reason;
+        rr.escalated = r.escalated;
+        add_usage(report.usage, r.usage);
+        report.cost += r.cost + rr.compaction_cost;
+        report.compaction_cost += rr.compaction_cost;
+
+        // Without a stream the host still sees the text, whole, once the call returned.
+        if (!streaming) {
+            for (const auto& b : r.message.blocks) {
+                if (const auto* t = b.get_if<ThinkingBlock>(); t && cb.on_thinking_delta)
+                    cb.on_thinking_delta(t->thinking);
+                if (const auto* t = b.get_if<TextBlock>(); t && cb.on_text_delta)
+                    cb.on_text_delta(t->text);
+            }
+        }
+
+        std::vector<ToolUseBlock> uses;
+        for (const auto& b : r.message.blocks) {
+            if (const auto* u = b.get_if<ToolUseBlock>()) uses.push_back(*u);
+        }
+        if (uses.empty()) {
+            // Seed 000: "Final assistant answers should be preserved verbatim".
+            conversation.set_message_compactable(r.message.id, false);
+            report.end = TurnEnd::kFinalAnswer;
+            report.answer = answer_text(r.message);
+            report.answer_message_id = r.message.id;
+            report.round_reports.push_back(rr);
+            if (cb.on_round_end) cb.on_round_end(rr);
+            break;
+        }
+
+        // Every call gets a result, so the conversation stays answerable (a provider refuses a
+        // tool_use without its tool_result): a call the cancellation overtook gets an error result.
+        Message results;
+        results.direction = Direction::kOutgoing;
+        results.cache = options.cache_all_messages;
+        for (const auto& use : uses) {
+            ToolCallEvent ev{use.id, use.name, use.input_json, round};
+            ToolOutput out;
+            if (cancelled(cancel)) {
+                out = ToolOutput::error("cancelled before the tool ran");
+            } else {
+                if (cb.on_tool_call_started) cb.on_tool_call_started(ev);
+                out = run_tool(use, tool_cancel);
+                if (cb.on_tool_call_finished) cb.on_tool_call_finished(ev, out);
+            }
+            ++rr.tool_calls;
+            if (out.is_error) ++rr.tool_errors;
+            ToolResultBlock block;
+            block.tool_use_id = use.id;
+            block.is_error = out.is_error;
+            // A provider refuses an empty text block: an empty result says so in words.
+            block.content.emplace_back(TextBlock{out.text.empty() ? "(no output)" : out.text});
+            results.blocks.emplace_back(std::move(block));
+        }
+        conversation.add_message(std::move(results));
+        report.tool_calls += rr.tool_calls;
+        report.tool_errors += rr.tool_errors;
+        report.round_reports.push_back(rr);
+        if (save) save();  // boundary: a response out (and the tool results it asked for)
+        if (cb.on_round_end) cb.on_round_end(rr);
+    }
+
+    report.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - started);
+    if (save) save();  // boundary: the answer out, the round limit, or the cancellation
+    {
+        std::lock_guard<std::mutex> lock(totals_mutex);
+        totals.add(report);
+    }
+    return report;
+}
+
+Agent::Agent(ProviderClient& client, ModelSpec model, AgentOptions options)
+    : impl_(std::make_unique<Impl>(client, std::move(model), std::move(options))) {
+    if (impl_->options.max_rounds < 1)
+        throw Error(ErrorKind::kInvalidArgument,
+                    "AgentOptions.max_rounds must be at least 1 (got " +
+                        std::to_string(impl_->options.max_rounds) + ")");
+}
+
+Agent::~Agent() = default;
+
+void Agent::add_tool(AgentTool tool) {
+    if (tool.definition.name.empty())
+        throw Error(ErrorKind::kInvalidArgument, "Agent::add_tool: the tool has no name");
+    if (impl_->find(tool.definition.name) != nullptr)
+        throw Error(ErrorKind::kInvalidArgument,
+                    "Agent::add_tool: a tool named '" + tool.definition.name +
+                        "' is already registered");
+    impl_->tools.push_back(std::move(tool));
+}
+
+std::vector<ToolDefinitionBlock> Agent::palette() const { return impl_->palette(); }
+
+std::shared_ptr<Thinker> Agent::make_thinker(std::string user_id,
+                                             std::optional<OutputDeclaration> output,
+                                             std::optional<Depth> depth, std::string name) const {
+    auto t = std::make_shared<Thinker>();
+    t->name = std::move(name);
+    t->job_id = job_id();
+    t->user_id = std::move(user_id);
+    t->workflow_id = t->job_id;
+    t->depth = depth;
+    t->output = output;
+    // The palette as it stands now, by value: the thinker is shared with the service and may
+    // outlive this agent (tools added later reach the conversation at the turn's own add_tools).
+    t->palette = [palette = impl_->palette()] { return palette; };
+    return t;
+}
+
+TurnReport Agent::run_turn(ConversationContext& conversation, std::string user_message,
+                           const TurnCallbacks& callbacks, const CancellationToken* cancel) {
+    return impl_->run(conversation, std::move(user_message), callbacks, cancel, {});
+}
+
+TurnReport Agent::run_turn(ConversationService& service, const std::shared_ptr<Thinker>& thinker,
+                           std::string user_message, const TurnCallbacks& callbacks,
+                           const CancellationToken* cancel) {
+    if (!thinker) throw Error(ErrorKind::kInvalidArgument, "Agent::run_turn: no thinker");
+    std::shared_ptr<ConversationContext> conversation =
+        service.obtain_conversation(thinker, impl_->options.handler).get();
+    const auto save = [&] { service.save_conversation(*conversation, *thinker); };
+    try {
+        TurnReport report =
+            impl_->run(*conversation, std::move(user_message), callbacks, cancel, save);
+        service.release(*thinker);
+        return report;
+    } catch (...) {
+        // Seed 000: saved "on an abnormal exchange end" — what was said up to the failing
+        // boundary survives; the original error is what the caller sees.
+        try {
+            save();
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_WARN("agent: the save at the abnormal end of a turn on '{}' failed: {}",
+                            conversation->conversation_id(), e.what());
+        }
+        service.release(*thinker);
+        throw;
+    }
+}
+
+UsageTotals Agent::totals() const {
+    std::lock_guard<std::mutex> lock(impl_->totals_mutex);
+    return impl_->totals;
+}
+
+const ModelSpec& Agent::model() const noexcept { return impl_->model; }
+const AgentOptions& Agent::options() const noexcept { return impl_->options; }
+
+}  // namespace nucleo
