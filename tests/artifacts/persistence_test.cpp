@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "artifact_types.hpp"
+#include "compaction/work.hpp"
+#include "nucleo/compaction.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
@@ -95,6 +97,63 @@ TEST(ArtifactPersistence, StoredNestedReferencesAreKeptVerbatim) {
     EXPECT_TRUE(parts.artifacts.reachable(iterand->ref));
     EXPECT_EQ(parts.artifacts.get("«artifact:list~abc123»")->value_json,
               R"({"@artifact":"list","iterand_type":"link:cite","items":[{"@artifact":"link:cite","url":"u"}]})");
+}
+
+// Issue 7: "Compaction keeps every «artifact:…» reference that appeared in summarized text" — the
+// text the compaction summarizer reads shows a PojoBlock as the model saw it, refs included, so
+// the ladder's reference rule (seed 001) keeps them.
+TEST(ArtifactCompaction, EveryReferenceTheModelSawSurvivesCompaction) {
+    ConversationContext c("c", "u");
+    c.put_main_objective("task", "Collect citations.");
+    std::vector<std::string> seen;
+    for (int i = 0; i < 12; ++i) {
+        c.add_message(Message::outgoing_text("Search round " + std::to_string(i)));
+        Message use;
+        use.direction = Direction::kIncoming;
+        const std::string id = "toolu_" + std::to_string(i);
+        use.blocks = {ToolUseBlock{id, "search", "{}"}};
+        c.add_message(use);
+        SearchResult r;
+        r.query = "round " + std::to_string(i);
+        r.sections = {Section{"s", {Citation{"https://x/" + std::to_string(i), "T",
+                                             long_text(1500, "para" + std::to_string(i))}}}};
+        Message result;
+        result.blocks = {ToolResultBlock{id, {pojo_block(r)}, false}};
+        c.add_message(result);
+    }
+    c.add_message(Message::incoming_text("Done."));
+    // What the model saw: the rendered turns carry the references.
+    const PreparedConversation p = c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    for (const PreparedTurn& t : p.turns) {
+        for (const ContentBlock& b : t.blocks) {
+            if (const auto* r = b.get_if<ToolResultBlock>()) {
+                for (const std::string& ref :
+                     compaction::artifact_refs(r->content[0].get_if<JsonBlock>()->json)) {
+                    seen.push_back(ref);
+                }
+            }
+        }
+    }
+    ASSERT_EQ(seen.size(), 12U);
+    // The summarizer's source text carries them (not the artifacts' raw JSON).
+    EXPECT_EQ(compaction::artifact_refs(compaction::render_for_summary(c.messages()[2], &c.artifacts())),
+              std::vector<std::string>{seen[0]});
+
+    ModelSpec model;
+    model.id = "m";
+    model.provider = "anthropic";
+    model.max_context_tokens = 20000;
+    model.max_output_tokens = 1024;
+    model.token_counter = "o200k_base";
+    ContextWindowManager manager(
+        PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load("extractive").make_summarizer(),
+        ContextWindowSettings{3000, std::nullopt});
+    const CompactionReport report = manager.ensure_fits(c, model, 256);
+    ASSERT_TRUE(report.compacted());
+    std::string all;
+    for (const Message& m : c.messages()) all += compaction::render_for_summary(m, &c.artifacts()) + "\n";
+    for (const std::string& ref : seen) EXPECT_THAT(all, HasSubstr(ref));
+    EXPECT_EQ(c.artifacts().size(), 12U) << "compaction never touches the registry";
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ struct ArtifactRegistryAccess {
     /// The summarizer set, or the TruncatingSummarizer.
     static const ArtifactSummarizer& summarizer(const ArtifactRegistry& r);
     static void add(ArtifactRegistry& r, Artifact a, bool top);
+    /// The reference an already registered artifact of this content holds, without registering.
+    static std::optional<std::string> find_ref(const ArtifactRegistry& r, std::string_view type,
+                                               std::string_view json);
     static void promote(ArtifactRegistry& r, std::ptrdiff_t slot);
     static std::string insert(ArtifactRegistry& r, std::string_view type, std::string json,
                               std::vector<std::string> nested, bool top,
@@ -90,6 +93,12 @@ std::size_t char_count(std::string_view text) noexcept;
 /// The artifact's full form as the conversation document keeps it: its value with "@ref" added
 /// to every nested artifact (at any depth), so iterands come back by their own references.
 std::string document_value(const ArtifactRegistry& registry, const Artifact& artifact);
+
+/// A PojoBlock as the model sees its artifacts, without registering anything (a const reader:
+/// compaction): the rendering write_summarized_with_refs cached, else each artifact the registry
+/// already holds replaced by its {"@ref"} (summaries are not made here). Malformed JSON or an
+/// unknown artifact is left as it is.
+std::string rendered_with_refs(const ArtifactRegistry& registry, const PojoBlock& pojo);
 
 }  // namespace artifacts
 }  // namespace nucleo

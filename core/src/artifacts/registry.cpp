@@ -149,7 +149,21 @@ const ArtifactSummarizer& ArtifactRegistryAccess::summarizer(const ArtifactRegis
     }
 
     /// Moves a reachable artifact to the registered tier (it was registered on its own).
-    void ArtifactRegistryAccess::promote(ArtifactRegistry& r, std::ptrdiff_t slot) {
+    std::optional<std::string> ArtifactRegistryAccess::find_ref(const ArtifactRegistry& r,
+                                                            std::string_view type,
+                                                            std::string_view json) {
+    // The probe sequence of insert(): the first id whose holder has this content.
+    const std::string digits = hex64(fnv1a(type, json));
+    for (std::size_t len = kMinShortId; len <= digits.size(); ++len) {
+        const std::string ref = make_artifact_ref(type, std::string_view(digits).substr(0, len));
+        const Artifact* held = r.get(ref);
+        if (held == nullptr) return std::nullopt;
+        if (held->type == type && held->value_json == json) return ref;
+    }
+    return std::nullopt;
+}
+
+void ArtifactRegistryAccess::promote(ArtifactRegistry& r, std::ptrdiff_t slot) {
         const auto i = static_cast<std::size_t>(-slot - 1);
         Artifact a = std::move(r.reachable_[i]);
         r.reachable_.erase(r.reachable_.begin() + static_cast<std::ptrdiff_t>(i));

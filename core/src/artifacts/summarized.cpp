@@ -187,6 +187,15 @@ class PojoPass {
     std::string where_;
 };
 
+/// The pojo cache's key: the block's type and value (both decide the rendering).
+std::string pojo_key(const PojoBlock& pojo) {
+    std::string key;
+    key.reserve(pojo.type_name.size() + 1 + pojo.value_json.size());
+    key.append(pojo.type_name).push_back('\0');
+    key.append(pojo.value_json);
+    return key;
+}
+
 bool carries_artifacts(const PojoBlock& pojo) {
     return pojo.value_json.find(kArtifactMarker) != std::string::npos;
 }
@@ -307,10 +316,7 @@ JsonBlock ArtifactRegistry::write_summarized_with_refs(const PojoBlock& pojo) {
     // Nothing to replace: the value goes as it is (no parse on the hot path).
     if (!carries_artifacts(pojo) && !has_summarizable(node)) return JsonBlock{pojo.value_json};
     Caches& caches = ArtifactRegistryAccess::caches(*this);
-    std::string key;
-    key.reserve(pojo.type_name.size() + 1 + pojo.value_json.size());
-    key.append(pojo.type_name).push_back('\0');
-    key.append(pojo.value_json);
+    std::string key = pojo_key(pojo);
     if (const auto it = caches.pojo.find(key); it != caches.pojo.end()) {
         return JsonBlock{it->second};
     }
@@ -324,6 +330,43 @@ JsonBlock ArtifactRegistry::write_summarized_with_refs(const PojoBlock& pojo) {
     ArtifactRegistryAccess::caches(*this).pojo.emplace(std::move(key), out);
     return JsonBlock{std::move(out)};
 }
+
+namespace artifacts {
+
+namespace {
+void replace_known(const ArtifactRegistry& registry, rapidjson::Value& v,
+                   rapidjson::Document::AllocatorType& alloc) {
+    if (const auto alias = artifact_alias(v)) {
+        const std::string type(*alias);
+        if (const auto ref = ArtifactRegistryAccess::find_ref(registry, type, internal::json_compact(v))) {
+            v.SetObject();
+            v.AddMember("@ref",
+                        rapidjson::Value(ref->data(), static_cast<rapidjson::SizeType>(ref->size()),
+                                         alloc),
+                        alloc);
+        }
+    } else if (v.IsObject()) {
+        for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) replace_known(registry, m->value, alloc);
+    } else if (v.IsArray()) {
+        for (auto& e : v.GetArray()) replace_known(registry, e, alloc);
+    }
+}
+}  // namespace
+
+std::string rendered_with_refs(const ArtifactRegistry& registry, const PojoBlock& pojo) {
+    if (!carries_artifacts(pojo)) return pojo.value_json;
+    const ArtifactRegistry::Caches& caches = ArtifactRegistryAccess::caches(registry);
+    if (const auto it = caches.pojo.find(pojo_key(pojo)); it != caches.pojo.end()) {
+        return it->second;
+    }
+    rapidjson::Document doc;
+    doc.Parse(pojo.value_json.data(), pojo.value_json.size());
+    if (doc.HasParseError()) return pojo.value_json;
+    replace_known(registry, doc, doc.GetAllocator());
+    return internal::json_compact(doc);
+}
+
+}  // namespace artifacts
 
 void ArtifactRegistry::register_artifacts_in(const PojoBlock& pojo) {
     if (!carries_artifacts(pojo)) return;
