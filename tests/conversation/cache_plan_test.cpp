@@ -105,7 +105,8 @@ TEST(CachePlan, OnlyMarkedTurnsAnchor) {
     ctx.add_message(cached({TextBlock{"marked"}}, Direction::kIncoming));
     ctx.artifacts().register_artifact("note", "{}");  // the registry turn is never marked
     const PreparedConversation p = ctx.prepare_messages_for_llm(kCaching, false);
-    EXPECT_EQ(p.cache_plan.system_block, std::optional<std::size_t>(0));
+    // (The artifact tools' guidance joins the head: the system breakpoint is on its last block.)
+    EXPECT_EQ(p.cache_plan.system_block, std::optional<std::size_t>(p.system_blocks.size() - 1));
     EXPECT_THAT(p.cache_plan.turn_anchors, ElementsAre(CacheAnchor{1, 0}));
     EXPECT_FALSE(p.turns.back().cache);
 }

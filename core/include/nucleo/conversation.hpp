@@ -232,7 +232,10 @@ class ConversationContext {
     /// Names of declared tools not yet announced: "declared but not rendered".
     [[nodiscard]] std::vector<std::string> pending_tools() const;
 
-    // ---- artifacts ----
+    // ---- artifacts (nucleo/artifacts.hpp) ----
+    /// The registry. Artifacts inside PojoBlocks are registered as their message is added; a
+    /// conversation that has artifacts declares the two artifact tools (at the next add_message
+    /// or render).
     [[nodiscard]] const ArtifactRegistry& artifacts() const noexcept { return state_.artifacts; }
     [[nodiscard]] ArtifactRegistry& artifacts() noexcept { return state_.artifacts; }
 
@@ -251,7 +254,8 @@ class ConversationContext {
     ///     tool_definitions (native formatter) or rendered inline as text.
     ///  4. The last outgoing message's response handler's response_instructions(native,
     ///     thinking_active) is appended to its turn as a TextBlock (when non-empty).
-    ///  5. A non-empty artifact registry becomes a trailing USER turn.
+    ///  5. A non-empty artifact registry becomes a trailing USER turn (and its two tools,
+    ///     get_artifact_field and search_artifact_content, are declared in step 1).
     ///  6. The cache plan is computed (CachePlan).
     /// Throws Error(kInvalidArgument) naming the tool when a declared tool's schema is not JSON
     /// (the conversion happens here, never at declaration).
@@ -259,6 +263,8 @@ class ConversationContext {
                                                   bool thinking_active);
 
   private:
+    std::string append_message(Message message);
+    void declare_artifact_tools();
     std::string mint_message_id();
     void check_message(const Message& message, std::size_t position) const;
     void reconcile_derived_content();

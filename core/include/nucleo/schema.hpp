@@ -87,6 +87,9 @@ struct FieldNode {
     std::vector<std::string> examples_json;  ///< each example value, as JSON text
     bool required = false;
     FieldRole role = FieldRole::kPlain;
+    /// Seed 000 @LLMSummarizable: a long string value of this field reaches the model as
+    /// "[SUMMARY: N chars] ..." (nucleo/artifacts.hpp write_summarized_with_refs).
+    bool summarizable = false;
     NodeFn type = nullptr;
     std::function<void*(void*)> access;  ///< object address -> member address
 };
@@ -96,6 +99,9 @@ struct FieldNode {
 struct TypeNode {
     Kind kind = Kind::kObject;
     std::string name;  ///< Describe<T>::name when given, else empty
+    /// Describe<T>::artifact_alias when given: the type is an artifact (seed 000 "Artifact
+    /// Integration") and its JSON carries "@artifact": alias, so one pass can discover it.
+    std::string artifact_alias;
 
     std::vector<FieldNode> fields;  ///< kObject
 
@@ -239,6 +245,11 @@ class FieldSpec {
     /// thinking is active (seed 000: "The typed answer POJO's own nested reasoning is dropped
     /// with it"). A field merely named `reasoning` is NOT marked: the marker is explicit.
     [[nodiscard]] FieldSpec reasoning() const { return role(FieldRole::kReasoning); }
+    /// Seed 000 @LLMSummarizable: a long value is summarized on its way to the model, with its
+    /// original length ("[SUMMARY: 2847 chars] ..."); the full value stays in the registry.
+    [[nodiscard]] FieldSpec summarizable() const {
+        return with([](FieldSpec& f) { f.summarizable_ = true; });
+    }
     [[nodiscard]] FieldSpec role(FieldRole r) const {
         return with([r](FieldSpec& f) { f.role_ = r; });
     }
@@ -251,6 +262,7 @@ class FieldSpec {
         node.description = description_;
         node.required = required_;
         node.role = role_;
+        node.summarizable = summarizable_;
         node.type = &node_of<M>;
         node.access = [member = member_](void* object) -> void* {
             return &(static_cast<T*>(object)->*member);
@@ -276,6 +288,7 @@ class FieldSpec {
     std::vector<Value> examples_;
     bool required_ = false;
     bool ignored_ = false;
+    bool summarizable_ = false;
     FieldRole role_ = FieldRole::kPlain;
 };
 
@@ -369,6 +382,9 @@ TypeNode detail::make_node() {
                       "describe the type: template <> struct nucleo::Describe<T> { static auto "
                       "fields() { return std::tuple(schema::field(\"name\", &T::name), ...); } };");
         n.kind = Kind::kObject;
+        if constexpr (requires { Describe<T>::artifact_alias; }) {
+            n.artifact_alias = std::string(Describe<T>::artifact_alias);
+        }
         std::apply([&n](const auto&... specs) { (specs.append_to(n.fields), ...); },
                    Describe<T>::fields());
     }

@@ -14,6 +14,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "artifacts/artifacts_internal.hpp"
 #include "common/log_internal.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/prepared.hpp"
@@ -154,12 +155,15 @@ std::string role_of(const Message& m) {
     return m.outgoing() ? "User" : "Assistant";
 }
 
-void render_block(const ContentBlock& block, std::string& out) {
+void render_block(const ContentBlock& block, std::string& out, const ArtifactRegistry* registry) {
     struct Visitor {
         std::string& out;
+        const ArtifactRegistry* registry;
         void operator()(const TextBlock& b) const { out += b.text; }
         void operator()(const JsonBlock& b) const { out += b.json; }
-        void operator()(const PojoBlock& b) const { out += b.value_json; }
+        void operator()(const PojoBlock& b) const {
+            out += registry != nullptr ? artifacts::rendered_with_refs(*registry, b) : b.value_json;
+        }
         void operator()(const ImageBlock& b) const { out += "[image " + b.media_type + "]"; }
         void operator()(const FileBlock& b) const {
             out += "[file " + b.name + " " + b.media_type + "]";
@@ -170,7 +174,7 @@ void render_block(const ContentBlock& block, std::string& out) {
         void operator()(const ToolResultBlock& b) const {
             out += "[tool result for " + b.tool_use_id + (b.is_error ? ", an error" : "") + "] ";
             for (const ContentBlock& inner : b.content) {
-                render_block(inner, out);
+                render_block(inner, out, registry);
                 out += "\n";
             }
         }
@@ -181,25 +185,26 @@ void render_block(const ContentBlock& block, std::string& out) {
             out += render_tool_definition_text(b);
         }
     };
-    std::visit(Visitor{out}, block.value);
+    std::visit(Visitor{out, registry}, block.value);
 }
 
 }  // namespace
 
-std::string render_for_summary(const Message& message) {
+std::string render_for_summary(const Message& message, const ArtifactRegistry* registry) {
     std::string out = role_of(message) + ": ";
     for (std::size_t i = 0; i < message.blocks.size(); ++i) {
         if (i > 0) out += "\n";
-        render_block(message.blocks[i], out);
+        render_block(message.blocks[i], out, registry);
     }
     return out;
 }
 
-std::string render_result_for_summary(const ToolResultBlock& result) {
+std::string render_result_for_summary(const ToolResultBlock& result,
+                                      const ArtifactRegistry* registry) {
     std::string out;
     for (const ContentBlock& inner : result.content) {
         if (!out.empty()) out += "\n";
-        render_block(inner, out);
+        render_block(inner, out, registry);
     }
     return out;
 }
@@ -276,7 +281,8 @@ Work::Work(const TokenCounter& counter, const SummarizerInstance& summarizer,
       counter_(counter),
       summarizer_(summarizer),
       report_(report),
-      conversation_id_(conversation.conversation_id()) {
+      conversation_id_(conversation.conversation_id()),
+      registry_(&conversation.artifacts()) {
     origins.resize(msgs.size());
     std::iota(origins.begin(), origins.end(), 0);
     counts.reserve(msgs.size());
@@ -502,7 +508,7 @@ Work::Job Work::result_job(std::size_t message, std::size_t block) const {
     Job job;
     job.members = {message};
     job.block = block;
-    job.segments = {render_result_for_summary(result)};
+    job.segments = {render_result_for_summary(result, registry_)};
     job.refs = artifact_refs(job.segments.front());
     job.source = counter_.count_block(msgs[message].blocks[block]);
     return job;
@@ -511,7 +517,7 @@ Work::Job Work::result_job(std::size_t message, std::size_t block) const {
 Work::Job Work::run_job(std::vector<std::size_t> members) const {
     Job job;
     for (std::size_t i : members) {
-        job.segments.push_back(render_for_summary(msgs[i]));
+        job.segments.push_back(render_for_summary(msgs[i], registry_));
         job.source += counts[i];
         for (std::string& ref : artifact_refs(job.segments.back())) {
             if (std::find(job.refs.begin(), job.refs.end(), ref) == job.refs.end()) {

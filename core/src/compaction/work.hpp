@@ -14,10 +14,13 @@ namespace nucleo::compaction {
 
 /// The text a summarizer reads for one message: its role, then each block as text. Attachments
 /// are named, never inlined (a base64 payload is not something to summarize); redacted reasoning
-/// is left out.
-std::string render_for_summary(const Message& message);
+/// is left out. With the conversation's `registry`, a PojoBlock reads as the model saw it: each
+/// artifact as its {"@ref": ...}, so the references the model saw reach the summary (seed 001:
+/// artifact references survive compaction).
+std::string render_for_summary(const Message& message, const ArtifactRegistry* registry = nullptr);
 /// The same for the content of one tool result.
-std::string render_result_for_summary(const ToolResultBlock& result);
+std::string render_result_for_summary(const ToolResultBlock& result,
+                                      const ArtifactRegistry* registry = nullptr);
 
 /// Every «artifact:TYPE~ID» reference in `text`, each once, in order of first appearance.
 std::vector<std::string> artifact_refs(std::string_view text);
@@ -65,6 +68,7 @@ struct Work {
     const SummarizerInstance& summarizer_;
     CompactionReport& report_;
     std::string conversation_id_;
+    const ArtifactRegistry* registry_;  // the conversation's; compaction never changes it
 };
 
 }  // namespace nucleo::compaction

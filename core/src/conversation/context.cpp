@@ -32,7 +32,7 @@ ConversationContext ConversationContext::from_parts(ConversationParts parts) {
     ctx.state_.messages.clear();
     ctx.state_.tools.clear();
     ctx.state_.messages.reserve(messages.size());
-    for (Message& m : messages) ctx.add_message(std::move(m));
+    for (Message& m : messages) ctx.append_message(std::move(m));
     for (DeclaredTool& t : tools) {
         if (t.declared_at > ctx.state_.messages.size()) {
             throw Error(ErrorKind::kInvalidArgument,
@@ -44,6 +44,7 @@ ConversationContext ConversationContext::from_parts(ConversationParts parts) {
             ctx.state_.tools.back().declared_at = t.declared_at;
         }
     }
+    ctx.declare_artifact_tools();
     return ctx;  // never frozen: seed 000 "composes freely until its own first render"
 }
 
@@ -103,10 +104,35 @@ void ConversationContext::check_message(const Message& message, std::size_t posi
 }
 
 std::string ConversationContext::add_message(Message message) {
+    std::string id = append_message(std::move(message));
+    declare_artifact_tools();
+    return id;
+}
+
+void ConversationContext::declare_artifact_tools() {
+    // Seed 000: the registry turn points the model at two tools; a conversation that has
+    // artifacts declares them (add-only: a second declaration is a no-op).
+    if (!state_.artifacts.empty()) add_tools(artifact_tool_definitions());
+}
+
+std::string ConversationContext::append_message(Message message) {
     if (message.id.empty()) message.id = mint_message_id();
     check_message(message, state_.messages.size());
     for (const ContentBlock& block : message.blocks) {
         if (const auto* use = block.get_if<ToolUseBlock>()) tool_use_ids_.insert(use->id);
+    }
+    // Seed 000 "Discovers Artifact fields, registers them in the registry": done as the message
+    // arrives, so the registry (and its count) is complete before anything is rendered.
+    for (const ContentBlock& block : message.blocks) {
+        if (const auto* pojo = block.get_if<PojoBlock>()) {
+            state_.artifacts.register_artifacts_in(*pojo);
+        } else if (const auto* result = block.get_if<ToolResultBlock>()) {
+            for (const ContentBlock& inner : result->content) {
+                if (const auto* p = inner.get_if<PojoBlock>()) {
+                    state_.artifacts.register_artifacts_in(*p);
+                }
+            }
+        }
     }
     message_ids_.insert(message.id);
     state_.messages.push_back(std::move(message));
@@ -147,7 +173,7 @@ void ConversationContext::replace_messages(std::vector<Message> messages,
         }
     }
     scratch.state_.messages.reserve(messages.size());
-    for (Message& m : messages) scratch.add_message(std::move(m));
+    for (Message& m : messages) scratch.append_message(std::move(m));
 
     // A tool declared at position p (before the message then at p) now sits before the first new
     // message whose origin is at or after p.

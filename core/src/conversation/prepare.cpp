@@ -195,6 +195,7 @@ void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending, boo
 }
 
 void ConversationContext::reconcile_derived_content() {
+    declare_artifact_tools();
     // Convert every pending declaration first: a refusal leaves the conversation untouched.
     const auto announced = internal::announced_tool_names(state_);
     std::vector<DeclaredTool> pending;
@@ -253,7 +254,8 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
         }
     }
 
-    // "The artifact registry is data, not instruction ... so it rides a trailing user turn".
+    // "The artifact registry is data, not instruction ... so it rides a trailing user turn": last,
+    // after every message, so it never sits inside the cached prefix of the history.
     if (!state_.artifacts.empty()) {
         PreparedTurn registry{TurnRole::kUser, {}, false, {}};
         registry.blocks.emplace_back(TextBlock{state_.artifacts.build_artifact_registry_section()});

@@ -6,6 +6,7 @@
 
 #include "conversation/context_internal.hpp"
 #include "nucleo/document.hpp"
+#include "artifacts/artifacts_internal.hpp"
 #include "persistence/document_json.hpp"
 
 namespace nucleo {
@@ -144,7 +145,8 @@ void write_document(Writer& w, const ConversationParts& doc) {
         w.Key("type");
         write_string(w, a.type);
         w.Key("value");
-        write_json_text(w, a.value_json, artifacts.at(i).key("value"));
+        // The full form: nested artifacts carry their own "@ref" (docs/conversation-document.md).
+        write_json_text(w, artifacts::document_value(doc.artifacts, a), artifacts.at(i).key("value"));
         w.EndObject();
     }
     w.EndArray();

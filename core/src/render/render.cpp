@@ -64,8 +64,8 @@ std::string_view tool_weight_guidance() noexcept {
 
 namespace render {
 
-JsonBlock write_summarized_with_refs(const PojoBlock& pojo, ArtifactRegistry& /*registry*/) {
-    return JsonBlock{pojo.value_json};
+JsonBlock write_summarized_with_refs(const PojoBlock& pojo, ArtifactRegistry& registry) {
+    return registry.write_summarized_with_refs(pojo);
 }
 
 std::string rendered_text(const ContentBlock& block) {

@@ -11,9 +11,9 @@
 
 namespace nucleo::render {
 
-/// Seed 000 NucleoJsonSerializer.writeSummarizedWithRefs: a PojoBlock becomes a JsonBlock. For
-/// now the value is emitted as is; the artifacts issue extends THIS function (artifact fields
-/// replaced by {"@ref": ...}, summaries), so it is the only place a PojoBlock is turned into JSON.
+/// Seed 000 NucleoJsonSerializer.writeSummarizedWithRefs: a PojoBlock becomes a JsonBlock, its
+/// artifacts replaced by {"@ref": ...} and its long summarizable fields summarized
+/// (ArtifactRegistry::write_summarized_with_refs); the only place a PojoBlock is turned into JSON.
 JsonBlock write_summarized_with_refs(const PojoBlock& pojo, ArtifactRegistry& registry);
 
 /// The text a block puts in front of the model, used to decide whether two objective values

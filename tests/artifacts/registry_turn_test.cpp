@@ -1,0 +1,238 @@
+// The registry turn (issue 7 items 4 and 6; seed 000 "Registry Dump", "Token Tracking"): its
+// exact header, its digest of a 200-iterand list, its place — last, user role, never system
+// content, never moving the cached prefix — in the wire request of each provider encoder
+// (anthropic, openai, bedrock plugins), and its token count on the string sent.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "artifact_types.hpp"
+#include "nucleo/conversation.hpp"
+#include "nucleo/provider_client.hpp"
+#include "nucleo/tokenizer.hpp"
+#include "nucleo/tokens.hpp"
+
+namespace nucleo {
+namespace {
+
+using namespace artifact_test;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr std::string_view kHeader =
+    "=== ARTIFACT REGISTRY ===\n"
+    "Long text fields show summaries with original length. Use get_artifact_field(ref, "
+    "fieldName) for full content.\n"
+    "Use search_artifact_content(query) to search across all artifact text.\n";
+
+ArtifactList<Citation> citations(int n) {
+    ArtifactList<Citation> list;
+    for (int i = 0; i < n; ++i) {
+        list.items.push_back(Citation{"https://example.com/" + std::to_string(i),
+                                      "Title " + std::to_string(i), long_text(500, "text")});
+    }
+    return list;
+}
+
+// Seed 000 "Registry Dump": "=== ARTIFACT REGISTRY === / Long text fields show summaries with
+// original length. Use get_artifact_field(ref, fieldName) for full content. / Use
+// search_artifact_content(query) to search across all artifact text."
+TEST(RegistryTurn, HeaderIsExactlyTheSeeds) {
+    ArtifactRegistry registry;
+    EXPECT_EQ(registry.build_artifact_registry_section(), "");
+    const std::string ref = registry.register_artifact(Citation{"u", "t", "short"});
+    EXPECT_EQ(registry.build_artifact_registry_section(),
+              std::string(kHeader) + "\n" + ref + "\n" + R"({"url":"u","title":"t","body":"short"})" +
+                  "\n");
+}
+
+// Seed 000: "A 200-iterand list contributes one digest entry (iterand_type, count, head sample),
+// not 200 entries."
+TEST(RegistryTurn, ATwoHundredIterandListIsOneDigestEntry) {
+    ArtifactRegistry registry;
+    const std::string ref = registry.register_artifact(citations(200));
+    const std::string section = registry.build_artifact_registry_section();
+    const std::size_t refs = [&] {
+        std::size_t n = 0;
+        for (std::size_t pos = 0; (pos = section.find("\xC2\xAB", pos)) != std::string::npos; ++pos) {
+            ++n;
+        }
+        return n;
+    }();
+    EXPECT_EQ(refs, 1U + ArtifactRegistry::kDigestHead) << "the list's ref and its head sample";
+    const std::string body = section.substr(section.find(ref) + ref.size() + 1);
+    rapidjson::Document digest;
+    digest.Parse(body.data(), body.size() - 1);
+    ASSERT_FALSE(digest.HasParseError()) << body;
+    EXPECT_STREQ(digest["iterand_type"].GetString(), "link:cite");
+    EXPECT_EQ(digest["count"].GetUint(), 200U);
+    ASSERT_EQ(digest["head"].Size(), ArtifactRegistry::kDigestHead);
+    EXPECT_EQ(std::string(digest["head"][0]["@ref"].GetString()), registry.get(ref)->nested[0]);
+    EXPECT_THAT(std::string(digest["head"][0]["body"].GetString()),
+                HasSubstr("[SUMMARY: 500 chars]"));
+    EXPECT_THAT(section, Not(HasSubstr("example.com/3\"")));
+}
+
+// Seed 000 "Token Tracking": "the registry via buildArtifactRegistrySection" is counted on the
+// string prepareMessagesForLLM would send.
+TEST(RegistryTurn, TheCountMeasuresTheStringSent) {
+    ConversationContext c("c", "u");
+    Message m = Message::outgoing_text("results");
+    SearchResult r;
+    r.list = citations(20);
+    m.blocks.push_back(pojo_block(r));
+    c.add_message(m);
+    TokenCounter counter(Tokenizer::get("o200k_base"));
+    const std::int64_t counted = counter.breakdown(c).artifacts;  // before any render
+    const PreparedConversation p = c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    const std::string& sent = p.turns.back().blocks.front().get_if<TextBlock>()->text;
+    ASSERT_TRUE(sent.starts_with(kHeader));
+    EXPECT_EQ(counted, TokenArithmetic::kMessageOverheadTokens + counter.count_text(sent));
+}
+
+// ---- the place of the turn in each provider's wire request ----
+
+ModelSpec model_for(const std::string& provider) {
+    ModelSpec m;
+    m.id = provider + "-test";
+    m.provider = provider;
+    m.wire_model = provider == "anthropic" ? "claude-sonnet-4-5"
+                   : provider == "openai"  ? "gpt-4o"
+                                           : "anthropic.claude-3-5-sonnet-20241022-v2:0";
+    m.max_context_tokens = 200000;
+    m.max_output_tokens = 4096;
+    m.output_budget = {{OutputSize::kShort, 1024}};
+    m.supports_caching = provider != "openai";
+    m.native_tools = provider != "bedrock";
+    m.token_counter = "o200k_base";
+    return m;
+}
+
+ProviderClient client_for(const std::string& plugin) {
+    ProviderConfig config;
+    config.name = plugin;
+    config.plugin = plugin;
+    config.base_url = "http://127.0.0.1:9";
+    config.credentials.api_key = "sk-test";
+    config.credentials.access_key_id = "AKIDTEST";
+    config.credentials.secret_access_key = "secret";
+    config.credentials.region = "us-east-1";
+    return {config, PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load(plugin).make_provider(), {}};
+}
+
+ConversationContext conversation() {
+    ConversationContext c("c", "u");
+    c.put_main_objective("task", "Answer with citations.");
+    c.set_output(OutputSize::kShort);
+    c.set_depth(Depth::kImmediate);
+    Message ask = Message::outgoing_text("What do the sources say?");
+    ask.cache = true;
+    c.add_message(ask);
+    Message use;
+    use.direction = Direction::kIncoming;
+    use.blocks = {ToolUseBlock{"toolu_1", "search", R"({"q":"sources"})"}};
+    c.add_message(use);
+    SearchResult r;
+    r.query = "sources";
+    r.sections = {Section{"found", {Citation{"https://a", "A", long_text(800, "alpha")}}}};
+    r.list = citations(200);
+    Message result;
+    result.blocks = {ToolResultBlock{"toolu_1", {pojo_block(r)}, false}};
+    result.cache = true;
+    c.add_message(result);
+    return c;
+}
+
+std::string compact(const rapidjson::Value& v) {
+    rapidjson::StringBuffer b;
+    rapidjson::Writer<rapidjson::StringBuffer> w(b);
+    v.Accept(w);
+    return {b.GetString(), b.GetSize()};
+}
+
+/// The wire's messages array and its system content, whatever the dialect's layout.
+struct Wire {
+    rapidjson::Document body;
+    std::string system;
+    const rapidjson::Value* messages = nullptr;
+};
+
+Wire wire(const std::string& provider, ConversationContext& c) {
+    Wire w;
+    const HttpRequest req = client_for(provider).build_request(c, model_for(provider));
+    w.body.Parse(req.body.data(), req.body.size());
+    EXPECT_FALSE(w.body.HasParseError()) << req.body.substr(0, 200);
+    w.messages = &w.body["messages"];
+    if (provider == "openai") {
+        // A leading system message carries the objective.
+        EXPECT_STREQ((*w.messages)[0]["role"].GetString(), "system");
+        w.system = compact((*w.messages)[0]);
+    } else {
+        w.system = compact(w.body["system"]);
+    }
+    return w;
+}
+
+/// The text of the last content part of a wire message (string content or a list of parts).
+std::string last_text(const rapidjson::Value& message) {
+    const rapidjson::Value& content = message["content"];
+    if (content.IsString()) return content.GetString();
+    const rapidjson::Value& part = content[content.Size() - 1];
+    return part["text"].GetString();
+}
+
+class RegistryTurnOnTheWire : public ::testing::TestWithParam<std::string> {
+  protected:
+    void SetUp() override {
+        const std::string file =
+            std::string(NUCLEO_BUILD_PLUGIN_DIR) + "/nucleo-" + GetParam() + ".so";
+        ASSERT_TRUE(std::filesystem::exists(file)) << "build the " << GetParam() << " plugin";
+    }
+};
+
+// Seed 003: "The artifact registry comes last, as a user turn, because it is data"; seed 000:
+// "It is data, so it is never in the system content and never moves the cached prefix ahead of
+// it."
+TEST_P(RegistryTurnOnTheWire, LastUserTurnNeverSystemNeverMovingThePrefix) {
+    ConversationContext c = conversation();
+    Wire first = wire(GetParam(), c);
+    const rapidjson::Value& messages = *first.messages;
+    const rapidjson::Value& last = messages[messages.Size() - 1];
+    EXPECT_STREQ(last["role"].GetString(), "user");
+    const std::string text = last_text(last);
+    EXPECT_TRUE(text.starts_with(kHeader)) << text.substr(0, 120);
+    EXPECT_THAT(text, HasSubstr("\"count\":200"));
+    EXPECT_THAT(first.system, Not(HasSubstr("=== ARTIFACT REGISTRY ===")));
+    EXPECT_THAT(first.system, HasSubstr("Answer with citations."));
+    EXPECT_THAT(compact(last), Not(HasSubstr("cache_control"))) << "the registry is never marked";
+
+    // The next call: an answer, a new question with a new artifact. Everything before the
+    // registry turn of the first call is sent again byte for byte.
+    c.add_message(Message::incoming_text("Here is what they say."));
+    Message more = Message::outgoing_text("And this one?");
+    more.blocks.push_back(pojo_block(SearchResult{"more", "", {Section{"x", {Citation{"https://b", "B", "b"}}}}, {}, {}}));
+    c.add_message(more);
+    Wire second = wire(GetParam(), c);
+    EXPECT_EQ(second.system, first.system);
+    const rapidjson::Value& again = *second.messages;
+    const std::string second_last = last_text(again[again.Size() - 1]);
+    EXPECT_TRUE(second_last.starts_with(kHeader));
+    EXPECT_THAT(second_last, HasSubstr("https://b"));
+    // Every wire message before the last one of the first request is sent again byte for byte.
+    // (Bedrock merges adjacent user turns, so its last message is the tool result and the
+    // registry together; the other dialects send the registry as a message of its own.)
+    for (rapidjson::SizeType i = 0; i + 1 < messages.Size(); ++i) {
+        EXPECT_EQ(compact(again[i]), compact(messages[i])) << "message " << i;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dialects, RegistryTurnOnTheWire,
+                         ::testing::Values("anthropic", "openai", "bedrock"));
+
+}  // namespace
+}  // namespace nucleo
