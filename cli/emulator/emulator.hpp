@@ -30,6 +30,8 @@ struct Options {
     int min_cacheable_tokens = 1024;
     int latency_ms = 0;  ///< added to every provider call
     bool verbose = false;
+    /// Stop (as on SIGTERM) when the process that started the emulator dies (Linux prctl).
+    bool exit_with_parent = false;
 };
 
 /// One HTTP request as the dialects see it. Header names are lower-case.
