@@ -19,6 +19,7 @@
 //  - The summarizer is the offline `extractive` plugin, so compaction costs no model call.
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -31,6 +32,7 @@
 #include "nucleo/agent.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/log.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/store.hpp"
 #include "nucleo/transcript.hpp"
@@ -90,7 +92,7 @@ constexpr const char* kUsage =
     "  --emulator   run against nucleo-emulator even when a key is set";
 
 /// The comfort window the demo's agent keeps to: small, so three turns of tool output cross it.
-constexpr std::int64_t kComfortTokens = 5000;
+constexpr std::int64_t kComfortTokens = 7000;
 constexpr const char* kUser = "demo-user";
 
 /// The scripted questions. The emulator calls the first tool with the question's last word, so
@@ -289,30 +291,32 @@ TurnRow run_one(Agent& agent, ConversationService& service, const std::shared_pt
     return row;
 }
 
-/// The conversation as a reader sees it, long tool results shortened for the screen.
+/// The conversation as a reader sees it, each message shortened to four lines for the screen.
 void print_transcript(const ConversationContext& conversation) {
-    std::printf("\n== transcript (tool results and summaries shortened to 4 lines)\n");
+    std::printf("\n== transcript (each message shortened to 4 lines)\n");
     std::istringstream in(Transcript::render(conversation));
     std::string line;
-    int in_paragraph = 0;
+    int shown = 0;
     int hidden = 0;
     const auto flush_hidden = [&] {
         if (hidden > 0) std::printf("    [... %d more lines]\n", hidden);
         hidden = 0;
     };
     while (std::getline(in, line)) {
-        if (line.empty()) {
+        // Transcript::render starts every message with its role on a line of its own.
+        if (line == "user:" || line == "assistant:") {
             flush_hidden();
-            in_paragraph = 0;
-            std::printf("\n");
+            shown = 0;
+            std::printf("\n%s\n", line.c_str());
             continue;
         }
-        if (++in_paragraph > 5) {  // the role line and four lines of content
+        if (line.empty()) continue;
+        if (++shown > 4) {
             ++hidden;
             continue;
         }
         if (line.size() > 150) line = line.substr(0, 150) + "...";
-        std::printf("%s%s\n", in_paragraph == 1 ? "" : "    ", line.c_str());
+        std::printf("    %s\n", line.c_str());
     }
     flush_hidden();
 }
@@ -338,6 +342,24 @@ void print_table(const std::vector<TurnRow>& rows) {
                 "all", totals.rounds, totals.tool_calls, totals.usage.input_tokens,
                 totals.usage.cache_write_tokens, totals.usage.cache_read_tokens,
                 100.0 * hit_rate(totals.usage), totals.usage.output_tokens, "", totals.cost);
+
+    // What the table shows, in words, from its own numbers.
+    const TurnRow* best = &rows.front();
+    std::string compacted;
+    for (const TurnRow& row : rows) {
+        if (hit_rate(row.report.usage) > hit_rate(best->report.usage)) best = &row;
+        if (row.report.compaction != CompactionLevel::kNone) {
+            compacted += (compacted.empty() ? "" : ", ") + std::to_string(row.number) + " (" +
+                         to_string(row.report.compaction) + ")";
+        }
+    }
+    std::printf("\ncache       hit rate %.1f%% in turn 1, %.1f%% at best (turn %d): each turn read "
+                "the prefix the turns before it wrote\n",
+                100.0 * hit_rate(rows.front().report.usage), 100.0 * hit_rate(best->report.usage),
+                best->number);
+    std::printf("compaction  in turn(s) %s: earlier tool results were summarized, so the prefix "
+                "changed there and was cached anew\n",
+                compacted.empty() ? "none" : compacted.c_str());
 }
 
 std::vector<std::string> message_ids(const ConversationContext& c) {
@@ -361,6 +383,9 @@ int run_demo(const Argv& argv) {
     const DocsLibrary docs(args.get("docs") ? std::filesystem::path(*args.get("docs"))
                                             : demo::default_docs_dir());
     const Config config = load_config(args);
+    // The demo reports compaction itself; the runtime's own records stay quiet below warnings
+    // unless the user asked for them.
+    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     const Target target = choose_target(config, args);
 
     // Destroyed in reverse: the emulator stops before its folder goes.

@@ -164,13 +164,18 @@ std::string DocsLibrary::names() const {
 
 std::string DocsLibrary::outline() const {
     std::string out = "The docs folder holds " + std::to_string(files_.size()) +
-                      " Markdown files. Their sections:\n";
+                      " Markdown files: each with its opening paragraph and its sections.\n";
     for (const auto& f : files_) {
+        std::string opening;
         std::string headings;
         for (const auto& p : paragraphs_of(f.text)) {
-            if (is_heading(p.text)) headings += (headings.empty() ? "" : "; ") + p.section;
+            if (is_heading(p.text)) {
+                headings += (headings.empty() ? "" : "; ") + p.section;
+            } else if (opening.empty()) {
+                opening = std::string(utf8_prefix(p.text, 600));
+            }
         }
-        out += "- " + f.name + ": " + headings + "\n";
+        out += "\n" + f.name + ": " + opening + "\nSections: " + headings + "\n";
     }
     return out;
 }

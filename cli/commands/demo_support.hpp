@@ -37,7 +37,8 @@ class DocsLibrary {
     [[nodiscard]] std::size_t files() const noexcept { return files_.size(); }
     [[nodiscard]] std::size_t bytes() const noexcept;
 
-    /// Every file with its headings: the stable briefing the agent gets as its objective.
+    /// Every file with its opening paragraph and its headings: the stable briefing the agent gets
+    /// as its objective (and the system prefix every call reads from the provider's cache).
     [[nodiscard]] std::string outline() const;
 
     /// The tool `search_docs`: the paragraphs that mention `query` (case-insensitive), the files
