@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct CliRun {
     int status = -1;
     std::string out;
     std::string err;
@@ -38,14 +38,14 @@ std::string slurp(const fs::path& p) {
 }
 
 /// The CLI with every provider key unset (so the demo runs offline), stdout and stderr captured.
-Run run_demo(const std::string& extra = "") {
+CliRun run_demo(const std::string& extra = "") {
     const fs::path err = fs::temp_directory_path() / ("nucleo-demo-test-" + std::to_string(::getpid()) + ".err");
     const std::string cmd =
         std::string("env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u AWS_ACCESS_KEY_ID ") +
         "-u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u NUCLEO_EMULATOR -u NUCLEO_CONFIG "
         "NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " " + NUCLEO_CLI + " demo --config " +
         NUCLEO_SOURCE_DIR + "/config/nucleo.yaml" + extra + " 2>" + err.string();
-    Run r;
+    CliRun r;
     FILE* p = ::popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
     char buf[4096];
@@ -64,7 +64,7 @@ std::string after(const std::string& text, const std::string& marker) {
 }
 
 TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
-    const Run r = run_demo();
+    const CliRun r = run_demo();
     ASSERT_EQ(r.status, 0) << r.err << "\n" << r.out;
 
     // The emulator was started (its pid printed) and is gone once the demo exited: stopped and
@@ -134,7 +134,7 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
 }
 
 TEST(Demo, BadInputIsOneClearLineAndExitTwo) {
-    const Run r = run_demo(" --docs /nonexistent-nucleo-docs");
+    const CliRun r = run_demo(" --docs /nonexistent-nucleo-docs");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("--docs /nonexistent-nucleo-docs: not a folder"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
