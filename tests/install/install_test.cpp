@@ -165,7 +165,7 @@ TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
                            "    output_budget: {SHORT: 1024, MEDIUM: 2048, LONG: 4096, EXTENDED: 4096}\n"
                            "    native_tools: true\n"
                            "    prices: {input: 3.0, output: 15.0}\n";
-    for (const std::string provider :
+    for (const std::string& provider :
          {"--base-url " + url + " --api-key sk-test", "--config " + q(yaml) + " --model emu-sonnet"}) {
         SCOPED_TRACE(provider);
         // The emulator's scripting: two tool rounds, each calling the next declared tool, so the
@@ -177,14 +177,15 @@ TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
                                 " 'What is 6 times 7? Keep the result in a note.'";
         ASSERT_EQ(run(cmd, log), 0) << slurp(log);
         const std::string out = slurp(log);
-        // The emulator fills the schema: a=1, b=1, the enum's first constant; the question's last
-        // word is the note.
+        // The emulator fills the schema: a=1, b=1, the enum's first constant; the second call
+        // answers a turn that holds only the tool result, so its string is the emulator's default
+        // word.
         EXPECT_NE(out.find(R"(tool calculate {"a":1.0,"b":1.0,"op":"add"} -> 2)"), std::string::npos)
             << out;
-        EXPECT_NE(out.find(R"(tool save_note {"text":"note"} -> saved note 1: note)"),
+        EXPECT_NE(out.find(R"(tool save_note {"text":"emulator"} -> saved note 1: emulator)"),
                   std::string::npos)
             << out;
-        EXPECT_NE(out.find("answer: The tool save_note returned: saved note 1: note"),
+        EXPECT_NE(out.find("answer: The tool save_note returned: saved note 1: emulator"),
                   std::string::npos)
             << out;
         EXPECT_NE(out.find("rounds 3, tool calls 2, notes 1"), std::string::npos) << out;
