@@ -241,7 +241,8 @@ struct TurnRow {
 /// One turn with live output: the question, each tool call and its result's first line, the
 /// answer as it streams, compaction when it runs, and the turn's usage.
 TurnRow run_one(Agent& agent, ConversationService& service, const std::shared_ptr<Thinker>& thinker,
-                int number, const std::string& question, bool restored) {
+                int number, const std::string& question, bool restored,
+                const demo::InterruptWatch& interrupt) {
     std::printf("\n== turn %d%s\nuser       %s\n", number, restored ? " (after the restore)" : "",
                 question.c_str());
     bool in_text = false;
@@ -277,8 +278,16 @@ TurnRow run_one(Agent& agent, ConversationService& service, const std::shared_pt
                     c.limit, c.trigger_tokens);
     };
     cb.on_round_end = [&](const RoundReport&) { end_text(); };
-    TurnRow row{number, agent.run_turn(service, thinker, question, cb), restored};
+    TurnRow row{number, agent.run_turn(service, thinker, question, cb, &interrupt.token()),
+                restored};
     end_text();
+    if (interrupt.received() != 0) {
+        throw Error(ErrorKind::kInternal,
+                    std::string("interrupted by ") + (interrupt.received() == SIGINT ? "SIGINT" : "SIGTERM") +
+                        " in turn " + std::to_string(number) +
+                        ": stopped at a boundary (the turn was saved); stopping the emulator and "
+                        "removing the temporary folder");
+    }
     const TurnReport& r = row.report;
     if (r.end != TurnEnd::kFinalAnswer) {
         std::printf("           (the turn ended: %s)\n", to_string(r.end));
@@ -377,6 +386,8 @@ int run_demo(const Argv& argv) {
         return kExitOk;
     }
     args.allow_only({"help", "emulator", "docs", "model", kConfigOption});
+    // Before any thread starts: Ctrl-C becomes a cancellation, and the cleanup below still runs.
+    const demo::InterruptWatch interrupt;
     if (!args.positionals().empty()) {
         throw UsageError{"unexpected argument '" + args.positionals().front() + "'"};
     }
@@ -419,7 +430,7 @@ int run_demo(const Argv& argv) {
         conversation_id = thinker->mint_conversation_id();
         for (std::size_t i = 0; i < kTurnsBeforeRestart; ++i) {
             rows.push_back(run_one(s.agent, s.service, thinker, static_cast<int>(i + 1),
-                                   kQuestions[i], false));
+                                   kQuestions[i], false, interrupt));
         }
         const auto conversation = s.service.obtain_conversation(thinker).get();
         saved_ids = message_ids(*conversation);
@@ -455,7 +466,7 @@ int run_demo(const Argv& argv) {
         }
         for (std::size_t i = kTurnsBeforeRestart; i < kQuestions.size(); ++i) {
             rows.push_back(run_one(s.agent, s.service, thinker, static_cast<int>(i + 1),
-                                   kQuestions[i], true));
+                                   kQuestions[i], true, interrupt));
         }
         const auto conversation = s.service.obtain_conversation(thinker).get();
         final_messages = conversation->messages().size();

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -281,6 +283,40 @@ bool TempDir::remove() noexcept {
     return !fs::exists(path_, ec);
 }
 
+// ---- InterruptWatch -------------------------------------------------------------------------
+
+namespace {
+
+sigset_t watched_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);  // the destructor's wake-up call
+    return set;
+}
+
+}  // namespace
+
+InterruptWatch::InterruptWatch() {
+    const sigset_t set = watched_signals();
+    pthread_sigmask(SIG_BLOCK, &set, &previous_);
+    watcher_ = std::thread([this, set] {
+        int sig = 0;
+        while (sigwait(&set, &sig) != 0) {
+        }
+        if (sig == SIGUSR1) return;
+        received_.store(sig);
+        token_.cancel();
+    });
+}
+
+InterruptWatch::~InterruptWatch() {
+    if (received_.load() == 0) pthread_kill(watcher_.native_handle(), SIGUSR1);
+    watcher_.join();
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+}
+
 // ---- EmulatorChild --------------------------------------------------------------------------
 
 fs::path find_emulator() {
@@ -316,7 +352,18 @@ EmulatorChild::EmulatorChild(const fs::path& binary, const fs::path& work_dir) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    const int rc = ::posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+    // Its own process group, so a Ctrl-C at the terminal reaches the demo alone, which then stops
+    // at a boundary and stops the emulator itself; and the default signal mask (the demo blocks
+    // SIGINT/SIGTERM for its InterruptWatch).
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+    const int rc = ::posix_spawn(&pid_, binary.c_str(), &actions, &attr, argv.data(), environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
         pid_ = -1;

@@ -4,12 +4,14 @@
 // fails half-way still leaves nothing running and nothing on disk.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "nucleo/agent.hpp"
@@ -105,6 +107,29 @@ class EmulatorChild {
     int port_ = 0;
     int status_ = -1;
     bool reaped_ = false;  ///< waited for: status_ is its exit status
+};
+
+/// Ctrl-C (SIGINT) and SIGTERM as a cancellation: from construction on, this thread (and every
+/// thread started after it) blocks them, and a watcher thread that sigwait()s for them cancels
+/// token(), so the demo stops at the next boundary of its turn and its destructors stop the
+/// emulator and remove the temporary folder. Construct it before any other thread starts.
+class InterruptWatch {
+  public:
+    InterruptWatch();
+    /// Wakes the watcher, joins it and restores the signal mask.
+    ~InterruptWatch();
+    InterruptWatch(const InterruptWatch&) = delete;
+    InterruptWatch& operator=(const InterruptWatch&) = delete;
+
+    [[nodiscard]] const CancellationToken& token() const noexcept { return token_; }
+    /// The signal received (SIGINT, SIGTERM), or 0.
+    [[nodiscard]] int received() const noexcept { return received_.load(); }
+
+  private:
+    CancellationToken token_;
+    std::atomic<int> received_{0};
+    sigset_t previous_{};
+    std::thread watcher_;
 };
 
 /// The nucleo-emulator to run: $NUCLEO_EMULATOR when set, else the one beside this `nucleo`
