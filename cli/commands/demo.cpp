@@ -259,15 +259,16 @@ TurnRow run_one(Agent& agent, ConversationService& service, const std::shared_pt
     };
     cb.on_discard = [&](std::string_view why) {
         end_text();
-        std::printf("           (answer discarded: %.*s)\n", static_cast<int>(why.size()), why.data());
+        std::printf("           (answer discarded: %.*s)\n", static_cast<int>(why.size()),
+                    why.data());
     };
     cb.on_tool_call_started = [&](const ToolCallEvent& e) {
         end_text();
         std::printf("tool call  %s %s\n", e.name.c_str(), e.input_json.c_str());
     };
     cb.on_tool_call_finished = [&](const ToolCallEvent&, const ToolOutput& out) {
-        std::printf("  %s %s (%zu bytes)\n", out.is_error ? "error:" : "->", first_line(out.text).c_str(),
-                    out.text.size());
+        std::printf("  %s %s (%zu bytes)\n", out.is_error ? "error:" : "->",
+                    first_line(out.text).c_str(), out.text.size());
     };
     cb.on_compaction = [&](const CompactionReport& c) {
         end_text();
@@ -283,8 +284,9 @@ TurnRow run_one(Agent& agent, ConversationService& service, const std::shared_pt
     end_text();
     if (interrupt.received() != 0) {
         throw Error(ErrorKind::kInternal,
-                    std::string("interrupted by ") + (interrupt.received() == SIGINT ? "SIGINT" : "SIGTERM") +
-                        " in turn " + std::to_string(number) +
+                    std::string("interrupted by ") +
+                        (interrupt.received() == SIGINT ? "SIGINT" : "SIGTERM") + " in turn " +
+                        std::to_string(number) +
                         ": stopped at a boundary (the turn was saved); stopping the emulator and "
                         "removing the temporary folder");
     }
@@ -295,7 +297,8 @@ TurnRow run_one(Agent& agent, ConversationService& service, const std::shared_pt
     std::printf("turn %d     %d rounds, input %" PRId64 ", cache write %" PRId64
                 ", cache read %" PRId64 ", cache hit rate %.1f%%, output %" PRId64 ", $%.6f\n",
                 number, r.rounds, r.usage.input_tokens, r.usage.cache_write_tokens,
-                r.usage.cache_read_tokens, 100.0 * hit_rate(r.usage), r.usage.output_tokens, r.cost);
+                r.usage.cache_read_tokens, 100.0 * hit_rate(r.usage), r.usage.output_tokens,
+                r.cost);
     std::fflush(stdout);
     return row;
 }
@@ -333,8 +336,7 @@ void print_transcript(const ConversationContext& conversation) {
 void print_table(const std::vector<TurnRow>& rows) {
     std::printf("\n== per turn (cache hit rate = cache reads / all input the provider read)\n");
     std::printf("%4s %6s %5s %8s %11s %10s %9s %7s %-10s %10s\n", "turn", "rounds", "tools",
-                "input", "cache write", "cache read", "hit rate", "output", "compaction",
-                "cost");
+                "input", "cache write", "cache read", "hit rate", "output", "compaction", "cost");
     UsageTotals totals;
     for (const TurnRow& row : rows) {
         const TurnReport& r = row.report;
@@ -362,13 +364,15 @@ void print_table(const std::vector<TurnRow>& rows) {
                          to_string(row.report.compaction) + ")";
         }
     }
-    std::printf("\ncache       hit rate %.1f%% in turn 1, %.1f%% at best (turn %d): each turn read "
-                "the prefix the turns before it wrote\n",
-                100.0 * hit_rate(rows.front().report.usage), 100.0 * hit_rate(best->report.usage),
-                best->number);
-    std::printf("compaction  in turn(s) %s: earlier tool results were summarized, so the prefix "
-                "changed there and was cached anew\n",
-                compacted.empty() ? "none" : compacted.c_str());
+    std::printf(
+        "\ncache       hit rate %.1f%% in turn 1, %.1f%% at best (turn %d): each turn read "
+        "the prefix the turns before it wrote\n",
+        100.0 * hit_rate(rows.front().report.usage), 100.0 * hit_rate(best->report.usage),
+        best->number);
+    std::printf(
+        "compaction  in turn(s) %s: earlier tool results were summarized, so the prefix "
+        "changed there and was cached anew\n",
+        compacted.empty() ? "none" : compacted.c_str());
 }
 
 std::vector<std::string> message_ids(const ConversationContext& c) {
@@ -436,12 +440,14 @@ int run_demo(const Argv& argv) {
         saved_ids = message_ids(*conversation);
         s.service.release(*thinker);
         const auto versions = PersistentStore(s.store).versions(kUser, conversation_id);
-        std::printf("\n== saved: conversation %s, %zu messages, %zu versions in SQLite "
-                    "(one per save boundary)\n",
-                    conversation_id.c_str(), saved_ids.size(), versions.size());
+        std::printf(
+            "\n== saved: conversation %s, %zu messages, %zu versions in SQLite "
+            "(one per save boundary)\n",
+            conversation_id.c_str(), saved_ids.size(), versions.size());
     }
-    std::printf("== dropped: store instance, service, agent and client are gone; nothing is in "
-                "memory\n");
+    std::printf(
+        "== dropped: store instance, service, agent and client are gone; nothing is in "
+        "memory\n");
 
     std::size_t final_messages = 0;
     {
@@ -460,9 +466,10 @@ int run_demo(const Argv& argv) {
                                 std::to_string(ids.size()) + " messages, " +
                                 std::to_string(saved_ids.size()) + " saved)");
             }
-            std::printf("== restored: conversation %s from SQLite, %zu messages (the same ids), "
-                        "%zu tools\n",
-                        conversation_id.c_str(), ids.size(), tools);
+            std::printf(
+                "== restored: conversation %s from SQLite, %zu messages (the same ids), "
+                "%zu tools\n",
+                conversation_id.c_str(), ids.size(), tools);
         }
         for (std::size_t i = kTurnsBeforeRestart; i < kQuestions.size(); ++i) {
             rows.push_back(run_one(s.agent, s.service, thinker, static_cast<int>(i + 1),

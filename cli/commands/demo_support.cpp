@@ -64,7 +64,9 @@ struct Paragraph {
     std::string text;
 };
 
-bool is_heading(std::string_view line) { return line.starts_with("#"); }
+bool is_heading(std::string_view line) {
+    return line.starts_with("#");
+}
 
 std::string heading_text(std::string_view line) {
     while (!line.empty() && line.front() == '#') line.remove_prefix(1);
@@ -114,8 +116,9 @@ fs::path executable_dir() {
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (ec) {
-        throw Error(ErrorKind::kInternal,
-                    "cannot tell where this nucleo binary is (/proc/self/exe: " + ec.message() + ")");
+        throw Error(
+            ErrorKind::kInternal,
+            "cannot tell where this nucleo binary is (/proc/self/exe: " + ec.message() + ")");
     }
     return exe.parent_path();
 }
@@ -125,9 +128,9 @@ fs::path default_docs_dir() {
     if (fs::is_directory(installed)) return installed;
     const fs::path source = NUCLEO_SOURCE_DOCS_DIR;
     if (fs::is_directory(source)) return source;
-    throw Error(ErrorKind::kNotFound, "no docs folder: neither the installed " + installed.string() +
-                                          " nor the source tree's " + source.string() +
-                                          " exists; pass --docs DIR");
+    throw Error(ErrorKind::kNotFound, "no docs folder: neither the installed " +
+                                          installed.string() + " nor the source tree's " +
+                                          source.string() + " exists; pass --docs DIR");
 }
 
 // ---- DocsLibrary ----------------------------------------------------------------------------
@@ -216,9 +219,8 @@ ToolOutput DocsLibrary::search(std::string_view query, std::size_t max_passages,
                 false};
     }
     // The files that say most about it first; passages in reading order within a file.
-    std::stable_sort(by_file.begin(), by_file.end(), [](const FileHits& a, const FileHits& b) {
-        return a.mentions > b.mentions;
-    });
+    std::stable_sort(by_file.begin(), by_file.end(),
+                     [](const FileHits& a, const FileHits& b) { return a.mentions > b.mentions; });
     std::string head = std::to_string(passages) + " passages in " + std::to_string(by_file.size()) +
                        " files mention " + quoted + ":";
     for (std::size_t i = 0; i < by_file.size(); ++i) {
@@ -231,9 +233,10 @@ ToolOutput DocsLibrary::search(std::string_view query, std::size_t max_passages,
         for (const auto& h : fh.hits) {
             if (shown == max_passages || body.size() >= max_bytes) break;
             const std::string_view text = utf8_prefix(h.paragraph.text, 700);
-            body += "\n\n[" + h.file->name + ":" + std::to_string(h.paragraph.line) +
-                    (h.paragraph.section.empty() ? "" : ", section \"" + h.paragraph.section + "\"") +
-                    "]\n" + std::string(text) + (text.size() < h.paragraph.text.size() ? " [...]" : "");
+            body +=
+                "\n\n[" + h.file->name + ":" + std::to_string(h.paragraph.line) +
+                (h.paragraph.section.empty() ? "" : ", section \"" + h.paragraph.section + "\"") +
+                "]\n" + std::string(text) + (text.size() < h.paragraph.text.size() ? " [...]" : "");
             ++shown;
         }
     }
@@ -251,16 +254,16 @@ ToolOutput DocsLibrary::read(std::string_view name, std::size_t max_bytes) const
     for (const auto& f : files_) {
         if (f.name != wanted) continue;
         const std::string_view text = utf8_prefix(f.text, max_bytes);
-        std::string out = f.name + " (" + std::to_string(f.text.size()) + " bytes)\n" +
-                          std::string(text);
+        std::string out =
+            f.name + " (" + std::to_string(f.text.size()) + " bytes)\n" + std::string(text);
         if (text.size() < f.text.size()) {
-            out += "\n[... " + std::to_string(f.text.size() - text.size()) +
-                   " more bytes not shown]";
+            out +=
+                "\n[... " + std::to_string(f.text.size() - text.size()) + " more bytes not shown]";
         }
         return {out, false};
     }
-    return ToolOutput::error("no doc named \"" + std::string(name) + "\"; the docs are: " +
-                             names());
+    return ToolOutput::error("no doc named \"" + std::string(name) +
+                             "\"; the docs are: " + names());
 }
 
 // ---- TempDir --------------------------------------------------------------------------------
@@ -274,7 +277,9 @@ TempDir::TempDir(std::string_view prefix) {
     path_ = pattern;
 }
 
-TempDir::~TempDir() { remove(); }
+TempDir::~TempDir() {
+    remove();
+}
 
 bool TempDir::remove() noexcept {
     if (path_.empty()) return true;
@@ -341,8 +346,9 @@ fs::path find_emulator() {
 
 EmulatorChild::EmulatorChild(const fs::path& binary, const fs::path& work_dir) {
     const fs::path port_file = work_dir / "emulator.port";
-    std::vector<std::string> args = {binary.string(), "--host", "127.0.0.1", "--port", "0",
-                                     "--port-file", port_file.string(), "--exit-with-parent"};
+    std::vector<std::string> args = {
+        binary.string(), "--host",           "127.0.0.1",         "--port", "0",
+        "--port-file",   port_file.string(), "--exit-with-parent"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -395,7 +401,9 @@ EmulatorChild::EmulatorChild(const fs::path& binary, const fs::path& work_dir) {
     }
 }
 
-EmulatorChild::~EmulatorChild() { stop(); }
+EmulatorChild::~EmulatorChild() {
+    stop();
+}
 
 std::string EmulatorChild::base_url() const {
     return "http://127.0.0.1:" + std::to_string(port_);

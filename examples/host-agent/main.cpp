@@ -59,9 +59,10 @@ struct nucleo::Describe<host::CalculateInput> {
     static constexpr std::string_view name = "CalculateInput";
     static auto fields() {
         using schema::field;
-        return std::tuple(field("a", &host::CalculateInput::a).required().description("Left operand"),
-                          field("b", &host::CalculateInput::b).required().description("Right operand"),
-                          field("op", &host::CalculateInput::op).required().description("The operation"));
+        return std::tuple(
+            field("a", &host::CalculateInput::a).required().description("Left operand"),
+            field("b", &host::CalculateInput::b).required().description("Right operand"),
+            field("op", &host::CalculateInput::op).required().description("The operation"));
     }
 };
 
@@ -90,8 +91,8 @@ struct Options {
 /// Parses argv; returns false (after printing why) on bad arguments.
 bool parse(int argc, char** argv, Options& o) {
     const std::map<std::string, std::string*> valued = {
-        {"--config", &o.config},     {"--model", &o.model},         {"--base-url", &o.base_url},
-        {"--dialect", &o.dialect},   {"--api-key", &o.api_key},     {"--wire-model", &o.wire_model}};
+        {"--config", &o.config},   {"--model", &o.model},     {"--base-url", &o.base_url},
+        {"--dialect", &o.dialect}, {"--api-key", &o.api_key}, {"--wire-model", &o.wire_model}};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--header" && i + 1 < argc) {
@@ -124,13 +125,15 @@ nucleo::ModelSpec inline_model(const Options& o) {
     nucleo::ModelSpec m;
     m.id = "host-agent-model";
     m.provider = o.dialect;
-    m.wire_model = !o.wire_model.empty() ? o.wire_model
+    m.wire_model = !o.wire_model.empty()   ? o.wire_model
                    : o.dialect == "openai" ? "gpt-4.1-mini"
                                            : "claude-sonnet-4-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = 4096;
-    m.output_budget = {{nucleo::OutputSize::kShort, 1024}, {nucleo::OutputSize::kMedium, 2048},
-                       {nucleo::OutputSize::kLong, 4096}, {nucleo::OutputSize::kExtended, 4096}};
+    m.output_budget = {{nucleo::OutputSize::kShort, 1024},
+                       {nucleo::OutputSize::kMedium, 2048},
+                       {nucleo::OutputSize::kLong, 4096},
+                       {nucleo::OutputSize::kExtended, 4096}};
     m.supports_caching = o.dialect == "anthropic";
     m.native_tools = true;
     m.prices = {.input = 3.0, .output = 15.0, .cache_write = 3.75, .cache_read = 0.30};
@@ -139,10 +142,14 @@ nucleo::ModelSpec inline_model(const Options& o) {
 
 double calculate(const host::CalculateInput& in) {
     switch (in.op) {
-        case host::Operation::kAdd: return in.a + in.b;
-        case host::Operation::kSubtract: return in.a - in.b;
-        case host::Operation::kMultiply: return in.a * in.b;
-        case host::Operation::kDivide: break;
+        case host::Operation::kAdd:
+            return in.a + in.b;
+        case host::Operation::kSubtract:
+            return in.a - in.b;
+        case host::Operation::kMultiply:
+            return in.a * in.b;
+        case host::Operation::kDivide:
+            break;
     }
     // A tool that throws becomes an is_error result the model reads; the host never crashes.
     if (in.b == 0) throw std::invalid_argument("division by zero");
@@ -168,15 +175,19 @@ int main(int argc, char** argv) {
             pc.name = o.dialect;
             pc.plugin = o.dialect;
             pc.base_url = o.base_url;
-            const char* env_key = std::getenv(o.dialect == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
-            pc.credentials.api_key = !o.api_key.empty() ? o.api_key : env_key != nullptr ? env_key : "";
+            const char* env_key =
+                std::getenv(o.dialect == "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+            pc.credentials.api_key = !o.api_key.empty()   ? o.api_key
+                                     : env_key != nullptr ? env_key
+                                                          : "";
             model = inline_model(o);
             client.emplace(pc, nucleo::PluginLoader().load(pc.plugin).make_provider());
         }
 
         nucleo::AgentOptions options;
-        options.objective = "You are a careful assistant. Use the calculator for arithmetic and "
-                            "keep results the user wants remembered with save_note.";
+        options.objective =
+            "You are a careful assistant. Use the calculator for arithmetic and "
+            "keep results the user wants remembered with save_note.";
         options.extra_headers = o.headers;
         nucleo::Agent agent(*client, model, options);
 
@@ -189,7 +200,8 @@ int main(int argc, char** argv) {
                 return std::string(out);
             });
         agent.add_tool<host::SaveNoteInput>(
-            "save_note", "Keeps a one-line note for later.", [&notes](const host::SaveNoteInput& in) {
+            "save_note", "Keeps a one-line note for later.",
+            [&notes](const host::SaveNoteInput& in) {
                 notes.push_back(in.text);
                 return "saved note " + std::to_string(notes.size()) + ": " + in.text;
             });
@@ -206,15 +218,15 @@ int main(int argc, char** argv) {
         conversation.set_depth(nucleo::Depth::kImmediate);
         const nucleo::TurnReport report = agent.run_turn(conversation, o.question, callbacks);
         if (report.end != nucleo::TurnEnd::kFinalAnswer) {
-            std::cerr << "host-agent: the turn ended without an answer (" << nucleo::to_string(report.end)
-                      << ")\n";
+            std::cerr << "host-agent: the turn ended without an answer ("
+                      << nucleo::to_string(report.end) << ")\n";
             return 1;
         }
         std::cout << "answer: " << report.answer << "\n";
-        std::cout << "rounds " << report.rounds << ", tool calls " << report.tool_calls << ", notes "
-                  << notes.size() << ", input tokens " << report.usage.total_input_tokens()
-                  << ", output tokens " << report.usage.output_tokens << ", cost $" << report.cost
-                  << "\n";
+        std::cout << "rounds " << report.rounds << ", tool calls " << report.tool_calls
+                  << ", notes " << notes.size() << ", input tokens "
+                  << report.usage.total_input_tokens() << ", output tokens "
+                  << report.usage.output_tokens << ", cost $" << report.cost << "\n";
         return 0;
     } catch (const nucleo::Error& e) {
         std::cerr << "host-agent: " << e.what() << "\n";

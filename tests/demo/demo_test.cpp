@@ -39,12 +39,14 @@ std::string slurp(const fs::path& p) {
 
 /// The CLI with every provider key unset (so the demo runs offline), stdout and stderr captured.
 CliRun run_demo(const std::string& extra = "") {
-    const fs::path err = fs::temp_directory_path() / ("nucleo-demo-test-" + std::to_string(::getpid()) + ".err");
+    const fs::path err =
+        fs::temp_directory_path() / ("nucleo-demo-test-" + std::to_string(::getpid()) + ".err");
     const std::string cmd =
         std::string("env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u AWS_ACCESS_KEY_ID ") +
         "-u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u NUCLEO_EMULATOR -u NUCLEO_CONFIG "
-        "NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " " + NUCLEO_CLI + " demo --config " +
-        NUCLEO_SOURCE_DIR + "/config/nucleo.yaml" + extra + " 2>" + err.string();
+        "NUCLEO_PLUGIN_PATH=" +
+        NUCLEO_BUILD_PLUGIN_DIR + " " + NUCLEO_CLI + " demo --config " + NUCLEO_SOURCE_DIR +
+        "/config/nucleo.yaml" + extra + " 2>" + err.string();
     CliRun r;
     FILE* p = ::popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -70,14 +72,17 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
     // The emulator was started (its pid printed) and is gone once the demo exited: stopped and
     // reaped, not merely orphaned.
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(nucleo-emulator pid (\d+) at http://127\.0\.0\.1:\d+)")))
+    ASSERT_TRUE(std::regex_search(
+        r.out, m, std::regex(R"(nucleo-emulator pid (\d+) at http://127\.0\.0\.1:\d+)")))
         << r.out;
     const pid_t emulator = static_cast<pid_t>(std::stol(m[1].str()));
     const int alive = ::kill(emulator, 0);
     const int why = errno;
     EXPECT_EQ(alive, -1);
     EXPECT_EQ(why, ESRCH);
-    EXPECT_NE(r.out.find("emulator pid " + m[1].str() + " stopped (exit status 0)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("emulator pid " + m[1].str() + " stopped (exit status 0)"),
+              std::string::npos)
+        << r.out;
     // Its temporary folder (the SQLite file, the port file) is gone.
     ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(\nremoved (\S+)\n)"))) << r.out;
     EXPECT_FALSE(fs::exists(m[1].str())) << m[1].str();
@@ -85,28 +90,38 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
     EXPECT_FALSE(fs::exists(m[1].str()));
 
     // The tool ran on the real docs: the first search found passages in named files.
-    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(tool call +search_docs \{"query":"caching"\})"))) << r.out;
-    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(-> \d+ passages in \d+ files mention "caching": \w)"))) << r.out;
+    EXPECT_TRUE(
+        std::regex_search(r.out, std::regex(R"(tool call +search_docs \{"query":"caching"\})")))
+        << r.out;
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex(R"(-> \d+ passages in \d+ files mention "caching": \w)")))
+        << r.out;
 
     // Compaction ran and reported its level.
-    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(compaction level (LIGHT|MODERATE|AGGRESSIVE|MAXIMUM): \d+ -> \d+ tokens)")))
+    EXPECT_TRUE(std::regex_search(
+        r.out,
+        std::regex(R"(compaction level (LIGHT|MODERATE|AGGRESSIVE|MAXIMUM): \d+ -> \d+ tokens)")))
         << r.out;
 
     // Saved, dropped, restored with the same messages, and the conversation went on.
-    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(== saved: conversation (\S+), (\d+) messages, (\d+) versions in SQLite)")))
+    ASSERT_TRUE(std::regex_search(
+        r.out, m,
+        std::regex(R"(== saved: conversation (\S+), (\d+) messages, (\d+) versions in SQLite)")))
         << r.out;
     const std::string id = m[1].str();
     const int saved = std::stoi(m[2].str());
     EXPECT_GE(std::stoi(m[3].str()), 4);  // at least one save per turn
     EXPECT_NE(r.out.find("== dropped:"), std::string::npos);
-    EXPECT_NE(r.out.find("== restored: conversation " + id + " from SQLite, " + std::to_string(saved) +
-                         " messages (the same ids), 2 tools"),
+    EXPECT_NE(r.out.find("== restored: conversation " + id + " from SQLite, " +
+                         std::to_string(saved) + " messages (the same ids), 2 tools"),
               std::string::npos)
         << r.out;
     const std::string resumed = after(r.out, "== turn 5 (after the restore)");
     ASSERT_FALSE(resumed.empty()) << r.out;
     EXPECT_TRUE(std::regex_search(resumed, std::regex(R"(\nassistant +\S)"))) << resumed;
-    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(== continued: (\d+) messages after the restore \((\d+) before it\))")))
+    ASSERT_TRUE(std::regex_search(
+        r.out, m,
+        std::regex(R"(== continued: (\d+) messages after the restore \((\d+) before it\))")))
         << r.out;
     EXPECT_GT(std::stoi(m[1].str()), saved);
     EXPECT_EQ(std::stoi(m[2].str()), saved);
@@ -120,7 +135,8 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
     EXPECT_NE(table.find("cost"), std::string::npos);
     std::map<int, double> hit_rate;
     std::map<int, double> cost;
-    const std::regex row(R"(\n +(\d+) +\d+ +\d+ +\d+ +\d+ +(\d+) +([0-9.]+)% +\d+ +\S+ +([0-9.]+))");
+    const std::regex row(
+        R"(\n +(\d+) +\d+ +\d+ +\d+ +\d+ +(\d+) +([0-9.]+)% +\d+ +\S+ +([0-9.]+))");
     for (std::sregex_iterator it(table.begin(), table.end(), row), end; it != end; ++it) {
         hit_rate[std::stoi((*it)[1].str())] = std::stod((*it)[3].str());
         cost[std::stoi((*it)[1].str())] = std::stod((*it)[4].str());
@@ -136,7 +152,8 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
 TEST(Demo, BadInputIsOneClearLineAndExitTwo) {
     const CliRun r = run_demo(" --docs /nonexistent-nucleo-docs");
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("--docs /nonexistent-nucleo-docs: not a folder"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--docs /nonexistent-nucleo-docs: not a folder"), std::string::npos)
+        << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
@@ -144,16 +161,17 @@ TEST(EmulatorExitWithParent, AKilledParentLeavesNoServer) {
     // This process becomes the subreaper of its descendants, so the emulator, orphaned when the
     // shell that started it is SIGKILLed, is reparented here and its exit can be waited for.
     ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-    const fs::path dir = fs::temp_directory_path() / ("nucleo-exit-with-parent-" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("nucleo-exit-with-parent-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const fs::path port = dir / "port";
     const fs::path pid_file = dir / "pid";
     // The shell starts the emulator in the background, waits (bounded) until it listens, then
     // kills itself with SIGKILL: no chance to clean up.
-    const std::string script = std::string(NUCLEO_EMULATOR) + " --port 0 --port-file " + port.string() +
-                               " --exit-with-parent >/dev/null & echo $! >" + pid_file.string() +
-                               "; i=0; while [ ! -s " + port.string() +
-                               " ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; kill -KILL $$";
+    const std::string script =
+        std::string(NUCLEO_EMULATOR) + " --port 0 --port-file " + port.string() +
+        " --exit-with-parent >/dev/null & echo $! >" + pid_file.string() + "; i=0; while [ ! -s " +
+        port.string() + " ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; kill -KILL $$";
     const int shell = std::system(("sh -c '" + script + "'").c_str());
     ASSERT_TRUE(WIFSIGNALED(shell) || (WIFEXITED(shell) && WEXITSTATUS(shell) == 137)) << shell;
     const pid_t emulator = static_cast<pid_t>(std::stol(slurp(pid_file)));
