@@ -20,6 +20,7 @@ const std::vector<Command>& commands();
 
 int run_compact(const Argv& args);
 int run_config(const Argv& args);
+int run_demo(const Argv& args);
 int run_conversations(const Argv& args);
 int run_models(const Argv& args);
 int run_plugins(const Argv& args);

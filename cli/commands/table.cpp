@@ -8,6 +8,7 @@ const std::vector<Command>& commands() {
         {"compact", run_compact, "compact a conversation to its window (--in CONV --model ID --report)"},
         {"config", run_config, "print the config with secrets shown as *** (--config FILE)"},
         {"conversations", run_conversations, "a user's stored conversations (--user U list|show|history|transcript|export|import|delete)"},
+        {"demo", run_demo, "a scripted agent session over docs/: tools, cache, compaction, SQLite, restore (--docs DIR)"},
         {"models", run_models, "list the model catalog (--json, --config FILE)"},
         {"plugins", run_plugins, "list the plugins on the search path (--json, --path FILE.so|DIR)"},
         {"render", run_render, "print the wire request, or --prepared the prepared call (--in CONV --model ID)"},

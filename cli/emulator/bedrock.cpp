@@ -381,6 +381,7 @@ class Bedrock final : public Dialect {
         ReplyInput in = reply_input(doc, prefix.hasher.digest());
         in.force_truncate = faults.truncate;
         in.tool_rounds = faults.tool_rounds;
+        in.tool_cycle = faults.tool_cycle;
         return render(make_reply(in), usage, streaming_);
     }
 

@@ -30,8 +30,7 @@ struct Options {
     int min_cacheable_tokens = 1024;
     int latency_ms = 0;  ///< added to every provider call
     bool verbose = false;
-    /// Stop when the process that started the emulator exits (PR_SET_PDEATHSIG): harnesses that
-    /// crash must not leave a server holding their pipes.
+    /// Stop (as on SIGTERM) when the process that started the emulator dies (Linux prctl).
     bool exit_with_parent = false;
 };
 

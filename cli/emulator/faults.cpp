@@ -43,6 +43,8 @@ Faults Faults::parse(std::string_view spec) {
             f.malformed = true;
         } else if (item == "always-tool") {
             f.tool_rounds = -1;
+        } else if (item == "tool-cycle") {
+            f.tool_cycle = true;
         } else if (item.starts_with("tool-rounds=")) {
             f.tool_rounds = parse_count(item, item.substr(12));
         } else if (item.starts_with("delay=")) {
@@ -62,7 +64,7 @@ Faults Faults::parse(std::string_view spec) {
             throw std::invalid_argument(
                 "x-emulator-fault: unknown fault '" + std::string(item) +
                 "' (known: 429, 500, 529, delay=MS, truncate, malformed, fail-first=N[:STATUS], "
-                "always-tool, tool-rounds=N)");
+                "always-tool, tool-rounds=N, tool-cycle)");
         }
     }
     return f;

@@ -1,7 +1,7 @@
 // Faults injected on request (issue 4 item 8): a client asks for them with the header
 // `x-emulator-fault` or the query parameter `fault`, a comma-separated list:
 //   429 | 500 | 529 | delay=MS | truncate | malformed | fail-first=N[:STATUS]
-//   | always-tool | tool-rounds=N
+//   | always-tool | tool-rounds=N | tool-cycle
 // so retry, backoff and truncation paths are tested deterministically, without sleeps. The last two
 // script an agent loop (issue 8): a tool call also after a tool result, always or while the
 // conversation holds fewer than N assistant turns.
@@ -25,6 +25,9 @@ struct Faults {
     /// while the request holds fewer than N assistant turns (tool-rounds=N). Not a fault: any()
     /// ignores it.
     int tool_rounds = 0;
+    /// tool-cycle: scripted calls go through the declared tools in order instead of always the
+    /// first (the call in the k-th assistant turn is tool k mod n). Not a fault either.
+    bool tool_cycle = false;
     int delay_ms = 0;
     int fail_first = 0;   ///< the first N calls with the same request id fail...
     int fail_status = 0;  ///< ...with this status (0: 529 for Anthropic, 500 otherwise)

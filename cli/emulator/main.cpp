@@ -3,16 +3,16 @@
 // item 8; issue 8 item 2). See docs/emulator.md.
 //
 // usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE] [--cache-ttl SECONDS]
-//                        [--min-cacheable TOKENS] [--latency-ms MS] [--verbose]
-//                        [--exit-with-parent]
+//                        [--min-cacheable TOKENS] [--latency-ms MS] [--exit-with-parent]
+//                        [--verbose]
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on bad arguments
 // (including a host that is not loopback: the emulator never listens on a network).
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
-#include <signal.h>
 
 #include <charconv>
 #include <cstdio>
@@ -37,7 +37,7 @@ constexpr int kExitBadInput = 2;
 const char* const kUsage =
     "usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE]\n"
     "                       [--cache-ttl SECONDS] [--min-cacheable TOKENS] [--latency-ms MS]\n"
-    "                       [--verbose] [--exit-with-parent]\n"
+    "                       [--exit-with-parent] [--verbose]\n"
     "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
     "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
     "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n";
@@ -156,6 +156,8 @@ void write_response(nucleo::emulator::Response r, httplib::Response& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Read first, so the window in which a dying parent goes unnoticed is as short as it can be.
+    const pid_t parent = getppid();
     Options options;
     bool help = false;
     const std::string problem =
@@ -177,13 +179,19 @@ int main(int argc, char** argv) {
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     signal(SIGPIPE, SIG_IGN);  // a client that hangs up mid-stream must not kill the server
-    // A harness (a test, `nucleo demo`) that dies without stopping us must not leave a server
-    // behind holding its pipes: the kernel sends SIGTERM when the thread that started us exits,
-    // and the sigwait below turns it into a clean stop. Started after that parent already died?
-    // Then we were re-parented to init (or a subreaper) and stop at once.
+
+    // --exit-with-parent: a harness (`nucleo demo`, a test) that dies without stopping us must
+    // not leave a server behind. Linux sends the (blocked, so sigwait'ed) SIGTERM when the thread
+    // that started us ends; a parent that died between our start and prctl is caught by getppid.
     if (options.exit_with_parent) {
-        const pid_t parent = getppid();
-        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || parent == 1) return kExitOk;
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
+            std::cerr << "nucleo-emulator: --exit-with-parent: prctl failed\n";
+            return kExitFailure;
+        }
+        if (getppid() != parent) {
+            std::cerr << "nucleo-emulator: --exit-with-parent: the parent is already gone\n";
+            return kExitFailure;
+        }
     }
 
     nucleo::emulator::Router router(options);

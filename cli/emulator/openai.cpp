@@ -323,6 +323,7 @@ class OpenAi final : public Dialect {
         ReplyInput in = reply_input(doc, digest);
         in.force_truncate = faults.truncate;
         in.tool_rounds = faults.tool_rounds;
+        in.tool_cycle = faults.tool_cycle;
         return render(doc, make_reply(in), usage, digest);
     }
 };

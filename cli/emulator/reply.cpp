@@ -197,6 +197,11 @@ const ToolDecl* chosen_tool(const ReplyInput& in) {
             if (t.name == in.forced_tool) return &t;
         }
     }
+    // tool-cycle: the k-th answer of the conversation calls tool k mod n, so a scripted loop
+    // reaches every tool a host registered, not only the first.
+    if (in.tool_cycle) {
+        return &in.tools[static_cast<std::size_t>(in.assistant_turns) % in.tools.size()];
+    }
     return &in.tools.front();
 }
 

@@ -33,6 +33,7 @@ struct ReplyInput {
     bool thinking = false;            ///< extended thinking requested (Anthropic)
     bool force_truncate = false;      ///< the `truncate` fault
     int tool_rounds = 0;              ///< `always-tool` (-1) / `tool-rounds=N` (Faults::tool_rounds)
+    bool tool_cycle = false;          ///< `tool-cycle`: call the declared tools in turn
     std::string id_prefix;            ///< "toolu_emu_", "call_emu_", "tooluse_emu_"
     std::string conversation_digest;  ///< hash of the conversation: seeds the ids
     int assistant_turns = 0;          ///< counter part of the tool-call id
@@ -53,7 +54,8 @@ struct Reply {
 
 /// Decides the reply: when tools are declared (and not forbidden) and the last turn is a user
 /// question — or, scripted by tool_rounds, a tool result while tool_rounds is -1 or the request
-/// holds fewer than tool_rounds assistant turns — a call of the first declared tool (or the one tool_choice names) with arguments
+/// holds fewer than tool_rounds assistant turns — a call of the first declared tool (or the one tool_choice names; with
+/// tool_cycle, the declared tool at assistant_turns modulo their number) with arguments
 /// valid for its schema; otherwise a short text answer that quotes the first line of the last
 /// tool result, so agent loops end. Output is cut at max_tokens x 4 bytes.
 Reply make_reply(const ReplyInput& in);

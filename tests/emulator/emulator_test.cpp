@@ -620,6 +620,21 @@ TEST_F(Emulator, AnswersInTextAfterAToolResultQuotingItsFirstLine) {
               "The tool get_weather returned: Rain");
 }
 
+TEST_F(Emulator, ToolCycleCallsTheDeclaredToolsInTurn) {
+    // tool-cycle: the call in assistant turn k goes to tool k mod n; with tool-rounds=2 the second
+    // answer (after one assistant turn) calls the second tool instead of answering in text.
+    const std::vector<std::string> script = {"x-emulator-fault: tool-rounds=2,tool-cycle"};
+    auto first = parse(anthropic(anthropic_question(), script).body);
+    EXPECT_EQ(first["content"][0]["name"], "get_weather");
+    auto second = parse(anthropic(anthropic_after_tool("Sunny", false), script).body);
+    EXPECT_EQ(second["stop_reason"], "tool_use");
+    EXPECT_EQ(second["content"][0]["name"], "other");
+    EXPECT_EQ(str(second["content"][0]["input"]), "{}");
+    // Without tool-cycle the scripted call stays on the first tool.
+    auto plain = parse(anthropic(anthropic_after_tool("Sunny", false), {"x-emulator-fault: tool-rounds=2"}).body);
+    EXPECT_EQ(plain["content"][0]["name"], "get_weather");
+}
+
 TEST_F(Emulator, AnswersInTextWithoutTools) {
     auto d = parse(anthropic(anthropic_body("[" + user_text("Hello there") + "]")).body);
     EXPECT_EQ(d["stop_reason"], "end_turn");

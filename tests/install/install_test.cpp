@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "emulator_client.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 
@@ -139,6 +140,56 @@ TEST_F(Install, OutOfTreeHostApplicationLinksTheInstalledLibrary) {
     const std::string out = slurp(log);
     EXPECT_NE(out.find("loaded extractive"), std::string::npos) << out;
     EXPECT_NE(out.find(R"("summary":"Hi. Error 7 in a.c.")"), std::string::npos) << out;
+}
+
+// ---- examples/host-agent: a C++ host running a two-tool agent (issue 8 item 5) ----------------
+
+TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
+    const fs::path build = kWork / "host-agent";
+    ASSERT_NO_FATAL_FAILURE(
+        build_out_of_tree(fs::path(NUCLEO_SOURCE_DIR) / "examples/host-agent", build, "CXX"));
+    nucleo::emulator_test::EmulatorProcess emulator;
+    const std::string url = "http://127.0.0.1:" + std::to_string(emulator.port());
+    // The provider given both ways the example takes it: a base URL, and a nucleo.yaml whose
+    // catalog names the model (the installed plugin folder is found by the installed library).
+    const fs::path yaml = kWork / "host-agent.yaml";
+    std::ofstream(yaml) << "providers:\n"
+                           "  emu: {plugin: anthropic, base_url: \"" << url << "\", api_key: sk-test}\n"
+                           "models:\n"
+                           "  - id: emu-sonnet\n"
+                           "    provider: emu\n"
+                           "    wire_model: claude-sonnet-4-5\n"
+                           "    grade: LARGE\n"
+                           "    max_context_tokens: 200000\n"
+                           "    max_output_tokens: 4096\n"
+                           "    output_budget: {SHORT: 1024, MEDIUM: 2048, LONG: 4096, EXTENDED: 4096}\n"
+                           "    native_tools: true\n"
+                           "    prices: {input: 3.0, output: 15.0}\n";
+    for (const std::string& provider :
+         {"--base-url " + url + " --api-key sk-test", "--config " + q(yaml) + " --model emu-sonnet"}) {
+        SCOPED_TRACE(provider);
+        // The emulator's scripting: two tool rounds, each calling the next declared tool, so the
+        // model asks for the calculator, then the notebook, then answers.
+        const fs::path log = kWork / "host-agent.run.log";
+        const std::string cmd = "env -u NUCLEO_PLUGIN_PATH " + q(build / "host-agent") + " " +
+                                provider +
+                                " --header 'x-emulator-fault:tool-rounds=2,tool-cycle'"
+                                " 'What is 6 times 7? Keep the result in a note.'";
+        ASSERT_EQ(run(cmd, log), 0) << slurp(log);
+        const std::string out = slurp(log);
+        // The emulator fills the schema: a=1, b=1, the enum's first constant; the second call
+        // answers a turn that holds only the tool result, so its string is the emulator's default
+        // word.
+        EXPECT_NE(out.find(R"(tool calculate {"a":1.0,"b":1.0,"op":"add"} -> 2)"), std::string::npos)
+            << out;
+        EXPECT_NE(out.find(R"(tool save_note {"text":"emulator"} -> saved note 1: emulator)"),
+                  std::string::npos)
+            << out;
+        EXPECT_NE(out.find("answer: The tool save_note returned: saved note 1: emulator"),
+                  std::string::npos)
+            << out;
+        EXPECT_NE(out.find("rounds 3, tool calls 2, notes 1"), std::string::npos) << out;
+    }
 }
 
 }  // namespace
