@@ -3,10 +3,10 @@
  * written in plain C against plugin-api/ only ... a dialect for an OpenAI-compatible vendor that
  * differs in one field"). It needs nothing but plugin.h and the C library.
  *
- * The vendor is imagined: "Acme Chat" serves OpenAI's Chat Completions (POST <base>/chat/completions
- * with a bearer key, the same answer shape) but takes the output limit as the older `max_tokens`
- * field and refuses `max_completion_tokens`, the field OpenAI's own dialect sends. That is the one
- * difference; this plugin is the whole dialect for it (dialect "acme-chat").
+ * The vendor is imagined: "Acme Chat" serves OpenAI's Chat Completions (POST
+ * <base>/chat/completions with a bearer key, the same answer shape) but takes the output limit as
+ * the older `max_tokens` field and refuses `max_completion_tokens`, the field OpenAI's own dialect
+ * sends. That is the one difference; this plugin is the whole dialect for it (dialect "acme-chat").
  *
  * What the core hands over and expects back is docs/provider-abi-documents.md. This dialect:
  *  - capabilities: native_tools false (the core renders tool definitions as text and reads the
@@ -84,7 +84,8 @@ static void plugin_deinit(void) {
 
 /* ---- errors -------------------------------------------------------------------------------- */
 
-/* printf-style nucleo_error_set. The message is one line: the plugin's name, then what and where. */
+/* printf-style nucleo_error_set. The message is one line: the plugin's name, then what and where.
+ */
 #if defined(__GNUC__) || defined(__clang__)
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -125,6 +126,19 @@ static int hex_value(char c) {
     return -1;
 }
 
+/* JSON's two-character escapes: the letter after the backslash, then the byte it stands for. */
+static const char kShortEscapes[][2] = {{'"', '"'},  {'\\', '\\'}, {'/', '/'},  {'b', '\b'},
+                                        {'f', '\f'}, {'n', '\n'},  {'r', '\r'}, {'t', '\t'}};
+
+/* The entry whose letter (by_letter) or byte is c, or NULL. */
+static const char* short_escape(char c, int by_letter) {
+    size_t i;
+    for (i = 0; i < sizeof kShortEscapes / sizeof kShortEscapes[0]; ++i) {
+        if (kShortEscapes[i][by_letter ? 0 : 1] == c) return kShortEscapes[i];
+    }
+    return NULL;
+}
+
 /* p at an opening quote: the position after the closing quote, or NULL when the string is not
  * valid JSON (a raw control byte, a bad escape, no end). */
 static const char* scan_string(const char* p, const char* end) {
@@ -135,18 +149,14 @@ static const char* scan_string(const char* p, const char* end) {
         if (c < 0x20) return NULL;
         if (c != '\\') continue;
         if (++p >= end) return NULL;
-        switch (*p) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-                break;
-            case 'u':
-                if (end - p < 5 || hex_value(p[1]) < 0 || hex_value(p[2]) < 0 ||
-                    hex_value(p[3]) < 0 || hex_value(p[4]) < 0) {
-                    return NULL;
-                }
-                p += 4;
-                break;
-            default:
+        if (*p == 'u') {
+            if (end - p < 5 || hex_value(p[1]) < 0 || hex_value(p[2]) < 0 || hex_value(p[3]) < 0 ||
+                hex_value(p[4]) < 0) {
                 return NULL;
+            }
+            p += 4;
+        } else if (short_escape(*p, 1) == NULL) {
+            return NULL;
         }
     }
     return NULL;
@@ -230,11 +240,21 @@ static int parse_document(nucleo_string_view text, span* root) {
     return root->end != NULL && skip_ws(root->end, end) == end;
 }
 
-static int is_object(span v) { return v.p < v.end && *v.p == '{'; }
-static int is_array(span v) { return v.p < v.end && *v.p == '['; }
-static int is_string(span v) { return v.p < v.end && *v.p == '"'; }
-static int is_null(span v) { return v.end - v.p == 4 && memcmp(v.p, "null", 4) == 0; }
-static int is_true(span v) { return v.end - v.p == 4 && memcmp(v.p, "true", 4) == 0; }
+static int is_object(span v) {
+    return v.p < v.end && *v.p == '{';
+}
+static int is_array(span v) {
+    return v.p < v.end && *v.p == '[';
+}
+static int is_string(span v) {
+    return v.p < v.end && *v.p == '"';
+}
+static int is_null(span v) {
+    return v.end - v.p == 4 && memcmp(v.p, "null", 4) == 0;
+}
+static int is_true(span v) {
+    return v.end - v.p == 4 && memcmp(v.p, "true", 4) == 0;
+}
 
 /* Iterates the elements of an array or the members of an object (validated). */
 typedef struct cursor {
@@ -266,7 +286,9 @@ static int next_item(cursor* c, span* key, span* value) {
     return 1;
 }
 
-static int next_element(cursor* c, span* value) { return next_item(c, NULL, value); }
+static int next_element(cursor* c, span* value) {
+    return next_item(c, NULL, value);
+}
 
 /* Decodes a string token into UTF-8 bytes in out[cap] (always NUL-terminated; cut on a UTF-8
  * boundary when it does not fit). Returns the decoded length. */
@@ -283,47 +305,40 @@ static size_t unescape(span s, char* out, size_t cap) {
         } else {
             const char e = p[1];
             p += 2;
-            switch (e) {
-                case 'b': utf8[0] = '\b'; break;
-                case 'f': utf8[0] = '\f'; break;
-                case 'n': utf8[0] = '\n'; break;
-                case 'r': utf8[0] = '\r'; break;
-                case 't': utf8[0] = '\t'; break;
-                case 'u':
-                    cp = (unsigned long)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 |
-                                         hex_value(p[2]) << 4 | hex_value(p[3]));
-                    p += 4;
-                    if (cp >= 0xD800 && cp <= 0xDBFF && stop - p >= 6 && p[0] == '\\' &&
-                        p[1] == 'u') {
-                        const unsigned long lo =
-                            (unsigned long)(hex_value(p[2]) << 12 | hex_value(p[3]) << 8 |
-                                            hex_value(p[4]) << 4 | hex_value(p[5]));
-                        if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                            p += 6;
-                        }
+            if (e != 'u') {
+                utf8[0] = short_escape(e, 1)[1]; /* validated: always an entry */
+            } else {
+                cp = (unsigned long)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 |
+                                     hex_value(p[2]) << 4 | hex_value(p[3]));
+                p += 4;
+                if (cp >= 0xD800 && cp <= 0xDBFF && stop - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+                    const unsigned long lo =
+                        (unsigned long)(hex_value(p[2]) << 12 | hex_value(p[3]) << 8 |
+                                        hex_value(p[4]) << 4 | hex_value(p[5]));
+                    if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                        p += 6;
                     }
-                    if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD; /* a lone surrogate */
-                    if (cp < 0x80) {
-                        utf8[0] = (char)cp;
-                    } else if (cp < 0x800) {
-                        utf8[0] = (char)(0xC0 | (cp >> 6));
-                        utf8[1] = (char)(0x80 | (cp & 0x3F));
-                        len = 2;
-                    } else if (cp < 0x10000) {
-                        utf8[0] = (char)(0xE0 | (cp >> 12));
-                        utf8[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                        utf8[2] = (char)(0x80 | (cp & 0x3F));
-                        len = 3;
-                    } else {
-                        utf8[0] = (char)(0xF0 | (cp >> 18));
-                        utf8[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-                        utf8[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                        utf8[3] = (char)(0x80 | (cp & 0x3F));
-                        len = 4;
-                    }
-                    break;
-                default: utf8[0] = e; break; /* " \ / */
+                }
+                if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD; /* a lone surrogate */
+                if (cp < 0x80) {
+                    utf8[0] = (char)cp;
+                } else if (cp < 0x800) {
+                    utf8[0] = (char)(0xC0 | (cp >> 6));
+                    utf8[1] = (char)(0x80 | (cp & 0x3F));
+                    len = 2;
+                } else if (cp < 0x10000) {
+                    utf8[0] = (char)(0xE0 | (cp >> 12));
+                    utf8[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                    utf8[2] = (char)(0x80 | (cp & 0x3F));
+                    len = 3;
+                } else {
+                    utf8[0] = (char)(0xF0 | (cp >> 18));
+                    utf8[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                    utf8[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                    utf8[3] = (char)(0x80 | (cp & 0x3F));
+                    len = 4;
+                }
             }
         }
         if (n + len >= cap) break;
@@ -420,7 +435,9 @@ static void w_put(writer* w, const char* data, size_t n) {
     }
 }
 
-static void w_lit(writer* w, const char* s) { w_put(w, s, strlen(s)); }
+static void w_lit(writer* w, const char* s) {
+    w_put(w, s, strlen(s));
+}
 
 static void w_int(writer* w, int64_t v) {
     char digits[24];
@@ -442,36 +459,35 @@ static void w_escaped(writer* w, const char* raw, size_t n) {
     size_t i;
     for (i = 0; i < n; ++i) {
         const unsigned char c = (unsigned char)raw[i];
+        const char* entry;
         char esc[6];
         size_t len = 2;
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         w_put(w, run, (size_t)(raw + i - run));
         run = raw + i + 1;
         esc[0] = '\\';
-        switch (c) {
-            case '"': esc[1] = '"'; break;
-            case '\\': esc[1] = '\\'; break;
-            case '\n': esc[1] = 'n'; break;
-            case '\r': esc[1] = 'r'; break;
-            case '\t': esc[1] = 't'; break;
-            case '\b': esc[1] = 'b'; break;
-            case '\f': esc[1] = 'f'; break;
-            default:
-                memcpy(esc + 1, "u00", 3);
-                esc[4] = hex[c >> 4];
-                esc[5] = hex[c & 0xF];
-                len = 6;
+        if ((entry = short_escape((char)c, 0)) != NULL) {
+            esc[1] = entry[0];
+        } else {
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 0xF];
+            len = 6;
         }
         w_put(w, esc, len);
     }
     w_put(w, run, (size_t)(raw + n - run));
 }
 
-static void w_escaped_lit(writer* w, const char* s) { w_escaped(w, s, strlen(s)); }
+static void w_escaped_lit(writer* w, const char* s) {
+    w_escaped(w, s, strlen(s));
+}
 
 /* The contents of a validated string token, as they stand: its escapes are valid inside any
  * other JSON string, so the text is carried without decoding. */
-static void w_inner(writer* w, span s) { w_put(w, s.p + 1, (size_t)(s.end - s.p - 2)); }
+static void w_inner(writer* w, span s) {
+    w_put(w, s.p + 1, (size_t)(s.end - s.p - 2));
+}
 
 /* A JSON value rendered, compact, as the content of a JSON string: blanks outside strings
  * dropped, every byte of the JSON text escaped (so {"a":"x\"y"} becomes {\"a\":\"x\\\"y\"}). */
@@ -514,14 +530,20 @@ static const char* where_text(const where* at, char* buf, size_t cap) {
     return buf;
 }
 
+/* A block's type for a message: its decoded name, or "(no type)". */
+static void type_name(span type, char* buf, size_t cap) {
+    if (is_string(type)) {
+        unescape(type, buf, cap);
+    } else {
+        strncpy(buf, "(no type)", cap - 1);
+        buf[cap - 1] = '\0';
+    }
+}
+
 static int32_t refuse_block(const where* at, span type, nucleo_error* err) {
     char place[96];
     char name[64];
-    if (is_string(type)) {
-        unescape(type, name, sizeof name);
-    } else {
-        strcpy(name, "(no type)");
-    }
+    type_name(type, name, sizeof name);
     where_text(at, place, sizeof place);
     if (strcmp(at->list, "turns") == 0) {
         return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0,
@@ -600,11 +622,7 @@ static int32_t write_result_as_text(writer* w, span block, const where* at, nucl
             } else {
                 char place[96];
                 char name[64];
-                if (is_string(type)) {
-                    unescape(type, name, sizeof name);
-                } else {
-                    strcpy(name, "(no type)");
-                }
+                type_name(type, name, sizeof name);
                 return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0,
                             "%s.content[%zu]: block type \"%s\" in a tool result of turn %zu "
                             "cannot be sent to " DIALECT " (text and json parts only)",
@@ -722,7 +740,8 @@ static int32_t read_request(nucleo_string_view json, request* req, nucleo_error*
     }
     if (member(root, "stream", &v) && is_true(v)) {
         return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0,
-                    "provider request: stream: " DIALECT " is not offered streamed (capabilities "
+                    "provider request: stream: " DIALECT
+                    " is not offered streamed (capabilities "
                     "say streaming false)");
     }
     if (!member(root, "prepared", &prepared) || !is_object(prepared)) {
@@ -736,12 +755,14 @@ static int32_t read_request(nucleo_string_view json, request* req, nucleo_error*
         cursor c;
         span first;
         if (!is_array(v)) {
-            return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0, "prepared.tool_definitions: not an array");
+            return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0,
+                        "prepared.tool_definitions: not an array");
         }
         c = open_container(v);
         if (next_element(&c, &first)) {
             return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0,
-                        "prepared.tool_definitions: " DIALECT " has no tools parameter (native_tools "
+                        "prepared.tool_definitions: " DIALECT
+                        " has no tools parameter (native_tools "
                         "false): the definitions must arrive rendered as text");
         }
     }
@@ -749,7 +770,8 @@ static int32_t read_request(nucleo_string_view json, request* req, nucleo_error*
     req->system_blocks.end = NULL;
     if (member(prepared, "system_blocks", &v) && !is_null(v)) {
         if (!is_array(v)) {
-            return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0, "prepared.system_blocks: not an array");
+            return fail(err, NUCLEO_ERR_INVALID_ARGUMENT, 0,
+                        "prepared.system_blocks: not an array");
         }
         req->system_blocks = v;
     }
@@ -877,8 +899,8 @@ static int error_message(nucleo_string_view body, char* out, size_t cap) {
 static int32_t fail_with_error(int32_t http_status, nucleo_string_view body, nucleo_error* err) {
     char text[320];
     if (error_message(body, text, sizeof text)) {
-        return fail(err, status_kind(http_status), http_status,
-                    DIALECT " answered HTTP %d: %s", (int)http_status, text);
+        return fail(err, status_kind(http_status), http_status, DIALECT " answered HTTP %d: %s",
+                    (int)http_status, text);
     }
     quote_body(body, text, sizeof text);
     return fail(err, status_kind(http_status), http_status,
@@ -1018,13 +1040,16 @@ static int32_t provider_create(nucleo_string_view config, nucleo_instance** out,
     return NUCLEO_OK;
 }
 
-static void provider_destroy(nucleo_instance* instance) { free(instance); }
+static void provider_destroy(nucleo_instance* instance) {
+    free(instance);
+}
 
 /* Thread rule (every slot below): callable concurrently on one instance; no state is shared. */
 static int32_t provider_capabilities(nucleo_instance* instance, const nucleo_sink* out,
                                      nucleo_error* err) {
     static const char caps[] =
-        "{\"schema_version\":1,\"dialect\":\"" DIALECT "\",\"native_tools\":false,"
+        "{\"schema_version\":1,\"dialect\":\"" DIALECT
+        "\",\"native_tools\":false,"
         "\"caching\":false,\"streaming\":false,\"max_cache_breakpoints\":0,\"inputs\":[],"
         "\"auth\":\"bearer\"}";
     (void)instance;
@@ -1065,8 +1090,8 @@ static int32_t provider_decode(nucleo_instance* instance, int32_t http_status,
 }
 
 static const nucleo_provider_factory provider_factory = {
-    sizeof(nucleo_provider_factory), provider_create,  provider_destroy,
-    provider_capabilities,           provider_encode,  provider_decode};
+    sizeof(nucleo_provider_factory), provider_create, provider_destroy,
+    provider_capabilities,           provider_encode, provider_decode};
 
 /* Thread rule: any thread after init; static data only. */
 static const void* get_factory(const char* id) {
@@ -1085,4 +1110,6 @@ static const nucleo_plugin_entry entry = {
     plugin_deinit,
     get_factory};
 
-NUCLEO_PLUGIN_EXPORT const nucleo_plugin_entry* nucleo_plugin_entry_v1(void) { return &entry; }
+NUCLEO_PLUGIN_EXPORT const nucleo_plugin_entry* nucleo_plugin_entry_v1(void) {
+    return &entry;
+}

@@ -164,11 +164,15 @@ fs::path build_c_provider() {
 /// plugin's folder on plugins.paths, a provider instance naming the plugin, a catalog entry.
 std::string acme_yaml(const fs::path& plugin_dir, int emulator_port) {
     return "plugins:\n"
-           "  paths: [" + q(plugin_dir) + "]\n"
+           "  paths: [" +
+           q(plugin_dir) +
+           "]\n"
            "providers:\n"
            "  acme:\n"
            "    plugin: c-provider\n"
-           "    base_url: http://127.0.0.1:" + std::to_string(emulator_port) + "/v1\n"
+           "    base_url: http://127.0.0.1:" +
+           std::to_string(emulator_port) +
+           "/v1\n"
            "    api_key: acme-test-key\n"
            "models:\n"
            "  - id: acme-small\n"
@@ -295,9 +299,9 @@ TEST_F(Install, OutOfTreeCProviderAnswersThroughProviderClientWithMaxTokens) {
     EXPECT_GT(first.usage.input_tokens, 1000);
     EXPECT_GT(first.usage.output_tokens, 0);
     EXPECT_EQ(first.usage.cache_read_tokens, 0);
-    EXPECT_DOUBLE_EQ(first.cost, model.cost(first.usage.input_tokens, first.usage.output_tokens,
-                                            first.usage.cache_write_tokens,
-                                            first.usage.cache_read_tokens));
+    EXPECT_DOUBLE_EQ(first.cost,
+                     model.cost(first.usage.input_tokens, first.usage.output_tokens,
+                                first.usage.cache_write_tokens, first.usage.cache_read_tokens));
 
     // The second call reads the cached prefix: cached tokens are reported apart from the input
     // (prompt_tokens minus cached_tokens), so the two add up to what the provider read.
@@ -396,8 +400,7 @@ TEST_F(Install, OutOfTreeCProviderRefusesWhatItCannotSayAndMapsErrorAnswers) {
     // "(HTTP 429)" is what the host appends from err->http_status; the vendor's text is quoted.
     EXPECT_TRUE(contains(rate.what(), "(HTTP 429)")) << rate.what();
     const rapidjson::Document limited_body = parse_json(limited.body);
-    EXPECT_TRUE(contains(rate.what(), limited_body["error"]["message"].GetString()))
-        << rate.what();
+    EXPECT_TRUE(contains(rate.what(), limited_body["error"]["message"].GetString())) << rate.what();
 
     auto malformed_headers = headers;
     malformed_headers.push_back("x-emulator-fault: malformed");
