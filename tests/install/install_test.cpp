@@ -319,6 +319,7 @@ TEST_F(Install, OutOfTreeCProviderAnswersThroughProviderClientWithMaxTokens) {
     nucleo::ConversationContext tight("c-acme-tight", "alice");
     tight.put_main_objective("task", "You answer questions about orders.");
     tight.set_output(std::int64_t{2});
+    tight.set_depth(nucleo::Depth::kImmediate);
     tight.add_message(nucleo::Message::outgoing_text("Where is order 42?"));
     const nucleo::LLMResponse escalated = client.call(tight, model);
     EXPECT_TRUE(escalated.escalated);
