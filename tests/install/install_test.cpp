@@ -2,6 +2,9 @@
 // package, so find_package(nucleo) works for an out-of-tree host application and an out-of-tree
 // plugin. Prove it in the test suite: build examples/c-summarizer ... out of tree against the
 // installed package, load it, call it."
+// Issue 8 item 5: "a provider plugin written in plain C against plugin-api/ only ... built out of
+// tree ... built and run by the test suite": examples/c-provider, built the same way, loaded by
+// PluginLoader and driven through ProviderClient against nucleo-emulator.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -11,9 +14,15 @@
 #include <sstream>
 #include <string>
 
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "emulator_client.hpp"
+#include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
+#include "nucleo/provider_client.hpp"
 
 namespace {
 
@@ -190,6 +199,288 @@ TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
             << out;
         EXPECT_NE(out.find("rounds 3, tool calls 2, notes 1"), std::string::npos) << out;
     }
+
+// ---- examples/c-provider: the acme-chat dialect in plain C ----------------------------------
+
+/// Builds examples/c-provider out of tree against the installed prefix; returns the .so.
+fs::path build_c_provider() {
+    const fs::path build = kWork / "c-provider";
+    build_out_of_tree(fs::path(NUCLEO_SOURCE_DIR) / "examples/c-provider", build, "C");
+    return build / "nucleo-c-provider.so";
+}
+
+/// nucleo.yaml as docs/plugin-authoring.md tells an operator to write it for the C provider: the
+/// plugin's folder on plugins.paths, a provider instance naming the plugin, a catalog entry.
+std::string acme_yaml(const fs::path& plugin_dir, int emulator_port) {
+    return "plugins:\n"
+           "  paths: [" +
+           q(plugin_dir) +
+           "]\n"
+           "providers:\n"
+           "  acme:\n"
+           "    plugin: c-provider\n"
+           "    base_url: http://127.0.0.1:" +
+           std::to_string(emulator_port) +
+           "/v1\n"
+           "    api_key: acme-test-key\n"
+           "models:\n"
+           "  - id: acme-small\n"
+           "    provider: acme\n"
+           "    wire_model: acme-1\n"
+           "    grade: SMALL\n"
+           "    max_context_tokens: 128000\n"
+           "    max_output_tokens: 8192\n"
+           "    output_budget: {SHORT: 1024, MEDIUM: 2048, LONG: 4096, EXTENDED: 8192}\n"
+           "    native_tools: false\n"
+           "    prices: {input: 0.50, output: 1.50, cache_read: 0.05}\n";
+}
+
+std::string acme_request(const std::string& turns) {
+    return R"({"schema_version":1,"model":{"id":"acme-small","wire_model":"acme-1"},)"
+           R"("max_tokens":256,"thinking":{"active":false,"budget_tokens":0},"stream":false,)"
+           R"("cache_ttl":"5m","options":{},"prepared":{"system_blocks":[{"type":"text",)"
+           R"("text":"You answer questions about orders."}],"cache_system":false,)"
+           R"("native_tools":false,"cache_plan":{"breakpoints":0,"system_block":null,)"
+           R"("turn_anchors":[]},"tool_definitions":[],"turns":)" +
+           turns + "}}";
+}
+
+const char* kQuestion =
+    R"([{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"Where is order 42?"}]}])";
+
+rapidjson::Document parse_json(const std::string& text) {
+    rapidjson::Document d;
+    d.Parse(text.data(), text.size());
+    EXPECT_FALSE(d.HasParseError()) << text;
+    return d;
+}
+
+/// The compact wire body of an encoded HTTP request document.
+std::string body_of(const std::string& http_request) {
+    const rapidjson::Document d = parse_json(http_request);
+    rapidjson::StringBuffer b;
+    rapidjson::Writer<rapidjson::StringBuffer> w(b);
+    d["body"].Accept(w);
+    return {b.GetString(), b.GetSize()};
+}
+
+/// The error a call throws; fails the test when it throws none.
+template <class Fn>
+nucleo::Error error_of(Fn&& fn) {
+    try {
+        fn();
+    } catch (const nucleo::Error& e) {
+        return e;
+    }
+    ADD_FAILURE() << "no error was thrown";
+    return nucleo::Error(nucleo::ErrorKind::kInternal, "none");
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+TEST_F(Install, OutOfTreeCProviderAnswersThroughProviderClientWithMaxTokens) {
+    fs::path so;
+    ASSERT_NO_FATAL_FAILURE(so = build_c_provider());
+    ASSERT_TRUE(fs::exists(so));
+    const nucleo::Plugin plugin = nucleo::PluginLoader().load(so.string());
+    EXPECT_EQ(plugin.info().name, "c-provider");
+    EXPECT_EQ(plugin.info().factories, std::vector<std::string>{"nucleo.provider/1"});
+
+    // Configured as an operator would (nucleo.yaml), found by name on plugins.paths.
+    nucleo::emulator_test::EmulatorProcess emulator;
+    const nucleo::Config config =
+        nucleo::Config::parse(acme_yaml(so.parent_path(), emulator.port()), kWork / "nucleo.yaml");
+    const nucleo::ModelSpec& model = config.catalog().find("acme-small");
+    nucleo::ProviderClient client = nucleo::ProviderClient::from_config(
+        config, nucleo::PluginLoader(config.plugin_paths()), "acme");
+    EXPECT_EQ(client.capabilities().dialect, "acme-chat");
+    EXPECT_FALSE(client.capabilities().native_tools);
+    EXPECT_FALSE(client.capabilities().caching);
+    EXPECT_FALSE(client.capabilities().streaming);
+    EXPECT_EQ(client.capabilities().auth, "bearer");
+
+    // A standing objective past 1,024 tokens, so the emulator's automatic (OpenAI-style) prefix
+    // cache has something to report on the second call.
+    nucleo::ConversationContext c("c-acme", "alice");
+    std::string objective = "You answer questions about \"orders\"\n";
+    for (int i = 0; objective.size() < 6000; ++i) {
+        objective += "Rule " + std::to_string(i) + ": cite the order number.\t";
+    }
+    objective += "End.";
+    c.put_main_objective("task", objective);
+    c.set_output(nucleo::OutputSize::kShort);
+    c.set_depth(nucleo::Depth::kImmediate);
+    c.add_message(nucleo::Message::outgoing_text("Where is order 42?"));
+
+    // The wire body the plugin produces: the vendor's max_tokens, never OpenAI's
+    // max_completion_tokens, and valid Chat Completions by OpenAI's published schema.
+    const nucleo::HttpRequest wire = client.build_request(c, model);
+    EXPECT_TRUE(wire.url.ends_with("/v1/chat/completions")) << wire.url;
+    const rapidjson::Document body = parse_json(wire.body);
+    ASSERT_TRUE(body.IsObject());
+    ASSERT_TRUE(body.HasMember("max_tokens"));
+    EXPECT_EQ(body["max_tokens"].GetInt64(), 1024);
+    EXPECT_FALSE(body.HasMember("max_completion_tokens"));
+    EXPECT_STREQ(body["model"].GetString(), "acme-1");
+    ASSERT_TRUE(body["messages"].IsArray());
+    ASSERT_EQ(body["messages"].Size(), 2U);
+    EXPECT_STREQ(body["messages"][0]["role"].GetString(), "system");
+    // The objective's quotes, line break and tab survived the plugin's own escaping.
+    EXPECT_TRUE(contains(body["messages"][0]["content"].GetString(), objective))
+        << body["messages"][0]["content"].GetString();
+    EXPECT_STREQ(body["messages"][1]["role"].GetString(), "user");
+    EXPECT_STREQ(body["messages"][1]["content"].GetString(), "Where is order 42?");
+    EXPECT_EQ(nucleo::emulator_test::validate_wire("openai", {wire.body}), "");
+
+    // The real call: the answer is appended with the emulator's usage.
+    const nucleo::LLMResponse first = client.call(c, model);
+    ASSERT_EQ(c.messages().size(), 2U);
+    EXPECT_TRUE(c.messages().back().incoming());
+    EXPECT_EQ(first.message.id, c.messages().back().id);
+    ASSERT_EQ(first.message.blocks.size(), 1U);
+    const auto* text = first.message.blocks[0].get_if<nucleo::TextBlock>();
+    ASSERT_NE(text, nullptr);
+    EXPECT_EQ(text->text, "This is the emulator's answer to: Where is order 42?");
+    EXPECT_EQ(first.stop_reason, "end_turn");
+    EXPECT_EQ(first.model, "acme-1");
+    EXPECT_GT(first.usage.input_tokens, 1000);
+    EXPECT_GT(first.usage.output_tokens, 0);
+    EXPECT_EQ(first.usage.cache_read_tokens, 0);
+    EXPECT_DOUBLE_EQ(first.cost,
+                     model.cost(first.usage.input_tokens, first.usage.output_tokens,
+                                first.usage.cache_write_tokens, first.usage.cache_read_tokens));
+
+    // The second call reads the cached prefix: cached tokens are reported apart from the input
+    // (prompt_tokens minus cached_tokens), so the two add up to what the provider read.
+    c.add_message(nucleo::Message::outgoing_text("And order 43?"));
+    const nucleo::LLMResponse second = client.call(c, model);
+    ASSERT_EQ(c.messages().size(), 4U);
+    EXPECT_GT(second.usage.cache_read_tokens, 0);
+    EXPECT_GT(second.usage.input_tokens, 0);
+    EXPECT_LT(second.usage.input_tokens, first.usage.input_tokens);
+    EXPECT_GT(second.usage.total_input_tokens(), first.usage.total_input_tokens());
+
+    // The emulator honours the max_tokens it was sent (with neither field it would allow 4,096):
+    // a 2-token budget is cut off ("length" -> max_tokens), and the core's one escalation to the
+    // model's ceiling then gets the whole answer.
+    nucleo::ConversationContext tight("c-acme-tight", "alice");
+    tight.put_main_objective("task", "You answer questions about orders.");
+    tight.set_output(std::int64_t{2});
+    tight.set_depth(nucleo::Depth::kImmediate);
+    tight.add_message(nucleo::Message::outgoing_text("Where is order 42?"));
+    const nucleo::LLMResponse escalated = client.call(tight, model);
+    EXPECT_TRUE(escalated.escalated);
+    EXPECT_EQ(escalated.max_tokens, 8192);
+    EXPECT_EQ(escalated.stop_reason, "end_turn");
+    ASSERT_EQ(tight.messages().size(), 2U) << "only the complete answer is appended";
+}
+
+TEST_F(Install, OutOfTreeCProviderRefusesWhatItCannotSayAndMapsErrorAnswers) {
+    fs::path so;
+    ASSERT_NO_FATAL_FAILURE(so = build_c_provider());
+    const nucleo::ProviderInstance acme = nucleo::PluginLoader().load(so.string()).make_provider();
+
+    // Every kind it can say, rendered as text: json as its JSON, tool calls as the envelope the
+    // model writes, results as "Result of <id>:".
+    const rapidjson::Document http = parse_json(acme.encode(acme_request(
+        R"([{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"Find \"42\""},)"
+        R"({"type":"json","json":{"order": 42, "tags": ["a\"b"]}}]},)"
+        R"({"role":"assistant","message_id":"m2","blocks":[{"type":"tool_use","id":"t1",)"
+        R"("name":"search","input":{"q":"42"}}]},)"
+        R"({"role":"user","message_id":"m3","blocks":[{"type":"tool_result","tool_use_id":"t1",)"
+        R"("is_error":true,"content":[{"type":"text","text":"timed out"}]}]}])")));
+    ASSERT_TRUE(http.IsObject());
+    EXPECT_STREQ(http["method"].GetString(), "POST");
+    EXPECT_STREQ(http["path"].GetString(), "/chat/completions");
+    const auto& messages = http["body"]["messages"];
+    ASSERT_EQ(messages.Size(), 4U);
+    EXPECT_STREQ(messages[1]["content"].GetString(),
+                 "Find \"42\"\n\n{\"order\":42,\"tags\":[\"a\\\"b\"]}");
+    EXPECT_STREQ(messages[2]["content"].GetString(),
+                 R"({"tool_calls":[{"name":"search","input":{"q":"42"}}]})");
+    EXPECT_STREQ(messages[3]["content"].GetString(), "Result of t1 (error):\ntimed out");
+
+    // An image cannot be said to this vendor: refused naming the block type and the turn.
+    const nucleo::Error image = error_of([&] {
+        (void)acme.encode(acme_request(
+            R"([{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"Hi"}]},)"
+            R"({"role":"assistant","message_id":"m2","blocks":[{"type":"text","text":"Yes?"}]},)"
+            R"({"role":"user","message_id":"m3","blocks":[{"type":"text","text":"Look"},)"
+            R"({"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}]}])"));
+    });
+    EXPECT_EQ(image.kind(), nucleo::ErrorKind::kInvalidArgument);
+    EXPECT_TRUE(contains(image.what(), "prepared.turns[2].blocks[1]")) << image.what();
+    EXPECT_TRUE(contains(image.what(), R"(block type "image" in turn 2)")) << image.what();
+    // Neither a request that is not JSON, nor a bad instance configuration, crashes it.
+    EXPECT_EQ(error_of([&] { (void)acme.encode("{\"turns\":[["); }).kind(),
+              nucleo::ErrorKind::kInvalidArgument);
+    EXPECT_EQ(error_of([&] {
+                  (void)nucleo::PluginLoader().load(so.string()).make_provider("[1,2]");
+              }).kind(),
+              nucleo::ErrorKind::kConfig);
+
+    // A chat completion: cached tokens are taken out of the input, finish_reason is normalized.
+    EXPECT_EQ(acme.decode(200, "{}",
+                          R"({"id":"c1","object":"chat.completion","model":"acme-1-0601",)"
+                          R"("choices":[{"index":0,"message":{"role":"assistant","content":)"
+                          R"("Order 42 \"shipped\"\n\u00e9"},"finish_reason":"length"}],)"
+                          R"("usage":{"prompt_tokens":100,"completion_tokens":7,)"
+                          R"("prompt_tokens_details":{"cached_tokens":60}}})"),
+              R"({"schema_version":1,"model":"acme-1-0601","blocks":[{"type":"text","text":)"
+              R"("Order 42 \"shipped\"\n\u00e9"}],"stop_reason":"max_tokens","usage":)"
+              R"({"input_tokens":40,"output_tokens":7,"cache_read_tokens":60,)"
+              R"("cache_write_tokens":0}})");
+
+    // The emulator's own 429 and its cut-off 200, decoded as the core would hand them over.
+    nucleo::emulator_test::EmulatorProcess emulator;
+    const std::string wire = body_of(acme.encode(acme_request(kQuestion)));
+    const std::vector<std::string> headers = {"content-type: application/json",
+                                              "authorization: Bearer acme-test-key"};
+    const auto ok = emulator.post("/v1/chat/completions", wire, headers);
+    ASSERT_EQ(ok.status, 200) << ok.body;
+
+    auto limited_headers = headers;
+    limited_headers.push_back("x-emulator-fault: 429");
+    const auto limited = emulator.post("/v1/chat/completions", wire, limited_headers);
+    ASSERT_EQ(limited.status, 429) << limited.body;
+    const nucleo::Error rate = error_of([&] { (void)acme.decode(429, "{}", limited.body); });
+    EXPECT_EQ(rate.kind(), nucleo::ErrorKind::kRateLimited);
+    // "(HTTP 429)" is what the host appends from err->http_status; the vendor's text is quoted.
+    EXPECT_TRUE(contains(rate.what(), "(HTTP 429)")) << rate.what();
+    const rapidjson::Document limited_body = parse_json(limited.body);
+    EXPECT_TRUE(contains(rate.what(), limited_body["error"]["message"].GetString())) << rate.what();
+
+    auto malformed_headers = headers;
+    malformed_headers.push_back("x-emulator-fault: malformed");
+    const auto malformed = emulator.post("/v1/chat/completions", wire, malformed_headers);
+    ASSERT_EQ(malformed.status, 200);
+    const nucleo::Error cut = error_of([&] { (void)acme.decode(200, "{}", malformed.body); });
+    EXPECT_EQ(cut.kind(), nucleo::ErrorKind::kProtocol);
+    EXPECT_TRUE(contains(cut.what(), "is not JSON")) << cut.what();
+    EXPECT_TRUE(contains(cut.what(), malformed.body.substr(0, 40))) << cut.what();
+
+    // A gateway's HTML page with a 200: a protocol error quoting it, control bytes as '.'.
+    const nucleo::Error html =
+        error_of([&] { (void)acme.decode(200, "{}", "<html>\n<b>Maintenance</b></html>"); });
+    EXPECT_EQ(html.kind(), nucleo::ErrorKind::kProtocol);
+    EXPECT_TRUE(contains(html.what(), R"(body starts: "<html>.<b>Maintenance</b></html>")"))
+        << html.what();
+    // Valid JSON that is not a chat completion names what is missing.
+    const nucleo::Error empty =
+        error_of([&] { (void)acme.decode(200, "{}", R"({"id":"x","choices":[]})"); });
+    EXPECT_EQ(empty.kind(), nucleo::ErrorKind::kProtocol);
+    EXPECT_TRUE(contains(empty.what(), "lacks choices[0]")) << empty.what();
+    // The other statuses of docs/provider-abi-documents.md.
+    EXPECT_EQ(error_of([&] { (void)acme.decode(503, "{}", "busy"); }).kind(),
+              nucleo::ErrorKind::kOverloaded);
+    EXPECT_EQ(error_of([&] { (void)acme.decode(401, "{}", R"({"error":"bad key"})"); }).kind(),
+              nucleo::ErrorKind::kConfig);
+    EXPECT_EQ(error_of([&] { (void)acme.decode(404, "{}", "{}"); }).kind(),
+              nucleo::ErrorKind::kNotFound);
+    EXPECT_EQ(error_of([&] { (void)acme.decode(422, "{}", "{}"); }).kind(),
+              nucleo::ErrorKind::kInvalidArgument);
 }
 
 }  // namespace
