@@ -50,6 +50,14 @@ std::string result_text(const ToolResultBlock& r) {
     return out;
 }
 
+/// A service over the SQLite file at `path`, as a (re)started process makes it.
+std::unique_ptr<ConversationService> sqlite_service(const std::string& path) {
+    ConversationServiceOptions so;
+    so.persistent.emplace(store_test::make_store("sqlite", path));
+    so.cleanup_thread = false;
+    return std::make_unique<ConversationService>(std::move(so));
+}
+
 class AgentLoop : public ::testing::Test {
   protected:
     AgentOptions options(std::string fault = {}) const {
@@ -288,10 +296,8 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
         return "order " + in.order_id + " is in Lyon";
     };
     {
-        ConversationServiceOptions so;
-        so.persistent.emplace(store_test::make_store("sqlite", path));
-        so.cleanup_thread = false;
-        ConversationService service(std::move(so));
+        auto first = sqlite_service(path);
+        ConversationService& service = *first;
         Agent agent(client_, model_, options());
         agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", lookup);
         auto thinker = agent.make_thinker("alice", OutputSize::kShort);
@@ -301,10 +307,8 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
         // Released at the end of the turn.
         EXPECT_EQ(service.owning_thinker(id, "alice"), nullptr);
     }
-    ConversationServiceOptions so;
-    so.persistent.emplace(store_test::make_store("sqlite", path));
-    so.cleanup_thread = false;
-    ConversationService service(std::move(so));
+    auto restarted = sqlite_service(path);
+    ConversationService& service = *restarted;
     Agent agent(client_, model_, options());
     agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", lookup);
     auto thinker = agent.make_thinker("alice", OutputSize::kShort);
@@ -320,16 +324,13 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
     reader->job_id = "reader-job";
     reader->user_id = "alice";
     reader->set_conversation_id(id);
-    ConversationServiceOptions ro;
-    ro.persistent.emplace(store_test::make_store("sqlite", path));
-    ro.cleanup_thread = false;
-    ConversationService fresh_service(std::move(ro));
-    auto restored = fresh_service.obtain_conversation(reader).get();
+    auto fresh_service = sqlite_service(path);
+    auto restored = fresh_service->obtain_conversation(reader).get();
     ASSERT_EQ(restored->messages().size(), 8U);
     EXPECT_FALSE(restored->messages()[3].compactable);
     EXPECT_FALSE(restored->messages()[7].compactable);
     EXPECT_EQ(restored->declared_tools().size(), 1U);
-    fresh_service.release(*reader);
+    fresh_service->release(*reader);
     std::filesystem::remove(path);
 }
 
@@ -337,10 +338,8 @@ TEST_F(AgentLoop, AFailedCallIsSavedAsAnAbnormalEndAndRethrown) {
     // Seed 000: saved "on an abnormal exchange end". The provider refuses (500 on every try): the
     // user's message is in the store, the error reaches the caller, the conversation is released.
     const std::string path = store_test::temp_sqlite_path();
-    ConversationServiceOptions so;
-    so.persistent.emplace(store_test::make_store("sqlite", path));
-    so.cleanup_thread = false;
-    ConversationService service(std::move(so));
+    auto owned = sqlite_service(path);
+    ConversationService& service = *owned;
     Agent agent(client_, model_, options("500"));
     auto thinker = agent.make_thinker("alice", OutputSize::kShort);
     const std::string id = thinker->mint_conversation_id();

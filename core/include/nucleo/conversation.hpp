@@ -260,6 +260,8 @@ class ConversationContext {
 
   private:
     std::string mint_message_id();
+    /// The stored message with this id, for the metadata setters; Error(kNotFound) naming it.
+    Message& stored_message(std::string_view message_id);
     void check_message(const Message& message, std::size_t position) const;
     void reconcile_derived_content();
     void place_in_head(std::vector<DeclaredTool> pending, bool need_legend);
