@@ -355,6 +355,51 @@ TEST_F(AgentLoop, AFailedCallIsSavedAsAnAbnormalEndAndRethrown) {
     std::filesystem::remove(path);
 }
 
+class AgentInEveryDialect : public ::testing::TestWithParam<const char*> {
+  protected:
+    emulator_test::EmulatorProcess emulator_;
+};
+
+TEST_P(AgentInEveryDialect, AStreamedToolRoundThenTheAnswer) {
+    // The same turn through each dialect plugin, streamed: the tool call's id and arguments come
+    // back through the dialect's own stream, the result goes out in its own tool-result form.
+    const std::string dialect = GetParam();
+    ProviderClient pc = client_for(emulator_, dialect);
+    AgentOptions o;
+    o.objective = "You look orders up.";
+    Agent agent(pc, model_for(dialect), o);
+    std::vector<std::string> looked_up;
+    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", [&](const LookupInput& in) {
+        looked_up.push_back(in.order_id);
+        return "order " + in.order_id + " is in Oslo";
+    });
+    std::string streamed;
+    TurnCallbacks cb;
+    cb.on_text_delta = [&](std::string_view t) { streamed += t; };
+    ConversationContext c = fresh();
+    const TurnReport r = agent.run_turn(c, "Where is order Z9", cb);
+    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    EXPECT_EQ(r.rounds, 2);
+    EXPECT_EQ(looked_up, std::vector<std::string>{"Z9"});
+    EXPECT_NE(r.answer.find("order Z9 is in Oslo"), std::string::npos) << r.answer;
+    EXPECT_EQ(streamed, r.answer);
+    EXPECT_GT(r.usage.input_tokens + r.usage.cache_read_tokens + r.usage.cache_write_tokens, 0);
+
+    // The next round's streamed request (tool call, tool result, answer, a new question) is valid
+    // against the provider's published schema.
+    ConversationContext next = c;
+    next.add_message(Message::outgoing_text("Thanks, and order Z10?"));
+    StreamCallbacks stream;
+    stream.on_text_delta = [](std::size_t, std::string_view) {};
+    CallOptions options;
+    options.stream = &stream;
+    EXPECT_EQ(emulator_test::validate_wire(dialect, {pc.build_request(next, model_for(dialect), options).body}),
+              "");
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreeDialects, AgentInEveryDialect,
+                         ::testing::Values("anthropic", "openai", "bedrock"));
+
 TEST(AgentApi, BadRegistrationsAreRefusedByName) {
     emulator_test::EmulatorProcess emulator;
     ProviderClient pc = client_for(emulator, "anthropic");
