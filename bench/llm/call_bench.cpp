@@ -6,34 +6,14 @@
 #include <benchmark/benchmark.h>
 
 #include "emulator_client.hpp"
+#include "emulator_conversation.hpp"
 #include "nucleo/provider_client.hpp"
 
 namespace nucleo {
 namespace {
 
-ModelSpec model() {
-    ModelSpec m;
-    m.id = "claude-bench";
-    m.wire_model = "claude-sonnet-4-5";
-    m.max_context_tokens = 200000;
-    m.max_output_tokens = 8192;
-    m.supports_caching = true;
-    m.native_tools = true;
-    return m;
-}
-
-ConversationContext conversation(int messages) {
-    ConversationContext c("bench", "alice");
-    c.put_main_objective("task", "You answer questions about orders.");
-    c.set_output(std::int64_t{256});
-    c.set_depth(Depth::kImmediate);
-    for (int i = 0; i < messages; ++i) {
-        Message m = (i % 2 == 0) ? Message::outgoing_text("Question " + std::to_string(i) + " about order 42?")
-                                 : Message::incoming_text("Answer " + std::to_string(i) + ": it shipped.");
-        c.add_message(m);
-    }
-    return c;
-}
+ModelSpec model() { return bench_support::emulator_model(); }
+ConversationContext conversation(int messages) { return bench_support::emulator_conversation(messages); }
 
 struct Setup {
     emulator_test::EmulatorProcess emulator;

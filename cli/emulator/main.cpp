@@ -14,7 +14,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -231,9 +233,17 @@ int main(int argc, char** argv) {
         return kExitFailure;
     }
 
-    std::thread serving([&server] { server.listen_after_bind(); });
+    std::atomic<bool> served{false};
+    std::thread serving([&server, &served] {
+        server.listen_after_bind();
+        served = true;
+    });
     int received = 0;
     sigwait(&stop_signals, &received);
+    // cpp-httplib's stop() does nothing until the listening loop has marked itself running: a
+    // signal that arrives right after start (a client that made no request) would otherwise leave
+    // the loop running for ever. Wait for the loop (or its end) first; it takes microseconds.
+    while (!server.is_running() && !served) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     server.stop();
     serving.join();
     if (!options.port_file.empty()) {

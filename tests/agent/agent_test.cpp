@@ -50,6 +50,14 @@ std::string result_text(const ToolResultBlock& r) {
     return out;
 }
 
+/// A service over the SQLite file at `path`, as a (re)started process makes it.
+std::unique_ptr<ConversationService> sqlite_service(const std::string& path) {
+    ConversationServiceOptions so;
+    so.persistent.emplace(store_test::make_store("sqlite", path));
+    so.cleanup_thread = false;
+    return std::make_unique<ConversationService>(std::move(so));
+}
+
 class AgentLoop : public ::testing::Test {
   protected:
     AgentOptions options(std::string fault = {}) const {
@@ -288,10 +296,8 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
         return "order " + in.order_id + " is in Lyon";
     };
     {
-        ConversationServiceOptions so;
-        so.persistent.emplace(store_test::make_store("sqlite", path));
-        so.cleanup_thread = false;
-        ConversationService service(std::move(so));
+        auto first = sqlite_service(path);
+        ConversationService& service = *first;
         Agent agent(client_, model_, options());
         agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", lookup);
         auto thinker = agent.make_thinker("alice", OutputSize::kShort);
@@ -301,10 +307,8 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
         // Released at the end of the turn.
         EXPECT_EQ(service.owning_thinker(id, "alice"), nullptr);
     }
-    ConversationServiceOptions so;
-    so.persistent.emplace(store_test::make_store("sqlite", path));
-    so.cleanup_thread = false;
-    ConversationService service(std::move(so));
+    auto restarted = sqlite_service(path);
+    ConversationService& service = *restarted;
     Agent agent(client_, model_, options());
     agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", lookup);
     auto thinker = agent.make_thinker("alice", OutputSize::kShort);
@@ -320,16 +324,13 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
     reader->job_id = "reader-job";
     reader->user_id = "alice";
     reader->set_conversation_id(id);
-    ConversationServiceOptions ro;
-    ro.persistent.emplace(store_test::make_store("sqlite", path));
-    ro.cleanup_thread = false;
-    ConversationService fresh_service(std::move(ro));
-    auto restored = fresh_service.obtain_conversation(reader).get();
+    auto fresh_service = sqlite_service(path);
+    auto restored = fresh_service->obtain_conversation(reader).get();
     ASSERT_EQ(restored->messages().size(), 8U);
     EXPECT_FALSE(restored->messages()[3].compactable);
     EXPECT_FALSE(restored->messages()[7].compactable);
     EXPECT_EQ(restored->declared_tools().size(), 1U);
-    fresh_service.release(*reader);
+    fresh_service->release(*reader);
     std::filesystem::remove(path);
 }
 
@@ -337,10 +338,8 @@ TEST_F(AgentLoop, AFailedCallIsSavedAsAnAbnormalEndAndRethrown) {
     // Seed 000: saved "on an abnormal exchange end". The provider refuses (500 on every try): the
     // user's message is in the store, the error reaches the caller, the conversation is released.
     const std::string path = store_test::temp_sqlite_path();
-    ConversationServiceOptions so;
-    so.persistent.emplace(store_test::make_store("sqlite", path));
-    so.cleanup_thread = false;
-    ConversationService service(std::move(so));
+    auto owned = sqlite_service(path);
+    ConversationService& service = *owned;
     Agent agent(client_, model_, options("500"));
     auto thinker = agent.make_thinker("alice", OutputSize::kShort);
     const std::string id = thinker->mint_conversation_id();
@@ -355,6 +354,51 @@ TEST_F(AgentLoop, AFailedCallIsSavedAsAnAbnormalEndAndRethrown) {
     service.release(*again);
     std::filesystem::remove(path);
 }
+
+class AgentInEveryDialect : public ::testing::TestWithParam<const char*> {
+  protected:
+    emulator_test::EmulatorProcess emulator_;
+};
+
+TEST_P(AgentInEveryDialect, AStreamedToolRoundThenTheAnswer) {
+    // The same turn through each dialect plugin, streamed: the tool call's id and arguments come
+    // back through the dialect's own stream, the result goes out in its own tool-result form.
+    const std::string dialect = GetParam();
+    ProviderClient pc = client_for(emulator_, dialect);
+    AgentOptions o;
+    o.objective = "You look orders up.";
+    Agent agent(pc, model_for(dialect), o);
+    std::vector<std::string> looked_up;
+    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", [&](const LookupInput& in) {
+        looked_up.push_back(in.order_id);
+        return "order " + in.order_id + " is in Oslo";
+    });
+    std::string streamed;
+    TurnCallbacks cb;
+    cb.on_text_delta = [&](std::string_view t) { streamed += t; };
+    ConversationContext c = fresh();
+    const TurnReport r = agent.run_turn(c, "Where is order Z9", cb);
+    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    EXPECT_EQ(r.rounds, 2);
+    EXPECT_EQ(looked_up, std::vector<std::string>{"Z9"});
+    EXPECT_NE(r.answer.find("order Z9 is in Oslo"), std::string::npos) << r.answer;
+    EXPECT_EQ(streamed, r.answer);
+    EXPECT_GT(r.usage.input_tokens + r.usage.cache_read_tokens + r.usage.cache_write_tokens, 0);
+
+    // The next round's streamed request (tool call, tool result, answer, a new question) is valid
+    // against the provider's published schema.
+    ConversationContext next = c;
+    next.add_message(Message::outgoing_text("Thanks, and order Z10?"));
+    StreamCallbacks stream;
+    stream.on_text_delta = [](std::size_t, std::string_view) {};
+    CallOptions options;
+    options.stream = &stream;
+    EXPECT_EQ(emulator_test::validate_wire(dialect, {pc.build_request(next, model_for(dialect), options).body}),
+              "");
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreeDialects, AgentInEveryDialect,
+                         ::testing::Values("anthropic", "openai", "bedrock"));
 
 TEST(AgentApi, BadRegistrationsAreRefusedByName) {
     emulator_test::EmulatorProcess emulator;

@@ -266,6 +266,8 @@ class ConversationContext {
     std::string append_message(Message message);
     void declare_artifact_tools();
     std::string mint_message_id();
+    /// The stored message with this id, for the metadata setters; Error(kNotFound) naming it.
+    Message& stored_message(std::string_view message_id);
     void check_message(const Message& message, std::size_t position) const;
     void reconcile_derived_content();
     void place_in_head(std::vector<DeclaredTool> pending, bool need_legend);

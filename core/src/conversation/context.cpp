@@ -195,29 +195,22 @@ const Message* ConversationContext::find_message(std::string_view id) const noex
     return nullptr;
 }
 
-void ConversationContext::set_message_compactable(std::string_view message_id, bool compactable) {
+Message& ConversationContext::stored_message(std::string_view message_id) {
     for (Message& m : state_.messages) {
-        if (m.id == message_id) {
-            m.compactable = compactable;
-            return;
-        }
+        if (m.id == message_id) return m;
     }
     throw Error(ErrorKind::kNotFound, "conversation '" + state_.conversation_id +
                                           "' has no message with id '" + std::string(message_id) +
                                           "'");
 }
 
+void ConversationContext::set_message_compactable(std::string_view message_id, bool compactable) {
+    stored_message(message_id).compactable = compactable;
+}
+
 void ConversationContext::set_requested_output_tokens(std::string_view message_id,
                                                       std::optional<std::int64_t> tokens) {
-    for (Message& m : state_.messages) {
-        if (m.id == message_id) {
-            m.requested_output_tokens = tokens;
-            return;
-        }
-    }
-    throw Error(ErrorKind::kNotFound, "conversation '" + state_.conversation_id +
-                                          "' has no message with id '" + std::string(message_id) +
-                                          "'");
+    stored_message(message_id).requested_output_tokens = tokens;
 }
 
 std::vector<Input> ConversationContext::carried_inputs() const {
