@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -275,6 +276,9 @@ class ArtifactRegistry {
     std::unordered_map<std::string, std::ptrdiff_t> index_;
     std::shared_ptr<const ArtifactSummarizer> summarizer_;
     mutable std::unique_ptr<Caches> caches_;  // filled by const readers
+    // Renewed whenever what a rendering depends on may change other than by registering (a new
+    // summarizer, an assignment): readers that cache renderings compare it.
+    std::uint64_t epoch_;
 };
 
 /// The reference format of seed 000 "Reference Format": «artifact:TYPE~SHORTID».

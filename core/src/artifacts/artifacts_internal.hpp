@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,8 @@ struct ArtifactRegistry::Caches {
 /// The registry's private side, shared by the files of core/src/artifacts.
 struct ArtifactRegistryAccess {
     static ArtifactRegistry::Caches& caches(const ArtifactRegistry& r);
+    /// See ArtifactRegistry::epoch_: equal epochs, equal renderings of the same content.
+    static std::uint64_t epoch(const ArtifactRegistry& r) noexcept { return r.epoch_; }
     /// The summarizer set, or the TruncatingSummarizer.
     static const ArtifactSummarizer& summarizer(const ArtifactRegistry& r);
     static void add(ArtifactRegistry& r, Artifact a, bool top);

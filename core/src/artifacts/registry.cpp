@@ -1,6 +1,7 @@
 // The artifact registry: references, the two tiers, registration and restore (seed 000
 // "Reference Format", "Reachable artifacts stay bounded"); see core/include/nucleo/artifacts.hpp
 // for the decisions.
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -247,14 +248,23 @@ void ArtifactRegistryAccess::promote(ArtifactRegistry& r, std::ptrdiff_t slot) {
         return insert(r, type, internal::json_compact(v), std::move(nested), top, preset, where);
     }
 
-ArtifactRegistry::ArtifactRegistry() = default;
+namespace {
+std::uint64_t next_epoch() noexcept {
+    // Process-unique; relaxed is enough: only uniqueness matters.
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace
+
+ArtifactRegistry::ArtifactRegistry() : epoch_(next_epoch()) {}
 ArtifactRegistry::~ArtifactRegistry() = default;
 ArtifactRegistry::ArtifactRegistry(const ArtifactRegistry& other)
     : artifacts_(other.artifacts_),
       reachable_(other.reachable_),
       index_(other.index_),
       summarizer_(other.summarizer_),
-      caches_(other.caches_ ? std::make_unique<Caches>(*other.caches_) : nullptr) {}
+      caches_(other.caches_ ? std::make_unique<Caches>(*other.caches_) : nullptr),
+      epoch_(next_epoch()) {}
 ArtifactRegistry& ArtifactRegistry::operator=(const ArtifactRegistry& other) {
     if (this != &other) {
         ArtifactRegistry copy(other);
@@ -263,7 +273,15 @@ ArtifactRegistry& ArtifactRegistry::operator=(const ArtifactRegistry& other) {
     return *this;
 }
 ArtifactRegistry::ArtifactRegistry(ArtifactRegistry&& other) noexcept = default;
-ArtifactRegistry& ArtifactRegistry::operator=(ArtifactRegistry&& other) noexcept = default;
+ArtifactRegistry& ArtifactRegistry::operator=(ArtifactRegistry&& other) noexcept {
+    artifacts_ = std::move(other.artifacts_);
+    reachable_ = std::move(other.reachable_);
+    index_ = std::move(other.index_);
+    summarizer_ = std::move(other.summarizer_);
+    caches_ = std::move(other.caches_);
+    epoch_ = next_epoch();  // this registry's renderings may now differ from before
+    return *this;
+}
 
 std::string make_artifact_ref(std::string_view type, std::string_view short_id) {
     std::string ref;
@@ -335,6 +353,7 @@ std::string ArtifactRegistry::json_of(std::string_view ref, std::string_view ali
 void ArtifactRegistry::set_summarizer(std::shared_ptr<const ArtifactSummarizer> summarizer) {
     summarizer_ = std::move(summarizer);
     caches_.reset();
+    epoch_ = next_epoch();
 }
 
 namespace artifacts {
