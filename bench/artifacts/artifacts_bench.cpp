@@ -96,8 +96,9 @@ std::pair<ConversationContext, ConversationContext> conversations() {
     ConversationContext inline_json("inline", "u");
     for (ConversationContext* c : {&with, &inline_json}) {
         c->put_main_objective("task", "Answer from the search results, citing sources.");
-        c->add_tool(ToolDefinitionBlock{"search", "Searches the literature.",
-                                        R"({"type":"object","properties":{"q":{"type":"string"}}})"});
+        c->add_tool(
+            ToolDefinitionBlock{"search", "Searches the literature.",
+                                R"({"type":"object","properties":{"q":{"type":"string"}}})"});
     }
     for (int e = 0; e < kExchanges; ++e) {
         const std::string id = "toolu_" + std::to_string(e);
@@ -156,9 +157,9 @@ void BM_ArtifactsVsInline(benchmark::State& state) {
     state.counters["inline_ms"] = inline_s / n * 1e3;
     state.counters["artifacts/inline"] = artifacts_s / inline_s;
     state.counters["registered"] = static_cast<double>(with.artifacts().all_artifacts().size());
-    state.counters["reachable"] = static_cast<double>(
-        with.artifacts().all_artifacts_including_reachable().size() -
-        with.artifacts().all_artifacts().size());
+    state.counters["reachable"] =
+        static_cast<double>(with.artifacts().all_artifacts_including_reachable().size() -
+                            with.artifacts().all_artifacts().size());
     if (serialize) {
         state.counters["artifacts_MB"] = static_cast<double>(artifacts_bytes) / 1e6;
         state.counters["inline_MB"] = static_cast<double>(inline_bytes) / 1e6;

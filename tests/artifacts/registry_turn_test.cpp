@@ -47,8 +47,8 @@ TEST(RegistryTurn, HeaderIsExactlyTheSeeds) {
     EXPECT_EQ(registry.build_artifact_registry_section(), "");
     const std::string ref = registry.register_artifact(Citation{"u", "t", "short"});
     EXPECT_EQ(registry.build_artifact_registry_section(),
-              std::string(kHeader) + "\n" + ref + "\n" + R"({"url":"u","title":"t","body":"short"})" +
-                  "\n");
+              std::string(kHeader) + "\n" + ref + "\n" +
+                  R"({"url":"u","title":"t","body":"short"})" + "\n");
 }
 
 // Seed 000: "A 200-iterand list contributes one digest entry (iterand_type, count, head sample),
@@ -59,7 +59,8 @@ TEST(RegistryTurn, ATwoHundredIterandListIsOneDigestEntry) {
     const std::string section = registry.build_artifact_registry_section();
     const std::size_t refs = [&] {
         std::size_t n = 0;
-        for (std::size_t pos = 0; (pos = section.find("\xC2\xAB", pos)) != std::string::npos; ++pos) {
+        for (std::size_t pos = 0; (pos = section.find("\xC2\xAB", pos)) != std::string::npos;
+             ++pos) {
             ++n;
         }
         return n;
@@ -89,7 +90,8 @@ TEST(RegistryTurn, TheCountMeasuresTheStringSent) {
     c.add_message(m);
     TokenCounter counter(Tokenizer::get("o200k_base"));
     const std::int64_t counted = counter.breakdown(c).artifacts;  // before any render
-    const PreparedConversation p = c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    const PreparedConversation p =
+        c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
     const std::string& sent = p.turns.back().blocks.front().get_if<TextBlock>()->text;
     ASSERT_TRUE(sent.starts_with(kHeader));
     EXPECT_EQ(counted, TokenArithmetic::kMessageOverheadTokens + counter.count_text(sent));
@@ -215,7 +217,8 @@ TEST_P(RegistryTurnOnTheWire, LastUserTurnNeverSystemNeverMovingThePrefix) {
     // registry turn of the first call is sent again byte for byte.
     c.add_message(Message::incoming_text("Here is what they say."));
     Message more = Message::outgoing_text("And this one?");
-    more.blocks.push_back(pojo_block(SearchResult{"more", "", {Section{"x", {Citation{"https://b", "B", "b"}}}}, {}, {}}));
+    more.blocks.push_back(pojo_block(
+        SearchResult{"more", "", {Section{"x", {Citation{"https://b", "B", "b"}}}}, {}, {}}));
     c.add_message(more);
     Wire second = wire(GetParam(), c);
     EXPECT_EQ(second.system, first.system);

@@ -52,7 +52,7 @@ namespace artifacts {
 
 inline constexpr std::string_view kRefOpen =
     "\xC2\xAB"
-    "artifact:";                                    // «artifact:
+    "artifact:";                                           // «artifact:
 inline constexpr std::string_view kRefClose = "\xC2\xBB";  // »
 
 /// The alias an object carries under "@artifact", or nullopt when it is not an artifact.
@@ -67,8 +67,9 @@ template <typename Value, typename F>
 void for_each_nested(Value& v, const std::string& path, F&& f) {
     if (v.IsObject()) {
         for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-            std::string sub = path.empty() ? std::string(m->name.GetString(), m->name.GetStringLength())
-                                           : path + "." + m->name.GetString();
+            std::string sub = path.empty()
+                                  ? std::string(m->name.GetString(), m->name.GetStringLength())
+                                  : path + "." + m->name.GetString();
             if (artifact_alias(m->value)) {
                 f(m->value, sub);
             } else {
