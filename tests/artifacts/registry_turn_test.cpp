@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -95,6 +96,24 @@ TEST(RegistryTurn, TheCountMeasuresTheStringSent) {
     const std::string& sent = p.turns.back().blocks.front().get_if<TextBlock>()->text;
     ASSERT_TRUE(sent.starts_with(kHeader));
     EXPECT_EQ(counted, TokenArithmetic::kMessageOverheadTokens + counter.count_text(sent));
+}
+
+TEST(RegistryTurn, ConcurrentConstReadersBuildOneSection) {
+    // TokenCounter counts one const conversation from several threads: the summary caches the
+    // first render fills are shared by those readers.
+    ArtifactRegistry registry;
+    for (int i = 0; i < 20; ++i) {
+        registry.register_artifact(Citation{"u" + std::to_string(i), "t", long_text(900)});
+    }
+    const ArtifactRegistry& reader = registry;
+    std::vector<std::string> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < got.size(); ++t) {
+        threads.emplace_back([&, t] { got[t] = reader.build_artifact_registry_section(); });
+    }
+    for (auto& th : threads) th.join();
+    for (const std::string& g : got) EXPECT_EQ(g, got.front());
+    EXPECT_THAT(got.front(), HasSubstr("[SUMMARY: 900 chars]"));
 }
 
 // ---- the place of the turn in each provider's wire request ----

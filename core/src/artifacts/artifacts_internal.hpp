@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,10 +18,21 @@
 
 namespace nucleo {
 
+/// Filled by const readers (the token count, the registry turn, compaction), which may run on
+/// several threads at once over one const conversation (TokenCounter is thread-safe): every access
+/// holds `mutex`. Entries are only added by const readers; a reference to one stays valid until a
+/// non-const call (registering, set_summarizer) which the owner never runs concurrently.
 struct ArtifactRegistry::Caches {
     std::unordered_map<std::string, std::string> summarized;  // ref -> write_summarized
     std::unordered_map<std::string, std::string> pojo;        // type_name '\0' json -> rendered
     std::optional<std::string> section;                       // the registry turn's text
+    std::recursive_mutex mutex;  // recursive: the section renders each artifact
+
+    Caches() = default;
+    Caches(const Caches& other)
+        : summarized(other.summarized), pojo(other.pojo), section(other.section) {}
+    Caches& operator=(const Caches&) = delete;
+    ~Caches() = default;
 };
 
 /// The registry's private side, shared by the files of core/src/artifacts.

@@ -271,6 +271,7 @@ std::shared_ptr<const ArtifactSummarizer> default_artifact_summarizer(const Conf
 
 const std::string& ArtifactRegistry::write_summarized(const Artifact& artifact) const {
     Caches& caches = ArtifactRegistryAccess::caches(*this);
+    const std::lock_guard lock(caches.mutex);
     if (const auto it = caches.summarized.find(artifact.ref); it != caches.summarized.end()) {
         return it->second;
     }
@@ -294,6 +295,7 @@ const std::string& ArtifactRegistry::write_summarized(const Artifact& artifact) 
 
 const std::string& ArtifactRegistry::build_artifact_registry_section() const {
     Caches& caches = ArtifactRegistryAccess::caches(*this);
+    const std::lock_guard lock(caches.mutex);
     if (caches.section) return *caches.section;
     std::string out;
     if (!artifacts_.empty()) {
@@ -356,9 +358,12 @@ void replace_known(const ArtifactRegistry& registry, rapidjson::Value& v,
 
 std::string rendered_with_refs(const ArtifactRegistry& registry, const PojoBlock& pojo) {
     if (!carries_artifacts(pojo)) return pojo.value_json;
-    const ArtifactRegistry::Caches& caches = ArtifactRegistryAccess::caches(registry);
-    if (const auto it = caches.pojo.find(pojo_key(pojo)); it != caches.pojo.end()) {
-        return it->second;
+    ArtifactRegistry::Caches& caches = ArtifactRegistryAccess::caches(registry);
+    {
+        const std::lock_guard lock(caches.mutex);
+        if (const auto it = caches.pojo.find(pojo_key(pojo)); it != caches.pojo.end()) {
+            return it->second;
+        }
     }
     rapidjson::Document doc;
     doc.Parse(pojo.value_json.data(), pojo.value_json.size());
