@@ -9,7 +9,9 @@
 #include <rapidjson/document.h>
 
 #include "artifact_types.hpp"
+#include "nucleo/config.hpp"
 #include "nucleo/conversation.hpp"
+#include "nucleo/plugins.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo {
@@ -258,6 +260,31 @@ TEST(WriteSummarizedWithRefs, TheDefaultSummarizerTruncatesDeterministicallyAtAW
     EXPECT_LE(body.size(),
               std::string("[SUMMARY: 1000 chars] ").size() + ArtifactRegistry::kSummaryTarget + 3);
     EXPECT_FALSE(doc.HasMember("@artifact")) << "the reference names the type";
+}
+
+// Issue 7 decision: the configured summarizer plugin when there is one, else the deterministic
+// truncating summarizer.
+TEST(WriteSummarizedWithRefs, TheDefaultIsTheConfiguredSummarizerPluginElseTruncation) {
+    const PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
+    const auto none = default_artifact_summarizer(Config::parse("{}\n", "nucleo.yaml"), loader);
+    EXPECT_NE(dynamic_cast<const TruncatingSummarizer*>(none.get()), nullptr);
+
+    const auto plugin = default_artifact_summarizer(
+        Config::parse("summarizer: {plugin: extractive}\n", "nucleo.yaml"), loader);
+    ASSERT_EQ(dynamic_cast<const TruncatingSummarizer*>(plugin.get()), nullptr);
+    ArtifactRegistry registry;
+    registry.set_summarizer(plugin);
+    std::string body;
+    for (int i = 0; i < 30; ++i) {
+        body += "Sentence " + std::to_string(i) + " reports a distinct finding about caching. ";
+    }
+    const std::string ref = registry.register_artifact(Citation{"u", "t", body});
+    const rapidjson::Document doc = parse(registry.write_summarized(*registry.get(ref)));
+    const std::string summary = doc["body"].GetString();
+    const std::string prefix = "[SUMMARY: " + std::to_string(body.size()) + " chars] ";
+    ASSERT_TRUE(summary.starts_with(prefix)) << summary;
+    EXPECT_GT(summary.size(), prefix.size());
+    EXPECT_LT(summary.size(), body.size());
 }
 
 TEST(WriteSummarizedWithRefs, ABlockWithoutArtifactsOrSummarizableFieldsPassesAsItIs) {
