@@ -9,7 +9,9 @@
 #include <rapidjson/document.h>
 
 #include "artifact_types.hpp"
+#include "nucleo/config.hpp"
 #include "nucleo/conversation.hpp"
+#include "nucleo/plugins.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo {
@@ -19,8 +21,9 @@ using namespace artifact_test;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::regex kRef("\xC2\xAB"
-                      "artifact:[a-z:]+~[0-9a-f]{6,}\xC2\xBB");
+const std::regex kRef(
+    "\xC2\xAB"
+    "artifact:[a-z:]+~[0-9a-f]{6,}\xC2\xBB");
 
 Citation citation(int i, std::size_t body = 40) {
     return Citation{"https://example.com/" + std::to_string(i), "Title " + std::to_string(i),
@@ -41,8 +44,8 @@ rapidjson::Document parse(const std::string& json) {
 }
 
 ToolResultBlock call(const ArtifactRegistry& registry, std::string_view tool, std::string input) {
-    const auto result =
-        answer_artifact_tool(registry, ToolUseBlock{"toolu_1", std::string(tool), std::move(input)});
+    const auto result = answer_artifact_tool(
+        registry, ToolUseBlock{"toolu_1", std::string(tool), std::move(input)});
     EXPECT_TRUE(result.has_value());
     return result.value_or(ToolResultBlock{});
 }
@@ -111,7 +114,8 @@ TEST(ArtifactTypes, AListOfADeclaredIterandTypeRefusesAForeignIterand) {
     EXPECT_EQ(registry.get_as<ArtifactList<Citation>>(ref).items, citations(3).items);
     try {
         registry.register_artifact(
-            "list", R"({"iterand_type":"link:cite","items":[{"@artifact":"person:author","name":"x"}]})");
+            "list",
+            R"({"iterand_type":"link:cite","items":[{"@artifact":"person:author","name":"x"}]})");
         FAIL();
     } catch (const Error& e) {
         EXPECT_THAT(e.what(), HasSubstr("items[0]"));
@@ -253,9 +257,34 @@ TEST(WriteSummarizedWithRefs, TheDefaultSummarizerTruncatesDeterministicallyAtAW
     const std::string body = doc["body"].GetString();
     EXPECT_TRUE(body.starts_with("[SUMMARY: 1000 chars] word7 word7")) << body;
     EXPECT_TRUE(body.ends_with("word7...")) << body;
-    EXPECT_LE(body.size(), std::string("[SUMMARY: 1000 chars] ").size() +
-                               ArtifactRegistry::kSummaryTarget + 3);
+    EXPECT_LE(body.size(),
+              std::string("[SUMMARY: 1000 chars] ").size() + ArtifactRegistry::kSummaryTarget + 3);
     EXPECT_FALSE(doc.HasMember("@artifact")) << "the reference names the type";
+}
+
+// Issue 7 decision: the configured summarizer plugin when there is one, else the deterministic
+// truncating summarizer.
+TEST(WriteSummarizedWithRefs, TheDefaultIsTheConfiguredSummarizerPluginElseTruncation) {
+    const PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
+    const auto none = default_artifact_summarizer(Config::parse("{}\n", "nucleo.yaml"), loader);
+    EXPECT_NE(dynamic_cast<const TruncatingSummarizer*>(none.get()), nullptr);
+
+    const auto plugin = default_artifact_summarizer(
+        Config::parse("summarizer: {plugin: extractive}\n", "nucleo.yaml"), loader);
+    ASSERT_EQ(dynamic_cast<const TruncatingSummarizer*>(plugin.get()), nullptr);
+    ArtifactRegistry registry;
+    registry.set_summarizer(plugin);
+    std::string body;
+    for (int i = 0; i < 30; ++i) {
+        body += "Sentence " + std::to_string(i) + " reports a distinct finding about caching. ";
+    }
+    const std::string ref = registry.register_artifact(Citation{"u", "t", body});
+    const rapidjson::Document doc = parse(registry.write_summarized(*registry.get(ref)));
+    const std::string summary = doc["body"].GetString();
+    const std::string prefix = "[SUMMARY: " + std::to_string(body.size()) + " chars] ";
+    ASSERT_TRUE(summary.starts_with(prefix)) << summary;
+    EXPECT_GT(summary.size(), prefix.size());
+    EXPECT_LT(summary.size(), body.size());
 }
 
 TEST(WriteSummarizedWithRefs, ABlockWithoutArtifactsOrSummarizableFieldsPassesAsItIs) {
@@ -280,7 +309,8 @@ TEST(WriteSummarizedWithRefs, PrepareTurnsPojoBlocksIntoJsonBlocksWithRefs) {
     c.add_message(result);
     // Registered as the message arrived, before any render.
     EXPECT_EQ(c.artifacts().size(), 5U);
-    const PreparedConversation p = c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    const PreparedConversation p =
+        c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
     const auto* r = p.turns[2].blocks[0].get_if<ToolResultBlock>();
     ASSERT_NE(r, nullptr);
     const auto* json = r->content[0].get_if<JsonBlock>();
@@ -298,7 +328,8 @@ TEST(ArtifactTools, GetArtifactFieldAnswersTheFullValueTheModelSawOnlySummarized
     Message m = Message::outgoing_text("here");
     m.blocks.push_back(pojo_block(deep_result()));
     c.add_message(m);
-    const PreparedConversation p = c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    const PreparedConversation p =
+        c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
     const std::string registry_text = p.turns.back().blocks[0].get_if<TextBlock>()->text;
     const std::string full = long_text(2000, "word3");
     EXPECT_THAT(registry_text, Not(HasSubstr(full)));
@@ -306,8 +337,9 @@ TEST(ArtifactTools, GetArtifactFieldAnswersTheFullValueTheModelSawOnlySummarized
     std::vector<std::string> names;
     for (const ToolDefinitionBlock& t : p.tool_definitions) names.push_back(t.name);
     EXPECT_THAT(names, ::testing::ElementsAre("get_artifact_field", "search_artifact_content"));
-    EXPECT_EQ(p.tool_definitions[0].schema_json,
-              R"({"type":"object","properties":{"ref":{"type":"string","description":"The artifact's reference, exactly as shown: «artifact:TYPE~ID»"},"field_name":{"type":"string","description":"The field whose full value to return"}},"required":["ref","field_name"]})");
+    EXPECT_EQ(
+        p.tool_definitions[0].schema_json,
+        R"({"type":"object","properties":{"ref":{"type":"string","description":"The artifact's reference, exactly as shown: «artifact:TYPE~ID»"},"field_name":{"type":"string","description":"The field whose full value to return"}},"required":["ref","field_name"]})");
 
     std::string ref;
     for (const Artifact& a : c.artifacts().all_artifacts()) {
@@ -338,8 +370,9 @@ TEST(ArtifactTools, GetArtifactFieldAnswersTheFullValueTheModelSawOnlySummarized
 TEST(ArtifactTools, BadReferencesAndMissingFieldsAnswerErrorsThatSayWhat) {
     ArtifactRegistry registry;
     const std::string ref = registry.register_artifact(citation(1));
-    const ToolResultBlock missing = call(registry, kGetArtifactFieldTool,
-                                         R"({"ref":"«artifact:link:cite~ffffff»","field_name":"body"})");
+    const ToolResultBlock missing =
+        call(registry, kGetArtifactFieldTool,
+             R"({"ref":"«artifact:link:cite~ffffff»","field_name":"body"})");
     EXPECT_TRUE(missing.is_error);
     EXPECT_THAT(text_of(missing), HasSubstr("'«artifact:link:cite~ffffff»'"));
 

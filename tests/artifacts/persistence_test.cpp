@@ -95,8 +95,9 @@ TEST(ArtifactPersistence, StoredNestedReferencesAreKeptVerbatim) {
     ASSERT_NE(iterand, nullptr);
     EXPECT_EQ(iterand->value_json, R"({"@artifact":"link:cite","url":"u"})");
     EXPECT_TRUE(parts.artifacts.reachable(iterand->ref));
-    EXPECT_EQ(parts.artifacts.get("«artifact:list~abc123»")->value_json,
-              R"({"@artifact":"list","iterand_type":"link:cite","items":[{"@artifact":"link:cite","url":"u"}]})");
+    EXPECT_EQ(
+        parts.artifacts.get("«artifact:list~abc123»")->value_json,
+        R"({"@artifact":"list","iterand_type":"link:cite","items":[{"@artifact":"link:cite","url":"u"}]})");
 }
 
 // Issue 7: "Compaction keeps every «artifact:…» reference that appeared in summarized text" — the
@@ -115,15 +116,17 @@ TEST(ArtifactCompaction, EveryReferenceTheModelSawSurvivesCompaction) {
         c.add_message(use);
         SearchResult r;
         r.query = "round " + std::to_string(i);
-        r.sections = {Section{"s", {Citation{"https://x/" + std::to_string(i), "T",
-                                             long_text(1500, "para" + std::to_string(i))}}}};
+        r.sections = {Section{"s",
+                              {Citation{"https://x/" + std::to_string(i), "T",
+                                        long_text(1500, "para" + std::to_string(i))}}}};
         Message result;
         result.blocks = {ToolResultBlock{id, {pojo_block(r)}, false}};
         c.add_message(result);
     }
     c.add_message(Message::incoming_text("Done."));
     // What the model saw: the rendered turns carry the references.
-    const PreparedConversation p = c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    const PreparedConversation p =
+        c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
     for (const PreparedTurn& t : p.turns) {
         for (const ContentBlock& b : t.blocks) {
             if (const auto* r = b.get_if<ToolResultBlock>()) {
@@ -136,8 +139,9 @@ TEST(ArtifactCompaction, EveryReferenceTheModelSawSurvivesCompaction) {
     }
     ASSERT_EQ(seen.size(), 12U);
     // The summarizer's source text carries them (not the artifacts' raw JSON).
-    EXPECT_EQ(compaction::artifact_refs(compaction::render_for_summary(c.messages()[2], &c.artifacts())),
-              std::vector<std::string>{seen[0]});
+    EXPECT_EQ(
+        compaction::artifact_refs(compaction::render_for_summary(c.messages()[2], &c.artifacts())),
+        std::vector<std::string>{seen[0]});
 
     ModelSpec model;
     model.id = "m";
@@ -151,7 +155,8 @@ TEST(ArtifactCompaction, EveryReferenceTheModelSawSurvivesCompaction) {
     const CompactionReport report = manager.ensure_fits(c, model, 256);
     ASSERT_TRUE(report.compacted());
     std::string all;
-    for (const Message& m : c.messages()) all += compaction::render_for_summary(m, &c.artifacts()) + "\n";
+    for (const Message& m : c.messages())
+        all += compaction::render_for_summary(m, &c.artifacts()) + "\n";
     for (const std::string& ref : seen) EXPECT_THAT(all, HasSubstr(ref));
     EXPECT_EQ(c.artifacts().size(), 12U) << "compaction never touches the registry";
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -47,8 +48,8 @@ TEST(RegistryTurn, HeaderIsExactlyTheSeeds) {
     EXPECT_EQ(registry.build_artifact_registry_section(), "");
     const std::string ref = registry.register_artifact(Citation{"u", "t", "short"});
     EXPECT_EQ(registry.build_artifact_registry_section(),
-              std::string(kHeader) + "\n" + ref + "\n" + R"({"url":"u","title":"t","body":"short"})" +
-                  "\n");
+              std::string(kHeader) + "\n" + ref + "\n" +
+                  R"({"url":"u","title":"t","body":"short"})" + "\n");
 }
 
 // Seed 000: "A 200-iterand list contributes one digest entry (iterand_type, count, head sample),
@@ -59,7 +60,8 @@ TEST(RegistryTurn, ATwoHundredIterandListIsOneDigestEntry) {
     const std::string section = registry.build_artifact_registry_section();
     const std::size_t refs = [&] {
         std::size_t n = 0;
-        for (std::size_t pos = 0; (pos = section.find("\xC2\xAB", pos)) != std::string::npos; ++pos) {
+        for (std::size_t pos = 0; (pos = section.find("\xC2\xAB", pos)) != std::string::npos;
+             ++pos) {
             ++n;
         }
         return n;
@@ -89,10 +91,29 @@ TEST(RegistryTurn, TheCountMeasuresTheStringSent) {
     c.add_message(m);
     TokenCounter counter(Tokenizer::get("o200k_base"));
     const std::int64_t counted = counter.breakdown(c).artifacts;  // before any render
-    const PreparedConversation p = c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    const PreparedConversation p =
+        c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
     const std::string& sent = p.turns.back().blocks.front().get_if<TextBlock>()->text;
     ASSERT_TRUE(sent.starts_with(kHeader));
     EXPECT_EQ(counted, TokenArithmetic::kMessageOverheadTokens + counter.count_text(sent));
+}
+
+TEST(RegistryTurn, ConcurrentConstReadersBuildOneSection) {
+    // TokenCounter counts one const conversation from several threads: the summary caches the
+    // first render fills are shared by those readers.
+    ArtifactRegistry registry;
+    for (int i = 0; i < 20; ++i) {
+        registry.register_artifact(Citation{"u" + std::to_string(i), "t", long_text(900)});
+    }
+    const ArtifactRegistry& reader = registry;
+    std::vector<std::string> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < got.size(); ++t) {
+        threads.emplace_back([&, t] { got[t] = reader.build_artifact_registry_section(); });
+    }
+    for (auto& th : threads) th.join();
+    for (const std::string& g : got) EXPECT_EQ(g, got.front());
+    EXPECT_THAT(got.front(), HasSubstr("[SUMMARY: 900 chars]"));
 }
 
 // ---- the place of the turn in each provider's wire request ----
@@ -215,7 +236,8 @@ TEST_P(RegistryTurnOnTheWire, LastUserTurnNeverSystemNeverMovingThePrefix) {
     // registry turn of the first call is sent again byte for byte.
     c.add_message(Message::incoming_text("Here is what they say."));
     Message more = Message::outgoing_text("And this one?");
-    more.blocks.push_back(pojo_block(SearchResult{"more", "", {Section{"x", {Citation{"https://b", "B", "b"}}}}, {}, {}}));
+    more.blocks.push_back(pojo_block(
+        SearchResult{"more", "", {Section{"x", {Citation{"https://b", "B", "b"}}}}, {}, {}}));
     c.add_message(more);
     Wire second = wire(GetParam(), c);
     EXPECT_EQ(second.system, first.system);

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,7 +83,8 @@ struct Artifact {
 
 /// The type registry (seed 000 "type from each iterand's own ref alias"): declared artifact types
 /// by alias and described object types by name, process-wide, so a document read anywhere can
-/// resolve them. Thread-safe. Declaring is idempotent; declare at start-up, before reading.
+/// resolve them. Thread-safe. Declaring is idempotent (an alias or name keeps its first
+/// declaration); declare at start-up, before reading documents.
 class ArtifactTypes {
   public:
     /// Declares `node` (an artifact when it has an artifact_alias; always by its name when it has
@@ -156,8 +158,9 @@ struct ArtifactMatch {
 /// at a time only when a different artifact already holds that id; so the same content registered
 /// twice gets the same reference (and one entry). Restore keeps stored references verbatim.
 ///
-/// Not thread-safe (one owner, as the conversation): the summary caches are filled by const
-/// readers (the token count, the registry turn).
+/// Thread rule: const calls may run concurrently (the summary caches they fill are locked: the
+/// token counter counts one conversation from several threads); a non-const call needs the one
+/// owner (seed 000 "Exclusive Ownership").
 class ArtifactRegistry {
   public:
     /// Registers an artifact and returns its reference; artifacts nested in `value_json`
@@ -275,6 +278,9 @@ class ArtifactRegistry {
     std::unordered_map<std::string, std::ptrdiff_t> index_;
     std::shared_ptr<const ArtifactSummarizer> summarizer_;
     mutable std::unique_ptr<Caches> caches_;  // filled by const readers
+    // Renewed whenever what a rendering depends on may change other than by registering (a new
+    // summarizer, an assignment): readers that cache renderings compare it.
+    std::uint64_t epoch_;
 };
 
 /// The reference format of seed 000 "Reference Format": «artifact:TYPE~SHORTID».

@@ -301,6 +301,17 @@ class ConversationContext {
     std::size_t next_message_number_ = 1;
     bool frozen_ = false;
     Epoch epoch_;
+
+    /// The transformed blocks of a message carrying PojoBlocks, as the last render made them:
+    /// valid while the message list's epoch, the registry's epoch and the dialect are the same
+    /// (messages never change in place), so a warm render does not walk the JSON again.
+    struct RenderedMessage {
+        std::uint64_t messages_epoch = 0;
+        std::uint64_t registry_epoch = 0;
+        bool native = false;
+        std::vector<ContentBlock> blocks;
+    };
+    std::vector<RenderedMessage> rendered_;  // by message position
 };
 
 }  // namespace nucleo

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,15 +18,28 @@
 
 namespace nucleo {
 
+/// Filled by const readers (the token count, the registry turn, compaction), which may run on
+/// several threads at once over one const conversation (TokenCounter is thread-safe): every access
+/// holds `mutex`. Entries are only added by const readers; a reference to one stays valid until a
+/// non-const call (registering, set_summarizer) which the owner never runs concurrently.
 struct ArtifactRegistry::Caches {
     std::unordered_map<std::string, std::string> summarized;  // ref -> write_summarized
     std::unordered_map<std::string, std::string> pojo;        // type_name '\0' json -> rendered
     std::optional<std::string> section;                       // the registry turn's text
+    std::recursive_mutex mutex;  // recursive: the section renders each artifact
+
+    Caches() = default;
+    Caches(const Caches& other)
+        : summarized(other.summarized), pojo(other.pojo), section(other.section) {}
+    Caches& operator=(const Caches&) = delete;
+    ~Caches() = default;
 };
 
 /// The registry's private side, shared by the files of core/src/artifacts.
 struct ArtifactRegistryAccess {
     static ArtifactRegistry::Caches& caches(const ArtifactRegistry& r);
+    /// See ArtifactRegistry::epoch_: equal epochs, equal renderings of the same content.
+    static std::uint64_t epoch(const ArtifactRegistry& r) noexcept { return r.epoch_; }
     /// The summarizer set, or the TruncatingSummarizer.
     static const ArtifactSummarizer& summarizer(const ArtifactRegistry& r);
     static void add(ArtifactRegistry& r, Artifact a, bool top);
@@ -49,7 +64,7 @@ namespace artifacts {
 
 inline constexpr std::string_view kRefOpen =
     "\xC2\xAB"
-    "artifact:";                                    // «artifact:
+    "artifact:";                                           // «artifact:
 inline constexpr std::string_view kRefClose = "\xC2\xBB";  // »
 
 /// The alias an object carries under "@artifact", or nullopt when it is not an artifact.
@@ -64,8 +79,9 @@ template <typename Value, typename F>
 void for_each_nested(Value& v, const std::string& path, F&& f) {
     if (v.IsObject()) {
         for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
-            std::string sub = path.empty() ? std::string(m->name.GetString(), m->name.GetStringLength())
-                                           : path + "." + m->name.GetString();
+            std::string sub = path.empty()
+                                  ? std::string(m->name.GetString(), m->name.GetStringLength())
+                                  : path + "." + m->name.GetString();
             if (artifact_alias(m->value)) {
                 f(m->value, sub);
             } else {

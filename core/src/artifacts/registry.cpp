@@ -1,6 +1,7 @@
 // The artifact registry: references, the two tiers, registration and restore (seed 000
 // "Reference Format", "Reachable artifacts stay bounded"); see core/include/nucleo/artifacts.hpp
 // for the decisions.
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -26,8 +27,8 @@ std::optional<std::string_view> ref_alias(std::string_view ref) {
         !ref.ends_with(kRefClose)) {
         return std::nullopt;
     }
-    const std::string_view inner = ref.substr(kRefOpen.size(), ref.size() - kRefOpen.size() -
-                                                                   kRefClose.size());
+    const std::string_view inner =
+        ref.substr(kRefOpen.size(), ref.size() - kRefOpen.size() - kRefClose.size());
     const std::size_t tilde = inner.rfind('~');
     if (tilde == std::string_view::npos || tilde == 0 || tilde + 1 == inner.size()) {
         return std::nullopt;
@@ -117,9 +118,9 @@ void check_list(const rapidjson::Value& v, const std::string& where) {
         }
         ArtifactTypes::resolve(*alias, at);
         if (*alias != type) {
-            throw Error(ErrorKind::kInvalidArgument,
-                        at + ": iterand of type '" + std::string(*alias) + "' in a list of '" +
-                            std::string(type) + "'");
+            throw Error(ErrorKind::kInvalidArgument, at + ": iterand of type '" +
+                                                         std::string(*alias) + "' in a list of '" +
+                                                         std::string(type) + "'");
         }
     }
 }
@@ -136,20 +137,20 @@ const ArtifactSummarizer& ArtifactRegistryAccess::summarizer(const ArtifactRegis
     return r.summarizer_ ? *r.summarizer_ : fallback;
 }
 
-    void ArtifactRegistryAccess::add(ArtifactRegistry& r, Artifact a, bool top) {
-        const std::string ref = a.ref;
-        if (top) {
-            r.artifacts_.push_back(std::move(a));
-            r.index_.emplace(ref, static_cast<std::ptrdiff_t>(r.artifacts_.size() - 1));
-        } else {
-            r.reachable_.push_back(std::move(a));
-            r.index_.emplace(ref, -static_cast<std::ptrdiff_t>(r.reachable_.size()));
-        }
-        caches(r).section.reset();
+void ArtifactRegistryAccess::add(ArtifactRegistry& r, Artifact a, bool top) {
+    const std::string ref = a.ref;
+    if (top) {
+        r.artifacts_.push_back(std::move(a));
+        r.index_.emplace(ref, static_cast<std::ptrdiff_t>(r.artifacts_.size() - 1));
+    } else {
+        r.reachable_.push_back(std::move(a));
+        r.index_.emplace(ref, -static_cast<std::ptrdiff_t>(r.reachable_.size()));
     }
+    caches(r).section.reset();
+}
 
-    /// Moves a reachable artifact to the registered tier (it was registered on its own).
-    std::optional<std::string> ArtifactRegistryAccess::find_ref(const ArtifactRegistry& r,
+/// Moves a reachable artifact to the registered tier (it was registered on its own).
+std::optional<std::string> ArtifactRegistryAccess::find_ref(const ArtifactRegistry& r,
                                                             std::string_view type,
                                                             std::string_view json) {
     // The probe sequence of insert(): the first id whose holder has this content.
@@ -164,97 +165,108 @@ const ArtifactSummarizer& ArtifactRegistryAccess::summarizer(const ArtifactRegis
 }
 
 void ArtifactRegistryAccess::promote(ArtifactRegistry& r, std::ptrdiff_t slot) {
-        const auto i = static_cast<std::size_t>(-slot - 1);
-        Artifact a = std::move(r.reachable_[i]);
-        r.reachable_.erase(r.reachable_.begin() + static_cast<std::ptrdiff_t>(i));
-        for (std::size_t k = i; k < r.reachable_.size(); ++k) {
-            r.index_[r.reachable_[k].ref] = -static_cast<std::ptrdiff_t>(k + 1);
-        }
-        r.index_.erase(a.ref);
-        add(r, std::move(a), true);
+    const auto i = static_cast<std::size_t>(-slot - 1);
+    Artifact a = std::move(r.reachable_[i]);
+    r.reachable_.erase(r.reachable_.begin() + static_cast<std::ptrdiff_t>(i));
+    for (std::size_t k = i; k < r.reachable_.size(); ++k) {
+        r.index_[r.reachable_[k].ref] = -static_cast<std::ptrdiff_t>(k + 1);
     }
+    r.index_.erase(a.ref);
+    add(r, std::move(a), true);
+}
 
-    std::string ArtifactRegistryAccess::insert(ArtifactRegistry& r, std::string_view type, std::string json,
-                              std::vector<std::string> nested, bool top,
-                              const std::optional<std::string>& preset, const std::string& where) {
-        auto place = [&](const std::string& ref) -> std::optional<std::string> {
-            const auto it = r.index_.find(ref);
-            if (it == r.index_.end()) {
-                add(r, Artifact{ref, std::string(type), std::move(json), std::move(nested)}, top);
-                return ref;
-            }
-            const Artifact& held = it->second >= 0
-                                       ? r.artifacts_[static_cast<std::size_t>(it->second)]
-                                       : r.reachable_[static_cast<std::size_t>(-it->second - 1)];
-            if (held.type != type || held.value_json != json) return std::nullopt;
-            if (top && it->second < 0) promote(r, it->second);
+std::string ArtifactRegistryAccess::insert(ArtifactRegistry& r, std::string_view type,
+                                           std::string json, std::vector<std::string> nested,
+                                           bool top, const std::optional<std::string>& preset,
+                                           const std::string& where) {
+    auto place = [&](const std::string& ref) -> std::optional<std::string> {
+        const auto it = r.index_.find(ref);
+        if (it == r.index_.end()) {
+            add(r, Artifact{ref, std::string(type), std::move(json), std::move(nested)}, top);
             return ref;
-        };
-        if (preset) {
-            if (auto ref = place(*preset)) return *ref;
-            throw Error(ErrorKind::kInvalidArgument, where + ": artifact reference '" + *preset +
-                                                         "' is already held by a different "
-                                                         "artifact");
         }
-        const std::string digits = hex64(fnv1a(type, json));
-        // Lengthen the short id only while a DIFFERENT artifact holds it; the same content maps
-        // to the same entry.
-        for (std::size_t len = kMinShortId; len <= digits.size(); ++len) {
-            if (auto ref = place(make_artifact_ref(type, std::string_view(digits).substr(0, len)))) {
-                return *ref;
-            }
-        }
-        // A full 64-bit collision between different contents: fall back to a counter suffix.
-        for (std::size_t n = 1;; ++n) {
-            if (auto ref = place(make_artifact_ref(type, digits + "-" + std::to_string(n)))) {
-                return *ref;
-            }
+        const Artifact& held = it->second >= 0
+                                   ? r.artifacts_[static_cast<std::size_t>(it->second)]
+                                   : r.reachable_[static_cast<std::size_t>(-it->second - 1)];
+        if (held.type != type || held.value_json != json) return std::nullopt;
+        if (top && it->second < 0) promote(r, it->second);
+        return ref;
+    };
+    if (preset) {
+        if (auto ref = place(*preset)) return *ref;
+        throw Error(ErrorKind::kInvalidArgument, where + ": artifact reference '" + *preset +
+                                                     "' is already held by a different "
+                                                     "artifact");
+    }
+    const std::string digits = hex64(fnv1a(type, json));
+    // Lengthen the short id only while a DIFFERENT artifact holds it; the same content maps
+    // to the same entry.
+    for (std::size_t len = kMinShortId; len <= digits.size(); ++len) {
+        if (auto ref = place(make_artifact_ref(type, std::string_view(digits).substr(0, len)))) {
+            return *ref;
         }
     }
+    // A full 64-bit collision between different contents: fall back to a counter suffix.
+    for (std::size_t n = 1;; ++n) {
+        if (auto ref = place(make_artifact_ref(type, digits + "-" + std::to_string(n)))) {
+            return *ref;
+        }
+    }
+}
 
-    /// Registers the artifact `v` (of `type`) and, first, every artifact nested in it (reachable
-    /// tier). "@ref" members are stripped from `v` (restoring: they are the nested artifacts'
-    /// stored references). Returns the reference.
-    std::string ArtifactRegistryAccess::register_value(ArtifactRegistry& r, std::string_view type,
-                                       rapidjson::Value& v,
-                                       rapidjson::Document::AllocatorType& alloc, bool top,
-                                       bool restoring, std::optional<std::string> preset,
-                                       const std::string& where) {
-        check_type(type);
-        if (v.IsObject()) {
-            if (const auto m = v.FindMember("@ref"); m != v.MemberEnd()) {
-                if (restoring && !preset && m->value.IsString()) {
-                    preset.emplace(m->value.GetString(), m->value.GetStringLength());
-                    // Seed 000: "type from each iterand's own ref alias".
-                    const auto alias = artifacts::ref_alias(*preset);
-                    if (!alias || *alias != type) {
-                        throw Error(ErrorKind::kInvalidArgument,
-                                    where + ": reference '" + *preset +
-                                        "' does not name an artifact of its type '" +
-                                        std::string(type) + "'");
-                    }
+/// Registers the artifact `v` (of `type`) and, first, every artifact nested in it (reachable
+/// tier). "@ref" members are stripped from `v` (restoring: they are the nested artifacts'
+/// stored references). Returns the reference.
+std::string ArtifactRegistryAccess::register_value(ArtifactRegistry& r, std::string_view type,
+                                                   rapidjson::Value& v,
+                                                   rapidjson::Document::AllocatorType& alloc,
+                                                   bool top, bool restoring,
+                                                   std::optional<std::string> preset,
+                                                   const std::string& where) {
+    check_type(type);
+    if (v.IsObject()) {
+        if (const auto m = v.FindMember("@ref"); m != v.MemberEnd()) {
+            if (restoring && !preset && m->value.IsString()) {
+                preset.emplace(m->value.GetString(), m->value.GetStringLength());
+                // Seed 000: "type from each iterand's own ref alias".
+                const auto alias = artifacts::ref_alias(*preset);
+                if (!alias || *alias != type) {
+                    throw Error(ErrorKind::kInvalidArgument,
+                                where + ": reference '" + *preset +
+                                    "' does not name an artifact of its type '" +
+                                    std::string(type) + "'");
                 }
-                v.EraseMember(m);
             }
+            v.EraseMember(m);
         }
-        if (type == kArtifactListAlias) check_list(v, where);
-        std::vector<std::string> nested;
-        artifacts::for_each_nested(v, "", [&](rapidjson::Value& child, const std::string& path) {
-            const std::string alias(*artifacts::artifact_alias(child));
-            nested.push_back(register_value(r, alias, child, alloc, false, restoring,
-                                            std::nullopt, where + "." + path));
-        });
-        return insert(r, type, internal::json_compact(v), std::move(nested), top, preset, where);
     }
+    if (type == kArtifactListAlias) check_list(v, where);
+    std::vector<std::string> nested;
+    artifacts::for_each_nested(v, "", [&](rapidjson::Value& child, const std::string& path) {
+        const std::string alias(*artifacts::artifact_alias(child));
+        nested.push_back(register_value(r, alias, child, alloc, false, restoring, std::nullopt,
+                                        where + "." + path));
+    });
+    return insert(r, type, internal::json_compact(v), std::move(nested), top, preset, where);
+}
 
-ArtifactRegistry::ArtifactRegistry() = default;
+namespace {
+std::uint64_t next_epoch() noexcept {
+    // Process-unique; relaxed is enough: only uniqueness matters.
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace
+
+ArtifactRegistry::ArtifactRegistry() : epoch_(next_epoch()) {}
 ArtifactRegistry::~ArtifactRegistry() = default;
 ArtifactRegistry::ArtifactRegistry(const ArtifactRegistry& other)
     : artifacts_(other.artifacts_),
       reachable_(other.reachable_),
       index_(other.index_),
       summarizer_(other.summarizer_),
-      caches_(other.caches_ ? std::make_unique<Caches>(*other.caches_) : nullptr) {}
+      caches_(other.caches_ ? std::make_unique<Caches>(*other.caches_) : nullptr),
+      epoch_(next_epoch()) {}
 ArtifactRegistry& ArtifactRegistry::operator=(const ArtifactRegistry& other) {
     if (this != &other) {
         ArtifactRegistry copy(other);
@@ -263,7 +275,15 @@ ArtifactRegistry& ArtifactRegistry::operator=(const ArtifactRegistry& other) {
     return *this;
 }
 ArtifactRegistry::ArtifactRegistry(ArtifactRegistry&& other) noexcept = default;
-ArtifactRegistry& ArtifactRegistry::operator=(ArtifactRegistry&& other) noexcept = default;
+ArtifactRegistry& ArtifactRegistry::operator=(ArtifactRegistry&& other) noexcept {
+    artifacts_ = std::move(other.artifacts_);
+    reachable_ = std::move(other.reachable_);
+    index_ = std::move(other.index_);
+    summarizer_ = std::move(other.summarizer_);
+    caches_ = std::move(other.caches_);
+    epoch_ = next_epoch();  // this registry's renderings may now differ from before
+    return *this;
+}
 
 std::string make_artifact_ref(std::string_view type, std::string_view short_id) {
     std::string ref;
@@ -325,9 +345,9 @@ std::string ArtifactRegistry::json_of(std::string_view ref, std::string_view ali
                     "no artifact has the reference '" + std::string(ref) + "'");
     }
     if (!alias.empty() && a->type != alias) {
-        throw Error(ErrorKind::kInvalidArgument, "artifact '" + std::string(ref) + "' is of type '" +
-                                                     a->type + "', not '" + std::string(alias) +
-                                                     "'");
+        throw Error(ErrorKind::kInvalidArgument, "artifact '" + std::string(ref) +
+                                                     "' is of type '" + a->type + "', not '" +
+                                                     std::string(alias) + "'");
     }
     return a->value_json;
 }
@@ -335,6 +355,7 @@ std::string ArtifactRegistry::json_of(std::string_view ref, std::string_view ali
 void ArtifactRegistry::set_summarizer(std::shared_ptr<const ArtifactSummarizer> summarizer) {
     summarizer_ = std::move(summarizer);
     caches_.reset();
+    epoch_ = next_epoch();
 }
 
 namespace artifacts {
@@ -347,8 +368,10 @@ void add_refs(const ArtifactRegistry& registry, rapidjson::Value& v, const Artif
         if (k >= artifact.nested.size()) return;
         const std::string& ref = artifact.nested[k++];
         if (const Artifact* inner = registry.get(ref)) add_refs(registry, child, *inner, alloc);
-        child.AddMember("@ref", rapidjson::Value(ref.data(), static_cast<rapidjson::SizeType>(ref.size()), alloc),
-                        alloc);
+        child.AddMember(
+            "@ref",
+            rapidjson::Value(ref.data(), static_cast<rapidjson::SizeType>(ref.size()), alloc),
+            alloc);
     });
 }
 }  // namespace

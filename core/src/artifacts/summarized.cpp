@@ -121,8 +121,8 @@ class SummarizedWriter {
             for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
                 w_.Key(m->name.GetString(), m->name.GetStringLength());
                 member(m->value,
-                       field_of(node, std::string_view(m->name.GetString(),
-                                                       m->name.GetStringLength())),
+                       field_of(node,
+                                std::string_view(m->name.GetString(), m->name.GetStringLength())),
                        a, cursor);
             }
             w_.EndObject();
@@ -155,10 +155,10 @@ class PojoPass {
                 registry_, type, v, alloc_, true, false, std::nullopt,
                 where_ + (path.empty() ? "" : " at " + path));
             v.SetObject();
-            v.AddMember("@ref",
-                        rapidjson::Value(ref.data(), static_cast<rapidjson::SizeType>(ref.size()),
-                                         alloc_),
-                        alloc_);
+            v.AddMember(
+                "@ref",
+                rapidjson::Value(ref.data(), static_cast<rapidjson::SizeType>(ref.size()), alloc_),
+                alloc_);
         } else if (v.IsObject()) {
             for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
                 const std::string name(m->name.GetString(), m->name.GetStringLength());
@@ -241,8 +241,7 @@ class PluginSummarizer final : public ArtifactSummarizer {
 
 }  // namespace
 
-std::string TruncatingSummarizer::summarize(std::string_view text,
-                                            std::size_t target_chars) const {
+std::string TruncatingSummarizer::summarize(std::string_view text, std::size_t target_chars) const {
     if (text.size() <= target_chars) return std::string(text);
     std::size_t cut = target_chars;
     // Never inside a UTF-8 sequence.
@@ -272,6 +271,7 @@ std::shared_ptr<const ArtifactSummarizer> default_artifact_summarizer(const Conf
 
 const std::string& ArtifactRegistry::write_summarized(const Artifact& artifact) const {
     Caches& caches = ArtifactRegistryAccess::caches(*this);
+    const std::lock_guard lock(caches.mutex);
     if (const auto it = caches.summarized.find(artifact.ref); it != caches.summarized.end()) {
         return it->second;
     }
@@ -295,6 +295,7 @@ const std::string& ArtifactRegistry::write_summarized(const Artifact& artifact) 
 
 const std::string& ArtifactRegistry::build_artifact_registry_section() const {
     Caches& caches = ArtifactRegistryAccess::caches(*this);
+    const std::lock_guard lock(caches.mutex);
     if (caches.section) return *caches.section;
     std::string out;
     if (!artifacts_.empty()) {
@@ -338,15 +339,17 @@ void replace_known(const ArtifactRegistry& registry, rapidjson::Value& v,
                    rapidjson::Document::AllocatorType& alloc) {
     if (const auto alias = artifact_alias(v)) {
         const std::string type(*alias);
-        if (const auto ref = ArtifactRegistryAccess::find_ref(registry, type, internal::json_compact(v))) {
+        if (const auto ref =
+                ArtifactRegistryAccess::find_ref(registry, type, internal::json_compact(v))) {
             v.SetObject();
-            v.AddMember("@ref",
-                        rapidjson::Value(ref->data(), static_cast<rapidjson::SizeType>(ref->size()),
-                                         alloc),
-                        alloc);
+            v.AddMember(
+                "@ref",
+                rapidjson::Value(ref->data(), static_cast<rapidjson::SizeType>(ref->size()), alloc),
+                alloc);
         }
     } else if (v.IsObject()) {
-        for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) replace_known(registry, m->value, alloc);
+        for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m)
+            replace_known(registry, m->value, alloc);
     } else if (v.IsArray()) {
         for (auto& e : v.GetArray()) replace_known(registry, e, alloc);
     }
@@ -355,9 +358,12 @@ void replace_known(const ArtifactRegistry& registry, rapidjson::Value& v,
 
 std::string rendered_with_refs(const ArtifactRegistry& registry, const PojoBlock& pojo) {
     if (!carries_artifacts(pojo)) return pojo.value_json;
-    const ArtifactRegistry::Caches& caches = ArtifactRegistryAccess::caches(registry);
-    if (const auto it = caches.pojo.find(pojo_key(pojo)); it != caches.pojo.end()) {
-        return it->second;
+    ArtifactRegistry::Caches& caches = ArtifactRegistryAccess::caches(registry);
+    {
+        const std::lock_guard lock(caches.mutex);
+        if (const auto it = caches.pojo.find(pojo_key(pojo)); it != caches.pojo.end()) {
+            return it->second;
+        }
     }
     rapidjson::Document doc;
     doc.Parse(pojo.value_json.data(), pojo.value_json.size());

@@ -61,12 +61,13 @@ ToolResultBlock error_result(const ToolUseBlock& call, std::string text) {
 }
 
 bool ascii_iequal(char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
 }
 
 std::size_t ifind(std::string_view haystack, std::string_view needle) {
-    const auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
-                                ascii_iequal);
+    const auto it =
+        std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), ascii_iequal);
     return it == haystack.end() ? std::string_view::npos
                                 : static_cast<std::size_t>(it - haystack.begin());
 }
@@ -96,7 +97,8 @@ void search_value(const rapidjson::Value& v, const std::string& path, std::strin
         for (auto m = v.MemberBegin(); m != v.MemberEnd() && out.size() < limit; ++m) {
             const std::string_view name(m->name.GetString(), m->name.GetStringLength());
             if (name == kArtifactMarker || artifacts::artifact_alias(m->value)) continue;
-            const std::string sub = path.empty() ? std::string(name) : path + "." + std::string(name);
+            const std::string sub =
+                path.empty() ? std::string(name) : path + "." + std::string(name);
             search_value(m->value, sub, query, ref, limit, out);
         }
     } else if (v.IsArray()) {
@@ -147,11 +149,12 @@ ToolResultBlock get_field(const ArtifactRegistry& registry, const ToolUseBlock& 
             if (name == input.field_name) {
                 if (m->value.IsString()) {
                     return ToolResultBlock{
-                        call.id, {TextBlock{std::string(m->value.GetString(),
-                                                        m->value.GetStringLength())}}, false};
+                        call.id,
+                        {TextBlock{std::string(m->value.GetString(), m->value.GetStringLength())}},
+                        false};
                 }
-                return ToolResultBlock{call.id, {TextBlock{internal::json_compact(m->value)}},
-                                       false};
+                return ToolResultBlock{
+                    call.id, {TextBlock{internal::json_compact(m->value)}}, false};
             }
             fields.emplace_back(name);
         }

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "artifacts/artifacts_internal.hpp"
 #include "caching/cache_plan.hpp"
 #include "conversation/context_internal.hpp"
 #include "nucleo/conversation.hpp"
@@ -72,6 +73,20 @@ bool carries_notation(const Message& m) {
 
 /// An app-authored stream message: composed by the framework, kept verbatim by compaction (a
 /// definition or its guidance summarized away would be re-announced, moving the prefix).
+/// A message whose rendering walks JSON (a PojoBlock, also inside a tool result) and sweeps
+/// nothing (no tool definition): the ones worth keeping rendered between calls.
+bool renders_pojos(const Message& m) {
+    bool pojo = false;
+    for (const ContentBlock& b : m.blocks) {
+        if (b.is<ToolDefinitionBlock>()) return false;
+        if (b.is<PojoBlock>()) pojo = true;
+        if (const auto* r = b.get_if<ToolResultBlock>()) {
+            for (const ContentBlock& inner : r->content) pojo = pojo || inner.is<PojoBlock>();
+        }
+    }
+    return pojo;
+}
+
 Message stream_message(std::vector<ContentBlock> blocks) {
     Message m;
     m.direction = Direction::kOutgoing;
@@ -233,12 +248,24 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
     const auto& messages = state_.messages;
     out.turns.reserve(messages.size() + 1);
     std::optional<std::size_t> last_outgoing;
+    const std::uint64_t registry_epoch = ArtifactRegistryAccess::epoch(state_.artifacts);
     for (std::size_t i = 0; i < messages.size(); ++i) {
         const Message& m = messages[i];
         PreparedTurn turn{m.outgoing() ? TurnRole::kUser : TurnRole::kAssistant, {}, m.cache, m.id};
         turn.blocks.reserve(m.blocks.size() + 1);
-        for (const ContentBlock& b : m.blocks) {
-            render::transform_block(b, native, state_.artifacts, turn.blocks, out.tool_definitions);
+        const bool cacheable = renders_pojos(m);
+        if (cacheable && i < rendered_.size() && rendered_[i].messages_epoch == epoch_.value() &&
+            rendered_[i].registry_epoch == registry_epoch && rendered_[i].native == native) {
+            turn.blocks = rendered_[i].blocks;
+        } else {
+            for (const ContentBlock& b : m.blocks) {
+                render::transform_block(b, native, state_.artifacts, turn.blocks,
+                                        out.tool_definitions);
+            }
+            if (cacheable) {
+                if (rendered_.size() < messages.size()) rendered_.resize(messages.size());
+                rendered_[i] = RenderedMessage{epoch_.value(), registry_epoch, native, turn.blocks};
+            }
         }
         if (m.outgoing()) last_outgoing = i;
         out.turns.push_back(std::move(turn));

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
+#include "artifacts/artifacts_internal.hpp"
 #include "conversation/context_internal.hpp"
 #include "nucleo/document.hpp"
-#include "artifacts/artifacts_internal.hpp"
 #include "persistence/document_json.hpp"
 
 namespace nucleo {
@@ -146,7 +146,8 @@ void write_document(Writer& w, const ConversationParts& doc) {
         write_string(w, a.type);
         w.Key("value");
         // The full form: nested artifacts carry their own "@ref" (docs/conversation-document.md).
-        write_json_text(w, artifacts::document_value(doc.artifacts, a), artifacts.at(i).key("value"));
+        write_json_text(w, artifacts::document_value(doc.artifacts, a),
+                        artifacts.at(i).key("value"));
         w.EndObject();
     }
     w.EndArray();
