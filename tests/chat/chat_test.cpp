@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -56,11 +57,11 @@ std::vector<std::string> chat_env(int port, const fs::path& dir, bool terminal) 
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
         const std::string kv = *e;
-        for (const char* drop : {"ANTHROPIC_", "NUCLEO_", "NO_COLOR=", "TERM=", "USER="}) {
-            if (kv.starts_with(drop)) goto skip;
+        const auto dropped = {"ANTHROPIC_", "NUCLEO_", "NO_COLOR=", "TERM=", "USER="};
+        if (std::none_of(dropped.begin(), dropped.end(),
+                         [&](const char* d) { return kv.starts_with(d); })) {
+            env.push_back(kv);
         }
-        env.push_back(kv);
-    skip:;
     }
     env.push_back("ANTHROPIC_API_KEY=sk-test");
     env.push_back("ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(port));
@@ -106,7 +107,7 @@ int ms_left(Clock::time_point deadline) {
 
 // ---- through a pipe ---------------------------------------------------------------------------
 
-struct Run {
+struct ChatRun {
     int status = -1;
     std::string out;
     std::string err;
@@ -114,7 +115,7 @@ struct Run {
 };
 
 /// Runs `nucleo chat` with `input` on a pipe for stdin; collects stdout and stderr to EOF.
-Run run_piped(int port, const fs::path& dir, const std::vector<std::string>& extra,
+ChatRun run_piped(int port, const fs::path& dir, const std::vector<std::string>& extra,
               const std::string& input) {
     int in[2], out[2], err[2];
     if (::pipe(in) != 0 || ::pipe(out) != 0 || ::pipe(err) != 0) return {};
@@ -131,7 +132,7 @@ Run run_piped(int port, const fs::path& dir, const std::vector<std::string>& ext
     ::close(in[0]);
     ::close(out[1]);
     ::close(err[1]);
-    Run r;
+    ChatRun r;
     // The input is small (far under a pipe's buffer): written whole, then end of input.
     std::size_t written = 0;
     ::signal(SIGPIPE, SIG_IGN);
@@ -318,7 +319,7 @@ TEST(ChatTerminal, AScriptedSessionStreamsAnswersAndReportsCostAndHistory) {
 TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const Run first = run_piped(emulator.port(), dir.path, {"--new"}, "first question\nsecond question\n");
+    const ChatRun first = run_piped(emulator.port(), dir.path, {"--new"}, "first question\nsecond question\n");
     ASSERT_FALSE(first.timed_out);
     ASSERT_EQ(first.status, 0) << first.err;
     // stdout is for scripts: the two answers, one line each, no prompt, no ANSI.
@@ -328,7 +329,7 @@ TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
     const std::string id = minted_id(first.err);
     ASSERT_FALSE(id.empty()) << first.err;
 
-    const Run second =
+    const ChatRun second =
         run_piped(emulator.port(), dir.path, {"--conversation", id}, "/history\nthird question\n/history\n");
     ASSERT_FALSE(second.timed_out);
     ASSERT_EQ(second.status, 0) << second.err;
@@ -349,7 +350,7 @@ TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
 TEST(ChatPipe, AnUnknownSlashCommandIsNamedAndTheSessionGoesOn) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const Run r = run_piped(emulator.port(), dir.path, {}, "/frobnicate now\nhello\n/cost\n");
+    const ChatRun r = run_piped(emulator.port(), dir.path, {}, "/frobnicate now\nhello\n/cost\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("unknown command '/frobnicate'"), std::string::npos) << r.err;
@@ -363,7 +364,7 @@ TEST(ChatPipe, AnUnknownSlashCommandIsNamedAndTheSessionGoesOn) {
 TEST(ChatPipe, AnUnknownConversationIdIsAStartUpErrorNamingItAndTheStore) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const Run r = run_piped(emulator.port(), dir.path, {"--conversation", "ChatThinker-conv-nope"},
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--conversation", "ChatThinker-conv-nope"},
                             "hello\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 2);
@@ -378,7 +379,7 @@ TEST(ChatPipe, AnUnknownConversationIdIsAStartUpErrorNamingItAndTheStore) {
 TEST(ChatPipe, ABadModelIdIsAStartUpErrorListingTheCatalog) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const Run r = run_piped(emulator.port(), dir.path, {"--model", "no-such-model"}, "hello\n");
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--model", "no-such-model"}, "hello\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(count_lines(r.err), 1U) << r.err;
@@ -391,7 +392,7 @@ TEST(ChatPipe, AFailedTurnIsOneLineAndTheConversationKeepsWhatWasSaved) {
     // Nothing listens on the discard port: the turn fails after the client's retries, the user's
     // message was saved at its boundary, the session goes on and exits 0.
     TempDir dir;
-    const Run r = run_piped(9, dir.path, {}, "hello\n/history\n");
+    const ChatRun r = run_piped(9, dir.path, {}, "hello\n/history\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
     const auto failed = r.err.find("nucleo chat: model claude-sonnet-4-5 (provider anthropic): the turn failed");
@@ -407,7 +408,7 @@ TEST(ChatPipe, ToolCallsShowAsTheyHappenAndTheAnswerUsesTheResult) {
     const fs::path tools = dir.path / "docs";
     fs::create_directories(tools);
     std::ofstream(tools / "notes.txt") << "hello\n";
-    const Run r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
                             "what is in the folder\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
