@@ -418,5 +418,44 @@ TEST(ChatPipe, ToolCallsShowAsTheyHappenAndTheAnswerUsesTheResult) {
     EXPECT_NE(r.err.find("2 rounds"), std::string::npos) << r.err;
 }
 
+TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
+    // The user's messages and the final answers are non-compactable: what /compact can shrink is
+    // a tool result, so the model lists a folder of many long names first.
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const fs::path tools = dir.path / "many";
+    fs::create_directories(tools);
+    for (int i = 0; i < 80; ++i) {
+        std::ofstream(tools / ("quarterly-shipment-report-for-depot-number-" + std::to_string(i) +
+                               "-with-parcels-and-signatures.txt"))
+            << i;
+    }
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
+                                "list them\n/compact\n/transcript\n/new\n/history\n/transcript\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        r.out, m, std::regex("compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+)\\)")))
+        << r.out;
+    EXPECT_NE(m[1].str(), "NONE");
+    EXPECT_LT(std::stoll(m[3].str()), std::stoll(m[2].str()));
+    EXPECT_EQ(std::stoll(m[4].str()), std::stoll(m[2].str()) / 2);
+    // The transcript after compaction: the question and the answer word for word, the listing
+    // no longer whole.
+    const std::string after = r.out.substr(static_cast<std::size_t>(m.position(0)));
+    EXPECT_NE(after.find("user:\nlist them\n"), std::string::npos) << after;
+    EXPECT_NE(after.find("assistant:\nThe tool list_files returned: quarterly-shipment-report"),
+              std::string::npos)
+        << after;
+    EXPECT_EQ(after.find("depot-number-79-with"), std::string::npos) << after;
+    // /new: a second id minted; its history is empty and its transcript too.
+    const std::string first = minted_id(r.err);
+    const std::string second = minted_id(r.err.substr(r.err.find(first) + first.size()));
+    EXPECT_FALSE(second.empty()) << r.err;
+    EXPECT_NE(first, second);
+    EXPECT_TRUE(r.out.ends_with("(no messages yet)\n")) << r.out;
+}
+
 }  // namespace
 }  // namespace nucleo
