@@ -63,7 +63,8 @@ constexpr const char* kUsage =
     "  --user U           the user the conversations belong to (default: $USER, else local)\n"
     "  --conversation ID  resume a stored conversation of this user\n"
     "  --new              start a new conversation (the default); its id is printed\n"
-    "  --tools-dir DIR    give the model list_files and read_file, confined to DIR (default: no tools)\n"
+    "  --tools-dir DIR    give the model list_files and read_file, confined to DIR\n"
+    "                     (default: no tools)\n"
     "  --comfort N        the comfort window in tokens (default: the catalog's, else 128000)\n"
     "  With a terminal, type messages at the prompt; without one, one message per line.\n"
     "  Commands: /history /transcript /compact [TOKENS] /cost /new /quit /help";
@@ -84,16 +85,6 @@ constexpr const char* kHelp =
 constexpr std::size_t kArgsPreview = 80;
 /// How long one /history line's text may be.
 constexpr std::size_t kHistoryPreview = 100;
-
-std::int64_t parse_tokens(const std::string& what, const std::string& value) {
-    try {
-        std::size_t used = 0;
-        const long long n = std::stoll(value, &used);
-        if (used == value.size() && n > 0) return n;
-    } catch (const std::exception&) {
-    }
-    throw UsageError{what + " must be a positive whole number of tokens, got '" + value + "'"};
-}
 
 /// `text` on one line (newlines and tabs as spaces, runs of spaces kept as one), cut to `max`.
 std::string one_line(std::string_view text, std::size_t max) {
@@ -160,8 +151,8 @@ struct ChatSetup {
     Agent& agent;
     ConversationService& service;
     std::string user;
-    std::string store_where;  ///< "stores.persistent (sqlite) of FILE", or "" without one
-    std::string tools;        ///< which tools the model has, for the greeting
+    std::string store_where;   ///< "stores.persistent (sqlite) of FILE", or "" without one
+    std::string tools;         ///< which tools the model has, for the greeting
     bool interactive = false;  ///< a terminal on stdin
     bool ansi = false;         ///< colour the prompt and the notes
 };
@@ -273,8 +264,8 @@ class ChatSession {
         };
         cb.on_tool_call_started = [this](const ToolCallEvent& call) {
             if (s_.interactive) end_answer_line();
-            notes_ << dim() << "[tool " << call.name << " " << one_line(call.input_json, kArgsPreview)
-                   << "]" << std::flush;
+            notes_ << dim() << "[tool " << call.name << " "
+                   << one_line(call.input_json, kArgsPreview) << "]" << std::flush;
         };
         cb.on_tool_call_finished = [this](const ToolCallEvent&, const ToolOutput& output) {
             if (output.is_error) {
@@ -294,7 +285,8 @@ class ChatSession {
 
     void turn(std::string message) {
         try {
-            const TurnReport r = s_.agent.run_turn(s_.service, thinker_, std::move(message), callbacks());
+            const TurnReport r =
+                s_.agent.run_turn(s_.service, thinker_, std::move(message), callbacks());
             end_answer_line();
             std::cout << std::flush;
             if (r.end == TurnEnd::kRoundLimit) {
@@ -368,7 +360,7 @@ class ChatSession {
         ConversationContext& conversation = b.conversation();
         const std::int64_t before = get_total_tokens(conversation, s_.model);
         const std::int64_t target =
-            arg.empty() ? std::max<std::int64_t>(before / 2, 1) : parse_tokens("/compact", arg);
+            arg.empty() ? std::max<std::int64_t>(before / 2, 1) : parse_positive("/compact", arg);
         std::int64_t reserve = 0;
         try {
             reserve = output_reserve(conversation, s_.model);
@@ -380,9 +372,9 @@ class ChatSession {
         const CompactionReport r = manager.ensure_fits(conversation, s_.model, reserve);
         s_.service.save_conversation(conversation, *thinker_);
         compaction_cost_ += r.cost();
-        std::cout << "compaction: level " << to_string(r.level) << ", " << r.tokens_before
-                  << " -> " << r.tokens_after << " tokens (target " << target << "), "
-                  << r.summaries.size() << " summaries, " << dollars(r.cost()) << "\n";
+        std::cout << "compaction: level " << to_string(r.level) << ", " << r.tokens_before << " -> "
+                  << r.tokens_after << " tokens (target " << target << "), " << r.summaries.size()
+                  << " summaries, " << dollars(r.cost()) << "\n";
         for (const std::string& f : r.failures) std::cout << "  failed: " << f << "\n";
         std::cout << std::flush;
     }
@@ -431,7 +423,8 @@ int run_chat(const Argv& argv) {
     const std::string user = args.get("user").value_or(default_user());
     if (user.empty()) throw UsageError{"--user: empty user id"};
     ContextWindowSettings window;
-    if (auto v = args.get("comfort")) window.comfort_context_tokens = parse_tokens("--comfort", *v);
+    if (auto v = args.get("comfort"))
+        window.comfort_context_tokens = parse_positive("--comfort", *v);
 
     const Config config = load_config(args);
     if (config.catalog().empty()) {
@@ -463,7 +456,8 @@ int run_chat(const Argv& argv) {
     ConversationService service(std::move(so));
 
     AgentOptions options;
-    options.window = std::make_shared<ContextWindowManager>(make_summarizer(config, loader), window);
+    options.window =
+        std::make_shared<ContextWindowManager>(make_summarizer(config, loader), window);
     options.objective =
         "You are a helpful assistant in a terminal chat. Answer concisely in plain text.";
     Agent agent(client, model, std::move(options));
@@ -482,8 +476,9 @@ int run_chat(const Argv& argv) {
                                   tools_note, interactive, ansi});
     session.open(args.get("conversation"));
     if (store_where.empty()) {
-        std::cerr << "nucleo chat: " << config.path().string()
-                  << ": stores.persistent is not configured; this conversation lives in memory only\n";
+        std::cerr
+            << "nucleo chat: " << config.path().string()
+            << ": stores.persistent is not configured; this conversation lives in memory only\n";
     }
     return session.run();
 }

@@ -73,9 +73,11 @@ std::vector<std::string> chat_env(int port, const fs::path& dir, bool terminal) 
 }
 
 std::vector<std::string> chat_argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {NUCLEO_CLI, "chat", "--config",
-                                     std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml",
-                                     "--model", "claude-sonnet-4-5", "--user", "alice"};
+    std::vector<std::string> argv = {
+        NUCLEO_CLI, "chat",
+        "--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml",
+        "--model",  "claude-sonnet-4-5",
+        "--user",   "alice"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
 }
@@ -101,7 +103,8 @@ int wait_status(pid_t pid) {
 }
 
 int ms_left(Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
 
@@ -116,7 +119,7 @@ struct ChatRun {
 
 /// Runs `nucleo chat` with `input` on a pipe for stdin; collects stdout and stderr to EOF.
 ChatRun run_piped(int port, const fs::path& dir, const std::vector<std::string>& extra,
-              const std::string& input) {
+                  const std::string& input) {
     int in[2], out[2], err[2];
     if (::pipe(in) != 0 || ::pipe(out) != 0 || ::pipe(err) != 0) return {};
     const auto argv = chat_argv(extra);
@@ -286,7 +289,8 @@ TEST(ChatTerminal, AScriptedSessionStreamsAnswersAndReportsCostAndHistory) {
 
     chat.type("Where is my parcel");
     const std::string answer = chat.until(kPrompt);
-    EXPECT_NE(answer.find("This is the emulator's answer to: Where is my parcel"), std::string::npos)
+    EXPECT_NE(answer.find("This is the emulator's answer to: Where is my parcel"),
+              std::string::npos)
         << answer;
     EXPECT_NE(answer.find("1 round"), std::string::npos) << answer;
     // The answer came as a stream: the emulator served a streamed response.
@@ -319,7 +323,8 @@ TEST(ChatTerminal, AScriptedSessionStreamsAnswersAndReportsCostAndHistory) {
 TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const ChatRun first = run_piped(emulator.port(), dir.path, {"--new"}, "first question\nsecond question\n");
+    const ChatRun first =
+        run_piped(emulator.port(), dir.path, {"--new"}, "first question\nsecond question\n");
     ASSERT_FALSE(first.timed_out);
     ASSERT_EQ(first.status, 0) << first.err;
     // stdout is for scripts: the two answers, one line each, no prompt, no ANSI.
@@ -329,8 +334,8 @@ TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
     const std::string id = minted_id(first.err);
     ASSERT_FALSE(id.empty()) << first.err;
 
-    const ChatRun second =
-        run_piped(emulator.port(), dir.path, {"--conversation", id}, "/history\nthird question\n/history\n");
+    const ChatRun second = run_piped(emulator.port(), dir.path, {"--conversation", id},
+                                     "/history\nthird question\n/history\n");
     ASSERT_FALSE(second.timed_out);
     ASSERT_EQ(second.status, 0) << second.err;
     EXPECT_NE(second.err.find("conversation " + id + " (resumed, 4 messages)"), std::string::npos)
@@ -342,7 +347,8 @@ TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
         "2. assistant: This is the emulator's answer to: first question\n"
         "3. user: second question\n"
         "4. assistant: This is the emulator's answer to: second question\n";
-    EXPECT_EQ(second.out, restored + "This is the emulator's answer to: third question\n" + restored +
+    EXPECT_EQ(second.out, restored + "This is the emulator's answer to: third question\n" +
+                              restored +
                               "5. user: third question\n"
                               "6. assistant: This is the emulator's answer to: third question\n");
 }
@@ -364,8 +370,8 @@ TEST(ChatPipe, AnUnknownSlashCommandIsNamedAndTheSessionGoesOn) {
 TEST(ChatPipe, AnUnknownConversationIdIsAStartUpErrorNamingItAndTheStore) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const ChatRun r = run_piped(emulator.port(), dir.path, {"--conversation", "ChatThinker-conv-nope"},
-                            "hello\n");
+    const ChatRun r = run_piped(emulator.port(), dir.path,
+                                {"--conversation", "ChatThinker-conv-nope"}, "hello\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(count_lines(r.err), 1U) << r.err;
@@ -395,7 +401,8 @@ TEST(ChatPipe, AFailedTurnIsOneLineAndTheConversationKeepsWhatWasSaved) {
     const ChatRun r = run_piped(9, dir.path, {}, "hello\n/history\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
-    const auto failed = r.err.find("nucleo chat: model claude-sonnet-4-5 (provider anthropic): the turn failed");
+    const auto failed =
+        r.err.find("nucleo chat: model claude-sonnet-4-5 (provider anthropic): the turn failed");
     ASSERT_NE(failed, std::string::npos) << r.err;
     EXPECT_EQ(count_lines(r.err.substr(failed)), 1U) << r.err;
     EXPECT_NE(r.err.find("127.0.0.1:9"), std::string::npos) << r.err;
@@ -409,7 +416,7 @@ TEST(ChatPipe, ToolCallsShowAsTheyHappenAndTheAnswerUsesTheResult) {
     fs::create_directories(tools);
     std::ofstream(tools / "notes.txt") << "hello\n";
     const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
-                            "what is in the folder\n");
+                                "what is in the folder\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
     // The emulator calls the first declared tool (list_files) with no arguments (none required).
@@ -436,7 +443,9 @@ TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
     EXPECT_EQ(r.status, 0) << r.err;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(
-        r.out, m, std::regex("compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+)\\)")))
+        r.out, m,
+        std::regex(
+            "compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+)\\)")))
         << r.out;
     EXPECT_NE(m[1].str(), "NONE");
     EXPECT_LT(std::stoll(m[3].str()), std::stoll(m[2].str()));
