@@ -24,6 +24,9 @@
 //  - Without a persistent store the chat still works, in memory only (a note says so), and
 //    --conversation is refused.
 //  - A line starting with `//` is sent as a message starting with `/`.
+//  - Logging: warnings and errors only unless NUCLEO_LOG_LEVEL says otherwise; the session's own
+//    notes already say what info records would (compaction, usage), and a retried call still
+//    shows its warning while the user waits.
 #include <unistd.h>
 
 #include <cstdint>
@@ -46,6 +49,7 @@
 #include "nucleo/budget.hpp"
 #include "nucleo/compaction.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/log.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/service.hpp"
 #include "nucleo/store.hpp"
@@ -360,7 +364,7 @@ class ChatSession {
         ConversationContext& conversation = b.conversation();
         const std::int64_t before = get_total_tokens(conversation, s_.model);
         const std::int64_t target =
-            arg.empty() ? std::max<std::int64_t>(before / 2, 1) : parse_positive("/compact", arg);
+            arg.empty() ? std::max<std::int64_t>(before / 2, 1) : parse_positive("TOKENS", arg);
         std::int64_t reserve = 0;
         try {
             reserve = output_reserve(conversation, s_.model);
@@ -398,6 +402,16 @@ class ChatSession {
     double compaction_cost_ = 0;  ///< what /compact's summaries cost (turns count their own)
 };
 
+/// A missing api key or base URL is a start-up error rather than the first turn's: the request a
+/// first message would send is built, never sent, which checks the provider's credentials.
+void check_provider(ProviderClient& client, const ModelSpec& model) {
+    ConversationContext probe("nucleo-chat-start-up-check");
+    probe.set_output(OutputSize::kMedium);
+    probe.set_depth(Depth::kImmediate);
+    probe.add_message(Message::outgoing_text("ping"));
+    (void)client.build_request(probe, model);
+}
+
 std::string default_user() {
     const char* user = std::getenv("USER");
     return user != nullptr && *user != '\0' ? user : "local";
@@ -426,6 +440,7 @@ int run_chat(const Argv& argv) {
     if (auto v = args.get("comfort"))
         window.comfort_context_tokens = parse_positive("--comfort", *v);
 
+    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     const Config config = load_config(args);
     if (config.catalog().empty()) {
         throw Error(ErrorKind::kConfig, config.path().string() + ": the model catalog is empty");
@@ -441,6 +456,7 @@ int run_chat(const Argv& argv) {
     } restore{set_model_call_handler(models.handler())};
 
     ProviderClient client = provider_client_for(config, model);
+    check_provider(client, model);
 
     ConversationServiceOptions so;
     std::string store_where;

@@ -119,11 +119,17 @@ struct ChatRun {
 
 /// Runs `nucleo chat` with `input` on a pipe for stdin; collects stdout and stderr to EOF.
 ChatRun run_piped(int port, const fs::path& dir, const std::vector<std::string>& extra,
-                  const std::string& input) {
+                  const std::string& input, const std::string& env_override = {}) {
     int in[2], out[2], err[2];
     if (::pipe(in) != 0 || ::pipe(out) != 0 || ::pipe(err) != 0) return {};
     const auto argv = chat_argv(extra);
-    const auto env = chat_env(port, dir, false);
+    auto env = chat_env(port, dir, false);
+    if (!env_override.empty()) {
+        // NAME=value replaces the NAME chat_env set.
+        const std::string name = env_override.substr(0, env_override.find('=') + 1);
+        std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(name); });
+        env.push_back(env_override);
+    }
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::dup2(in[0], 0);
@@ -356,13 +362,18 @@ TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
 TEST(ChatPipe, AnUnknownSlashCommandIsNamedAndTheSessionGoesOn) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const ChatRun r = run_piped(emulator.port(), dir.path, {}, "/frobnicate now\nhello\n/cost\n");
+    const ChatRun r =
+        run_piped(emulator.port(), dir.path, {}, "/frobnicate now\n/compact 10x\nhello\n/cost\n");
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("unknown command '/frobnicate'"), std::string::npos) << r.err;
     for (const char* c : {"/history", "/transcript", "/compact", "/cost", "/new", "/quit"}) {
         EXPECT_NE(r.err.find(c), std::string::npos) << c << " not listed: " << r.err;
     }
+    EXPECT_NE(
+        r.err.find("nucleo chat: /compact: TOKENS must be a positive whole number, got '10x'"),
+        std::string::npos)
+        << r.err;
     EXPECT_NE(r.out.find("This is the emulator's answer to: hello\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("cost: 1 turn"), std::string::npos) << r.out;
 }
@@ -392,6 +403,18 @@ TEST(ChatPipe, ABadModelIdIsAStartUpErrorListingTheCatalog) {
     EXPECT_NE(r.err.find("no-such-model"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("claude-sonnet-4-5"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(ChatPipe, AMissingApiKeyIsAStartUpErrorBeforeAnyRequest) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun r = run_piped(emulator.port(), dir.path, {}, "hello\n", "ANTHROPIC_API_KEY=");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1U) << r.err;
+    EXPECT_NE(r.err.find("provider 'anthropic' has no api_key"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(emulator.get("/stats").body.find("\"total\":0"), std::string::npos);
 }
 
 TEST(ChatPipe, AFailedTurnIsOneLineAndTheConversationKeepsWhatWasSaved) {
