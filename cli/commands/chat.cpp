@@ -267,7 +267,8 @@ class ChatSession {
                  "); asked again with a larger budget]");
         };
         cb.on_tool_call_started = [this](const ToolCallEvent& call) {
-            if (s_.interactive) end_answer_line();
+            // Text said before a tool call ends its line, on a terminal and for scripts alike.
+            end_answer_line();
             notes_ << dim() << "[tool " << call.name << " "
                    << one_line(call.input_json, kArgsPreview) << "]" << std::flush;
         };

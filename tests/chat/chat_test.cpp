@@ -245,6 +245,7 @@ class PtyChat {
     int finish() {
         while (read_some()) {
         }
+        if (Clock::now() >= deadline_) ::kill(pid_, SIGKILL);  // hung: never wait forever
         reaped_ = true;
         return wait_status(pid_);
     }
