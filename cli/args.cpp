@@ -1,6 +1,8 @@
 #include "args.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <string>
 
 namespace nucleo::cli {
 
@@ -37,6 +39,16 @@ std::string Args::require(const std::string& name) const {
     auto v = get(name);
     if (!v) throw UsageError{"missing required option --" + name};
     return *v;
+}
+
+std::int64_t parse_positive(const std::string& what, const std::string& value) {
+    try {
+        std::size_t used = 0;
+        const long long n = std::stoll(value, &used);
+        if (used == value.size() && n > 0) return n;
+    } catch (const std::exception&) {
+    }
+    throw UsageError{what + " must be a positive whole number, got '" + value + "'"};
 }
 
 void Args::allow_only(const std::vector<std::string>& known) const {

@@ -1,6 +1,7 @@
 // A small argument reader for the `nucleo` subcommands: `--name value`, `--flag`, positionals.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,10 @@ inline constexpr int kExitBadInput = 2;
 struct UsageError {
     std::string message;
 };
+
+/// `value` as a whole number above zero; UsageError "WHAT must be a positive whole number, got
+/// 'VALUE'" otherwise (`what` names the option, e.g. "--comfort").
+std::int64_t parse_positive(const std::string& what, const std::string& value);
 
 /// Parsed arguments of one subcommand. `flags` names the options that take no value.
 class Args {

@@ -18,6 +18,7 @@ struct Command {
 /// The table main.cpp dispatches on, defined in commands/table.cpp.
 const std::vector<Command>& commands();
 
+int run_chat(const Argv& args);
 int run_compact(const Argv& args);
 int run_config(const Argv& args);
 int run_demo(const Argv& args);

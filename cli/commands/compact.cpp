@@ -34,16 +34,6 @@ constexpr const char* kUsage =
     "  --summarizer NAME  a summarizer plugin (default: the config's, else extractive)\n"
     "  --report           print level, tokens before/after, summaries and cost on stderr";
 
-std::int64_t parse_count(const std::string& name, const std::string& value) {
-    try {
-        std::size_t used = 0;
-        const long long n = std::stoll(value, &used);
-        if (used == value.size() && n > 0) return n;
-    } catch (const std::exception&) {
-    }
-    throw UsageError{"--" + name + " must be a positive whole number, got '" + value + "'"};
-}
-
 double parse_share(const std::string& value) {
     try {
         std::size_t used = 0;
@@ -90,7 +80,7 @@ int run_compact(const Argv& argv) {
     args.allow_only(
         {"in", "model", "comfort", "trigger", "summarizer", "report", "help", kConfigOption});
     ContextWindowSettings settings;
-    if (auto v = args.get("comfort")) settings.comfort_context_tokens = parse_count("comfort", *v);
+    if (auto v = args.get("comfort")) settings.comfort_context_tokens = parse_positive("--comfort", *v);
     if (auto v = args.get("trigger")) settings.compaction_trigger = parse_share(*v);
     ConversationContext conversation = load_conversation(args.require("in"));
     const Config config = load_config(args);

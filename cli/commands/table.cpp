@@ -5,6 +5,7 @@ namespace nucleo::cli {
 // Add a line per subcommand (alphabetical), and declare its function in commands.hpp.
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
+        {"chat", run_chat, "an interactive agent session, streamed and saved (--model ID --user U --conversation ID|--new --tools-dir DIR)"},
         {"compact", run_compact, "compact a conversation to its window (--in CONV --model ID --report)"},
         {"config", run_config, "print the config with secrets shown as *** (--config FILE)"},
         {"conversations", run_conversations, "a user's stored conversations (--user U list|show|history|transcript|export|import|delete)"},

@@ -1,0 +1,503 @@
+// `nucleo chat [--model ID] [--user U] [--conversation ID | --new] [--tools-dir DIR]
+// [--comfort N] [--config FILE]` (issue 8 item 3): an interactive session over the agent loop.
+//
+// Every message is one Agent turn through a ConversationService wired to the config's persistent
+// store, so the save discipline holds (saved after the user's message, after the answer, and on
+// an abnormal end): a failed turn leaves the conversation as last saved and the session goes on.
+// The answer streams as it arrives; tool calls show as they happen.
+//
+// Decisions:
+//  - Terminal or script. With a terminal on stdin the session prompts (`you> `), colours its
+//    notes, and notes (the conversation id, tool calls, each turn's usage) go to stdout with the
+//    answer. Without one it reads one message per line and stdout carries only what a script
+//    wants: each answer (ending with a newline) and the output of slash commands, no prompt and
+//    no ANSI; the notes go to stderr. Errors always go to stderr as one line.
+//  - Exit status: non-zero only for start-up errors (bad usage 2, bad config/model/conversation
+//    id 2, a store that cannot open 1...). End of input and /quit exit 0, whatever turns failed.
+//  - The model is --model, else the catalog's first entry; the user is --user, else $USER, else
+//    "local". The seat declares a MEDIUM output and IMMEDIATE depth.
+//  - Tools: none unless --tools-dir DIR, then list_files and read_file confined to DIR
+//    (chat_tools.hpp says why).
+//  - Compaction: the agent checks the window before every call with the config's summarizer and
+//    the model's comfort window (--comfort N overrides it). `/compact [TOKENS]` compacts now to
+//    TOKENS, by default half of what the conversation holds, and reports the level reached.
+//  - Without a persistent store the chat still works, in memory only (a note says so), and
+//    --conversation is refused.
+//  - A line starting with `//` is sent as a message starting with `/`.
+//  - Logging: warnings and errors only unless NUCLEO_LOG_LEVEL says otherwise; the session's own
+//    notes already say what info records would (compaction, usage), and a retried call still
+//    shows its warning while the user waits.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "commands/chat_tools.hpp"
+#include "commands/provider_output.hpp"
+#include "config_loading.hpp"
+#include "nucleo/agent.hpp"
+#include "nucleo/budget.hpp"
+#include "nucleo/compaction.hpp"
+#include "nucleo/errors.hpp"
+#include "nucleo/log.hpp"
+#include "nucleo/plugins.hpp"
+#include "nucleo/service.hpp"
+#include "nucleo/store.hpp"
+#include "nucleo/tokens.hpp"
+#include "nucleo/transcript.hpp"
+
+namespace nucleo::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: nucleo chat [--model ID] [--user U] [--conversation ID | --new] [--tools-dir DIR]\n"
+    "                   [--comfort N] [--config FILE]\n"
+    "  --model ID         a catalog id (default: the catalog's first model)\n"
+    "  --user U           the user the conversations belong to (default: $USER, else local)\n"
+    "  --conversation ID  resume a stored conversation of this user\n"
+    "  --new              start a new conversation (the default); its id is printed\n"
+    "  --tools-dir DIR    give the model list_files and read_file, confined to DIR\n"
+    "                     (default: no tools)\n"
+    "  --comfort N        the comfort window in tokens (default: the catalog's, else 128000)\n"
+    "  With a terminal, type messages at the prompt; without one, one message per line.\n"
+    "  Commands: /history /transcript /compact [TOKENS] /cost /new /quit /help";
+
+constexpr const char* kCommands =
+    "/history, /transcript, /compact [TOKENS], /cost, /new, /quit, /help";
+
+constexpr const char* kHelp =
+    "/history          the messages so far, one line each\n"
+    "/transcript       the conversation as text for a reader\n"
+    "/compact [TOKENS] compact now to TOKENS (default: half the conversation), report the level\n"
+    "/cost             tokens, cache hit rate and spend of this session\n"
+    "/new              start a new conversation\n"
+    "/quit             end the session (so does end of input)\n"
+    "//text            send a message that starts with /\n";
+
+/// How long the argument preview of a tool call may be on its note line.
+constexpr std::size_t kArgsPreview = 80;
+/// How long one /history line's text may be.
+constexpr std::size_t kHistoryPreview = 100;
+
+/// `text` on one line (newlines and tabs as spaces, runs of spaces kept as one), cut to `max`.
+std::string one_line(std::string_view text, std::size_t max) {
+    std::string out;
+    for (const char c : text) {
+        const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+        if (space) {
+            if (!out.empty() && out.back() != ' ') out += ' ';
+        } else {
+            out += c;
+        }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    if (out.size() > max) out = out.substr(0, max - 3) + "...";
+    return out;
+}
+
+std::string dollars(double d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "$%.6f", d);
+    return buf;
+}
+
+std::string percent(double share) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", share * 100.0);
+    return buf;
+}
+
+/// The summarizer compaction uses: the config's `summarizer`, else the embedded `extractive`.
+SummarizerInstance make_summarizer(const Config& config, const PluginLoader& loader) {
+    if (config.summarizer()) {
+        return loader.load(config.summarizer()->plugin)
+            .make_summarizer(config.summarizer()->options_json);
+    }
+    return loader.load("extractive").make_summarizer("{}");
+}
+
+/// A conversation borrowed from the service between turns (for /history, /transcript, /compact):
+/// obtained for the thinker and released when done, as a turn does.
+class Borrowed {
+  public:
+    Borrowed(ConversationService& service, std::shared_ptr<Thinker> thinker)
+        : service_(service),
+          thinker_(std::move(thinker)),
+          conversation_(service_.obtain_conversation(thinker_).get()) {}
+    ~Borrowed() { service_.release(*thinker_); }
+    Borrowed(const Borrowed&) = delete;
+    Borrowed& operator=(const Borrowed&) = delete;
+
+    [[nodiscard]] ConversationContext& conversation() const { return *conversation_; }
+
+  private:
+    ConversationService& service_;
+    std::shared_ptr<Thinker> thinker_;
+    std::shared_ptr<ConversationContext> conversation_;
+};
+
+/// What the session is wired to; built at start-up, where every failure is an exit status.
+struct ChatSetup {
+    const Config& config;
+    const ModelSpec& model;
+    const PluginLoader& loader;
+    Agent& agent;
+    ConversationService& service;
+    std::string user;
+    std::string store_where;   ///< "stores.persistent (sqlite) of FILE", or "" without one
+    std::string tools;         ///< which tools the model has, for the greeting
+    bool interactive = false;  ///< a terminal on stdin
+    bool ansi = false;         ///< colour the prompt and the notes
+};
+
+class ChatSession {
+  public:
+    explicit ChatSession(ChatSetup setup)
+        : s_(std::move(setup)), notes_(s_.interactive ? std::cout : std::cerr) {}
+
+    /// Adopts `id` (verified to exist for the user: kNotFound naming it and the store otherwise)
+    /// or mints a new conversation; prints which.
+    void open(const std::optional<std::string>& id) {
+        if (!id) {
+            start_new();
+            return;
+        }
+        thinker_ = fresh_thinker();
+        thinker_->set_conversation_id(*id);
+        std::size_t messages = 0;
+        try {
+            messages = Borrowed(s_.service, thinker_).conversation().messages().size();
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::kNotFound) throw;
+            throw Error(ErrorKind::kNotFound, "--conversation " + *id +
+                                                  ": no such conversation for user '" + s_.user +
+                                                  "' in " + s_.store_where);
+        }
+        note("conversation " + *id + " (resumed, " + std::to_string(messages) + " messages)");
+    }
+
+    /// The read loop; returns the exit status (0: end of input or /quit).
+    int run() {
+        if (s_.interactive) {
+            note("model " + s_.model.id + ", user " + s_.user + ", " + s_.tools +
+                 "; /help for commands, /quit to end");
+        }
+        std::string line;
+        while (true) {
+            prompt();
+            if (!std::getline(std::cin, line)) break;
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line.find_first_not_of(" \t") == std::string::npos) continue;
+            if (line.starts_with("//")) {
+                turn(line.substr(1));
+            } else if (line.starts_with("/")) {
+                if (!command(line)) return kExitOk;
+            } else {
+                turn(line);
+            }
+        }
+        if (s_.interactive) std::cout << "\n" << std::flush;
+        return kExitOk;
+    }
+
+  private:
+    // ---- output ----------------------------------------------------------------------------
+
+    const char* dim() const { return s_.ansi ? "\x1b[2m" : ""; }
+    const char* reset() const { return s_.ansi ? "\x1b[0m" : ""; }
+
+    void prompt() {
+        if (!s_.interactive) return;
+        std::cout << (s_.ansi ? "\x1b[1;36myou> \x1b[0m" : "you> ") << std::flush;
+    }
+
+    /// Ends the answer's line on stdout when text was left without a newline.
+    void end_answer_line() {
+        if (!answer_line_open_) return;
+        std::cout << "\n";
+        answer_line_open_ = false;
+    }
+
+    /// A note line (conversation id, tool calls, usage): dim on a terminal, stderr for scripts.
+    void note(const std::string& text) {
+        if (s_.interactive) end_answer_line();
+        notes_ << dim() << text << reset() << "\n" << std::flush;
+    }
+
+    void error_line(const std::string& text) {
+        end_answer_line();
+        std::cout << std::flush;
+        std::cerr << "nucleo chat: " << text << "\n" << std::flush;
+    }
+
+    // ---- conversations ---------------------------------------------------------------------
+
+    std::shared_ptr<Thinker> fresh_thinker() const {
+        return s_.agent.make_thinker(s_.user, OutputSize::kMedium, Depth::kImmediate);
+    }
+
+    void start_new() {
+        thinker_ = fresh_thinker();
+        const std::string id = thinker_->mint_conversation_id();
+        note("conversation " + id + " (new)");
+    }
+
+    // ---- a turn ----------------------------------------------------------------------------
+
+    TurnCallbacks callbacks() {
+        TurnCallbacks cb;
+        cb.on_text_delta = [this](std::string_view text) {
+            if (text.empty()) return;
+            std::cout << text << std::flush;
+            answer_line_open_ = text.back() != '\n';
+        };
+        cb.on_discard = [this](std::string_view reason) {
+            note("[the answer so far was cut short (" + std::string(reason) +
+                 "); asked again with a larger budget]");
+        };
+        cb.on_tool_call_started = [this](const ToolCallEvent& call) {
+            // Text said before a tool call ends its line, on a terminal and for scripts alike.
+            end_answer_line();
+            notes_ << dim() << "[tool " << call.name << " "
+                   << one_line(call.input_json, kArgsPreview) << "]" << std::flush;
+        };
+        cb.on_tool_call_finished = [this](const ToolCallEvent&, const ToolOutput& output) {
+            if (output.is_error) {
+                notes_ << " error: " << one_line(output.text, kArgsPreview);
+            } else {
+                notes_ << " ok";
+            }
+            notes_ << reset() << "\n" << std::flush;
+        };
+        cb.on_compaction = [this](const CompactionReport& r) {
+            note("[compacted: level " + std::string(to_string(r.level)) + ", " +
+                 std::to_string(r.tokens_before) + " -> " + std::to_string(r.tokens_after) +
+                 " tokens]");
+        };
+        return cb;
+    }
+
+    void turn(std::string message) {
+        try {
+            const TurnReport r =
+                s_.agent.run_turn(s_.service, thinker_, std::move(message), callbacks());
+            end_answer_line();
+            std::cout << std::flush;
+            if (r.end == TurnEnd::kRoundLimit) {
+                note("[the round limit (" + std::to_string(r.rounds) +
+                     ") was reached with tool calls still wanted; send a message to continue]");
+            }
+            note("[" + std::to_string(r.rounds) + (r.rounds == 1 ? " round, " : " rounds, ") +
+                 std::to_string(r.usage.total_input_tokens()) + " in (cache read " +
+                 std::to_string(r.usage.cache_read_tokens) + "), " +
+                 std::to_string(r.usage.output_tokens) + " out, " + dollars(r.cost) + "]");
+        } catch (const std::exception& e) {
+            // The save discipline saved the conversation at the last boundary it reached.
+            error_line("model " + s_.model.id + " (provider " + s_.model.provider +
+                       "): the turn failed, conversation " + thinker_->conversation_id() +
+                       " kept as last saved: " + one_line(e.what(), 400));
+        }
+    }
+
+    // ---- slash commands --------------------------------------------------------------------
+
+    /// Runs one slash command; false for /quit.
+    bool command(const std::string& line) {
+        const auto space = line.find_first_of(" \t");
+        const std::string name = line.substr(0, space);
+        std::string arg = space == std::string::npos ? "" : line.substr(space + 1);
+        arg = one_line(arg, arg.size() + 3);
+        try {
+            if (name == "/quit" || name == "/exit") return false;
+            if (name == "/help") {
+                std::cout << kHelp << std::flush;
+            } else if (name == "/history") {
+                history();
+            } else if (name == "/transcript") {
+                std::cout << Transcript::render(Borrowed(s_.service, thinker_).conversation())
+                          << std::flush;
+            } else if (name == "/compact") {
+                compact(arg);
+            } else if (name == "/cost") {
+                cost();
+            } else if (name == "/new") {
+                start_new();
+            } else {
+                error_line("unknown command '" + name + "' (commands: " + kCommands + ")");
+            }
+        } catch (const UsageError& e) {
+            error_line(name + ": " + e.message);
+        } catch (const std::exception& e) {
+            error_line(name + " on conversation " + thinker_->conversation_id() + ": " +
+                       one_line(e.what(), 400));
+        }
+        return true;
+    }
+
+    void history() {
+        const Borrowed b(s_.service, thinker_);
+        const auto& messages = b.conversation().messages();
+        std::size_t n = 0;
+        for (const Message& m : messages) {
+            ++n;
+            // The transcript's rendering of one message: "user:\n..." or "assistant:\n...".
+            const std::string text = Transcript::render(std::span<const Message>(&m, 1));
+            if (text.empty()) continue;
+            std::cout << n << ". " << one_line(text, kHistoryPreview) << "\n";
+        }
+        if (messages.empty()) std::cout << "(no messages yet)\n";
+        std::cout << std::flush;
+    }
+
+    void compact(const std::string& arg) {
+        const Borrowed b(s_.service, thinker_);
+        ConversationContext& conversation = b.conversation();
+        const std::int64_t before = get_total_tokens(conversation, s_.model);
+        const std::int64_t target =
+            arg.empty() ? std::max<std::int64_t>(before / 2, 1) : parse_positive("TOKENS", arg);
+        std::int64_t reserve = 0;
+        try {
+            reserve = output_reserve(conversation, s_.model);
+        } catch (const Error&) {
+            // No output declared on a conversation of another seat: nothing reserved.
+        }
+        ContextWindowManager manager(make_summarizer(s_.config, s_.loader),
+                                     ContextWindowSettings{target, 1.0});
+        const CompactionReport r = manager.ensure_fits(conversation, s_.model, reserve);
+        s_.service.save_conversation(conversation, *thinker_);
+        compaction_cost_ += r.cost();
+        std::cout << "compaction: level " << to_string(r.level) << ", " << r.tokens_before << " -> "
+                  << r.tokens_after << " tokens (target " << target << "), " << r.summaries.size()
+                  << " summaries, " << dollars(r.cost()) << "\n";
+        for (const std::string& f : r.failures) std::cout << "  failed: " << f << "\n";
+        std::cout << std::flush;
+    }
+
+    void cost() {
+        const UsageTotals t = s_.agent.totals();
+        std::cout << "cost: " << t.turns << (t.turns == 1 ? " turn, " : " turns, ") << t.rounds
+                  << (t.rounds == 1 ? " round" : " rounds") << "; tokens in "
+                  << t.usage.total_input_tokens() << " (cache read " << t.usage.cache_read_tokens
+                  << ", cache write " << t.usage.cache_write_tokens << "), out "
+                  << t.usage.output_tokens << "; cache hit rate " << percent(t.cache_hit_rate())
+                  << "; spend " << dollars(t.cost + compaction_cost_) << " (compaction "
+                  << dollars(t.compaction_cost + compaction_cost_) << ")\n"
+                  << std::flush;
+    }
+
+    ChatSetup s_;
+    std::ostream& notes_;
+    std::shared_ptr<Thinker> thinker_;
+    bool answer_line_open_ = false;
+    double compaction_cost_ = 0;  ///< what /compact's summaries cost (turns count their own)
+};
+
+/// A missing api key or base URL is a start-up error rather than the first turn's: the request a
+/// first message would send is built, never sent, which checks the provider's credentials.
+void check_provider(ProviderClient& client, const ModelSpec& model) {
+    ConversationContext probe("nucleo-chat-start-up-check");
+    probe.set_output(OutputSize::kMedium);
+    probe.set_depth(Depth::kImmediate);
+    probe.add_message(Message::outgoing_text("ping"));
+    (void)client.build_request(probe, model);
+}
+
+std::string default_user() {
+    const char* user = std::getenv("USER");
+    return user != nullptr && *user != '\0' ? user : "local";
+}
+
+}  // namespace
+
+int run_chat(const Argv& argv) {
+    Args args(argv, {"new", "help"});
+    if (args.has("help")) {
+        std::cout << kUsage << "\n";
+        return kExitOk;
+    }
+    args.allow_only(
+        {"model", "user", "conversation", "new", "tools-dir", "comfort", "help", kConfigOption});
+    if (!args.positionals().empty()) {
+        throw UsageError{"unexpected argument '" + args.positionals()[0] +
+                         "' (messages are read from stdin)"};
+    }
+    if (args.has("conversation") && args.has("new")) {
+        throw UsageError{"--conversation and --new exclude each other"};
+    }
+    const std::string user = args.get("user").value_or(default_user());
+    if (user.empty()) throw UsageError{"--user: empty user id"};
+    ContextWindowSettings window;
+    if (auto v = args.get("comfort"))
+        window.comfort_context_tokens = parse_positive("--comfort", *v);
+
+    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
+    const Config config = load_config(args);
+    if (config.catalog().empty()) {
+        throw Error(ErrorKind::kConfig, config.path().string() + ": the model catalog is empty");
+    }
+    const ModelSpec& model = args.get("model") ? config.catalog().find(*args.get("model"))
+                                               : config.catalog().all().front();
+    const PluginLoader loader(config.plugin_paths());
+    // The llm summarizer reaches models through the host: install the service for the session.
+    ModelCallService models(config, loader);
+    struct Restore {
+        ModelCallHandler handler;
+        ~Restore() { set_model_call_handler(std::move(handler)); }
+    } restore{set_model_call_handler(models.handler())};
+
+    ProviderClient client = provider_client_for(config, model);
+    check_provider(client, model);
+
+    ConversationServiceOptions so;
+    std::string store_where;
+    if (const auto& choice = config.persistent_store()) {
+        so.persistent.emplace(loader.load(choice->plugin).make_store(choice->options_json));
+        store_where = "stores.persistent (" + choice->plugin + ") of " + config.path().string();
+    } else if (args.has("conversation")) {
+        throw Error(ErrorKind::kConfig, config.path().string() +
+                                            ": stores.persistent is not configured, so there is "
+                                            "no conversation to resume");
+    }
+    so.cleanup_thread = false;  // one conversation at a time: nothing to evict in the background
+    ConversationService service(std::move(so));
+
+    AgentOptions options;
+    options.window =
+        std::make_shared<ContextWindowManager>(make_summarizer(config, loader), window);
+    options.objective =
+        "You are a helpful assistant in a terminal chat. Answer concisely in plain text.";
+    Agent agent(client, model, std::move(options));
+    std::string tools_note = "tools: off (--tools-dir DIR gives list_files and read_file)";
+    if (auto dir = args.get("tools-dir")) {
+        for (AgentTool& tool : folder_tools(*dir)) agent.add_tool(std::move(tool));
+        tools_note = "tools: list_files, read_file in " + *dir;
+    }
+
+    const bool interactive = ::isatty(STDIN_FILENO) == 1;
+    const char* term = std::getenv("TERM");
+    const bool ansi = interactive && ::isatty(STDOUT_FILENO) == 1 &&
+                      std::getenv("NO_COLOR") == nullptr &&
+                      !(term != nullptr && std::string_view(term) == "dumb");
+    ChatSession session(ChatSetup{config, model, loader, agent, service, user, store_where,
+                                  tools_note, interactive, ansi});
+    session.open(args.get("conversation"));
+    if (store_where.empty()) {
+        std::cerr
+            << "nucleo chat: " << config.path().string()
+            << ": stores.persistent is not configured; this conversation lives in memory only\n";
+    }
+    return session.run();
+}
+
+}  // namespace nucleo::cli

@@ -1,0 +1,494 @@
+// `nucleo chat` (issue 8 item 3), the built binary against the real nucleo-emulator with the
+// shipped config and an SQLite store in a temporary folder: a scripted session through a
+// pseudo-terminal (a real tty: prompts, streamed answer, /cost, /history, /quit), and scripts
+// through pipes (two messages, then a second process resuming the conversation; an unknown slash
+// command; tool calls; a provider that is down; start-up errors).
+//
+// Every read is bounded: poll() with the time left of one generous deadline per test, which
+// fails the test (and kills the child) when reached. No sleeps.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "emulator_client.hpp"
+
+extern char** environ;
+
+namespace nucleo {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+/// Generous: a whole scripted session takes well under a second on an idle machine.
+constexpr auto kDeadline = std::chrono::seconds(90);
+
+/// A temporary folder removed at the end of the test.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        std::string tmpl = (fs::temp_directory_path() / "nucleo-chat-XXXXXX").string();
+        if (::mkdtemp(tmpl.data()) != nullptr) path = tmpl;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+/// The child's environment: ours, with the emulator as Anthropic's endpoint, the build's plugins
+/// and the SQLite file in `dir`.
+std::vector<std::string> chat_env(int port, const fs::path& dir, bool terminal) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string kv = *e;
+        const auto dropped = {"ANTHROPIC_", "NUCLEO_", "NO_COLOR=", "TERM=", "USER="};
+        if (std::none_of(dropped.begin(), dropped.end(),
+                         [&](const char* d) { return kv.starts_with(d); })) {
+            env.push_back(kv);
+        }
+    }
+    env.push_back("ANTHROPIC_API_KEY=sk-test");
+    env.push_back("ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(port));
+    env.push_back(std::string("NUCLEO_PLUGIN_PATH=") + NUCLEO_BUILD_PLUGIN_DIR);
+    env.push_back("NUCLEO_SQLITE_PATH=" + (dir / "chat.db").string());
+    env.push_back("NUCLEO_LOG_LEVEL=warn");
+    env.push_back(terminal ? "TERM=xterm" : "TERM=dumb");
+    return env;
+}
+
+std::vector<std::string> chat_argv(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {
+        NUCLEO_CLI, "chat",
+        "--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml",
+        "--model",  "claude-sonnet-4-5",
+        "--user",   "alice"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+}
+
+/// execve with string vectors; only called in a forked child.
+[[noreturn]] void exec_child(const std::vector<std::string>& argv,
+                             const std::vector<std::string>& env) {
+    std::vector<char*> a;
+    std::vector<char*> e;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    for (const auto& s : env) e.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    e.push_back(nullptr);
+    ::execve(a[0], a.data(), e.data());
+    ::_exit(127);
+}
+
+int wait_status(pid_t pid) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int ms_left(Clock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+}
+
+// ---- through a pipe ---------------------------------------------------------------------------
+
+struct ChatRun {
+    int status = -1;
+    std::string out;
+    std::string err;
+    bool timed_out = false;
+};
+
+/// Runs `nucleo chat` with `input` on a pipe for stdin; collects stdout and stderr to EOF.
+ChatRun run_piped(int port, const fs::path& dir, const std::vector<std::string>& extra,
+                  const std::string& input, const std::string& env_override = {}) {
+    int in[2], out[2], err[2];
+    if (::pipe(in) != 0 || ::pipe(out) != 0 || ::pipe(err) != 0) return {};
+    const auto argv = chat_argv(extra);
+    auto env = chat_env(port, dir, false);
+    if (!env_override.empty()) {
+        // NAME=value replaces the NAME chat_env set.
+        const std::string name = env_override.substr(0, env_override.find('=') + 1);
+        std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(name); });
+        env.push_back(env_override);
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+        exec_child(argv, env);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    ChatRun r;
+    // The input is small (far under a pipe's buffer): written whole, then end of input.
+    std::size_t written = 0;
+    ::signal(SIGPIPE, SIG_IGN);
+    while (written < input.size()) {
+        const ssize_t n = ::write(in[1], input.data() + written, input.size() - written);
+        if (n <= 0) break;
+        written += static_cast<std::size_t>(n);
+    }
+    ::close(in[1]);
+    const auto deadline = Clock::now() + kDeadline;
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    std::string* sinks[2] = {&r.out, &r.err};
+    int open = 2;
+    while (open > 0) {
+        const int ready = ::poll(fds, 2, ms_left(deadline));
+        if (ready == 0) {
+            r.timed_out = true;
+            ::kill(pid, SIGKILL);
+            break;
+        }
+        if (ready < 0 && errno == EINTR) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            char buf[4096];
+            const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                sinks[i]->append(buf, static_cast<std::size_t>(n));
+            } else {
+                ::close(fds[i].fd);
+                fds[i].fd = -1;
+                --open;
+            }
+        }
+    }
+    for (auto& f : fds) {
+        if (f.fd >= 0) ::close(f.fd);
+    }
+    r.status = wait_status(pid);
+    return r;
+}
+
+/// The id in "conversation ID (new)".
+std::string minted_id(const std::string& text) {
+    std::smatch m;
+    const std::regex re("conversation (\\S+) \\(new\\)");
+    return std::regex_search(text, m, re) ? m[1].str() : std::string();
+}
+
+std::size_t count_lines(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// ---- through a pseudo-terminal ----------------------------------------------------------------
+
+/// `nucleo chat` on a pseudo-terminal: what a person at a terminal sees and types.
+class PtyChat {
+  public:
+    PtyChat(int port, const fs::path& dir, const std::vector<std::string>& extra)
+        : deadline_(Clock::now() + kDeadline) {
+        const auto argv = chat_argv(extra);
+        const auto env = chat_env(port, dir, true);
+        pid_ = ::forkpty(&master_, nullptr, nullptr, nullptr);
+        if (pid_ == 0) exec_child(argv, env);
+    }
+    ~PtyChat() {
+        if (pid_ > 0 && !reaped_) {
+            ::kill(pid_, SIGKILL);
+            wait_status(pid_);
+        }
+        if (master_ >= 0) ::close(master_);
+    }
+    PtyChat(const PtyChat&) = delete;
+    PtyChat& operator=(const PtyChat&) = delete;
+
+    [[nodiscard]] bool started() const { return pid_ > 0 && master_ >= 0; }
+
+    /// Reads until `marker` appears after what was consumed; returns the text before it (and
+    /// consumes the marker). Fails the test at the deadline or at end of output.
+    std::string until(const std::string& marker) {
+        while (true) {
+            const auto at = seen_.find(marker, cursor_);
+            if (at != std::string::npos) {
+                std::string chunk = seen_.substr(cursor_, at - cursor_);
+                cursor_ = at + marker.size();
+                return chunk;
+            }
+            if (!read_some()) {
+                ADD_FAILURE() << "no '" << marker << "' in the terminal output:\n"
+                              << seen_.substr(cursor_);
+                return seen_.substr(cursor_);
+            }
+        }
+    }
+
+    void type(const std::string& line) {
+        const std::string text = line + "\n";
+        ASSERT_EQ(::write(master_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    }
+
+    /// Reads to end of output and returns the exit status.
+    int finish() {
+        while (read_some()) {
+        }
+        if (Clock::now() >= deadline_) ::kill(pid_, SIGKILL);  // hung: never wait forever
+        reaped_ = true;
+        return wait_status(pid_);
+    }
+
+    [[nodiscard]] const std::string& everything() const { return seen_; }
+
+  private:
+    /// One bounded read; false at end of output (EIO once the child closed the terminal) or at
+    /// the deadline (a test failure).
+    bool read_some() {
+        pollfd p{master_, POLLIN, 0};
+        while (true) {
+            const int ready = ::poll(&p, 1, ms_left(deadline_));
+            if (ready < 0 && errno == EINTR) continue;
+            if (ready == 0) {
+                ADD_FAILURE() << "the chat did not answer within the deadline";
+                return false;
+            }
+            break;
+        }
+        char buf[4096];
+        const ssize_t n = ::read(master_, buf, sizeof buf);
+        if (n <= 0) return false;
+        seen_.append(buf, static_cast<std::size_t>(n));
+        return true;
+    }
+
+    Clock::time_point deadline_;
+    int master_ = -1;
+    pid_t pid_ = -1;
+    bool reaped_ = false;
+    std::string seen_;
+    std::size_t cursor_ = 0;
+};
+
+constexpr const char* kPrompt = "you> ";
+
+// ---- the tests --------------------------------------------------------------------------------
+
+TEST(ChatTerminal, AScriptedSessionStreamsAnswersAndReportsCostAndHistory) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    PtyChat chat(emulator.port(), dir.path, {});
+    ASSERT_TRUE(chat.started());
+    const std::string greeting = chat.until(kPrompt);
+    EXPECT_NE(minted_id(greeting), "") << greeting;
+    EXPECT_NE(greeting.find("\x1b["), std::string::npos) << "a terminal gets colour";
+
+    chat.type("Where is my parcel");
+    const std::string answer = chat.until(kPrompt);
+    EXPECT_NE(answer.find("This is the emulator's answer to: Where is my parcel"),
+              std::string::npos)
+        << answer;
+    EXPECT_NE(answer.find("1 round"), std::string::npos) << answer;
+    // The answer came as a stream: the emulator served a streamed response.
+    const auto stats = emulator.get("/stats");
+    EXPECT_NE(stats.body.find("\"streams\":1"), std::string::npos) << stats.body;
+
+    chat.type("/cost");
+    const std::string cost = chat.until(kPrompt);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        cost, m,
+        std::regex("cost: 1 turn, 1 round; tokens in ([0-9]+) \\(cache read [0-9]+, cache write "
+                   "[0-9]+\\), out ([0-9]+); cache hit rate [0-9.]+%; spend \\$([0-9.]+)")))
+        << cost;
+    EXPECT_GT(std::stoll(m[1].str()), 0);
+    EXPECT_GT(std::stoll(m[2].str()), 0);
+    EXPECT_GT(std::stod(m[3].str()), 0.0);
+
+    chat.type("/history");
+    const std::string history = chat.until(kPrompt);
+    EXPECT_NE(history.find("1. user: Where is my parcel"), std::string::npos) << history;
+    EXPECT_NE(history.find("2. assistant: This is the emulator's answer to: Where is my parcel"),
+              std::string::npos)
+        << history;
+
+    chat.type("/quit");
+    EXPECT_EQ(chat.finish(), 0) << chat.everything();
+}
+
+TEST(ChatPipe, TwoMessagesThenASecondProcessResumesTheConversation) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun first =
+        run_piped(emulator.port(), dir.path, {"--new"}, "first question\nsecond question\n");
+    ASSERT_FALSE(first.timed_out);
+    ASSERT_EQ(first.status, 0) << first.err;
+    // stdout is for scripts: the two answers, one line each, no prompt, no ANSI.
+    EXPECT_EQ(first.out,
+              "This is the emulator's answer to: first question\n"
+              "This is the emulator's answer to: second question\n");
+    const std::string id = minted_id(first.err);
+    ASSERT_FALSE(id.empty()) << first.err;
+
+    const ChatRun second = run_piped(emulator.port(), dir.path, {"--conversation", id},
+                                     "/history\nthird question\n/history\n");
+    ASSERT_FALSE(second.timed_out);
+    ASSERT_EQ(second.status, 0) << second.err;
+    EXPECT_NE(second.err.find("conversation " + id + " (resumed, 4 messages)"), std::string::npos)
+        << second.err;
+    EXPECT_EQ(second.out.find("\x1b["), std::string::npos);
+    EXPECT_EQ(second.out.find(kPrompt), std::string::npos);
+    const std::string restored =
+        "1. user: first question\n"
+        "2. assistant: This is the emulator's answer to: first question\n"
+        "3. user: second question\n"
+        "4. assistant: This is the emulator's answer to: second question\n";
+    EXPECT_EQ(second.out, restored + "This is the emulator's answer to: third question\n" +
+                              restored +
+                              "5. user: third question\n"
+                              "6. assistant: This is the emulator's answer to: third question\n");
+}
+
+TEST(ChatPipe, AnUnknownSlashCommandIsNamedAndTheSessionGoesOn) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun r =
+        run_piped(emulator.port(), dir.path, {}, "/frobnicate now\n/compact 10x\nhello\n/cost\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("unknown command '/frobnicate'"), std::string::npos) << r.err;
+    for (const char* c : {"/history", "/transcript", "/compact", "/cost", "/new", "/quit"}) {
+        EXPECT_NE(r.err.find(c), std::string::npos) << c << " not listed: " << r.err;
+    }
+    EXPECT_NE(
+        r.err.find("nucleo chat: /compact: TOKENS must be a positive whole number, got '10x'"),
+        std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("This is the emulator's answer to: hello\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cost: 1 turn"), std::string::npos) << r.out;
+}
+
+TEST(ChatPipe, AnUnknownConversationIdIsAStartUpErrorNamingItAndTheStore) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun r = run_piped(emulator.port(), dir.path,
+                                {"--conversation", "ChatThinker-conv-nope"}, "hello\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1U) << r.err;
+    EXPECT_NE(r.err.find("ChatThinker-conv-nope"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("user 'alice'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("stores.persistent (sqlite)"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(emulator.get("/stats").body.find("\"total\":0"), std::string::npos);
+}
+
+TEST(ChatPipe, ABadModelIdIsAStartUpErrorListingTheCatalog) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--model", "no-such-model"}, "hello\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1U) << r.err;
+    EXPECT_NE(r.err.find("no-such-model"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("claude-sonnet-4-5"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(ChatPipe, AMissingApiKeyIsAStartUpErrorBeforeAnyRequest) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun r = run_piped(emulator.port(), dir.path, {}, "hello\n", "ANTHROPIC_API_KEY=");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1U) << r.err;
+    EXPECT_NE(r.err.find("provider 'anthropic' has no api_key"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(emulator.get("/stats").body.find("\"total\":0"), std::string::npos);
+}
+
+TEST(ChatPipe, AFailedTurnIsOneLineAndTheConversationKeepsWhatWasSaved) {
+    // Nothing listens on the discard port: the turn fails after the client's retries, the user's
+    // message was saved at its boundary, the session goes on and exits 0.
+    TempDir dir;
+    const ChatRun r = run_piped(9, dir.path, {}, "hello\n/history\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto failed =
+        r.err.find("nucleo chat: model claude-sonnet-4-5 (provider anthropic): the turn failed");
+    ASSERT_NE(failed, std::string::npos) << r.err;
+    EXPECT_EQ(count_lines(r.err.substr(failed)), 1U) << r.err;
+    EXPECT_NE(r.err.find("127.0.0.1:9"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "1. user: hello\n");
+}
+
+TEST(ChatPipe, ToolCallsShowAsTheyHappenAndTheAnswerUsesTheResult) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const fs::path tools = dir.path / "docs";
+    fs::create_directories(tools);
+    std::ofstream(tools / "notes.txt") << "hello\n";
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
+                                "what is in the folder\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    // The emulator calls the first declared tool (list_files) with no arguments (none required).
+    EXPECT_NE(r.err.find("[tool list_files {}] ok\n"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "The tool list_files returned: notes.txt\n");
+    EXPECT_NE(r.err.find("2 rounds"), std::string::npos) << r.err;
+}
+
+TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
+    // The user's messages and the final answers are non-compactable: what /compact can shrink is
+    // a tool result, so the model lists a folder of many long names first.
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const fs::path tools = dir.path / "many";
+    fs::create_directories(tools);
+    for (int i = 0; i < 80; ++i) {
+        std::ofstream(tools / ("quarterly-shipment-report-for-depot-number-" + std::to_string(i) +
+                               "-with-parcels-and-signatures.txt"))
+            << i;
+    }
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
+                                "list them\n/compact\n/transcript\n/new\n/history\n/transcript\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        r.out, m,
+        std::regex(
+            "compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+)\\)")))
+        << r.out;
+    EXPECT_NE(m[1].str(), "NONE");
+    EXPECT_LT(std::stoll(m[3].str()), std::stoll(m[2].str()));
+    EXPECT_EQ(std::stoll(m[4].str()), std::stoll(m[2].str()) / 2);
+    // The transcript after compaction: the question and the answer word for word, the listing
+    // no longer whole.
+    const std::string after = r.out.substr(static_cast<std::size_t>(m.position(0)));
+    EXPECT_NE(after.find("user:\nlist them\n"), std::string::npos) << after;
+    EXPECT_NE(after.find("assistant:\nThe tool list_files returned: quarterly-shipment-report"),
+              std::string::npos)
+        << after;
+    EXPECT_EQ(after.find("depot-number-79-with"), std::string::npos) << after;
+    // /new: a second id minted; its history is empty and its transcript too.
+    const std::string first = minted_id(r.err);
+    const std::string second = minted_id(r.err.substr(r.err.find(first) + first.size()));
+    EXPECT_FALSE(second.empty()) << r.err;
+    EXPECT_NE(first, second);
+    EXPECT_TRUE(r.out.ends_with("(no messages yet)\n")) << r.out;
+}
+
+}  // namespace
+}  // namespace nucleo
