@@ -199,6 +199,7 @@ TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
             << out;
         EXPECT_NE(out.find("rounds 3, tool calls 2, notes 1"), std::string::npos) << out;
     }
+}
 
 // ---- examples/c-provider: the acme-chat dialect in plain C ----------------------------------
 
