@@ -18,6 +18,7 @@
 //    "local". The seat declares a MEDIUM output and IMMEDIATE depth.
 //  - Tools: none unless --tools-dir DIR, then list_files and read_file confined to DIR
 //    (chat_tools.hpp says why).
+//  - Caching: every message is marked for caching (AgentOptions::cache_all_messages).
 //  - Compaction: the agent checks the window before every call with the config's summarizer and
 //    the model's comfort window (--comfort N overrides it). `/compact [TOKENS]` compacts now to
 //    TOKENS, by default half of what the conversation holds, and reports the level reached.
@@ -477,6 +478,10 @@ int run_chat(const Argv& argv) {
         std::make_shared<ContextWindowManager>(make_summarizer(config, loader), window);
     options.objective =
         "You are a helpful assistant in a terminal chat. Answer concisely in plain text.";
+    // Seed 003 setCacheAllMessages(true): every turn resends the whole conversation, so marking
+    // it for caching is what makes the next turn's prefix a cache read (the core's cache plan
+    // keeps to the provider's breakpoint limit and minimum cacheable size).
+    options.cache_all_messages = true;
     Agent agent(client, model, std::move(options));
     std::string tools_note = "tools: off (--tools-dir DIR gives list_files and read_file)";
     if (auto dir = args.get("tools-dir")) {

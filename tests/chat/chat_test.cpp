@@ -194,6 +194,18 @@ std::size_t count_lines(const std::string& text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+/// A folder of 80 files with long names: listing it is a tool result of about 2,000 tokens.
+fs::path many_long_names(const fs::path& dir) {
+    const fs::path tools = dir / "many";
+    fs::create_directories(tools);
+    for (int i = 0; i < 80; ++i) {
+        std::ofstream(tools / ("quarterly-shipment-report-for-depot-number-" + std::to_string(i) +
+                               "-with-parcels-and-signatures.txt"))
+            << i;
+    }
+    return tools;
+}
+
 // ---- through a pseudo-terminal ----------------------------------------------------------------
 
 /// `nucleo chat` on a pseudo-terminal: what a person at a terminal sees and types.
@@ -449,18 +461,36 @@ TEST(ChatPipe, ToolCallsShowAsTheyHappenAndTheAnswerUsesTheResult) {
     EXPECT_NE(r.err.find("2 rounds"), std::string::npos) << r.err;
 }
 
+TEST(ChatPipe, TheWholeConversationIsCachedSoTheHitRateClimbsOverTurns) {
+    // Every turn resends the conversation; marked for caching, the next turn reads the prefix
+    // from the cache (the emulator's prefix cache, above the model's 1,024-token minimum).
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const fs::path tools = many_long_names(dir.path);
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
+                                "list them\nagain\nonce more\n/cost\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<long long> reads;
+    const std::regex turn_note("rounds, [0-9]+ in \\(cache read ([0-9]+)\\)");
+    for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), turn_note);
+         it != std::sregex_iterator(); ++it) {
+        reads.push_back(std::stoll((*it)[1].str()));
+    }
+    ASSERT_EQ(reads.size(), 3U) << r.err;
+    EXPECT_LT(reads[0], reads[1]) << r.err;
+    EXPECT_LT(reads[1], reads[2]) << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("cache hit rate ([0-9.]+)%"))) << r.out;
+    EXPECT_GT(std::stod(m[1].str()), 0.0);
+}
+
 TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
     // The user's messages and the final answers are non-compactable: what /compact can shrink is
     // a tool result, so the model lists a folder of many long names first.
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const fs::path tools = dir.path / "many";
-    fs::create_directories(tools);
-    for (int i = 0; i < 80; ++i) {
-        std::ofstream(tools / ("quarterly-shipment-report-for-depot-number-" + std::to_string(i) +
-                               "-with-parcels-and-signatures.txt"))
-            << i;
-    }
+    const fs::path tools = many_long_names(dir.path);
     const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
                                 "list them\n/compact\n/transcript\n/new\n/history\n/transcript\n");
     ASSERT_FALSE(r.timed_out);
