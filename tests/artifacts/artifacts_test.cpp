@@ -320,6 +320,28 @@ TEST(WriteSummarizedWithRefs, PrepareTurnsPojoBlocksIntoJsonBlocksWithRefs) {
     EXPECT_THAT(json->json, HasSubstr("[SUMMARY: 900 chars]"));
 }
 
+// A warm render reuses a message's rendered PojoBlocks; a new summarizer is seen at once.
+TEST(WriteSummarizedWithRefs, ANewSummarizerIsUsedByTheNextRender) {
+    ConversationContext c("c", "u");
+    Message m = Message::outgoing_text("results");
+    m.blocks.push_back(pojo_block(deep_result()));
+    c.add_message(m);
+    const FixedContentFormatter native(true, true);
+    auto notes = [&c, &native] {
+        const PreparedConversation p = c.prepare_messages_for_llm(native, false);
+        const rapidjson::Document doc = parse(p.turns[0].blocks[1].get_if<JsonBlock>()->json);
+        return std::string(doc["notes"].GetString());
+    };
+    EXPECT_THAT(notes(), HasSubstr("[SUMMARY: 900 chars] note note"));
+    EXPECT_EQ(notes(), notes());
+    auto summarizer = std::make_shared<CountingSummarizer>();
+    c.artifacts().set_summarizer(summarizer);
+    EXPECT_THAT(notes(), HasSubstr("[SUMMARY: 900 chars] summary of 900 bytes"));
+    const int calls = summarizer->calls;
+    (void)notes();
+    EXPECT_EQ(summarizer->calls, calls) << "the second render makes no summarizer call";
+}
+
 // ---- 5. The artifact tools ----
 
 // Issue 7: "the two tools answering from intact data after the model saw only summaries".
