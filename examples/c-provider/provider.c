@@ -1089,9 +1089,15 @@ static int32_t provider_decode(nucleo_instance* instance, int32_t http_status,
     return w.status;
 }
 
+/* Designated initializers: slots a newer plugin.h appends (1.2's decode_event) are NULL, which
+ * the host reads as "not offered", and the plugin still compiles warning-free against it. */
 static const nucleo_provider_factory provider_factory = {
-    sizeof(nucleo_provider_factory), provider_create, provider_destroy,
-    provider_capabilities,           provider_encode, provider_decode};
+    .struct_size = sizeof(nucleo_provider_factory),
+    .create = provider_create,
+    .destroy = provider_destroy,
+    .capabilities = provider_capabilities,
+    .encode = provider_encode,
+    .decode = provider_decode};
 
 /* Thread rule: any thread after init; static data only. */
 static const void* get_factory(const char* id) {

@@ -293,9 +293,13 @@ static int32_t summarizer_summarize(nucleo_instance* instance, nucleo_string_vie
     return put(out, tail);
 }
 
+/* Designated initializers: slots a newer plugin.h appends stay NULL ("not offered") and the
+ * plugin still compiles warning-free against it. */
 static const nucleo_summarizer_factory summarizer_factory = {
-    sizeof(nucleo_summarizer_factory), summarizer_create, summarizer_destroy,
-    summarizer_summarize};
+    .struct_size = sizeof(nucleo_summarizer_factory),
+    .create = summarizer_create,
+    .destroy = summarizer_destroy,
+    .summarize = summarizer_summarize};
 
 /* Thread rule: any thread after init; static data only. */
 static const void* get_factory(const char* id) {
