@@ -161,13 +161,15 @@ TEST(ArtifactRegistryTiers, GetResolvesEveryTierAndAllArtifactsExcludesTheReacha
     ASSERT_EQ(l->nested.size(), 200U);
     EXPECT_EQ(registry.get_as<Citation>(l->nested[199]), citation(199));
 
-    // Registered on its own, a reachable artifact joins the registered tier.
+    // Registered on its own, a reachable artifact joins the registered tier. (Pointers from
+    // get() last until the next registration: keep references, not pointers.)
     const std::string author_ref = author->ref;
+    const std::string iterand_ref = l->nested[150];
     EXPECT_EQ(registry.register_artifact(Author{"Ada"}), author_ref);
     EXPECT_FALSE(registry.reachable(author_ref));
     EXPECT_EQ(registry.get(author_ref)->type, "person:author");
     EXPECT_EQ(registry.all_artifacts().size(), 3U);
-    EXPECT_NE(registry.get(l->nested[150]), nullptr) << "the index survives the move";
+    EXPECT_NE(registry.get(iterand_ref), nullptr) << "the index survives the move";
 }
 
 TEST(ArtifactRegistryTiers, SearchCoversEveryTierUnderEachArtifactsOwnReference) {

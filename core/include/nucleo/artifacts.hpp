@@ -185,7 +185,8 @@ class ArtifactRegistry {
     /// that is not JSON, a reference held by a different artifact.
     void restore(Artifact artifact);
 
-    /// The artifact a reference names, in either tier, or nullptr. O(1) on average.
+    /// The artifact a reference names, in either tier, or nullptr. O(1) on average. The pointer
+    /// is valid until the next non-const call (a registration may move artifacts).
     [[nodiscard]] const Artifact* get(std::string_view ref) const noexcept;
     /// The artifact as its described C++ type: Error(kNotFound) naming the reference when none,
     /// Error(kInvalidArgument) when it is of another type.
