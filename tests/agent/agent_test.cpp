@@ -146,6 +146,36 @@ TEST_F(AgentLoop, AThrowingToolAndAnErrorResultBecomeIsErrorResults) {
     }
 }
 
+// Seed 000 "Artifact Integration": "LLM sees data for reasoning, but data travels intact via
+// registry". A conversation that holds artifacts declares get_artifact_field and
+// search_artifact_content itself; the loop answers them from the registry, with no host tool.
+TEST_F(AgentLoop, TheArtifactToolsAreAnsweredFromTheRegistry) {
+    Agent agent(client_, model_, options("tool-rounds=2,tool-cycle"));
+    ConversationContext c = fresh();
+    const std::string ref = c.artifacts().register_artifact(
+        "link:cite", R"({"url":"https://example.org/a","title":"Intact title"})");
+    std::vector<std::string> called;
+    TurnCallbacks cb;
+    cb.on_tool_call_finished = [&](const ToolCallEvent& e, const ToolOutput& out) {
+        called.push_back(e.name + (out.is_error ? " error: " : " ok: ") + out.text);
+    };
+    const TurnReport r = agent.run_turn(c, "Which page is " + ref, cb);
+    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    ASSERT_EQ(called.size(), 2U);
+    for (const std::string& line : called) {
+        EXPECT_EQ(line.find("unknown tool"), std::string::npos) << line;
+    }
+    // The emulator fills string arguments with the last word of the last user turn, which is
+    // the registry turn ("...Intact title"}): get_artifact_field gets the reference "title",
+    // which resolves to nothing, so the answer is an error naming it -- never an empty success;
+    // search_artifact_content("title") finds the artifact from its intact data.
+    EXPECT_EQ(called[0].rfind("get_artifact_field error: ", 0), 0U) << called[0];
+    EXPECT_NE(called[0].find("'title'"), std::string::npos) << called[0];
+    EXPECT_EQ(called[1].rfind("search_artifact_content ok: ", 0), 0U) << called[1];
+    EXPECT_NE(called[1].find(ref), std::string::npos) << called[1];
+    EXPECT_NE(called[1].find("Intact title"), std::string::npos) << called[1];
+}
+
 TEST_F(AgentLoop, TheRoundLimitEndsATurnThatKeepsCallingTools) {
     AgentOptions o = options("always-tool");
     o.max_rounds = 3;

@@ -181,7 +181,9 @@ struct AgentOptions {
 };
 
 /// The agent loop (seed ChatThinker role). Holds the tools, the client and the model; a turn runs
-/// on a conversation the caller owns. Thread rule: an Agent may run turns on different
+/// on a conversation the caller owns. Calls of the artifact tools a conversation with artifacts
+/// declares (get_artifact_field, search_artifact_content; seed 000 "Artifact Integration") are
+/// answered from its registry unless the host registered a tool of that name. Thread rule: an Agent may run turns on different
 /// conversations concurrently only if its tools are thread-safe; the totals are guarded.
 class Agent {
   public:

@@ -1,5 +1,6 @@
 // The agent loop (core/include/nucleo/agent.hpp): the seeds' ChatThinker role.
 #include "nucleo/agent.hpp"
+#include "nucleo/artifacts.hpp"
 
 #include <mutex>
 #include <random>
@@ -96,9 +97,23 @@ struct Agent::Impl {
 
     /// Runs one tool call. Every failure becomes an is_error result the model reads: an unknown
     /// tool, arguments that do not read, a throw of any kind (issue 8: "never a crash").
-    ToolOutput run_tool(const ToolUseBlock& use, const CancellationToken& cancel) const {
+    /// The artifact tools the conversation declares itself (get_artifact_field,
+    /// search_artifact_content; seed 000 "Artifact Integration") are answered here from its
+    /// registry's intact data unless the host registered a tool of that name.
+    ToolOutput run_tool(const ToolUseBlock& use, const CancellationToken& cancel,
+                        const ConversationContext& conversation) const {
         const AgentTool* tool = find(use.name);
-        if (tool == nullptr) return ToolOutput::error("unknown tool '" + use.name + "'");
+        if (tool == nullptr) {
+            if (auto answer = answer_artifact_tool(conversation.artifacts(), use)) {
+                ToolOutput out;
+                out.is_error = answer->is_error;
+                for (const ContentBlock& b : answer->content) {
+                    if (const auto* text = b.get_if<TextBlock>()) out.text += text->text;
+                }
+                return out;
+            }
+            return ToolOutput::error("unknown tool '" + use.name + "'");
+        }
         if (!tool->run) return ToolOutput::error("tool '" + use.name + "' has no implementation");
         try {
             return tool->run(use.input_json, cancel);
@@ -246,7 +261,7 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
                 out = ToolOutput::error("cancelled before the tool ran");
             } else {
                 if (cb.on_tool_call_started) cb.on_tool_call_started(ev);
-                out = run_tool(use, tool_cancel);
+                out = run_tool(use, tool_cancel, conversation);
                 if (cb.on_tool_call_finished) cb.on_tool_call_finished(ev, out);
             }
             ++rr.tool_calls;
