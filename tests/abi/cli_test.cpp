@@ -10,40 +10,20 @@
 #include <sstream>
 #include <string>
 
+#include "cli_run.hpp"
 #include "nucleo/plugin.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using nucleo::test_support::CliRun;
+using nucleo::test_support::slurp;
 
 /// Runs `env NUCLEO_CLI args`, capturing stdout and stderr separately.
 CliRun run_cli(const std::string& args, const std::string& env = "") {
-    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "abi" / "cli-out";
-    fs::create_directories(dir);
-    const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    const fs::path out = dir / (tag + ".out"), err = dir / (tag + ".err");
-    const std::string cmd = "env " + env + " NUCLEO_LOG_LEVEL=warn '" + std::string(NUCLEO_CLI) +
-                            "' plugins " + args + " >'" + out.string() + "' 2>'" + err.string() +
-                            "'";
-    const int raw = std::system(cmd.c_str());
-    CliRun r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    return nucleo::test_support::run_command("env " + env + " NUCLEO_LOG_LEVEL=warn '" +
+                                             std::string(NUCLEO_CLI) + "' plugins " + args);
 }
 
 const std::string kBad = std::string(ABI_FIXTURE_DIR) + "/bad";

@@ -20,44 +20,23 @@
 #include <string>
 #include <thread>
 
+#include "cli_run.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using nucleo::test_support::CliRun;
+using nucleo::test_support::slurp;
 
 /// The CLI with every provider key unset (so the demo runs offline), stdout and stderr captured.
 CliRun run_demo(const std::string& extra = "") {
-    const fs::path err =
-        fs::temp_directory_path() / ("nucleo-demo-test-" + std::to_string(::getpid()) + ".err");
-    const std::string cmd =
+    return nucleo::test_support::run_command(
         std::string("env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u AWS_ACCESS_KEY_ID ") +
         "-u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u NUCLEO_EMULATOR -u NUCLEO_CONFIG "
         "NUCLEO_PLUGIN_PATH=" +
         NUCLEO_BUILD_PLUGIN_DIR + " " + NUCLEO_CLI + " demo --config " + NUCLEO_SOURCE_DIR +
-        "/config/nucleo.yaml" + extra + " 2>" + err.string();
-    CliRun r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.err = slurp(err);
-    fs::remove(err);
-    return r;
+        "/config/nucleo.yaml" + extra);
 }
 
 std::string after(const std::string& text, const std::string& marker) {

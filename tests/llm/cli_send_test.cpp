@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_run.hpp"
 #include "emulator_client.hpp"
 
 namespace nucleo {
@@ -21,35 +22,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using nucleo::test_support::CliRun;
+using nucleo::test_support::slurp;
 
 /// Runs the CLI with `env` prepended (VAR=value ...), capturing stdout and stderr.
 CliRun nucleo(const std::string& env, const std::string& args) {
-    const fs::path err = fs::temp_directory_path() / ("nucleo-cli-send-" + std::to_string(::getpid()) + ".err");
-    const std::string cmd = "env " + env + " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " " + NUCLEO_CLI +
-                            " " + args + " --config " + NUCLEO_SOURCE_DIR + "/config/nucleo.yaml 2>" + err.string();
-    CliRun r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.err = slurp(err);
-    fs::remove(err);
-    return r;
+    return test_support::run_command("env " + env + " NUCLEO_PLUGIN_PATH=" +
+                                     NUCLEO_BUILD_PLUGIN_DIR + " " + NUCLEO_CLI + " " + args +
+                                     " --config " + NUCLEO_SOURCE_DIR + "/config/nucleo.yaml");
 }
 
 const std::string kDoc = std::string(NUCLEO_SOURCE_DIR) + "/tests/document/fixtures/minimal.json";

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_run.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/service.hpp"
 #include "service_support.hpp"
@@ -19,18 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 using nucleo::Message;
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using nucleo::test_support::CliRun;
+using nucleo::test_support::slurp;
 
 class ConversationsCommand : public ::testing::Test {
   protected:
@@ -48,16 +39,9 @@ class ConversationsCommand : public ::testing::Test {
     void TearDown() override { fs::remove_all(dir_); }
 
     CliRun nucleo(const std::string& args, const std::string& config = "nucleo.yaml") const {
-        const std::string command = std::string("\"") + NUCLEO_CLI + "\" conversations " + args +
-                                    " --config \"" + (dir_ / config).string() + "\" >\"" +
-                                    (dir_ / "out").string() + "\" 2>\"" + (dir_ / "err").string() +
-                                    "\"";
-        CliRun run;
-        const int raw = std::system(command.c_str());
-        run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-        run.out = slurp(dir_ / "out");
-        run.err = slurp(dir_ / "err");
-        return run;
+        return nucleo::test_support::run_command(std::string("\"") + NUCLEO_CLI +
+                                                 "\" conversations " + args + " --config \"" +
+                                                 (dir_ / config).string() + "\"");
     }
 
     // A conversation of two versions saved through the service, as an application would.
