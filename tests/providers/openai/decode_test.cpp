@@ -88,15 +88,17 @@ TEST(OpenAiDecode, ErrorBodiesMapToTheirKindsWithTheProvidersMessage) {
     };
     const std::vector<Case> cases = {
         {429, "error_429.json", ErrorKind::kRateLimited, "Rate limit reached for gpt-4.1"},
-        {400, "error_400.json", ErrorKind::kInvalidArgument,
+        // answers.104: code context_length_exceeded is a context overflow, whatever the status.
+        {400, "error_400.json", ErrorKind::kContextOverflow,
          "maximum context length is 128000 tokens"},
         {401, "error_401.json", ErrorKind::kConfig, "Incorrect API key provided"},
         {404, "error_404.json", ErrorKind::kNotFound, "The model `gpt-9` does not exist"},
         {500, "error_500.json", ErrorKind::kOverloaded, "The server had an error"},
         {503, "error_503.json", ErrorKind::kOverloaded, "currently overloaded"},
         {529, "error_503.json", ErrorKind::kOverloaded, "currently overloaded"},
-        {413, "error_400.json", ErrorKind::kInvalidArgument, "maximum context length"},
-        {422, "error_400.json", ErrorKind::kInvalidArgument, "maximum context length"},
+        {413, "error_400.json", ErrorKind::kContextOverflow, "maximum context length"},
+        {422, "error_400.json", ErrorKind::kContextOverflow, "maximum context length"},
+        {400, "error_401.json", ErrorKind::kInvalidArgument, "Incorrect API key"},
         {403, "error_401.json", ErrorKind::kConfig, "Incorrect API key"},
     };
     for (const auto& c : cases) {
