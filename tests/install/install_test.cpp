@@ -94,6 +94,8 @@ TEST_F(Install, InstallsHeadersLibraryCommandPackageAndPlugins) {
     EXPECT_TRUE(fs::exists(kPrefix / "include/nucleo/plugin.hpp"));
     EXPECT_TRUE(fs::exists(kPrefix / "include/nucleo/plugins.hpp"));
     EXPECT_TRUE(fs::exists(kPrefix / "bin/nucleo"));
+    // The emulator is a product of its own (emulator/), installed beside the command.
+    EXPECT_TRUE(fs::exists(kPrefix / "bin/nucleo-emulator"));
     bool lib = false, config = false, extractive = false;
     for (const auto& e : fs::recursive_directory_iterator(kPrefix)) {
         const std::string name = e.path().filename().string();
