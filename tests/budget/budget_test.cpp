@@ -1,4 +1,4 @@
-// The output budget chain (seed 000 "Output Budget Resolution"; issue 4 item 6).
+// The output budget chain (budget.1-8).
 #include <gtest/gtest.h>
 
 #include "nucleo/budget.hpp"
