@@ -179,7 +179,7 @@ inline void expect_survival(const ConversationContext& before, const Conversatio
         EXPECT_EQ(before.declared_tools()[i].definition, after.declared_tools()[i].definition);
     }
     EXPECT_EQ(before.artifacts(), after.artifacts()) << "the artifact registry was touched";
-    // "A message marked setCompactable(false) is kept word for word at every level."
+    // "A message marked compactable=false is kept word for word at every level."
     for (const Message& m : before.messages()) {
         if (m.compactable) continue;
         const Message* kept = after.find_message(m.id);

@@ -30,9 +30,9 @@ CompactionReport compact(ConversationContext& c, const std::string& summarizer_c
 }
 
 TEST(ContextWindow, ComfortResolvesThinkerThenCatalogThenDefault) {
-    // compaction.1: "A thinker sets its own with setComfortContextTokens ...; otherwise the model's
-    // catalog entry gives it as comfort_context_tokens; otherwise it is
-    // DEFAULT_COMFORT_CONTEXT_TOKENS, 128,000 tokens."
+    // compaction.1: "A thinker sets its own with ContextWindowSettings::comfort_context_tokens ...;
+    // otherwise the model's catalog entry gives it as comfort_context_tokens; otherwise it is
+    // kDefaultComfortContextTokens, 128,000 tokens."
     ModelSpec m = test_model();
     m.max_context_tokens = 200000;
     const SummarizerInstance s = scripted();
@@ -248,7 +248,7 @@ TEST(Overflow, AboveComfortIsAcceptedWhileTheHardLimitHoldsTheReserve) {
 }
 
 TEST(Overflow, ANonCompactableConversationIsNeverCompacted) {
-    // compaction.34: "A conversation marked setCompactable(false) on its ConversationContext is
+    // compaction.34: "A conversation marked compactable=false on its ConversationContext is
     // never compacted."
     ConversationContext c = light_fixture();
     c.set_compactable(false);

@@ -245,7 +245,7 @@ TEST(ConfigErrors, BadEnumValuesListTheAllowedNames) {
 }
 
 TEST(ConfigErrors, BudgetsAreCheckedAgainstTheCeiling) {
-    // budget.3: "The result is capped at ModelSpec.getMaxOutputTokens()": a rung above the
+    // budget.3: "The result is capped at the model's max_output_tokens": a rung above the
     // ceiling is a catalog typo, refused where it is written.
     const auto dir = scratch_dir();
     std::string models = entry("a");

@@ -70,8 +70,8 @@ TEST(Messages, OrphanToolResultIsRefusedNamingTheIdAndPosition) {
     EXPECT_EQ(ctx.messages().size(), 3U);
 }
 
-// budget.7: "the abstract client template bumps the SENT message's requestedOutputTokens to
-// model.getMaxOutputTokens()".
+// budget.7: "the abstract client template bumps the SENT message's requested_output_tokens to
+// the model's max_output_tokens".
 TEST(Messages, RequestedOutputTokensOfAStoredMessageCanBeBumped) {
     ConversationContext ctx("c-3");
     const std::string id = ctx.add_message(Message::outgoing_text("q"));
@@ -88,8 +88,8 @@ TEST(Messages, RequestedOutputTokensOfAStoredMessageCanBeBumped) {
     }
 }
 
-// conversation.22: "carriedInputs() reports the inputs beyond text the outgoing messages carry
-// anywhere in the history, an image block as Input.IMAGES and a file block as Input.DOCUMENTS".
+// conversation.22: "carried_inputs() reports the inputs beyond text the outgoing messages carry
+// anywhere in the history, an image block as Input::kImages and a file block as Input::kDocuments".
 TEST(Declarations, CarriedInputsScanOutgoingHistoryIncludingToolResults) {
     ConversationContext ctx;
     ctx.add_message(Message::outgoing_text("q"));
@@ -146,7 +146,7 @@ TEST(Declarations, SeatDeclarationsAreOptionalAndHoldARungOrATokenCount) {
     EXPECT_TRUE(ctx.compactable());
 }
 
-// conversation.23: "The first user message is ConversationContext.firstUserUtterance() - the first
+// conversation.23: "The first user message is first_user_utterance() - the first
 // message a HUMAN sent. ... the utterance scan skips it [an app-authored message]".
 TEST(Declarations, FirstUserUtteranceSkipsAppAuthoredAndToolResults) {
     ConversationContext ctx;

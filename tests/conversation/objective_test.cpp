@@ -28,7 +28,7 @@ void expect_logged_refusal(const LogCapture& log, int line, const std::string& w
     EXPECT_THAT(errors[0].message, HasSubstr("Stack trace:\n  #0 "));
 }
 
-// conversation.11: "putMainObjective replaces its value in place (a re-put keeps the slot's
+// conversation.11: "put_main_objective replaces its value in place (a re-put keeps the slot's
 // original position, so a refresh never reorders the rendered prefix)".
 TEST(ObjectiveMap, RePutReplacesInPlaceKeepingPosition) {
     ConversationContext ctx;
@@ -59,7 +59,7 @@ TEST(ObjectiveMap, ValuesInOrderAreTheSystemTextAndKeysNeverReachTheWire) {
     EXPECT_THAT(p.system_text(), ::testing::Not(HasSubstr("key")));
 }
 
-// conversation.12: "nukeMainObjective empties the map completely, framework slots included".
+// conversation.12: "nuke_main_objective empties the map completely, framework slots included".
 TEST(ObjectiveMap, NukeEmptiesFrameworkSlotsToo) {
     ConversationContext rendered;
     rendered.put_main_objective("task", "t");

@@ -22,7 +22,7 @@ using testing::text_of;
 const FixedContentFormatter kNative(true, true);
 const FixedContentFormatter kText(false, false);
 
-// channel.4: "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing else."
+// channel.4: "Turns are TurnRole::kUser or TurnRole::kAssistant, nothing else."
 TEST(ChannelContract, OutgoingIsUserAndIncomingIsAssistant) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "t");
@@ -48,7 +48,7 @@ TEST(ChannelContract, OutgoingIsUserAndIncomingIsAssistant) {
     }
 }
 
-// channel.5: "A message carrying any other role string is refused at the mapping (TurnRole.of),
+// channel.5: "A message carrying any other role string is refused at the mapping (TurnRole::of),
 // never silently relabelled."
 TEST(ChannelContract, TurnRoleOfRefusesAnyOtherRoleNamingIt) {
     EXPECT_EQ(TurnRole::of("user"), TurnRole::kUser);
@@ -152,7 +152,7 @@ TEST(ChannelContract, EmptyResponseInstructionsAddNoBlock) {
 }
 
 // conversation.13: "at render, a conversation whose outgoing message carries a handler with
-// usesSchemaNotation() gets the legend under legend ... and a plain-prose conversation never
+// uses_schema_notation() gets the legend under legend ... and a plain-prose conversation never
 // carries it."
 TEST(FrameworkSlots, LegendPresentIffAnOutgoingMessageUsesTheNotation) {
     ConversationContext prose;

@@ -61,7 +61,7 @@ TEST(RenderCli, PreparedPrintsParseableJsonWithOnlyUserAndAssistantTurns) {
     ASSERT_FALSE(doc.HasParseError()) << run.out;
     ASSERT_TRUE(doc.IsObject());
 
-    // channel.4: "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing else."
+    // channel.4: "Turns are TurnRole::kUser or TurnRole::kAssistant, nothing else."
     const auto& turns = doc["turns"];
     ASSERT_TRUE(turns.IsArray());
     ASSERT_GE(turns.Size(), 5U);

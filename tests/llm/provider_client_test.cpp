@@ -133,8 +133,8 @@ TEST_F(ProviderClientTest, RetriesEachTransientFaultThenSucceeds) {
 }
 
 TEST_F(ProviderClientTest, TruncationEscalatesOnceToTheCeiling) {
-    // budget.7: "On truncation ... bumps the SENT message's requestedOutputTokens to
-    // model.getMaxOutputTokens()" and the call is retried once.
+    // budget.7: "On truncation ... bumps the SENT message's requested_output_tokens to
+    // the model's max_output_tokens" and the call is retried once.
     ConversationContext c = conversation();
     c.set_output(std::int64_t{2});  // too small for any answer
     ProviderClient pc = client();

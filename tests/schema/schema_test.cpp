@@ -110,7 +110,7 @@ TEST(SchemaGeneration, EnumPublishesAsStringWithEnumArrayAlsoInsideCollections) 
 }
 
 TEST(SchemaGeneration, ExamplesPublishAsTheStandardExamplesKeyword) {
-    // tools.32: "@LLMExample values publish as the standard examples keyword".
+    // tools.32: "Example values publish as the standard examples keyword".
     const auto doc = parse(schema::json_schema<Ticket>());
     EXPECT_TRUE(doc["properties"]["title"]["examples"] == parse(R"(["Printer on fire"])"));
     EXPECT_TRUE(doc["properties"]["priority"]["examples"] == parse(R"(["HIGH"])"));

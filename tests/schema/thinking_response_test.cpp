@@ -69,7 +69,7 @@ INSTANTIATE_TEST_SUITE_P(AllFour, SchemaStripping,
 
 TEST(ThinkingResponseHandler, NotationStyleAsksForTheLegendJsonSchemaStyleDoesNot) {
     // conversation.13: "a conversation whose outgoing message carries a handler with
-    // usesSchemaNotation() gets the legend".
+    // uses_schema_notation() gets the legend".
     EXPECT_TRUE(ThinkingResponseHandler<Verdict>().uses_schema_notation());
     EXPECT_FALSE(ThinkingResponseHandler<Verdict>(SchemaStyle::kJsonSchema).uses_schema_notation());
     EXPECT_EQ(ThinkingResponseHandler<Verdict>(SchemaStyle::kJsonSchema)
@@ -79,7 +79,7 @@ TEST(ThinkingResponseHandler, NotationStyleAsksForTheLegendJsonSchemaStyleDoesNo
 }
 
 TEST(ThinkingMode, ThinkingActiveIsDepthNotImmediateAndAPositiveBudget) {
-    // tools.21: "ThinkingMode.thinkingActive(model, depth) - the same predicate that gates the
+    // tools.21: "thinking_active(model, depth) - the same predicate that gates the
     // request-time thinking config".
     ModelSpec model;
     model.thinking_budget[Depth::kImmediate] = 4096;  // ignored: IMMEDIATE is thinking off

@@ -146,7 +146,8 @@ TEST(ConversationOwnership, OwningThinkerIsUserGuarded) {
     EXPECT_EQ(service.owning_thinker(id, "alice"), nullptr);
 }
 
-// ownership.3: "obtainConversation does not consult the stores at all for the jobId-keyed default".
+// ownership.3: "obtain_conversation does not consult the stores at all for the job-id-keyed
+// default".
 TEST(TemporaryConversation, NeverTouchesAStore) {
     const std::string log = store_test::temp_sqlite_path() + ".log";
     nucleo::PluginLoader loader;
@@ -168,7 +169,7 @@ TEST(TemporaryConversation, NeverTouchesAStore) {
     std::filesystem::remove(log);
 }
 
-// ownership.21: "every other save is a plain update with no reads (ContextStore.saveContext)".
+// ownership.21: "every other save is a plain update with no reads (PersistentStore::update)".
 TEST(SaveDiscipline, LaterSavesAreUpdatesWithNoReads) {
     const std::string log = store_test::temp_sqlite_path() + ".log";
     nucleo::PluginLoader loader;

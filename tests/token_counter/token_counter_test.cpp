@@ -81,7 +81,7 @@ TEST(TokenCounter, TotalsStayFreshAfterTheListIsRewritten) {
 
 TEST(TokenCounter, TheObjectiveIsCountedOnItsRenderedStringWithoutFreezing) {
     // tokens.11: "The objective and the artifact registry are counted on the strings
-    // prepareMessagesForLLM would send".
+    // prepare_messages_for_llm would send".
     TokenCounter counter(o200k());
     ConversationContext c("c", "u");
     c.put_main_objective("task", "Answer questions about orders.");
