@@ -68,18 +68,25 @@ RequestHead read_request_head(const Value& request, std::string_view plugin) {
     if (head.wire_model.empty()) refuse(plugin, "model.wire_model: a non-empty string is required");
 
     const Value* max_tokens = member(request, "max_tokens");
-    if (max_tokens == nullptr || !max_tokens->IsInt64() || max_tokens->GetInt64() <= 0) {
-        refuse(plugin, "max_tokens: a positive integer is required (the resolved output reserve)");
+    if (max_tokens == nullptr || !max_tokens->IsInt64()) {
+        refuse(plugin,
+               "max_tokens: missing (a positive integer is required: the resolved output reserve)");
     }
     head.max_tokens = max_tokens->GetInt64();
+    if (head.max_tokens <= 0) {
+        refuse(plugin, "max_tokens is " + std::to_string(head.max_tokens) +
+                           "; a positive integer is required (the resolved output reserve)");
+    }
 
     if (const Value* s = member(request, "stream"); s != nullptr && !s->IsNull()) {
         if (!s->IsBool()) refuse(plugin, "stream: expected a boolean");
         head.stream = s->GetBool();
     }
     if (const Value* ttl = member(request, "cache_ttl"); ttl != nullptr && !ttl->IsNull()) {
-        if (!ttl->IsString() || (view(*ttl) != "5m" && view(*ttl) != "1h")) {
-            refuse(plugin, "cache_ttl: must be \"5m\" or \"1h\"");
+        if (!ttl->IsString()) refuse(plugin, "cache_ttl: not a string (\"5m\" or \"1h\")");
+        if (view(*ttl) != "5m" && view(*ttl) != "1h") {
+            refuse(plugin, "cache_ttl: \"" + std::string(view(*ttl)) +
+                               "\" is not a cache TTL (\"5m\" or \"1h\")");
         }
         head.cache_ttl = view(*ttl);
     }
@@ -145,7 +152,7 @@ BlockKind block_kind_of(const Value& block, std::string_view plugin,
     if (type == nullptr) refuse(plugin, where() + ".type: a string is required");
     const BlockKind kind = block_kind(view(*type));
     if (kind == BlockKind::kOther) {
-        refuse(plugin, where() + ".type: block type \"" + std::string(view(*type)) +
+        refuse(plugin, where() + ": block type \"" + std::string(view(*type)) +
                            "\" cannot be sent (text, json, skill, image, file, tool_use, "
                            "tool_result, thinking, redacted_thinking)");
     }

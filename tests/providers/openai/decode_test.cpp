@@ -175,8 +175,18 @@ TEST(OpenAiDecode, BadBodiesAreProtocolErrorsQuotingTheFirstBytes) {
         EXPECT_EQ(e.kind(), ErrorKind::kProtocol) << c.name << ": " << what;
         EXPECT_NE(what.find(c.says), std::string::npos) << c.name << ": " << what;
         EXPECT_NE(what.find("HTTP 200"), std::string::npos) << c.name << ": " << what;
-        std::string start = c.body.substr(0, 20);
-        for (char& ch : start) ch = static_cast<unsigned char>(ch) < 0x20 ? '.' : ch;
+        // The quote escapes '"' and '\\', and shows control bytes as \xNN: one line.
+        std::string start;
+        for (const char ch : c.body.substr(0, 20)) {
+            const auto u = static_cast<unsigned char>(ch);
+            if (ch == '"' || ch == '\\') start += '\\';
+            if (u < 0x20) {
+                static constexpr char kHex[] = "0123456789abcdef";
+                start += std::string("\\x") + kHex[u >> 4U] + kHex[u & 0xFU];
+            } else {
+                start += ch;
+            }
+        }
         EXPECT_NE(what.find("body starts: \"" + start), std::string::npos)
             << c.name << ": " << what;
     }
