@@ -214,10 +214,10 @@ class Reader {
             const Value* v = member(u, kFields[i]);
             if (v != nullptr && v->IsInt64() && v->GetInt64() >= 0) {
                 *counts[i] = v->GetInt64();
-            } else if (i < 2 && !partial) {
-                lacks("usage", kFields[i]);
             } else if (v != nullptr && !v->IsNull()) {
                 off_format(status_, std::string("usage.") + kFields[i] + " is not a count", body_);
+            } else if (i < 2 && !partial) {
+                lacks("usage", kFields[i]);
             }
         }
     }

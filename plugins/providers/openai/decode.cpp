@@ -276,6 +276,11 @@ class Decoder {
         if (completion == nullptr || !completion->IsInt64()) {
             protocol("lacks usage.completion_tokens");
         }
+        if (prompt->GetInt64() < 0 || completion->GetInt64() < 0) {
+            protocol("has a usage count below zero (prompt_tokens " +
+                     std::to_string(prompt->GetInt64()) + ", completion_tokens " +
+                     std::to_string(completion->GetInt64()) + ")");
+        }
         a.prompt_tokens = prompt->GetInt64();
         a.completion_tokens = completion->GetInt64();
         a.cached_tokens = 0;

@@ -146,6 +146,10 @@ TEST(OpenAiDecode, BadBodiesAreProtocolErrorsQuotingTheFirstBytes) {
     rapidjson::Document no_call_id =
         parse(read_file(fixtures() / "decode" / "tool_calls.body.json"));
     no_call_id["choices"][0]["message"]["tool_calls"][0].RemoveMember("id");
+    rapidjson::Document negative = parse(text);
+    negative["usage"]["completion_tokens"].SetInt(-5);
+    rapidjson::Document as_string = parse(text);
+    as_string["usage"]["prompt_tokens"].SetString("134");
     struct Case {
         const char* name;
         std::string body;
@@ -159,6 +163,8 @@ TEST(OpenAiDecode, BadBodiesAreProtocolErrorsQuotingTheFirstBytes) {
         {"array", "[]", kJsonHeaders, "is not a JSON object"},
         {"no choices", without("choices"), kJsonHeaders, "lacks choices[0]"},
         {"no usage", without("usage"), kJsonHeaders, "lacks usage"},
+        {"negative count", compact(negative), kJsonHeaders, "completion_tokens -5"},
+        {"count as a string", compact(as_string), kJsonHeaders, "lacks usage.prompt_tokens"},
         {"no finish_reason", compact(no_finish), kJsonHeaders, "lacks choices[0].finish_reason"},
         {"call without id", compact(no_call_id), kJsonHeaders,
          "lacks choices[0].message.tool_calls[0].id"},
