@@ -704,8 +704,10 @@ TEST_F(Emulator, ACannedReplyIsReturnedForACheckedRequest) {
                                            "x-emulator-reply-first: 1",
                                            "x-emulator-request-id: canned-once"};
     EXPECT_EQ(anthropic(anthropic_question(), once).body, R"({"canned":true})");
-    auto second = parse(anthropic(anthropic_question(), once).body);
-    EXPECT_EQ(second["stop_reason"], "end_turn");
+    auto second = anthropic(anthropic_question(), once);
+    EXPECT_EQ(second.status, 200);
+    EXPECT_NE(second.body, R"({"canned":true})");
+    EXPECT_EQ(parse(second.body)["type"], "message");
 }
 
 TEST_F(Emulator, FaultDelayStillAnswers) {
