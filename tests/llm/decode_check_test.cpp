@@ -136,6 +136,22 @@ TEST_F(DecodeCheck, InvalidUtf8IsReplacedNeverStoredRaw) {
     EXPECT_EQ(r.message.blocks.size(), 1U);
 }
 
+TEST_F(DecodeCheck, WellFormedSequencesStayAndOverlongOrSurrogateBytesAreReplacedOneByOne) {
+    ConversationContext c = conversation();
+    ProviderClient client = passthrough();
+    CallOptions o;
+    // A 4-byte emoji stays; an overlong '/' (C0 AF) and an encoded surrogate (ED A0 80) are not
+    // UTF-8: each of their bytes becomes one U+FFFD.
+    o.extra_headers = canned::reply(
+        response(R"("blocks":[{"type":"text","text":"ok )" "\xF0\x9F\x98\x80 \xC0\xAF \xED\xA0\x80" R"("}])",
+                 R"("stop_reason":"end_turn")", kUsage));
+    client.call(c, model(), o);
+    const auto* text = c.messages().back().blocks.at(0).get_if<TextBlock>();
+    ASSERT_NE(text, nullptr);
+    const std::string r = "\xEF\xBF\xBD";
+    EXPECT_EQ(text->text, "ok \xF0\x9F\x98\x80 " + r + r + " " + r + r + r);
+}
+
 TEST_F(DecodeCheck, InvalidUtf8ThroughARealDialectIsReplaced) {
     ProviderClient client = agent_test::client_for(emulator_, "anthropic");
     ConversationContext c = conversation();
