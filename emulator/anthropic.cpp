@@ -422,24 +422,23 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
     if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
         std::string content;
         for (const auto& b : content_blocks(r)) content += (content.empty() ? "" : ",") + b;
-        return json_response(200, R"({"id":)" + quote(id) +
-                                      R"(,"type":"message","role":"assistant","model":)" + model +
-                                      R"(,"content":[)" + content + R"(],"stop_reason":)" +
-                                      quote(stop_reason(r)) + R"(,"stop_sequence":)" +
-                                      stop_sequence_json(r) +
-                                      R"(,"stop_details":null,"container":null,"usage":)" +
-                                      usage_json(u, r.output_tokens) + "}");
+        return json_response(
+            200, R"({"id":)" + quote(id) + R"(,"type":"message","role":"assistant","model":)" +
+                     model + R"(,"content":[)" + content + R"(],"stop_reason":)" +
+                     quote(stop_reason(r)) + R"(,"stop_sequence":)" + stop_sequence_json(r) +
+                     R"(,"stop_details":null,"container":null,"usage":)" +
+                     usage_json(u, r.output_tokens) + "}");
     }
     Response out;
     out.streamed = true;
     out.content_type = "text/event-stream";
     auto& ev = out.chunks;
-    ev.push_back(sse("message_start",
-                     R"({"type":"message_start","message":{"id":)" + quote(id) +
-                         R"(,"type":"message","role":"assistant","model":)" + model +
-                         R"(,"content":[],"stop_reason":null,"stop_sequence":null,)"
-                         R"("stop_details":null,"container":null,"usage":)" +
-                         usage_json(u, 1) + "}}"));
+    ev.push_back(
+        sse("message_start", R"({"type":"message_start","message":{"id":)" + quote(id) +
+                                 R"(,"type":"message","role":"assistant","model":)" + model +
+                                 R"(,"content":[],"stop_reason":null,"stop_sequence":null,)"
+                                 R"("stop_details":null,"container":null,"usage":)" +
+                                 usage_json(u, 1) + "}}"));
     ev.push_back(sse("ping", R"({"type":"ping"})"));
     int index = 0;
     const auto block = [&](const std::string& start, const std::string& delta_type,
@@ -514,9 +513,9 @@ class Anthropic final : public Dialect {
             return error(ErrorClass::kInvalidRequest, "anthropic-version: header is required");
         }
         if (!dated_version(version)) {
-            return error(ErrorClass::kInvalidRequest,
-                         "anthropic-version: invalid version '" + version +
-                             "'; expected a date such as 2023-06-01");
+            return error(ErrorClass::kInvalidRequest, "anthropic-version: invalid version '" +
+                                                          version +
+                                                          "'; expected a date such as 2023-06-01");
         }
         return std::nullopt;
     }

@@ -120,7 +120,8 @@ CacheUsage explicit_cache(PrefixCache& cache, const PrefixHasher& hasher,
     u.read = read_bytes == 0 ? 0 : tokens_for_bytes(read_bytes);
     u.creation = written_bytes == read_bytes ? 0 : tokens_for_bytes(written_bytes) - u.read;
     // caching.101: the tokens up to the longest 1-hour prefix were written at the 1-hour rate.
-    u.creation_1h = written_1h_bytes == read_bytes ? 0 : tokens_for_bytes(written_1h_bytes) - u.read;
+    u.creation_1h =
+        written_1h_bytes == read_bytes ? 0 : tokens_for_bytes(written_1h_bytes) - u.read;
     u.input = tokens_for_bytes(hasher.bytes()) - u.read - u.creation;
     return u;
 }

@@ -284,7 +284,8 @@ std::vector<std::string> stop_sequences_from(const json::Value* value) {
     std::vector<std::string> out;
     if (value == nullptr) return out;
     const auto add = [&out](const json::Value& v) {
-        if (v.IsString() && v.GetStringLength() > 0) out.emplace_back(v.GetString(), v.GetStringLength());
+        if (v.IsString() && v.GetStringLength() > 0)
+            out.emplace_back(v.GetString(), v.GetStringLength());
     };
     if (value->IsArray()) {
         for (const auto& v : value->GetArray()) add(v);

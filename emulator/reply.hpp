@@ -58,12 +58,12 @@ struct Reply {
 
 /// Decides the reply: when tools are declared (and not forbidden) and the last turn is a user
 /// question — or, scripted by tool_rounds, a tool result while tool_rounds is -1 or the request
-/// holds fewer than tool_rounds assistant turns — a call of the first declared tool (or the one tool_choice names; with
-/// tool_cycle, the declared tool at assistant_turns modulo their number) with arguments
-/// valid for its schema; otherwise a short text answer that quotes the first line of the last
-/// tool result, so agent loops end. A text answer ends just before the earliest of the request's
-/// stop sequences found in it (channel.101). Output is cut at max_tokens x 4 bytes; an answer
-/// cut there reached the limit before any stop sequence.
+/// holds fewer than tool_rounds assistant turns — a call of the first declared tool (or the one
+/// tool_choice names; with tool_cycle, the declared tool at assistant_turns modulo their number)
+/// with arguments valid for its schema; otherwise a short text answer that quotes the first line of
+/// the last tool result, so agent loops end. A text answer ends just before the earliest of the
+/// request's stop sequences found in it (channel.101). Output is cut at max_tokens x 4 bytes; an
+/// answer cut there reached the limit before any stop sequence.
 Reply make_reply(const ReplyInput& in);
 
 /// Arguments valid for `schema`: required properties filled by type (string: `word`, integer

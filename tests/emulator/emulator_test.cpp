@@ -907,7 +907,8 @@ TEST_F(Emulator, AnthropicAcceptsTheBearerKeyAndTheDatedVersionsTheSdkSends) {
                    {"authorization: Basic abc", "anthropic-version: 2023-06-01"});
     EXPECT_EQ(r.status, 401);
     EXPECT_EQ(parse(r.body)["error"]["type"], "authentication_error");
-    r = emu_->post("/v1/messages", anthropic_question(), {"x-api-key: k", "anthropic-version: latest"});
+    r = emu_->post("/v1/messages", anthropic_question(),
+                   {"x-api-key: k", "anthropic-version: latest"});
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(anthropic_error(r),
               "anthropic-version: invalid version 'latest'; expected a date such as 2023-06-01");
@@ -952,7 +953,8 @@ TEST_F(Emulator, AnthropicSplitsCacheCreationByTtl) {
     const std::string system = R"(,"system":[{"type":"text","text":)" +
                                q(long_text(6000, "orders")) +
                                R"(,"cache_control":{"type":"ephemeral","ttl":"1h"}}])";
-    auto only_1h = parse(anthropic(anthropic_body("[" + user_text("Question 1") + "]", system)).body);
+    auto only_1h =
+        parse(anthropic(anthropic_body("[" + user_text("Question 1") + "]", system)).body);
     const auto& u1 = only_1h["usage"];
     EXPECT_GE(u1["cache_creation_input_tokens"].GetInt64(), 1024);
     EXPECT_EQ(u1["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(),
@@ -960,7 +962,8 @@ TEST_F(Emulator, AnthropicSplitsCacheCreationByTtl) {
     EXPECT_EQ(u1["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(), 0);
 
     ASSERT_EQ(emu_->post("/reset", "{}", {}).status, 200);
-    auto both = parse(anthropic(anthropic_body("[" + user_text("Question 1", true) + "]", system)).body);
+    auto both =
+        parse(anthropic(anthropic_body("[" + user_text("Question 1", true) + "]", system)).body);
     const auto& u2 = both["usage"];
     EXPECT_EQ(u2["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(),
               u1["cache_creation_input_tokens"].GetInt64());
@@ -970,7 +973,8 @@ TEST_F(Emulator, AnthropicSplitsCacheCreationByTtl) {
     EXPECT_GT(u2["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(), 0);
 
     // Read back on the next call: nothing is created, at either TTL.
-    auto again = parse(anthropic(anthropic_body("[" + user_text("Question 1", true) + "]", system)).body);
+    auto again =
+        parse(anthropic(anthropic_body("[" + user_text("Question 1", true) + "]", system)).body);
     EXPECT_EQ(again["usage"]["cache_read_input_tokens"].GetInt64(),
               u2["cache_creation_input_tokens"].GetInt64());
     EXPECT_EQ(again["usage"]["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(), 0);
@@ -1014,9 +1018,9 @@ TEST_F(Emulator, StopSequencesEndTheTextWithEachProvidersStopReason) {
               R"([{"type":"text","text":"This is the ","citations":null}])");
     EXPECT_EQ(stop, "stop_sequence");
     // Not found: the answer is whole and ends as usual.
-    auto whole = parse(
-        anthropic(anthropic_body("[" + user_text("Stop early") + "]", R"(,"stop_sequences":["zzz"])"))
-            .body);
+    auto whole = parse(anthropic(anthropic_body("[" + user_text("Stop early") + "]",
+                                                R"(,"stop_sequences":["zzz"])"))
+                           .body);
     EXPECT_EQ(whole["stop_reason"], "end_turn");
     EXPECT_TRUE(whole["stop_sequence"].IsNull());
     // The output limit before the stop sequence: max_tokens, no stop_sequence.
@@ -1026,12 +1030,13 @@ TEST_F(Emulator, StopSequencesEndTheTextWithEachProvidersStopReason) {
     EXPECT_EQ(cut["stop_reason"], "max_tokens");
     EXPECT_TRUE(cut["stop_sequence"].IsNull());
 
-    auto o = parse(openai(openai_body("[" + openai_user("Stop early") + "]", R"(,"stop":"answer")")).body);
+    auto o = parse(
+        openai(openai_body("[" + openai_user("Stop early") + "]", R"(,"stop":"answer")")).body);
     EXPECT_EQ(o["choices"][0]["finish_reason"], "stop");
     EXPECT_EQ(o["choices"][0]["message"]["content"], kept);
-    auto o_list =
-        parse(openai(openai_body("[" + openai_user("Stop early") + "]", R"(,"stop":["zzz","answer"])"))
-                  .body);
+    auto o_list = parse(
+        openai(openai_body("[" + openai_user("Stop early") + "]", R"(,"stop":["zzz","answer"])"))
+            .body);
     EXPECT_EQ(o_list["choices"][0]["message"]["content"], kept);
 
     const std::string b_body =
@@ -1041,7 +1046,8 @@ TEST_F(Emulator, StopSequencesEndTheTextWithEachProvidersStopReason) {
     EXPECT_EQ(b["stopReason"], "stop_sequence");
     EXPECT_EQ(b["output"]["message"]["content"][0]["text"], kept);
     std::string b_stop;
-    for (const auto& [type, payload] : parse_event_stream(bedrock(b_body, {}, kConverseStream).body)) {
+    for (const auto& [type, payload] :
+         parse_event_stream(bedrock(b_body, {}, kConverseStream).body)) {
         if (type == "messageStop") b_stop = parse(payload)["stopReason"].GetString();
     }
     EXPECT_EQ(b_stop, "stop_sequence");

@@ -10,7 +10,7 @@
 //   NUCLEO_SDK_MODULES  the node_modules folder holding the three clients
 //   NUCLEO_SPECS        optional: the folder of the published schemas (response validation)
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -33,14 +33,18 @@ const { NodeHttpHandler } = requireSdk('@smithy/node-http-handler');
 
 const here = dirname(fileURLToPath(import.meta.url));
 const bodiesDir = mkdtempSync(join(tmpdir(), 'nucleo-sdk-bodies-'));
-const recorded = { anthropic: [], openai: [], bedrock: [] };
+const recorded = {
+  anthropic: [], openai: [], bedrock: [], 'anthropic-error': [], 'openai-error': [], 'bedrock-error': [],
+};
 
-/// Keeps a copy of every successful JSON answer for the schema check.
-function record(provider, status, contentType, text) {
-  if (status !== 200 || !String(contentType).includes('application/json')) return;
-  const file = join(bodiesDir, `${provider}-${recorded[provider].length}.json`);
-  writeFileSync(file, text);
-  recorded[provider].push(file);
+/// Keeps a copy of every JSON answer, success or error, for the schema check. A Bedrock error is
+/// kept with the shape its x-amzn-ErrorType header names.
+function record(provider, status, contentType, text, errorType) {
+  if (!String(contentType).includes('application/json')) return;
+  const kind = status === 200 ? provider : `${provider}-error`;
+  const file = join(bodiesDir, `${kind}-${recorded[kind].length}.json`);
+  writeFileSync(file, errorType === undefined ? text : JSON.stringify({ shape: errorType, body: JSON.parse(text) }));
+  recorded[kind].push(file);
 }
 
 function recordingFetch(provider) {
@@ -59,11 +63,13 @@ class RecordingHandler {
   async handle(request, options) {
     const out = await this.inner.handle(request, options);
     const type = out.response.headers['content-type'] ?? '';
-    if (out.response.statusCode === 200 && type.includes('application/json')) {
+    if (type.includes('application/json')) {
       const chunks = [];
       for await (const c of out.response.body) chunks.push(c);
       const buffer = Buffer.concat(chunks);
-      record('bedrock', 200, type, buffer.toString('utf8'));
+      const status = out.response.statusCode;
+      record('bedrock', status, type, buffer.toString('utf8'),
+        status === 200 ? undefined : out.response.headers['x-amzn-errortype']);
       out.response.body = Readable.from([buffer]);
     }
     return out;
@@ -106,14 +112,28 @@ const weatherSchema = {
   type: 'object', properties: { city: { type: 'string' } }, required: ['city'],
 };
 
+/// Runs validate_response.py without blocking the event loop (a blocked loop would leave the
+/// clients' idle keep-alive connections half-closed and the next request would fail on one).
+function validateFiles(specs, kind, files) {
+  return new Promise((resolve) => {
+    execFile('python3', [join(here, 'validate_response.py'), specs, kind, ...files],
+      (error, stdout, stderr) => resolve({ status: error ? (error.code ?? 1) : 0, out: stdout + stderr }));
+  });
+}
+
 function schemaCheck(provider) {
   const specs = process.env.NUCLEO_SPECS;
   if (!specs) return;
-  test(`${provider}: every JSON answer matches the published response schema`, () => {
+  test(`${provider}: every JSON answer matches the published response schema`, async () => {
     assert.ok(recorded[provider].length >= 5, `${recorded[provider].length} answers recorded`);
-    const r = spawnSync('python3', [join(here, 'validate_response.py'), specs, provider,
-      ...recorded[provider]], { encoding: 'utf8' });
-    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const r = await validateFiles(specs, provider, recorded[provider]);
+    assert.equal(r.status, 0, r.out);
+  });
+  test(`${provider}: every error answer matches the published error shape`, async () => {
+    const errors = recorded[`${provider}-error`];
+    assert.ok(errors.length >= 4, `${errors.length} error answers recorded`);
+    const r = await validateFiles(specs, `${provider}-error`, errors);
+    assert.equal(r.status, 0, r.out);
   });
 }
 

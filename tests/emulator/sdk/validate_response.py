@@ -2,12 +2,17 @@
 """Validate nucleo-emulator answers (non-streamed response bodies) against the providers' published
 response schemas in ../shared/specs, the way ../shared/tools/validate_wire.py checks requests.
 
-usage: validate_response.py SPECS_DIR {anthropic|openai|bedrock} RESPONSE.json [...]
-  anthropic: Message from anthropic-openapi.yml (OpenAPI 3.1, jsonschema)
-  openai:    CreateChatCompletionResponse from openai-openapi.yaml (OpenAPI 3.1, jsonschema)
-  bedrock:   the ConverseResponse output shape of bedrock-runtime-service-2.json (botocore's model
-             format), walked member by member: required members present, no unknown member,
-             every scalar of its shape's type, enums honoured, a union holding exactly one member.
+usage: validate_response.py SPECS_DIR KIND RESPONSE.json [...]
+  anthropic:       Message from anthropic-openapi.yml (OpenAPI 3.1, jsonschema)
+  openai:          CreateChatCompletionResponse from openai-openapi.yaml (OpenAPI 3.1, jsonschema)
+  bedrock:         the ConverseResponse output shape of bedrock-runtime-service-2.json (botocore's
+                   model format), walked member by member: required members present, no unknown
+                   member, every scalar of its shape's type, enums honoured, a union holding
+                   exactly one member.
+  anthropic-error: ErrorResponse from anthropic-openapi.yml
+  openai-error:    ErrorResponse from openai-openapi.yaml
+  bedrock-error:   {"shape": X-AMZN-ERRORTYPE, "body": BODY}: BODY against that exception shape of
+                   the Bedrock model (which must be an error the service declares)
 Exit 0 when every file is valid; 1 with one line per problem otherwise.
 """
 import json, os, sys, functools
@@ -100,6 +105,17 @@ def _bedrock_errors(spec_path, body):
     return out
 
 
+def _bedrock_error_errors(spec_path, wrapped):
+    with open(spec_path) as f:
+        shapes = json.load(f)["shapes"]
+    name = wrapped.get("shape")
+    if name not in shapes or not shapes[name].get("exception"):
+        return [f"<root>: {name!r} is not an error shape of the Bedrock model"]
+    out = []
+    _shape_errors(shapes, name, wrapped.get("body"), "", out)
+    return out
+
+
 def validate(specs, provider, body):
     if provider == "anthropic":
         return _schema_errors(os.path.join(specs, "anthropic-openapi.yml"), "Message", body)
@@ -108,7 +124,13 @@ def validate(specs, provider, body):
                               "CreateChatCompletionResponse", body)
     if provider == "bedrock":
         return _bedrock_errors(os.path.join(specs, "bedrock-runtime-service-2.json"), body)
-    raise SystemExit(f"unknown provider {provider!r}: anthropic, openai or bedrock")
+    if provider == "anthropic-error":
+        return _schema_errors(os.path.join(specs, "anthropic-openapi.yml"), "ErrorResponse", body)
+    if provider == "openai-error":
+        return _schema_errors(os.path.join(specs, "openai-openapi.yaml"), "ErrorResponse", body)
+    if provider == "bedrock-error":
+        return _bedrock_error_errors(os.path.join(specs, "bedrock-runtime-service-2.json"), body)
+    raise SystemExit(f"unknown kind {provider!r}: anthropic, openai, bedrock or KIND-error")
 
 
 def main(argv):
