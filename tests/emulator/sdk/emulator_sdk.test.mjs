@@ -35,16 +35,35 @@ const here = dirname(fileURLToPath(import.meta.url));
 const bodiesDir = mkdtempSync(join(tmpdir(), 'nucleo-sdk-bodies-'));
 const recorded = {
   anthropic: [], openai: [], bedrock: [], 'anthropic-error': [], 'openai-error': [], 'bedrock-error': [],
+  'anthropic-stream': [], 'openai-stream': [],
 };
 
 /// Keeps a copy of every JSON answer, success or error, for the schema check. A Bedrock error is
 /// kept with the shape its x-amzn-ErrorType header names.
 function record(provider, status, contentType, text, errorType) {
+  if (String(contentType).includes('text/event-stream')) {
+    recordEvents(provider, text);
+    return;
+  }
   if (!String(contentType).includes('application/json')) return;
   const kind = status === 200 ? provider : `${provider}-error`;
   const file = join(bodiesDir, `${kind}-${recorded[kind].length}.json`);
   writeFileSync(file, errorType === undefined ? text : JSON.stringify({ shape: errorType, body: JSON.parse(text) }));
   recorded[kind].push(file);
+}
+
+/// Keeps each streamed event's data (not Anthropic's ping, not OpenAI's closing [DONE]).
+function recordEvents(provider, text) {
+  const kind = `${provider}-stream`;
+  for (const event of text.split('\n\n')) {
+    const lines = event.split('\n');
+    if (lines.includes('event: ping')) continue;
+    const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+    if (data === '' || data === '[DONE]') continue;
+    const file = join(bodiesDir, `${kind}-${recorded[kind].length}.json`);
+    writeFileSync(file, data);
+    recorded[kind].push(file);
+  }
 }
 
 function recordingFetch(provider) {
@@ -129,6 +148,14 @@ function schemaCheck(provider) {
     const r = await validateFiles(specs, provider, recorded[provider]);
     assert.equal(r.status, 0, r.out);
   });
+  if (recorded[`${provider}-stream`] !== undefined) {
+    test(`${provider}: every streamed event matches the published event schema`, async () => {
+      const events = recorded[`${provider}-stream`];
+      assert.ok(events.length >= 10, `${events.length} events recorded`);
+      const r = await validateFiles(specs, `${provider}-stream`, events);
+      assert.equal(r.status, 0, r.out);
+    });
+  }
   test(`${provider}: every error answer matches the published error shape`, async () => {
     const errors = recorded[`${provider}-error`];
     assert.ok(errors.length >= 4, `${errors.length} error answers recorded`);

@@ -9,6 +9,8 @@ usage: validate_response.py SPECS_DIR KIND RESPONSE.json [...]
                    model format), walked member by member: required members present, no unknown
                    member, every scalar of its shape's type, enums honoured, a union holding
                    exactly one member.
+  anthropic-stream: one server-sent event's data against MessageStreamEvent
+  openai-stream:   one `data:` chunk against CreateChatCompletionStreamResponse
   anthropic-error: ErrorResponse from anthropic-openapi.yml
   openai-error:    ErrorResponse from openai-openapi.yaml
   bedrock-error:   {"shape": X-AMZN-ERRORTYPE, "body": BODY}: BODY against that exception shape of
@@ -18,12 +20,27 @@ Exit 0 when every file is valid; 1 with one line per problem otherwise.
 import json, os, sys, functools
 
 
+def _honour_nullable(node):
+    """OpenAPI 3.0's `nullable: true`, which some 3.1 documents still use (OpenAI's stream chunks:
+    `finish_reason`, `logprobs`, `usage`), means "or null"; JSON Schema ignores the keyword, so it
+    is rewritten as `anyOf: [the schema, {type: null}]`."""
+    if isinstance(node, list):
+        return [_honour_nullable(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _honour_nullable(v) for k, v in node.items()}
+    if out.get("nullable") is True:  # the keyword, not a property that happens to be so named
+        del out["nullable"]
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
 @functools.lru_cache(None)
 def _openapi(path):
     import yaml
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path) as f:
-        return yaml.load(f, Loader=loader)
+        return _honour_nullable(yaml.load(f, Loader=loader))
 
 
 def _schema_errors(spec_path, schema_name, body):
@@ -124,6 +141,12 @@ def validate(specs, provider, body):
                               "CreateChatCompletionResponse", body)
     if provider == "bedrock":
         return _bedrock_errors(os.path.join(specs, "bedrock-runtime-service-2.json"), body)
+    if provider == "anthropic-stream":
+        return _schema_errors(os.path.join(specs, "anthropic-openapi.yml"), "MessageStreamEvent",
+                              body)
+    if provider == "openai-stream":
+        return _schema_errors(os.path.join(specs, "openai-openapi.yaml"),
+                              "CreateChatCompletionStreamResponse", body)
     if provider == "anthropic-error":
         return _schema_errors(os.path.join(specs, "anthropic-openapi.yml"), "ErrorResponse", body)
     if provider == "openai-error":
