@@ -1,9 +1,11 @@
 // nucleo-emulator driven by the providers' official clients: @anthropic-ai/sdk, openai and
 // @aws-sdk/client-bedrock-runtime, installed pinned by scripts/fetch-sdk-clients. Each SDK parses
 // every answer into its typed result (or typed error), which is what is asserted on: a plain
-// answer, a tool round, streaming through the SDK's own stream helper, prompt caching over three
-// calls, stop sequences, request ids and each fault the emulator injects. The non-streamed bodies
-// are also checked against the providers' published response schemas (validate_response.py).
+// answer, a tool round, streaming through the SDK's own stream helper (the Bedrock client has none:
+// its decoded event stream is assembled here), prompt caching over three calls, stop sequences,
+// request ids, credentials and each fault the emulator injects. The non-streamed answers, the
+// streamed events and the error answers are also checked against the providers' published
+// schemas (validate_response.py).
 //
 // Environment (set by tests/emulator/CMakeLists.txt):
 //   NUCLEO_EMULATOR     the nucleo-emulator binary
