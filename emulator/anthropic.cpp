@@ -270,7 +270,7 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
         const json::Value* cc = json::member(b, "cache_control");
         if ((cc != nullptr && !cc->IsNull()) || nested_mark) {
             const bool hour = cc != nullptr && json::string_member(*cc, "ttl") == "1h";
-            p.breakpoints.push_back({m, hour ? std::chrono::seconds(3600) : default_ttl});
+            p.breakpoints.push_back({m, hour ? std::chrono::seconds(3600) : default_ttl, hour});
         }
     };
     const auto text_block = [&](const json::Value& s) {
@@ -314,6 +314,7 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
     in.id_prefix = "toolu_emu_";
     in.conversation_digest = digest;
     in.max_tokens = json::int_member(doc, "max_tokens", 4096);
+    in.stop_sequences = stop_sequences_from(json::member(doc, "stop_sequences"));
     if (const json::Value* t = json::member(doc, "thinking")) {
         in.thinking = json::string_member(*t, "type") == "enabled";
     }
@@ -363,13 +364,31 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
 }
 
 std::string stop_reason(const Reply& r) {
-    return r.truncated ? "max_tokens" : r.tool_call ? "tool_use" : "end_turn";
+    if (r.truncated) return "max_tokens";
+    if (r.tool_call) return "tool_use";
+    return r.stop_sequence.empty() ? "end_turn" : "stop_sequence";
 }
 
+/// The matched stop sequence, or null.
+std::string stop_sequence_json(const Reply& r) {
+    return r.stop_sequence.empty() ? std::string("null") : quote(r.stop_sequence);
+}
+
+/// The input-token counts: the same in `message_start`, in the cumulative `message_delta` usage
+/// and in a non-streamed answer.
+std::string input_usage(const CacheUsage& u) {
+    return R"("input_tokens":)" + std::to_string(u.input) + R"(,"cache_creation_input_tokens":)" +
+           std::to_string(u.creation) + R"(,"cache_read_input_tokens":)" + std::to_string(u.read);
+}
+
+/// The Message usage object with every member the API returns (caching.101: the creation tokens
+/// split by TTL in `cache_creation`).
 std::string usage_json(const CacheUsage& u, long long output_tokens) {
-    return R"({"input_tokens":)" + std::to_string(u.input) + R"(,"cache_creation_input_tokens":)" +
-           std::to_string(u.creation) + R"(,"cache_read_input_tokens":)" + std::to_string(u.read) +
-           R"(,"output_tokens":)" + std::to_string(output_tokens) + "}";
+    return "{" + input_usage(u) + R"(,"cache_creation":{"ephemeral_5m_input_tokens":)" +
+           std::to_string(u.creation - u.creation_1h) + R"(,"ephemeral_1h_input_tokens":)" +
+           std::to_string(u.creation_1h) + R"(},"output_tokens":)" + std::to_string(output_tokens) +
+           R"(,"output_tokens_details":null,"server_tool_use":null,"service_tier":"standard",)"
+           R"("inference_geo":null})";
 }
 
 /// The content blocks, in order; the text block is left out when a tool call replaces it.
@@ -380,13 +399,13 @@ std::vector<std::string> content_blocks(const Reply& r) {
                          R"(,"signature":)" + quote(r.thinking_signature) + "}");
     }
     if (!r.tool_call && (!r.text.empty() || r.thinking.empty())) {
-        blocks.push_back(R"({"type":"text","text":)" + quote(r.text) + "}");
+        blocks.push_back(R"({"type":"text","text":)" + quote(r.text) + R"(,"citations":null})");
     }
     if (r.tool_call) {
         // A tool call cut off by max_tokens has no parseable input: it comes back empty.
         blocks.push_back(R"({"type":"tool_use","id":)" + quote(r.tool_id) + R"(,"name":)" +
                          quote(r.tool_name) + R"(,"input":)" + (r.truncated ? "{}" : r.tool_input) +
-                         "}");
+                         R"(,"caller":{"type":"direct"}})");
     }
     return blocks;
 }
@@ -403,21 +422,23 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
     if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
         std::string content;
         for (const auto& b : content_blocks(r)) content += (content.empty() ? "" : ",") + b;
-        return json_response(200, R"({"id":)" + quote(id) +
-                                      R"(,"type":"message","role":"assistant","model":)" + model +
-                                      R"(,"content":[)" + content + R"(],"stop_reason":)" +
-                                      quote(stop_reason(r)) + R"(,"stop_sequence":null,"usage":)" +
-                                      usage_json(u, r.output_tokens) + "}");
+        return json_response(
+            200, R"({"id":)" + quote(id) + R"(,"type":"message","role":"assistant","model":)" +
+                     model + R"(,"content":[)" + content + R"(],"stop_reason":)" +
+                     quote(stop_reason(r)) + R"(,"stop_sequence":)" + stop_sequence_json(r) +
+                     R"(,"stop_details":null,"container":null,"usage":)" +
+                     usage_json(u, r.output_tokens) + "}");
     }
     Response out;
     out.streamed = true;
     out.content_type = "text/event-stream";
     auto& ev = out.chunks;
-    ev.push_back(sse("message_start",
-                     R"({"type":"message_start","message":{"id":)" + quote(id) +
-                         R"(,"type":"message","role":"assistant","model":)" + model +
-                         R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":)" +
-                         usage_json(u, 1) + "}}"));
+    ev.push_back(
+        sse("message_start", R"({"type":"message_start","message":{"id":)" + quote(id) +
+                                 R"(,"type":"message","role":"assistant","model":)" + model +
+                                 R"(,"content":[],"stop_reason":null,"stop_sequence":null,)"
+                                 R"("stop_details":null,"container":null,"usage":)" +
+                                 usage_json(u, 1) + "}}"));
     ev.push_back(sse("ping", R"({"type":"ping"})"));
     int index = 0;
     const auto block = [&](const std::string& start, const std::string& delta_type,
@@ -446,30 +467,55 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
               R"({"type":"signature_delta","signature":)" + quote(r.thinking_signature) + "}");
     }
     if (!r.tool_call && (!r.text.empty() || r.thinking.empty())) {
-        block(R"({"type":"text","text":""})", "text_delta", "text", r.text, "");
+        block(R"({"type":"text","text":"","citations":null})", "text_delta", "text", r.text, "");
     }
     if (r.tool_call) {
         // Truncated: the partial JSON is streamed as the API streams it, cut where output stopped.
         block(R"({"type":"tool_use","id":)" + quote(r.tool_id) + R"(,"name":)" +
-                  quote(r.tool_name) + R"(,"input":{}})",
+                  quote(r.tool_name) + R"(,"input":{},"caller":{"type":"direct"}})",
               "input_json_delta", "partial_json", r.tool_input, "");
     }
-    ev.push_back(sse("message_delta", R"({"type":"message_delta","delta":{"stop_reason":)" +
-                                          quote(stop_reason(r)) +
-                                          R"(,"stop_sequence":null},"usage":{"output_tokens":)" +
-                                          std::to_string(r.output_tokens) + "}}"));
+    // The usage of message_delta is cumulative, as the API sends it: the input counts of
+    // message_start again and the final output count.
+    ev.push_back(sse("message_delta",
+                     R"({"type":"message_delta","delta":{"stop_reason":)" + quote(stop_reason(r)) +
+                         R"(,"stop_sequence":)" + stop_sequence_json(r) +
+                         R"(,"stop_details":null,"container":null},"usage":{)" + input_usage(u) +
+                         R"(,"output_tokens":)" + std::to_string(r.output_tokens) +
+                         R"(,"output_tokens_details":null,"server_tool_use":null}})"));
     ev.push_back(sse("message_stop", R"({"type":"message_stop"})"));
     return out;
+}
+
+/// YYYY-MM-DD, the form of every anthropic-version value.
+bool dated_version(const std::string& v) {
+    if (v.size() != 10 || v[4] != '-' || v[7] != '-') return false;
+    for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+        if (v[i] < '0' || v[i] > '9') return false;
+    }
+    return true;
 }
 
 class Anthropic final : public Dialect {
   public:
     std::optional<Response> check_auth(const Request& req) const override {
-        if (req.header("x-api-key").empty()) {
+        // channel.102: an API key in `x-api-key`, or a key or token as `Authorization: Bearer`
+        // (how the official SDKs from 1.0 on send `apiKey` and `authToken`).
+        const std::string bearer = req.header("authorization");
+        if (req.header("x-api-key").empty() &&
+            !(bearer.starts_with("Bearer ") && json::has_non_whitespace(bearer.substr(7)))) {
             return error(ErrorClass::kAuthentication, "x-api-key header is required");
         }
-        if (req.header("anthropic-version").empty()) {
+        // Any dated version is accepted (2023-06-01 as Nucleo sends it, or the newer dates the
+        // SDKs send); the emulator speaks one dialect for all of them.
+        const std::string version = req.header("anthropic-version");
+        if (version.empty()) {
             return error(ErrorClass::kInvalidRequest, "anthropic-version: header is required");
+        }
+        if (!dated_version(version)) {
+            return error(ErrorClass::kInvalidRequest, "anthropic-version: invalid version '" +
+                                                          version +
+                                                          "'; expected a date such as 2023-06-01");
         }
         return std::nullopt;
     }
@@ -508,6 +554,10 @@ class Anthropic final : public Dialect {
     }
 
     ErrorClass transient_error() const override { return ErrorClass::kOverloaded; }
+
+    std::pair<std::string, std::string> request_id(std::uint64_t n) const override {
+        return {"request-id", "req_emu_" + hex_id(n, 16)};
+    }
 
     Response serve(const Request& req, const Faults& faults, Context& ctx) const override {
         rapidjson::Document doc;

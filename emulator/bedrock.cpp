@@ -165,8 +165,8 @@ Prefix build_prefix(const json::Value& doc, const std::string& model,
         if (const json::Value* cp = json::member(b, "cachePoint")) {
             if (p.hasher.marks().empty()) return;  // nothing before it to cache
             const bool hour = json::string_member(*cp, "ttl") == "1h";
-            p.breakpoints.push_back(
-                {p.hasher.marks().size() - 1, hour ? std::chrono::seconds(3600) : default_ttl});
+            p.breakpoints.push_back({p.hasher.marks().size() - 1,
+                                     hour ? std::chrono::seconds(3600) : default_ttl, hour});
             return;
         }
         p.hasher.append(json::write(b));
@@ -208,6 +208,7 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
     in.conversation_digest = digest;
     if (const json::Value* ic = json::member(doc, "inferenceConfig")) {
         in.max_tokens = json::int_member(*ic, "maxTokens", 4096);
+        in.stop_sequences = stop_sequences_from(json::member(*ic, "stopSequences"));
     }
     // Tools rendered as text (no toolConfig) are not tools to the emulator: it answers in text.
     if (const json::Value* tc = json::member(doc, "toolConfig")) {
@@ -257,7 +258,9 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
 }
 
 std::string stop_reason(const Reply& r) {
-    return r.truncated ? "max_tokens" : r.tool_call ? "tool_use" : "end_turn";
+    if (r.truncated) return "max_tokens";
+    if (r.tool_call) return "tool_use";
+    return r.stop_sequence.empty() ? "end_turn" : "stop_sequence";
 }
 
 std::string usage_json(const CacheUsage& u, long long output) {
@@ -320,6 +323,12 @@ class Bedrock final : public Dialect {
             return aws_error(ErrorClass::kAuthentication, 403,
                              "MissingAuthenticationTokenException", "Missing Authentication Token");
         }
+        // channel.103: a Bedrock API key rides as `Authorization: Bearer KEY`, unsigned.
+        if (auth.starts_with("Bearer ")) {
+            if (json::has_non_whitespace(auth.substr(7))) return std::nullopt;
+            return aws_error(ErrorClass::kAuthentication, 403, "UnrecognizedClientException",
+                             "The security token included in the request is invalid.");
+        }
         std::string problems;
         const auto require = [&](bool ok, const std::string& text) {
             if (!ok) problems += (problems.empty() ? "" : " ") + text;
@@ -338,6 +347,10 @@ class Bedrock final : public Dialect {
         if (problems.empty()) return std::nullopt;
         return aws_error(ErrorClass::kAuthentication, 403, "IncompleteSignatureException",
                          problems);
+    }
+
+    std::pair<std::string, std::string> request_id(std::uint64_t n) const override {
+        return {"x-amzn-RequestId", "00000000-0000-4000-8000-" + hex_id(n, 12)};
     }
 
     Response error(ErrorClass cls, const std::string& message) const override {

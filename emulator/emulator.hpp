@@ -98,6 +98,9 @@ class Dialect {
     /// The class `fail-first=N` answers with when no status is given: the provider's usual
     /// transient failure (Anthropic 529 overloaded, the others 500).
     virtual ErrorClass transient_error() const { return ErrorClass::kServer; }
+    /// The response header that carries the request id, and the id for the n-th call
+    /// (channel.104): Anthropic `request-id`, OpenAI `x-request-id`, Bedrock `x-amzn-RequestId`.
+    virtual std::pair<std::string, std::string> request_id(std::uint64_t n) const = 0;
     /// Parses, validates and answers a request whose faults have been applied by the router.
     virtual Response serve(const Request& req, const Faults& faults, Context& ctx) const = 0;
 };
@@ -118,9 +121,11 @@ class Router {
     /// answer (always, without the header).
     bool canned_call(const Request& req);
     Response provider_call(const Dialect& dialect, const Request& req);
+    Response provider_answer(const Dialect& dialect, const Request& req);
     Response stats();
 
     Context ctx_;
+    std::atomic<std::uint64_t> next_request_id_{1};
     std::unique_ptr<Dialect> anthropic_, openai_, bedrock_, bedrock_stream_;
 };
 
@@ -129,6 +134,9 @@ Response json_response(int status, std::string body);
 
 /// A provider error response; a 429 carries `retry-after: 1` as the providers send it.
 Response error_response(ErrorClass cls, int status, std::string body);
+
+/// `n` as `width` lower-case hex digits, zero-padded: the variable part of request ids.
+std::string hex_id(std::uint64_t n, int width);
 
 /// Counts a request's cache activity in /stats.
 void record_cache(Stats& stats, const CacheUsage& usage);

@@ -125,6 +125,7 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
     in.conversation_digest = digest;
     in.max_tokens =
         json::int_member(doc, "max_completion_tokens", json::int_member(doc, "max_tokens", 4096));
+    in.stop_sequences = stop_sequences_from(json::member(doc, "stop"));
     if (const json::Value* tools = json::member(doc, "tools");
         tools != nullptr && tools->IsArray()) {
         for (const auto& t : tools->GetArray()) {
@@ -251,6 +252,10 @@ class OpenAi final : public Dialect {
             return error(ErrorClass::kAuthentication, "");
         }
         return std::nullopt;
+    }
+
+    std::pair<std::string, std::string> request_id(std::uint64_t n) const override {
+        return {"x-request-id", "req_emu" + hex_id(n, 25)};
     }
 
     Response error(ErrorClass cls, const std::string& message) const override {

@@ -109,14 +109,19 @@ CacheUsage explicit_cache(PrefixCache& cache, const PrefixHasher& hasher,
     }
     // Every cacheable breakpoint prefix beyond the hit is written now.
     std::size_t written_bytes = read_bytes;
+    std::size_t written_1h_bytes = read_bytes;
     for (const auto& bp : breakpoints) {
         if (marks[bp.mark].bytes <= read_bytes || !cacheable(bp.mark)) continue;
         cache.write(marks[bp.mark], bp.ttl);
         written_bytes = std::max(written_bytes, marks[bp.mark].bytes);
+        if (bp.one_hour) written_1h_bytes = std::max(written_1h_bytes, marks[bp.mark].bytes);
     }
     CacheUsage u;
     u.read = read_bytes == 0 ? 0 : tokens_for_bytes(read_bytes);
     u.creation = written_bytes == read_bytes ? 0 : tokens_for_bytes(written_bytes) - u.read;
+    // caching.101: the tokens up to the longest 1-hour prefix were written at the 1-hour rate.
+    u.creation_1h =
+        written_1h_bytes == read_bytes ? 0 : tokens_for_bytes(written_1h_bytes) - u.read;
     u.input = tokens_for_bytes(hasher.bytes()) - u.read - u.creation;
     return u;
 }

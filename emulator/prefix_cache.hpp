@@ -95,6 +95,7 @@ class PrefixCache {
 struct Breakpoint {
     std::size_t mark = 0;
     std::chrono::seconds ttl{300};
+    bool one_hour = false;  ///< asked for the 1-hour TTL (Anthropic `"ttl":"1h"`, Converse `1h`)
 };
 
 /// The input-token split the APIs report. input + creation + read is the whole prompt.
@@ -102,13 +103,17 @@ struct CacheUsage {
     std::int64_t input = 0;     ///< tokens neither read from nor written to the cache
     std::int64_t creation = 0;  ///< Anthropic cache_creation_input_tokens / Converse write
     std::int64_t read = 0;      ///< Anthropic cache_read_input_tokens / OpenAI cached_tokens
+    /// The part of `creation` written for a 1-hour breakpoint (Anthropic
+    /// cache_creation.ephemeral_1h_input_tokens); the rest is ephemeral_5m_input_tokens.
+    std::int64_t creation_1h = 0;
     std::int64_t total() const { return input + creation + read; }
 };
 
 /// Explicit breakpoints (Anthropic cache_control, Converse cachePoint). The read is the longest
 /// cached prefix found at a block boundary up to 20 blocks before any breakpoint (Anthropic's
 /// documented lookback); every breakpoint prefix past it that reaches `min_tokens` is written,
-/// and creation counts the tokens from the read point to the last prefix written.
+/// and creation counts the tokens from the read point to the last prefix written. Of these, the
+/// tokens up to the longest 1-hour prefix written are `creation_1h` (caching.101).
 CacheUsage explicit_cache(PrefixCache& cache, const PrefixHasher& hasher,
                           const std::vector<Breakpoint>& breakpoints, std::int64_t min_tokens);
 

@@ -254,12 +254,23 @@ Reply make_reply(const ReplyInput& in) {
         body = &r.tool_input;
     } else {
         r.text = answer_text(in);
+        // channel.101: the earliest stop sequence in the answer ends it, the sequence left out.
+        std::size_t cut = std::string::npos;
+        for (const auto& seq : in.stop_sequences) {
+            const std::size_t at = r.text.find(seq);
+            if (at != std::string::npos && (cut == std::string::npos || at < cut)) {
+                cut = at;
+                r.stop_sequence = seq;
+            }
+        }
+        if (cut != std::string::npos) r.text.resize(cut);
     }
     const std::size_t content = r.thinking.size() + body->size();
     std::size_t budget = static_cast<std::size_t>(std::max(1LL, in.max_tokens)) * 4;
     if (in.force_truncate) budget = std::min(budget, std::max<std::size_t>(1, content / 2));
     if (content > budget) {
         r.truncated = true;
+        r.stop_sequence.clear();  // the output limit came first
         r.thinking = std::string(json::utf8_prefix(r.thinking, budget));
         *body = std::string(json::utf8_prefix(*body, budget - r.thinking.size()));
         r.output_tokens = std::max(1LL, in.max_tokens);
@@ -267,6 +278,21 @@ Reply make_reply(const ReplyInput& in) {
         r.output_tokens = std::max<long long>(1, tokens_for_bytes(content));
     }
     return r;
+}
+
+std::vector<std::string> stop_sequences_from(const json::Value* value) {
+    std::vector<std::string> out;
+    if (value == nullptr) return out;
+    const auto add = [&out](const json::Value& v) {
+        if (v.IsString() && v.GetStringLength() > 0)
+            out.emplace_back(v.GetString(), v.GetStringLength());
+    };
+    if (value->IsArray()) {
+        for (const auto& v : value->GetArray()) add(v);
+    } else {
+        add(*value);
+    }
+    return out;
 }
 
 std::vector<std::string> split_for_stream(std::string_view text, std::size_t piece) {

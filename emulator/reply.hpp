@@ -37,6 +37,8 @@ struct ReplyInput {
     std::string id_prefix;            ///< "toolu_emu_", "call_emu_", "tooluse_emu_"
     std::string conversation_digest;  ///< hash of the conversation: the ids derive from it
     int assistant_turns = 0;          ///< counter part of the tool-call id
+    /// Anthropic `stop_sequences`, OpenAI `stop`, Converse `inferenceConfig.stopSequences`.
+    std::vector<std::string> stop_sequences;
 };
 
 /// The answer, before any wire format.
@@ -49,21 +51,29 @@ struct Reply {
     std::string tool_name;
     std::string tool_input;  ///< JSON text; an incomplete prefix when truncated
     bool truncated = false;  ///< stopped at the output limit (stop_reason max_tokens)
+    /// The stop sequence that ended the text (which stops just before it); "" when none did.
+    std::string stop_sequence;
     long long output_tokens = 0;
 };
 
 /// Decides the reply: when tools are declared (and not forbidden) and the last turn is a user
 /// question — or, scripted by tool_rounds, a tool result while tool_rounds is -1 or the request
-/// holds fewer than tool_rounds assistant turns — a call of the first declared tool (or the one tool_choice names; with
-/// tool_cycle, the declared tool at assistant_turns modulo their number) with arguments
-/// valid for its schema; otherwise a short text answer that quotes the first line of the last
-/// tool result, so agent loops end. Output is cut at max_tokens x 4 bytes.
+/// holds fewer than tool_rounds assistant turns — a call of the first declared tool (or the one
+/// tool_choice names; with tool_cycle, the declared tool at assistant_turns modulo their number)
+/// with arguments valid for its schema; otherwise a short text answer that quotes the first line of
+/// the last tool result, so agent loops end. A text answer ends just before the earliest of the
+/// request's stop sequences found in it (channel.101). Output is cut at max_tokens x 4 bytes; an
+/// answer cut there reached the limit before any stop sequence.
 Reply make_reply(const ReplyInput& in);
 
 /// Arguments valid for `schema`: required properties filled by type (string: `word`, integer
 /// and number: 1 within minimum/maximum, boolean: true, enum: first value, const: itself,
 /// arrays: max(1, minItems) items, nested objects recursively, local $ref resolved).
 std::string arguments_for_schema(const json::Value& schema, const std::string& word);
+
+/// A request's stop sequences: a string or an array of strings (anything else, and empty
+/// strings, are no stop sequence).
+std::vector<std::string> stop_sequences_from(const json::Value* value);
 
 /// The last word of the user's question: the string argument a tool call gets.
 std::string question_word(std::string_view question);

@@ -63,6 +63,14 @@ Response error_response(ErrorClass cls, int status, std::string body) {
     return r;
 }
 
+std::string hex_id(std::uint64_t n, int width) {
+    std::string out(static_cast<std::size_t>(width), '0');
+    for (int i = width - 1; i >= 0 && n != 0; --i, n >>= 4) {
+        out[static_cast<std::size_t>(i)] = "0123456789abcdef"[n & 0xf];
+    }
+    return out;
+}
+
 void record_cache(Stats& stats, const CacheUsage& usage) {
     if (usage.creation > 0) {
         stats.cache_writes++;
@@ -135,6 +143,13 @@ Response Router::handle(const Request& req) {
 }
 
 Response Router::provider_call(const Dialect& dialect, const Request& req) {
+    // channel.104: every provider answer, error or not, carries its request id header.
+    Response r = provider_answer(dialect, req);
+    r.headers.push_back(dialect.request_id(next_request_id_++));
+    return r;
+}
+
+Response Router::provider_answer(const Dialect& dialect, const Request& req) {
     if (auto refused = dialect.check_auth(req)) {
         ctx_.stats.errors++;
         return *refused;

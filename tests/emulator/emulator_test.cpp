@@ -794,7 +794,11 @@ std::string assemble_anthropic(const std::string& body, std::string& stop_reason
             if (type == "signature_delta") signature += e["delta"]["signature"].GetString();
         } else if (name == "content_block_stop") {
             const std::string type = current["type"].GetString();
-            if (type == "text") blocks.push_back(R"({"type":"text","text":)" + q(text) + "}");
+            // The start block's other members (citations, caller) stay as they were announced.
+            if (type == "text") {
+                blocks.push_back(R"({"type":"text","text":)" + q(text) + R"(,"citations":)" +
+                                 str(current["citations"]) + "}");
+            }
             if (type == "thinking") {
                 blocks.push_back(R"({"type":"thinking","thinking":)" + q(thinking) +
                                  R"(,"signature":)" + q(signature) + "}");
@@ -802,7 +806,8 @@ std::string assemble_anthropic(const std::string& body, std::string& stop_reason
             if (type == "tool_use") {
                 blocks.push_back(R"({"type":"tool_use","id":)" + str(current["id"]) +
                                  R"(,"name":)" + str(current["name"]) + R"(,"input":)" +
-                                 str(parse(partial_json)) + "}");
+                                 str(parse(partial_json)) + R"(,"caller":)" +
+                                 str(current["caller"]) + "}");
             }
         } else if (name == "message_delta") {
             stop_reason = e["delta"]["stop_reason"].GetString();
@@ -917,6 +922,163 @@ TEST_F(Emulator, StatsCountRequestsPerRoute) {
 }
 
 // ---- the fixtures are valid wire requests -------------------------------------------------
+
+// ---- what the official SDKs send and expect ----------------------------------------------
+
+TEST_F(Emulator, AnthropicAcceptsTheBearerKeyAndTheDatedVersionsTheSdkSends) {
+    // channel.102: the SDKs from 1.0 on send the key as a Bearer token and a newer version.
+    auto r = emu_->post("/v1/messages", anthropic_question(),
+                        {"authorization: Bearer sk-ant-test", "anthropic-version: 2026-10-21"});
+    EXPECT_EQ(r.status, 200) << r.body;
+    r = emu_->post("/v1/messages", anthropic_question(),
+                   {"authorization: Basic abc", "anthropic-version: 2023-06-01"});
+    EXPECT_EQ(r.status, 401);
+    EXPECT_EQ(parse(r.body)["error"]["type"], "authentication_error");
+    r = emu_->post("/v1/messages", anthropic_question(),
+                   {"x-api-key: k", "anthropic-version: latest"});
+    EXPECT_EQ(r.status, 400);
+    EXPECT_EQ(anthropic_error(r),
+              "anthropic-version: invalid version 'latest'; expected a date such as 2023-06-01");
+}
+
+TEST_F(Emulator, ConverseAcceptsABedrockApiKeyAsBearer) {
+    // channel.103: Bedrock API keys are sent unsigned as `Authorization: Bearer KEY`.
+    auto r = emu_->post(kConverse, bedrock_question(), {"authorization: Bearer ABSKbedrock-key"});
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(parse(r.body)["stopReason"], "tool_use");
+    r = emu_->post(kConverseStream, bedrock_question(), {"authorization: Bearer ABSKbedrock-key"});
+    EXPECT_EQ(r.status, 200);
+    r = emu_->post(kConverse, bedrock_question(), {"authorization: Basic abc"});
+    EXPECT_EQ(r.status, 403);
+    EXPECT_EQ(r.headers.at("x-amzn-errortype"), "IncompleteSignatureException");
+}
+
+TEST_F(Emulator, EveryProviderAnswerCarriesItsRequestIdHeader) {
+    // channel.104: success and error answers alike, a new id for each call.
+    const auto a1 = anthropic(anthropic_question());
+    const auto a2 = anthropic(anthropic_question(), {"x-emulator-fault: 429"});
+    ASSERT_EQ(a1.headers.count("request-id"), 1u);
+    ASSERT_EQ(a2.headers.count("request-id"), 1u);
+    EXPECT_EQ(a1.headers.at("request-id").rfind("req_emu_", 0), 0u);
+    EXPECT_NE(a1.headers.at("request-id"), a2.headers.at("request-id"));
+    const auto o1 = openai(openai_question());
+    const auto o2 = openai(openai_orphan());
+    ASSERT_EQ(o2.status, 400);
+    ASSERT_EQ(o1.headers.count("x-request-id"), 1u);
+    ASSERT_EQ(o2.headers.count("x-request-id"), 1u);
+    EXPECT_NE(o1.headers.at("x-request-id"), o2.headers.at("x-request-id"));
+    const auto b1 = bedrock(bedrock_question());
+    const auto b2 = bedrock(bedrock_question(), {"x-emulator-fault: 500"}, kConverseStream);
+    ASSERT_EQ(b1.headers.count("x-amzn-requestid"), 1u);
+    ASSERT_EQ(b2.headers.count("x-amzn-requestid"), 1u);
+    EXPECT_EQ(b1.headers.at("x-amzn-requestid").size(), 36u);  // a UUID
+    EXPECT_NE(b1.headers.at("x-amzn-requestid"), b2.headers.at("x-amzn-requestid"));
+}
+
+TEST_F(Emulator, AnthropicSplitsCacheCreationByTtl) {
+    // caching.101: a 1-hour breakpoint on the system prompt, a 5-minute one on the last turn.
+    const std::string system = R"(,"system":[{"type":"text","text":)" +
+                               q(long_text(6000, "orders")) +
+                               R"(,"cache_control":{"type":"ephemeral","ttl":"1h"}}])";
+    auto only_1h =
+        parse(anthropic(anthropic_body("[" + user_text("Question 1") + "]", system)).body);
+    const auto& u1 = only_1h["usage"];
+    EXPECT_GE(u1["cache_creation_input_tokens"].GetInt64(), 1024);
+    EXPECT_EQ(u1["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(),
+              u1["cache_creation_input_tokens"].GetInt64());
+    EXPECT_EQ(u1["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(), 0);
+
+    ASSERT_EQ(emu_->post("/reset", "{}", {}).status, 200);
+    auto both =
+        parse(anthropic(anthropic_body("[" + user_text("Question 1", true) + "]", system)).body);
+    const auto& u2 = both["usage"];
+    EXPECT_EQ(u2["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(),
+              u1["cache_creation_input_tokens"].GetInt64());
+    EXPECT_EQ(u2["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(),
+              u2["cache_creation_input_tokens"].GetInt64() -
+                  u1["cache_creation_input_tokens"].GetInt64());
+    EXPECT_GT(u2["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(), 0);
+
+    // Read back on the next call: nothing is created, at either TTL.
+    auto again =
+        parse(anthropic(anthropic_body("[" + user_text("Question 1", true) + "]", system)).body);
+    EXPECT_EQ(again["usage"]["cache_read_input_tokens"].GetInt64(),
+              u2["cache_creation_input_tokens"].GetInt64());
+    EXPECT_EQ(again["usage"]["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(), 0);
+    EXPECT_EQ(again["usage"]["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(), 0);
+}
+
+TEST_F(Emulator, AnthropicMessageDeltaCarriesTheCumulativeUsage) {
+    const std::string body = anthropic_growing(1);
+    auto plain = parse(anthropic(body).body);
+    ASSERT_EQ(emu_->post("/reset", "{}", {}).status, 200);
+    std::string streamed = body;
+    streamed.insert(streamed.size() - 1, R"(,"stream":true)");
+    const auto events = parse_sse(anthropic(streamed).body);
+    int deltas = 0;
+    for (const auto& [name, data] : events) {
+        if (name != "message_delta") continue;
+        ++deltas;
+        auto e = parse(data);
+        for (const char* field : {"input_tokens", "cache_creation_input_tokens",
+                                  "cache_read_input_tokens", "output_tokens"}) {
+            EXPECT_EQ(e["usage"][field].GetInt64(), plain["usage"][field].GetInt64()) << field;
+        }
+    }
+    EXPECT_EQ(deltas, 1);
+    EXPECT_GT(plain["usage"]["cache_creation_input_tokens"].GetInt64(), 0);
+}
+
+TEST_F(Emulator, StopSequencesEndTheTextWithEachProvidersStopReason) {
+    // channel.101: the answer is "This is the emulator's answer to: ..."; it stops before "answer".
+    const std::string kept = "This is the emulator's ";
+    const std::string a_body = anthropic_body("[" + user_text("Stop early") + "]",
+                                              R"(,"stop_sequences":["zzz","answer","emulator"])");
+    auto a = parse(anthropic(a_body).body);
+    EXPECT_EQ(a["stop_reason"], "stop_sequence");
+    EXPECT_EQ(a["stop_sequence"], "emulator");  // the earliest in the text wins
+    EXPECT_EQ(a["content"][0]["text"], "This is the ");
+    std::string a_stream = a_body;
+    a_stream.insert(a_stream.size() - 1, R"(,"stream":true)");
+    std::string stop;
+    EXPECT_EQ(assemble_anthropic(anthropic(a_stream).body, stop),
+              R"([{"type":"text","text":"This is the ","citations":null}])");
+    EXPECT_EQ(stop, "stop_sequence");
+    // Not found: the answer is whole and ends as usual.
+    auto whole = parse(anthropic(anthropic_body("[" + user_text("Stop early") + "]",
+                                                R"(,"stop_sequences":["zzz"])"))
+                           .body);
+    EXPECT_EQ(whole["stop_reason"], "end_turn");
+    EXPECT_TRUE(whole["stop_sequence"].IsNull());
+    // The output limit before the stop sequence: max_tokens, no stop_sequence.
+    auto cut = parse(anthropic(R"({"model":"claude-emu","max_tokens":2,"stop_sequences":["Stop"],)"
+                               R"("messages":[{"role":"user","content":"Stop early"}]})")
+                         .body);
+    EXPECT_EQ(cut["stop_reason"], "max_tokens");
+    EXPECT_TRUE(cut["stop_sequence"].IsNull());
+
+    auto o = parse(
+        openai(openai_body("[" + openai_user("Stop early") + "]", R"(,"stop":"answer")")).body);
+    EXPECT_EQ(o["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(o["choices"][0]["message"]["content"], kept);
+    auto o_list = parse(
+        openai(openai_body("[" + openai_user("Stop early") + "]", R"(,"stop":["zzz","answer"])"))
+            .body);
+    EXPECT_EQ(o_list["choices"][0]["message"]["content"], kept);
+
+    const std::string b_body =
+        R"({"inferenceConfig":{"maxTokens":1024,"stopSequences":["answer"]},"messages":[)" +
+        bedrock_user("Stop early") + "]}";
+    auto b = parse(bedrock(b_body).body);
+    EXPECT_EQ(b["stopReason"], "stop_sequence");
+    EXPECT_EQ(b["output"]["message"]["content"][0]["text"], kept);
+    std::string b_stop;
+    for (const auto& [type, payload] :
+         parse_event_stream(bedrock(b_body, {}, kConverseStream).body)) {
+        if (type == "messageStop") b_stop = parse(payload)["stopReason"].GetString();
+    }
+    EXPECT_EQ(b_stop, "stop_sequence");
+}
 
 TEST(EmulatorFixtures, AreValidAgainstThePublishedSchemas) {
     // Only the fixtures meant to be well-formed on the wire; the rule-breaking ones (pairing,

@@ -1,0 +1,594 @@
+// nucleo-emulator driven by the providers' official clients: @anthropic-ai/sdk, openai and
+// @aws-sdk/client-bedrock-runtime, installed pinned by scripts/fetch-sdk-clients. Each SDK parses
+// every answer into its typed result (or typed error), which is what is asserted on: a plain
+// answer, a tool round, streaming through the SDK's own stream helper (the Bedrock client has none:
+// its decoded event stream is assembled here), prompt caching over three calls, stop sequences,
+// request ids, credentials and each fault the emulator injects. The non-streamed answers, the
+// streamed events and the error answers are also checked against the providers' published
+// schemas (validate_response.py).
+//
+// Environment (set by tests/emulator/CMakeLists.txt):
+//   NUCLEO_EMULATOR     the nucleo-emulator binary
+//   NUCLEO_SDK_MODULES  the node_modules folder holding the three clients
+//   NUCLEO_SPECS        optional: the folder of the published schemas (response validation)
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const emulatorBinary = process.env.NUCLEO_EMULATOR;
+const modules = process.env.NUCLEO_SDK_MODULES;
+assert.ok(emulatorBinary, 'NUCLEO_EMULATOR must name the nucleo-emulator binary');
+assert.ok(modules, 'NUCLEO_SDK_MODULES must name the node_modules folder of the SDKs');
+assert.ok(existsSync(join(modules, '@anthropic-ai', 'sdk')),
+  `the SDK clients are not installed in ${modules}: run scripts/fetch-sdk-clients`);
+const requireSdk = createRequire(join(modules, 'noop.js'));
+const Anthropic = requireSdk('@anthropic-ai/sdk');
+const OpenAI = requireSdk('openai');
+const bedrock = requireSdk('@aws-sdk/client-bedrock-runtime');
+const { NodeHttpHandler } = requireSdk('@smithy/node-http-handler');
+
+const here = dirname(fileURLToPath(import.meta.url));
+const bodiesDir = mkdtempSync(join(tmpdir(), 'nucleo-sdk-bodies-'));
+const recorded = {
+  anthropic: [], openai: [], bedrock: [], 'anthropic-error': [], 'openai-error': [], 'bedrock-error': [],
+  'anthropic-stream': [], 'openai-stream': [],
+};
+
+/// Keeps a copy of every JSON answer, success or error, for the schema check. A Bedrock error is
+/// kept with the shape its x-amzn-ErrorType header names.
+function record(provider, status, contentType, text, errorType) {
+  if (String(contentType).includes('text/event-stream')) {
+    recordEvents(provider, text);
+    return;
+  }
+  if (!String(contentType).includes('application/json')) return;
+  const kind = status === 200 ? provider : `${provider}-error`;
+  const file = join(bodiesDir, `${kind}-${recorded[kind].length}.json`);
+  writeFileSync(file, errorType === undefined ? text : JSON.stringify({ shape: errorType, body: JSON.parse(text) }));
+  recorded[kind].push(file);
+}
+
+/// Keeps each streamed event's data (not Anthropic's ping, not OpenAI's closing [DONE]).
+function recordEvents(provider, text) {
+  const kind = `${provider}-stream`;
+  for (const event of text.split('\n\n')) {
+    const lines = event.split('\n');
+    if (lines.includes('event: ping')) continue;
+    const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+    if (data === '' || data === '[DONE]') continue;
+    const file = join(bodiesDir, `${kind}-${recorded[kind].length}.json`);
+    writeFileSync(file, data);
+    recorded[kind].push(file);
+  }
+}
+
+function recordingFetch(provider) {
+  return async (url, init) => {
+    const response = await fetch(url, init);
+    record(provider, response.status, response.headers.get('content-type'),
+      await response.clone().text());
+    return response;
+  };
+}
+
+/// Bedrock's client speaks through a smithy request handler: this one reads each JSON answer,
+/// keeps a copy and hands the client an identical body.
+class RecordingHandler {
+  constructor() { this.inner = new NodeHttpHandler(); this.metadata = { handlerProtocol: 'http/1.1' }; }
+  async handle(request, options) {
+    const out = await this.inner.handle(request, options);
+    const type = out.response.headers['content-type'] ?? '';
+    if (type.includes('application/json')) {
+      const chunks = [];
+      for await (const c of out.response.body) chunks.push(c);
+      const buffer = Buffer.concat(chunks);
+      const status = out.response.statusCode;
+      record('bedrock', status, type, buffer.toString('utf8'),
+        status === 200 ? undefined : out.response.headers['x-amzn-errortype']);
+      out.response.body = Readable.from([buffer]);
+    }
+    return out;
+  }
+  updateHttpClientConfig(key, value) { this.inner.updateHttpClientConfig(key, value); }
+  httpHandlerConfigs() { return this.inner.httpHandlerConfigs(); }
+  destroy() { this.inner.destroy(); }
+}
+
+let emulator;
+let baseUrl;
+
+before(async () => {
+  emulator = spawn(emulatorBinary, ['--port', '0', '--exit-with-parent'],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The emulator prints "listening on http://127.0.0.1:PORT" once it accepts connections.
+  baseUrl = await new Promise((resolve, reject) => {
+    let out = '';
+    emulator.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    emulator.on('exit', (code) => reject(new Error(`nucleo-emulator exited with ${code}: ${out}`)));
+  });
+});
+
+after(() => {
+  emulator?.kill('SIGTERM');
+  rmSync(bodiesDir, { recursive: true, force: true });
+});
+
+// A system text long enough to be cached (over the emulator's 1,024-token minimum).
+const longSystem = Array.from({ length: 160 },
+  (_, i) => `Policy ${i}: answer the customer politely and cite the order number when known.`).join('\n');
+// Each turn adds well over OpenAI's 128-token caching step.
+const longQuestion = (n) => `Question ${n}: ` + 'please check the status of my order again. '.repeat(20);
+
+const weatherSchema = {
+  type: 'object', properties: { city: { type: 'string' } }, required: ['city'],
+};
+
+/// Runs validate_response.py without blocking the event loop (a blocked loop would leave the
+/// clients' idle keep-alive connections half-closed and the next request would fail on one).
+function validateFiles(specs, kind, files) {
+  return new Promise((resolve) => {
+    execFile('python3', [join(here, 'validate_response.py'), specs, kind, ...files],
+      (error, stdout, stderr) => resolve({ status: error ? (error.code ?? 1) : 0, out: stdout + stderr }));
+  });
+}
+
+function schemaCheck(provider) {
+  const specs = process.env.NUCLEO_SPECS;
+  if (!specs) return;
+  test(`${provider}: every JSON answer matches the published response schema`, async () => {
+    assert.ok(recorded[provider].length >= 5, `${recorded[provider].length} answers recorded`);
+    const r = await validateFiles(specs, provider, recorded[provider]);
+    assert.equal(r.status, 0, r.out);
+  });
+  if (recorded[`${provider}-stream`] !== undefined) {
+    test(`${provider}: every streamed event matches the published event schema`, async () => {
+      const events = recorded[`${provider}-stream`];
+      assert.ok(events.length >= 10, `${events.length} events recorded`);
+      const r = await validateFiles(specs, `${provider}-stream`, events);
+      assert.equal(r.status, 0, r.out);
+    });
+  }
+  test(`${provider}: every error answer matches the published error shape`, async () => {
+    const errors = recorded[`${provider}-error`];
+    assert.ok(errors.length >= 4, `${errors.length} error answers recorded`);
+    const r = await validateFiles(specs, `${provider}-error`, errors);
+    assert.equal(r.status, 0, r.out);
+  });
+}
+
+describe('@anthropic-ai/sdk', () => {
+  const client = (extra = {}) => new Anthropic({
+    apiKey: 'sk-ant-emulator', baseURL: baseUrl, maxRetries: 0,
+    fetch: recordingFetch('anthropic'), ...extra,
+  });
+  const model = 'claude-sonnet-4-5';
+
+  test('a plain answer, with the request id of the request-id header', async () => {
+    const msg = await client().messages.create({
+      model, max_tokens: 256, messages: [{ role: 'user', content: 'Where is my parcel' }],
+    });
+    assert.equal(msg.type, 'message');
+    assert.equal(msg.role, 'assistant');
+    assert.equal(msg.stop_reason, 'end_turn');
+    assert.equal(msg.stop_sequence, null);
+    assert.deepEqual(msg.content, [{
+      type: 'text', text: "This is the emulator's answer to: Where is my parcel", citations: null,
+    }]);
+    assert.equal(msg.usage.cache_read_input_tokens, 0);
+    assert.deepEqual(msg.usage.cache_creation,
+      { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 });
+    assert.match(msg._request_id, /^req_emu_[0-9a-f]{16}$/);
+  });
+
+  test('an x-api-key credential is accepted as well as the Bearer the SDK sends', async () => {
+    const msg = await client({ apiKey: null, defaultHeaders: { 'x-api-key': 'sk-ant-emulator' } })
+      .messages.create({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(msg.stop_reason, 'end_turn');
+  });
+
+  test('a tool round: call, result, final answer', async () => {
+    const tools = [{ name: 'get_weather', description: 'Weather of a city', input_schema: weatherSchema }];
+    const question = { role: 'user', content: 'What is the weather in Paris' };
+    const first = await client().messages.create({ model, max_tokens: 256, tools, messages: [question] });
+    assert.equal(first.stop_reason, 'tool_use');
+    const use = first.content.find((b) => b.type === 'tool_use');
+    assert.equal(use.name, 'get_weather');
+    assert.deepEqual(use.input, { city: 'Paris' });
+    assert.match(use.id, /^toolu_emu_/);
+    const second = await client().messages.create({
+      model, max_tokens: 256, tools, messages: [question, { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'Sunny, 21 C' }] }],
+    });
+    assert.equal(second.stop_reason, 'end_turn');
+    assert.equal(second.content[0].text, 'The tool get_weather returned: Sunny, 21 C');
+  });
+
+  test('streaming: the stream helper assembles the same message, usage cumulative', async () => {
+    const request = { model, max_tokens: 256, messages: [{ role: 'user', content: 'Stream me an answer' }] };
+    const plain = await client().messages.create(request);
+    const stream = client().messages.stream(request);
+    const deltas = [];
+    let started;
+    stream.on('streamEvent', (e) => {
+      if (e.type === 'message_start') started = e.message.usage;
+      if (e.type === 'message_delta') deltas.push(e);
+    });
+    const final = await stream.finalMessage();
+    assert.deepEqual(final.content.map((b) => b.text), plain.content.map((b) => b.text));
+    assert.equal(final.stop_reason, 'end_turn');
+    assert.equal(deltas.length, 1);
+    // message_delta repeats the input counts of message_start and carries the final output count.
+    assert.equal(deltas[0].usage.input_tokens, started.input_tokens);
+    assert.equal(deltas[0].usage.cache_read_input_tokens, started.cache_read_input_tokens);
+    assert.equal(deltas[0].usage.cache_creation_input_tokens, started.cache_creation_input_tokens);
+    assert.equal(deltas[0].usage.output_tokens, plain.usage.output_tokens);
+    assert.equal(final.usage.output_tokens, plain.usage.output_tokens);
+  });
+
+  test('prompt caching over three calls, the creation split by TTL', async () => {
+    const system = [{ type: 'text', text: longSystem, cache_control: { type: 'ephemeral', ttl: '1h' } }];
+    const turns = [];
+    const usages = [];
+    for (let n = 1; n <= 3; ++n) {
+      turns.push({ role: 'user', content: [{ type: 'text', text: longQuestion(n), cache_control: { type: 'ephemeral' } }] });
+      const msg = await client().messages.create({ model: 'claude-cache-test', max_tokens: 128, system, messages: turns });
+      usages.push(msg.usage);
+      turns[turns.length - 1] = { role: 'user', content: longQuestion(n) };
+      turns.push({ role: 'assistant', content: msg.content });
+    }
+    const [u1, u2, u3] = usages;
+    assert.equal(u1.cache_read_input_tokens, 0);
+    assert.ok(u1.cache_creation.ephemeral_1h_input_tokens >= 1024, JSON.stringify(u1));
+    assert.ok(u1.cache_creation.ephemeral_5m_input_tokens > 0, JSON.stringify(u1));
+    assert.equal(u1.cache_creation.ephemeral_1h_input_tokens + u1.cache_creation.ephemeral_5m_input_tokens,
+      u1.cache_creation_input_tokens);
+    // Each call reads the prefix the call before it wrote, and writes only what is new.
+    assert.equal(u2.cache_read_input_tokens, u1.cache_creation_input_tokens);
+    assert.equal(u2.cache_creation.ephemeral_1h_input_tokens, 0);
+    assert.equal(u2.cache_creation.ephemeral_5m_input_tokens, u2.cache_creation_input_tokens);
+    assert.equal(u3.cache_read_input_tokens, u2.cache_read_input_tokens + u2.cache_creation_input_tokens);
+    assert.ok(u3.cache_read_input_tokens > u2.cache_read_input_tokens);
+  });
+
+  test('stop_sequences end the text with stop_reason stop_sequence, streamed or not', async () => {
+    const request = { model, max_tokens: 256, stop_sequences: ['never', 'answer'],
+      messages: [{ role: 'user', content: 'Stop early please' }] };
+    const msg = await client().messages.create(request);
+    assert.equal(msg.stop_reason, 'stop_sequence');
+    assert.equal(msg.stop_sequence, 'answer');
+    assert.equal(msg.content[0].text, "This is the emulator's ");
+    const final = await client().messages.stream(request).finalMessage();
+    assert.equal(final.stop_reason, 'stop_sequence');
+    assert.equal(final.stop_sequence, 'answer');
+    assert.equal(final.content[0].text, "This is the emulator's ");
+  });
+
+  const faulty = (fault) => client().messages.create(
+    { model, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] },
+    { headers: { 'x-emulator-fault': fault } });
+
+  test('429 surfaces as RateLimitError with retry-after', async () => {
+    await assert.rejects(faulty('429'), (e) => {
+      assert.ok(e instanceof Anthropic.RateLimitError, e.constructor.name);
+      assert.equal(e.status, 429);
+      assert.equal(e.headers.get('retry-after'), '1');
+      assert.equal(e.error.error.type, 'rate_limit_error');
+      assert.match(e.requestID, /^req_emu_/);
+      return true;
+    });
+  });
+
+  test('500 surfaces as InternalServerError, 529 as an overloaded APIError', async () => {
+    await assert.rejects(faulty('500'), (e) => {
+      assert.ok(e instanceof Anthropic.InternalServerError, e.constructor.name);
+      assert.equal(e.status, 500);
+      assert.equal(e.error.error.type, 'api_error');
+      return true;
+    });
+    await assert.rejects(faulty('529'), (e) => {
+      assert.ok(e instanceof Anthropic.APIError, e.constructor.name);
+      assert.equal(e.status, 529);
+      assert.equal(e.error.error.type, 'overloaded_error');
+      return true;
+    });
+  });
+
+  test('an orphan tool_result surfaces as BadRequestError with the API text', async () => {
+    const request = client().messages.create({ model, max_tokens: 64, messages: [
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_nowhere', content: 'x' }] }] });
+    await assert.rejects(request, (e) => {
+      assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.error.error.type, 'invalid_request_error');
+      assert.match(e.error.error.message, /unexpected `tool_use_id` found in `tool_result` blocks: toolu_nowhere/);
+      return true;
+    });
+  });
+
+  test('no credential surfaces as AuthenticationError', async () => {
+    const request = client({ apiKey: null, authToken: null, defaultHeaders: { Authorization: null } })
+      .messages.create({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    await assert.rejects(request, (e) => {
+      assert.ok(e instanceof Anthropic.AuthenticationError, e.constructor.name);
+      assert.equal(e.status, 401);
+      return true;
+    });
+  });
+
+  schemaCheck('anthropic');
+});
+
+describe('openai', () => {
+  const client = () => new OpenAI({
+    apiKey: 'sk-emulator', baseURL: `${baseUrl}/v1`, maxRetries: 0, fetch: recordingFetch('openai'),
+  });
+  const model = 'gpt-4o';
+
+  test('a plain answer, with the request id of the x-request-id header', async () => {
+    const c = await client().chat.completions.create({
+      model, messages: [{ role: 'user', content: 'Where is my parcel' }],
+    });
+    assert.equal(c.object, 'chat.completion');
+    assert.equal(c.choices[0].finish_reason, 'stop');
+    assert.equal(c.choices[0].message.content, "This is the emulator's answer to: Where is my parcel");
+    assert.equal(c.usage.total_tokens, c.usage.prompt_tokens + c.usage.completion_tokens);
+    assert.match(c._request_id, /^req_emu[0-9a-f]{25}$/);
+  });
+
+  test('a tool round: call, result, final answer', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }];
+    const question = { role: 'user', content: 'What is the weather in Paris' };
+    const first = await client().chat.completions.create({ model, tools, messages: [question] });
+    assert.equal(first.choices[0].finish_reason, 'tool_calls');
+    const call = first.choices[0].message.tool_calls[0];
+    assert.equal(call.function.name, 'get_weather');
+    assert.deepEqual(JSON.parse(call.function.arguments), { city: 'Paris' });
+    const second = await client().chat.completions.create({
+      model, tools, messages: [question, first.choices[0].message,
+        { role: 'tool', tool_call_id: call.id, content: 'Sunny, 21 C' }],
+    });
+    assert.equal(second.choices[0].finish_reason, 'stop');
+    assert.equal(second.choices[0].message.content, 'The tool get_weather returned: Sunny, 21 C');
+  });
+
+  test('streaming: the stream helper assembles the same completion and the usage', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }];
+    const request = { model, tools, messages: [{ role: 'user', content: 'What is the weather in Rome' }] };
+    const plain = await client().chat.completions.create(request);
+    const final = await client().chat.completions
+      .stream({ ...request, stream_options: { include_usage: true } }).finalChatCompletion();
+    assert.equal(final.choices[0].finish_reason, 'tool_calls');
+    assert.deepEqual(final.choices[0].message.tool_calls.map((c) => [c.id, c.function.name, c.function.arguments]),
+      plain.choices[0].message.tool_calls.map((c) => [c.id, c.function.name, c.function.arguments]));
+    assert.equal(final.usage.completion_tokens, plain.usage.completion_tokens);
+    const text = await client().chat.completions
+      .stream({ model, messages: [{ role: 'user', content: 'Stream me an answer' }] }).finalContent();
+    assert.equal(text, "This is the emulator's answer to: Stream me an answer");
+  });
+
+  test('prompt caching over three calls: cached_tokens grows', async () => {
+    const messages = [{ role: 'system', content: longSystem }];
+    const cached = [];
+    for (let n = 1; n <= 3; ++n) {
+      messages.push({ role: 'user', content: longQuestion(n) });
+      const c = await client().chat.completions.create({ model: 'gpt-cache-test', messages });
+      cached.push(c.usage.prompt_tokens_details.cached_tokens);
+      messages.push(c.choices[0].message);
+    }
+    assert.equal(cached[0], 0);
+    assert.ok(cached[1] >= 1024 && cached[1] % 128 === 0, String(cached));
+    assert.ok(cached[2] > cached[1] && cached[2] % 128 === 0, String(cached));
+  });
+
+  test('stop ends the content with finish_reason stop, streamed or not', async () => {
+    const request = { model, stop: ['answer'], messages: [{ role: 'user', content: 'Stop early please' }] };
+    const c = await client().chat.completions.create(request);
+    assert.equal(c.choices[0].finish_reason, 'stop');
+    assert.equal(c.choices[0].message.content, "This is the emulator's ");
+    const final = await client().chat.completions.stream({ ...request, stop: 'answer' }).finalChatCompletion();
+    assert.equal(final.choices[0].message.content, "This is the emulator's ");
+  });
+
+  const faulty = (fault) => client().chat.completions.create(
+    { model, messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'x-emulator-fault': fault } });
+
+  test('429 surfaces as RateLimitError with retry-after', async () => {
+    await assert.rejects(faulty('429'), (e) => {
+      assert.ok(e instanceof OpenAI.RateLimitError, e.constructor.name);
+      assert.equal(e.status, 429);
+      assert.equal(e.headers.get('retry-after'), '1');
+      assert.equal(e.code, 'rate_limit_exceeded');
+      assert.match(e.requestID, /^req_emu/);
+      return true;
+    });
+  });
+
+  test('500 and 503 surface as InternalServerError', async () => {
+    for (const [fault, status] of [['500', 500], ['529', 503]]) {
+      await assert.rejects(faulty(fault), (e) => {
+        assert.ok(e instanceof OpenAI.InternalServerError, e.constructor.name);
+        assert.equal(e.status, status);
+        assert.equal(e.type, 'server_error');
+        return true;
+      });
+    }
+  });
+
+  test('an orphan tool message surfaces as BadRequestError with the API text', async () => {
+    const request = client().chat.completions.create({ model, messages: [
+      { role: 'user', content: 'Hi' }, { role: 'tool', tool_call_id: 'call_nowhere', content: 'x' }] });
+    await assert.rejects(request, (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.param, 'messages.[1].role');
+      assert.match(e.message, /must be a response to a preceeding message with 'tool_calls'/);
+      return true;
+    });
+  });
+
+  schemaCheck('openai');
+});
+
+describe('@aws-sdk/client-bedrock-runtime', () => {
+  const handler = new RecordingHandler();
+  after(() => handler.destroy());
+  const client = (fault, extra = {}) => {
+    const c = new bedrock.BedrockRuntimeClient({
+      region: 'us-east-1', endpoint: baseUrl, maxAttempts: 1, requestHandler: handler,
+      credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator-secret' }, ...extra,
+    });
+    if (fault) {
+      c.middlewareStack.add((next) => (args) => {
+        args.request.headers['x-emulator-fault'] = fault;
+        return next(args);
+      }, { step: 'build', name: 'emulatorFault' });
+    }
+    return c;
+  };
+  const modelId = 'anthropic.claude-sonnet-4-5-v1:0';
+  const user = (text) => ({ role: 'user', content: [{ text }] });
+
+  test('a plain answer, with the request id of the x-amzn-RequestId header', async () => {
+    const out = await client().send(new bedrock.ConverseCommand({ modelId, messages: [user('Where is my parcel')] }));
+    assert.equal(out.stopReason, 'end_turn');
+    assert.equal(out.output.message.role, 'assistant');
+    assert.deepEqual(out.output.message.content, [{ text: "This is the emulator's answer to: Where is my parcel" }]);
+    assert.equal(out.usage.totalTokens, out.usage.inputTokens + out.usage.outputTokens);
+    assert.match(out.$metadata.requestId, /^00000000-0000-4000-8000-[0-9a-f]{12}$/);
+  });
+
+  test('a Bedrock API key (Authorization: Bearer) is accepted', async () => {
+    const c = client(undefined, {
+      credentials: undefined, token: { token: 'bedrock-api-key-emulator' },
+      authSchemePreference: ['httpBearerAuth'],
+    });
+    let sent;
+    c.middlewareStack.add((next) => async (args) => {
+      const out = await next(args);
+      const headers = args.request.headers;
+      sent = headers[Object.keys(headers).find((k) => k.toLowerCase() === 'authorization')];
+      return out;
+    }, { step: 'finalizeRequest', name: 'seeAuth', priority: 'low' });
+    const out = await c.send(new bedrock.ConverseCommand({ modelId, messages: [user('Hi')] }));
+    assert.equal(sent, 'Bearer bedrock-api-key-emulator');
+    assert.equal(out.stopReason, 'end_turn');
+  });
+
+  test('a tool round: call, result, final answer', async () => {
+    const toolConfig = { tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: weatherSchema } } }] };
+    const question = user('What is the weather in Paris');
+    const first = await client().send(new bedrock.ConverseCommand({ modelId, toolConfig, messages: [question] }));
+    assert.equal(first.stopReason, 'tool_use');
+    const use = first.output.message.content[0].toolUse;
+    assert.equal(use.name, 'get_weather');
+    assert.deepEqual(use.input, { city: 'Paris' });
+    const second = await client().send(new bedrock.ConverseCommand({
+      modelId, toolConfig, messages: [question, first.output.message,
+        { role: 'user', content: [{ toolResult: { toolUseId: use.toolUseId, content: [{ text: 'Sunny, 21 C' }] } }] }],
+    }));
+    assert.equal(second.stopReason, 'end_turn');
+    assert.equal(second.output.message.content[0].text, 'The tool get_weather returned: Sunny, 21 C');
+  });
+
+  test('streaming: the SDK decodes the event stream into the same message', async () => {
+    const toolConfig = { tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: weatherSchema } } }] };
+    for (const [messages, tools] of [[[user('Stream me an answer')], undefined], [[user('What is the weather in Rome')], toolConfig]]) {
+      const plain = await client().send(new bedrock.ConverseCommand({ modelId, messages, toolConfig: tools }));
+      const out = await client().send(new bedrock.ConverseStreamCommand({ modelId, messages, toolConfig: tools }));
+      let text = '';
+      let input = '';
+      let stopReason;
+      let usage;
+      for await (const e of out.stream) {
+        if (e.contentBlockDelta?.delta?.text) text += e.contentBlockDelta.delta.text;
+        if (e.contentBlockDelta?.delta?.toolUse) input += e.contentBlockDelta.delta.toolUse.input;
+        if (e.messageStop) stopReason = e.messageStop.stopReason;
+        if (e.metadata) usage = e.metadata.usage;
+      }
+      assert.equal(stopReason, plain.stopReason);
+      assert.equal(usage.outputTokens, plain.usage.outputTokens);
+      const block = plain.output.message.content[0];
+      if (block.toolUse) {
+        assert.deepEqual(JSON.parse(input), block.toolUse.input);
+      } else {
+        assert.equal(text, block.text);
+      }
+    }
+  });
+
+  test('prompt caching over three calls with cachePoint blocks', async () => {
+    const system = [{ text: longSystem }, { cachePoint: { type: 'default' } }];
+    const messages = [];
+    const usages = [];
+    for (let n = 1; n <= 3; ++n) {
+      messages.push({ role: 'user', content: [{ text: longQuestion(n) }, { cachePoint: { type: 'default' } }] });
+      const out = await client().send(new bedrock.ConverseCommand({ modelId: 'cache-test-model', system, messages }));
+      usages.push(out.usage);
+      messages[messages.length - 1] = user(longQuestion(n));
+      messages.push(out.output.message);
+    }
+    const [u1, u2, u3] = usages;
+    assert.equal(u1.cacheReadInputTokens, 0);
+    assert.ok(u1.cacheWriteInputTokens >= 1024, JSON.stringify(u1));
+    assert.equal(u2.cacheReadInputTokens, u1.cacheWriteInputTokens);
+    assert.equal(u3.cacheReadInputTokens, u2.cacheReadInputTokens + u2.cacheWriteInputTokens);
+    for (const u of usages) {
+      assert.equal(u.totalTokens, u.inputTokens + u.outputTokens + u.cacheReadInputTokens + u.cacheWriteInputTokens);
+    }
+  });
+
+  test('stopSequences end the text with stopReason stop_sequence', async () => {
+    const out = await client().send(new bedrock.ConverseCommand({
+      modelId, inferenceConfig: { stopSequences: ['answer'] }, messages: [user('Stop early please')] }));
+    assert.equal(out.stopReason, 'stop_sequence');
+    assert.equal(out.output.message.content[0].text, "This is the emulator's ");
+  });
+
+  const faulty = (fault) => client(fault).send(new bedrock.ConverseCommand({ modelId, messages: [user('Hi')] }));
+
+  test('429 surfaces as ThrottlingException', async () => {
+    await assert.rejects(faulty('429'), (e) => {
+      assert.ok(e instanceof bedrock.ThrottlingException, e.constructor.name);
+      assert.equal(e.$metadata.httpStatusCode, 429);
+      assert.match(e.$metadata.requestId, /^00000000-0000-4000-8000-/);
+      return true;
+    });
+  });
+
+  test('500 surfaces as InternalServerException, 529 as ServiceUnavailableException', async () => {
+    await assert.rejects(faulty('500'), (e) => {
+      assert.ok(e instanceof bedrock.InternalServerException, e.constructor.name);
+      assert.equal(e.$metadata.httpStatusCode, 500);
+      return true;
+    });
+    await assert.rejects(faulty('529'), (e) => {
+      assert.ok(e instanceof bedrock.ServiceUnavailableException, e.constructor.name);
+      assert.equal(e.$metadata.httpStatusCode, 503);
+      return true;
+    });
+  });
+
+  test('an orphan toolResult surfaces as ValidationException with the API text', async () => {
+    const request = client().send(new bedrock.ConverseCommand({ modelId,
+      toolConfig: { tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: weatherSchema } } }] },
+      messages: [{ role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_nowhere', content: [{ text: 'x' }] } }] }] }));
+    await assert.rejects(request, (e) => {
+      assert.ok(e instanceof bedrock.ValidationException, e.constructor.name);
+      assert.equal(e.$metadata.httpStatusCode, 400);
+      assert.equal(e.message, 'The number of toolResult blocks at messages.0.content exceeds the number of toolUse blocks of previous turn.');
+      return true;
+    });
+  });
+
+  schemaCheck('bedrock');
+});
