@@ -4,7 +4,7 @@
 //   content_block_start   -> tool_use (id, name) for a tool call; text / thinking when the block
 //                            opens with content
 //   content_block_delta   -> text_delta, thinking_delta, input_json_delta (signature_delta: none)
-//   message_delta         -> usage (output_tokens so far)
+//   message_delta         -> usage (cumulative: output_tokens so far, and the input counts again)
 // Anything else (ping, *_stop, error, an event that is not JSON) gives no deltas.
 #include <rapidjson/document.h>
 
