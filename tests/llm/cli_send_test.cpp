@@ -65,6 +65,58 @@ TEST(CliSend, AppendsTheAnswerAndReportsUsageAndCost) {
     EXPECT_NE(r.err.find("stop end_turn"), std::string::npos) << r.err;
 }
 
+/// The number that follows the first `key` at or after `from` in `text`; -1 when `key` is absent.
+double number_after(const std::string& text, const std::string& key, std::size_t from = 0) {
+    const std::size_t at = text.find(key, from);
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + key.size()));
+}
+
+TEST(CliSend, AnEscalationShowsTheSumAndEachBilledCall) {
+    // The fixture asks for 4 output tokens: the emulator cuts its answer there (max_tokens), the
+    // budget rises to the model's ceiling (64000) and the second call answers. Both are billed:
+    // `send` prints the sum and then each call (answers.105).
+    const fs::path doc = fs::temp_directory_path() / ("nucleo-cli-send-" + std::to_string(::getpid()) + ".json");
+    {
+        std::string text = slurp(kDoc);
+        const std::string declared = R"("output": {"tokens": 1024})";
+        const std::size_t at = text.find(declared);
+        ASSERT_NE(at, std::string::npos) << "the fixture's output declaration moved";
+        text.replace(at, declared.size(), R"("output": {"tokens": 4})");
+        std::ofstream(doc) << text;
+    }
+    emulator_test::EmulatorProcess emulator;
+    const CliRun r = nucleo("ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                                std::to_string(emulator.port()),
+                            "send --in " + doc.string() + " --model claude-sonnet-4-5");
+    fs::remove(doc);
+    ASSERT_EQ(r.status, 0) << r.err;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    ASSERT_EQ(d["messages"].Size(), 4U) << "the retry's answer is appended, the cut one is not";
+
+    ASSERT_NE(r.err.find("over 2 billed calls"), std::string::npos) << r.err;
+    const std::size_t truncated = r.err.find("truncated at 4: ");
+    const std::size_t answered = r.err.find("answered at 64000: ");
+    ASSERT_NE(truncated, std::string::npos) << r.err;
+    ASSERT_NE(answered, std::string::npos) << r.err;
+    ASSERT_LT(truncated, answered) << "the calls are listed in order";
+    const double first_output = number_after(r.err, "output ", truncated);
+    const double second_output = number_after(r.err, "output ", answered);
+    EXPECT_EQ(first_output, 4) << r.err;
+    EXPECT_GT(second_output, 4) << r.err;
+    EXPECT_EQ(number_after(r.err, ", output "), first_output + second_output)
+        << "the headline output is the sum: " << r.err;
+    const double first_cost = number_after(r.err, "$", truncated);
+    const double second_cost = number_after(r.err, "$", answered);
+    EXPECT_GT(first_cost, 0) << r.err;
+    EXPECT_NEAR(number_after(r.err, "cost $"), first_cost + second_cost, 2e-6)
+        << "the headline cost is the sum: " << r.err;
+    const auto stats = emulator.get("/stats");
+    EXPECT_NE(stats.body.find("\"total\":2"), std::string::npos) << stats.body;
+}
+
 TEST(CliSend, AMissingKeyIsOneLineAndExitTwoBeforeAnyRequest) {
     emulator_test::EmulatorProcess emulator;
     const CliRun r = nucleo("ANTHROPIC_API_KEY= ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(emulator.port()),

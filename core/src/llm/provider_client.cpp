@@ -396,24 +396,28 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
     std::vector<CallAttempt> record;
     LLMResponse r;
     try {
-        r = call_once(conversation, model, options, record);
-    } catch (const OutputTruncationRetryException& e) {
-        // budget.7: the retry loop re-enters for a one-shot retry at the escalated budget. A
-        // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
-        NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
-        if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
-        r = call_once(conversation, model, options, record);
-        r.escalated = true;
+        try {
+            r = call_once(conversation, model, options, record);
+        } catch (const OutputTruncationRetryException& e) {
+            // budget.7: the retry loop re-enters for a one-shot retry at the escalated budget. A
+            // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
+            NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
+            if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
+            r = call_once(conversation, model, options, record);
+            r.escalated = true;
+        }
+    } catch (Error& e) {
+        // answers.109: the calls billed before the failure go out with the error, which is
+        // rethrown as the same object (its type, ContextOverflowException for one, is kept).
+        e.set_billed_calls(std::move(record));
+        throw;
     }
     // answers.105: the response's usage and cost are those of every billed call.
     r.calls = std::move(record);
     r.usage = {};
     r.cost = 0;
     for (const CallAttempt& a : r.calls) {
-        r.usage.input_tokens += a.usage.input_tokens;
-        r.usage.output_tokens += a.usage.output_tokens;
-        r.usage.cache_read_tokens += a.usage.cache_read_tokens;
-        r.usage.cache_write_tokens += a.usage.cache_write_tokens;
+        r.usage += a.usage;
         r.cost += a.cost;
     }
     return r;
@@ -521,11 +525,15 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     // answers.104: the input left the model no room to answer. A larger output budget cannot
     // help (the window is input plus output), so it is never escalated: the caller compacts
     // (ContextWindowManager) or gives up. The conversation is unchanged.
-    if (out.stop_reason == "context_window_exceeded")
+    if (out.stop_reason == "context_window_exceeded") {
+        // answers.109: the provider billed the call; it is on the error's record.
+        attempt.status = CallStatus::kContextWindowExceeded;
+        record.push_back(attempt);
         throw ContextOverflowException(
             who + ": model '" + model.id + "' stopped at its context window (" +
             std::to_string(out.usage.total_input_tokens()) + " input tokens, " + std::to_string(max_tokens) +
             " output tokens reserved); compact the conversation before the next call");
+    }
 
     // Truncation: the answer never joins the conversation (a cut-off tool call never reaches a
     // tool); the sent message's budget is raised and the caller retries once (budget.7). budget.101:
