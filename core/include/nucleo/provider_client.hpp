@@ -172,7 +172,11 @@ public:
     /// request), provider refusals of their kind (kRateLimited, kOverloaded, kInvalidArgument,
     /// ...), an answer off its format or a plugin's response off the normalized shape (kProtocol
     /// naming the plugin and the field), a context-window stop (ContextOverflowException, never an
-    /// escalation: answers.104), truncation at the ceiling (UncorrectableLLMException).
+    /// escalation: answers.104), truncation at the ceiling (UncorrectableLLMException). Every
+    /// such error carries the calls the provider billed before it (Error::billed_calls(),
+    /// answers.109): the truncated call of an escalation whose retry failed, a call stopped at the
+    /// context window. An exception that is not an Error (one a host's stream callback throws)
+    /// passes through as it is, without that record.
     LLMResponse call(ConversationContext& conversation, const ModelSpec& model,
                      const CallOptions& options = {});
 

@@ -39,6 +39,16 @@ enum class CallStatus {
     kContextWindowExceeded,  ///< stopped at the context window: billed, nothing kept (answers.104)
 };
 
+/// How a status reads in a report: "answered", "truncated", "context window exceeded".
+[[nodiscard]] constexpr const char* to_string(CallStatus status) noexcept {
+    switch (status) {
+        case CallStatus::kAnswered: return "answered";
+        case CallStatus::kTruncated: return "truncated";
+        case CallStatus::kContextWindowExceeded: return "context window exceeded";
+    }
+    return "unknown";
+}
+
 /// One billed model call behind an LLMResponse (answers.105): the provider bills a truncated call
 /// as much as the one that answered, so both are on the record.
 struct CallAttempt {
