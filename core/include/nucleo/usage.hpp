@@ -37,14 +37,17 @@ enum class CallStatus {
     kAnswered,               ///< its answer is the response's
     kTruncated,              ///< cut at the output limit (or at the requested ceiling) and escalated
     kContextWindowExceeded,  ///< stopped at the context window: billed, nothing kept (answers.104)
+    kRejected,  ///< its usage was readable but its answer was off the normalized shape (answers.106)
 };
 
-/// How a status reads in a report: "answered", "truncated", "context window exceeded".
+/// How a status reads in a report: "answered", "truncated", "context window exceeded",
+/// "rejected".
 [[nodiscard]] constexpr const char* to_string(CallStatus status) noexcept {
     switch (status) {
         case CallStatus::kAnswered: return "answered";
         case CallStatus::kTruncated: return "truncated";
         case CallStatus::kContextWindowExceeded: return "context window exceeded";
+        case CallStatus::kRejected: return "rejected";
     }
     return "unknown";
 }

@@ -497,6 +497,18 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     out.usage = checked_usage(d, who);
     if (limiter != nullptr) limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
 
+    // From here the provider's usage is known: the call is billed, and on the record whatever
+    // follows (answers.105, answers.109).
+    CallAttempt attempt;
+    attempt.stop_reason = out.stop_reason;
+    attempt.usage = out.usage;
+    attempt.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
+                              out.usage.cache_read_tokens);
+    attempt.max_tokens = max_tokens;
+    attempt.http_attempts = http.attempts;
+    attempt.latency =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent_at);
+
     // Every block must be a block of the conversation document.
     Message incoming;
     incoming.direction = Direction::kIncoming;
@@ -508,19 +520,11 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
             incoming.blocks.push_back(internal::read_block(b, internal::JsonPath(&blocks, i++)));
         }
     } catch (const Error& e) {
+        attempt.status = CallStatus::kRejected;
+        record.push_back(attempt);
         throw Error(ErrorKind::kProtocol, who + ": the normalized response has a block off its shape: " +
                                               e.what());
     }
-
-    CallAttempt attempt;
-    attempt.stop_reason = out.stop_reason;
-    attempt.usage = out.usage;
-    attempt.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
-                              out.usage.cache_read_tokens);
-    attempt.max_tokens = max_tokens;
-    attempt.http_attempts = http.attempts;
-    attempt.latency =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent_at);
 
     // answers.104: the input left the model no room to answer. A larger output budget cannot
     // help (the window is input plus output), so it is never escalated: the caller compacts
