@@ -1,7 +1,9 @@
 // `nucleo`: the command-line face of the runtime. Results go to stdout, diagnostics to stderr.
 // Exit status: 0 success, 1 a runtime failure, 2 bad input (usage, config, plugin, document).
 #include <exception>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,20 @@ int exit_status_for(nucleo::ErrorKind kind) {
     }
 }
 
+/// answers.109: what the provider billed before the error, on the error's own line ("" when
+/// nothing was billed), so a failed escalation's spend is not lost to the user.
+std::string billed_note(const nucleo::Error& e) {
+    const auto& calls = e.billed_calls();
+    if (calls.empty()) return "";
+    const nucleo::Usage usage = e.billed_usage();
+    std::ostringstream out;
+    out << " (billed before the failure: " << calls.size() << (calls.size() == 1 ? " call" : " calls")
+        << ", input " << usage.input_tokens << ", output " << usage.output_tokens << ", cache write "
+        << usage.cache_write_tokens << ", cache read " << usage.cache_read_tokens << ", cost $" << std::fixed
+        << std::setprecision(6) << e.billed_cost() << ")";
+    return out.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,7 +61,7 @@ int main(int argc, char** argv) {
             std::cerr << "nucleo " << name << ": " << e.message << "\n";
             return nucleo::cli::kExitBadInput;
         } catch (const nucleo::Error& e) {
-            std::cerr << "nucleo " << name << ": " << e.what() << "\n";
+            std::cerr << "nucleo " << name << ": " << e.what() << billed_note(e) << "\n";
             return exit_status_for(e.kind());
         } catch (const std::exception& e) {
             std::cerr << "nucleo " << name << ": " << e.what() << "\n";

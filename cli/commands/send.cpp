@@ -84,7 +84,7 @@ int run_send(const Argv& argv) {
         std::cerr << " over " << r.calls.size() << " billed calls (";
         for (std::size_t i = 0; i < r.calls.size(); ++i) {
             const CallAttempt& a = r.calls[i];
-            std::cerr << (i == 0 ? "" : "; ") << (a.status == CallStatus::kTruncated ? "truncated" : "answered")
+            std::cerr << (i == 0 ? "" : "; ") << to_string(a.status)
                       << " at " << a.max_tokens << ": output " << a.usage.output_tokens << ", $"
                       << std::setprecision(6) << a.cost;
         }

@@ -10,6 +10,7 @@
 
 #include "agent_support.hpp"
 #include "canned_reply.hpp"
+#include "nucleo/agent.hpp"
 #include "nucleo/budget.hpp"
 #include "nucleo/errors.hpp"
 
@@ -127,6 +128,11 @@ TEST_P(WindowStops, AContextWindowStopIsAContextOverflowNeverAnEscalation) {
     } catch (const ContextOverflowException& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kContextOverflow);
         EXPECT_NE(std::string(e.what()).find("context window"), std::string::npos) << e.what();
+        // answers.109: the stopped call was billed, so it is on the error's record.
+        ASSERT_EQ(e.billed_calls().size(), 1U);
+        EXPECT_EQ(e.billed_calls()[0].status, CallStatus::kContextWindowExceeded);
+        EXPECT_EQ(e.billed_calls()[0].usage.output_tokens, 1000);
+        EXPECT_GT(e.billed_cost(), 0);
     }
     EXPECT_EQ(requests_seen(emulator_), 1) << "no escalated retry";
     ASSERT_EQ(c.messages().size(), 1U);
@@ -166,6 +172,94 @@ TEST_P(Answers, OutputAtTheModelsOwnCeilingIsNeverRetried) {
                  UncorrectableRuntimeLLMException);
     EXPECT_EQ(requests_seen(emulator_), 1);
     ASSERT_EQ(c.messages().size(), 1U);
+}
+
+/// The canned `body` for the first call only; every later call of the same request id fails
+/// with the emulator's 500 (the canned answer is served before faults are applied).
+CallOptions canned_then_server_error(const std::string& body, const std::string& request_id) {
+    CallOptions o;
+    o.extra_headers = canned::reply(body);
+    o.extra_headers.emplace_back("x-emulator-reply-first", "1");
+    o.extra_headers.emplace_back("x-emulator-request-id", request_id);
+    o.extra_headers.emplace_back("x-emulator-fault", "500");
+    return o;
+}
+
+TEST_P(Answers, ARetryThatFailsStillReportsTheTruncatedBilledCall) {
+    // The first call is truncated (the provider bills it), its escalated retry is refused with a
+    // server error: the error carries the first call's usage and cost (answers.109).
+    ConversationContext c = conversation();
+    const ModelSpec model = model_for(dialect(), 1024);
+    const std::string stop = dialect() == "openai" ? "length" : "max_tokens";
+    try {
+        client_.call(c, model,
+                     canned_then_server_error(canned(dialect(), "A cut", stop, 100, 512),
+                                              "retry-fails-" + dialect()));
+        FAIL() << "the retry's server error must reach the caller";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kOverloaded) << e.what();
+        ASSERT_EQ(e.billed_calls().size(), 1U) << e.what();
+        const CallAttempt& first = e.billed_calls()[0];
+        EXPECT_EQ(first.status, CallStatus::kTruncated);
+        EXPECT_EQ(first.max_tokens, 512);
+        EXPECT_EQ(first.usage.input_tokens, 100);
+        EXPECT_EQ(first.usage.output_tokens, 512);
+        EXPECT_DOUBLE_EQ(first.cost, model.cost(100, 512, 0, 0));
+        EXPECT_GT(first.cost, 0);
+        EXPECT_EQ(e.billed_usage().output_tokens, 512);
+        EXPECT_DOUBLE_EQ(e.billed_cost(), first.cost);
+    }
+    EXPECT_EQ(requests_seen(emulator_), 2);
+    ASSERT_EQ(c.messages().size(), 1U) << "neither answer joins the conversation";
+}
+
+TEST_P(Answers, ASecondTruncationAtTheCeilingReportsBothBilledCalls) {
+    ConversationContext c = conversation();
+    const ModelSpec model = model_for(dialect(), 1024);
+    const std::string stop = dialect() == "openai" ? "length" : "max_tokens";
+    try {
+        client_.call(c, model, canned_reply(canned(dialect(), "A cut", stop, 100, 300)));
+        FAIL() << "a truncation at the ceiling must raise UncorrectableLLMException";
+    } catch (const UncorrectableLLMException& e) {
+        ASSERT_EQ(e.billed_calls().size(), 2U) << e.what();
+        EXPECT_EQ(e.billed_calls()[0].status, CallStatus::kTruncated);
+        EXPECT_EQ(e.billed_calls()[0].max_tokens, 512);
+        EXPECT_EQ(e.billed_calls()[1].status, CallStatus::kTruncated);
+        EXPECT_EQ(e.billed_calls()[1].max_tokens, 1024);
+        EXPECT_EQ(e.billed_usage().output_tokens, 600);
+        EXPECT_EQ(e.billed_usage().input_tokens, 200);
+        EXPECT_DOUBLE_EQ(e.billed_cost(), 2 * model.cost(100, 300, 0, 0));
+    }
+    EXPECT_EQ(requests_seen(emulator_), 2);
+}
+
+TEST_P(Answers, AnErrorBeforeAnyBilledCallCarriesNoCalls) {
+    ConversationContext c = conversation();
+    CallOptions o;
+    o.extra_headers = {{"x-emulator-fault", "500"}};
+    try {
+        client_.call(c, model_for(dialect()), o);
+        FAIL() << "the server error must reach the caller";
+    } catch (const Error& e) {
+        EXPECT_TRUE(e.billed_calls().empty());
+        EXPECT_DOUBLE_EQ(e.billed_cost(), 0);
+    }
+}
+
+TEST_P(Answers, AnAgentTurnThatFailsAfterABilledCallCountsItInTheTotals) {
+    const ModelSpec model = model_for(dialect(), 1024);
+    AgentOptions options;
+    const std::string stop = dialect() == "openai" ? "length" : "max_tokens";
+    options.extra_headers = canned_then_server_error(canned(dialect(), "A cut", stop, 100, 512),
+                                                     "agent-retry-fails-" + dialect())
+                                .extra_headers;
+    Agent agent(client_, model, options);
+    ConversationContext c = agent_test::fresh("c-agent-billed");
+    EXPECT_THROW(agent.run_turn(c, "Where is order 42?"), Error);
+    const UsageTotals totals = agent.totals();
+    EXPECT_EQ(totals.usage.input_tokens, 100);
+    EXPECT_EQ(totals.usage.output_tokens, 512);
+    EXPECT_DOUBLE_EQ(totals.cost, model.cost(100, 512, 0, 0));
 }
 
 TEST_P(Answers, ANormalAnswerListsOneBilledCall) {

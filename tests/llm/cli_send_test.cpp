@@ -25,14 +25,38 @@ namespace fs = std::filesystem;
 using nucleo::test_support::CliRun;
 using nucleo::test_support::slurp;
 
-/// Runs the CLI with `env` prepended (VAR=value ...), capturing stdout and stderr.
-CliRun nucleo(const std::string& env, const std::string& args) {
+/// Runs the CLI with `env` prepended (VAR=value ...) and `config`, capturing stdout and stderr.
+CliRun nucleo(const std::string& env, const std::string& args,
+              const std::string& config = std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml") {
     return test_support::run_command("env " + env + " NUCLEO_PLUGIN_PATH=" +
                                      NUCLEO_BUILD_PLUGIN_DIR + " " + NUCLEO_CLI + " " + args +
-                                     " --config " + NUCLEO_SOURCE_DIR + "/config/nucleo.yaml");
+                                     " --config " + config);
 }
 
 const std::string kDoc = std::string(NUCLEO_SOURCE_DIR) + "/tests/document/fixtures/minimal.json";
+
+/// A file unique to this process under the temporary folder, removed when the test ends.
+struct TempPath {
+    explicit TempPath(const std::string& name)
+        : path(fs::temp_directory_path() / ("nucleo-cli-send-" + std::to_string(::getpid()) + "-" + name)) {}
+    ~TempPath() {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+    TempPath(const TempPath&) = delete;
+    TempPath& operator=(const TempPath&) = delete;
+    fs::path path;
+};
+
+/// The minimal fixture asking for `tokens` output tokens, written to `into`.
+void write_doc_asking(const fs::path& into, int tokens) {
+    std::string text = slurp(kDoc);
+    const std::string declared = R"("output": {"tokens": 1024})";
+    const std::size_t at = text.find(declared);
+    ASSERT_NE(at, std::string::npos) << "the fixture's output declaration moved";
+    text.replace(at, declared.size(), R"("output": {"tokens": )" + std::to_string(tokens) + "}");
+    std::ofstream(into) << text;
+}
 
 TEST(CliRender, PrintsTheWireRequestWithSecretsAsStars) {
     const CliRun r = nucleo("ANTHROPIC_API_KEY=sk-ant-very-secret ANTHROPIC_BASE_URL=http://127.0.0.1:9",
@@ -63,6 +87,95 @@ TEST(CliSend, AppendsTheAnswerAndReportsUsageAndCost) {
     EXPECT_STREQ(messages[3]["direction"].GetString(), "incoming");
     EXPECT_NE(r.err.find("cost $"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("stop end_turn"), std::string::npos) << r.err;
+}
+
+/// The number that follows the first `key` at or after `from` in `text`; -1 when `key` is absent.
+double number_after(const std::string& text, const std::string& key, std::size_t from = 0) {
+    const std::size_t at = text.find(key, from);
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + key.size()));
+}
+
+TEST(CliSend, AnEscalationShowsTheSumAndEachBilledCall) {
+    // The fixture asks for 4 output tokens: the emulator cuts its answer there (max_tokens), the
+    // budget rises to the model's ceiling (64000) and the second call answers. Both are billed:
+    // `send` prints the sum and then each call (answers.105).
+    const TempPath doc("escalation.json");
+    write_doc_asking(doc.path, 4);
+    emulator_test::EmulatorProcess emulator;
+    const CliRun r = nucleo("ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                                std::to_string(emulator.port()),
+                            "send --in " + doc.path.string() + " --model claude-sonnet-4-5");
+    ASSERT_EQ(r.status, 0) << r.err;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    ASSERT_EQ(d["messages"].Size(), 4U) << "the retry's answer is appended, the cut one is not";
+
+    ASSERT_NE(r.err.find("over 2 billed calls"), std::string::npos) << r.err;
+    const std::size_t truncated = r.err.find("truncated at 4: ");
+    const std::size_t answered = r.err.find("answered at 64000: ");
+    ASSERT_NE(truncated, std::string::npos) << r.err;
+    ASSERT_NE(answered, std::string::npos) << r.err;
+    ASSERT_LT(truncated, answered) << "the calls are listed in order";
+    const double first_output = number_after(r.err, "output ", truncated);
+    const double second_output = number_after(r.err, "output ", answered);
+    EXPECT_EQ(first_output, 4) << r.err;
+    EXPECT_GT(second_output, 4) << r.err;
+    EXPECT_EQ(number_after(r.err, ", output "), first_output + second_output)
+        << "the headline output is the sum: " << r.err;
+    const double first_cost = number_after(r.err, "$", truncated);
+    const double second_cost = number_after(r.err, "$", answered);
+    EXPECT_GT(first_cost, 0) << r.err;
+    EXPECT_NEAR(number_after(r.err, "cost $"), first_cost + second_cost, 2e-6)
+        << "the headline cost is the sum: " << r.err;
+    const auto stats = emulator.get("/stats");
+    EXPECT_NE(stats.body.find("\"total\":2"), std::string::npos) << stats.body;
+}
+
+TEST(CliSend, AFailedEscalationPrintsWhatWasBilledOnTheErrorLine) {
+    // A model whose ceiling is 8 output tokens: the answer is cut at the 4 asked for, then again
+    // at the ceiling, so the escalation fails (uncorrectable) after two billed calls. The error's
+    // one line says what they cost (answers.109).
+    const TempPath dir("config");
+    fs::create_directories(dir.path);
+    fs::copy_file(fs::path(NUCLEO_SOURCE_DIR) / "config" / "nucleo.yaml", dir.path / "nucleo.yaml");
+    std::ofstream(dir.path / "models.yaml")
+        << slurp(fs::path(NUCLEO_SOURCE_DIR) / "config" / "models.yaml")
+        << "\n  - id: claude-tiny-output\n"
+           "    provider: anthropic\n"
+           "    wire_model: claude-sonnet-4-5-20250929\n"
+           "    grade: MEDIUM\n"
+           "    max_context_tokens: 200000\n"
+           "    max_output_tokens: 8\n"
+           "    output_budget: {SHORT: 4, MEDIUM: 8, LONG: 8, EXTENDED: 8}\n"
+           "    supports_caching: true\n"
+           "    min_cacheable_tokens: 1024\n"
+           "    native_tools: true\n"
+           "    prices: {input: 3.00, output: 15.00, cache_write: 3.75, cache_read: 0.30}\n";
+    const fs::path doc = dir.path / "conversation.json";
+    write_doc_asking(doc, 4);
+    emulator_test::EmulatorProcess emulator;
+    const CliRun r = nucleo("ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                                std::to_string(emulator.port()),
+                            "send --in " + doc.string() + " --model claude-tiny-output",
+                            (dir.path / "nucleo.yaml").string());
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    // The escalation's log line comes first; the error is the one line that names the command.
+    const std::size_t at = r.err.find("nucleo send: ");
+    ASSERT_NE(at, std::string::npos) << r.err;
+    const std::string line = r.err.substr(at);
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << r.err;
+    EXPECT_NE(line.find("truncated at its own output ceiling of 8 tokens"), std::string::npos) << line;
+    const std::size_t note = line.find("(billed before the failure: 2 calls, ");
+    ASSERT_NE(note, std::string::npos) << line;
+    EXPECT_EQ(number_after(line, "output ", note), 4 + 8) << line;
+    const double input = number_after(line, "input ", note);
+    EXPECT_GT(input, 0) << line;
+    EXPECT_NEAR(number_after(line, "cost $", note), (input * 3.0 + 12 * 15.0) / 1e6, 2e-6) << line;
+    const auto stats = emulator.get("/stats");
+    EXPECT_NE(stats.body.find("\"total\":2"), std::string::npos) << stats.body;
 }
 
 TEST(CliSend, AMissingKeyIsOneLineAndExitTwoBeforeAnyRequest) {

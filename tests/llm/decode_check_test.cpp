@@ -121,6 +121,46 @@ TEST_F(DecodeCheck, ABlockOffItsShapeIsAProtocolError) {
     EXPECT_NE(what.find("blocks[0]"), std::string::npos) << what;
 }
 
+TEST_F(DecodeCheck, ABlockOffItsShapeWithReadableUsageIsABilledCall) {
+    // The provider answered and billed; only the answer's content is refused. The error carries
+    // the call with its usage and cost (answers.109).
+    ConversationContext c = conversation();
+    ProviderClient client = passthrough();
+    CallOptions o;
+    o.extra_headers =
+        canned::reply(response(R"("blocks":[{"type":"text"}])", R"("stop_reason":"end_turn")", kUsage));
+    try {
+        client.call(c, model(), o);
+        FAIL() << "a block off its shape must be refused";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kProtocol) << e.what();
+        ASSERT_EQ(e.billed_calls().size(), 1U) << e.what();
+        const CallAttempt& call = e.billed_calls()[0];
+        EXPECT_EQ(call.status, CallStatus::kRejected);
+        EXPECT_EQ(call.stop_reason, "end_turn");
+        EXPECT_EQ(call.usage.input_tokens, 10);
+        EXPECT_EQ(call.usage.output_tokens, 5);
+        EXPECT_DOUBLE_EQ(call.cost, model().cost(10, 5, 0, 0));
+        EXPECT_GT(call.cost, 0);
+    }
+    EXPECT_EQ(c.messages().size(), 1U);
+}
+
+TEST_F(DecodeCheck, AResponseWithoutReadableUsageIsNoBilledCallOnRecord) {
+    // Nothing says what the call cost, so nothing is invented: the record stays empty.
+    ConversationContext c = conversation();
+    ProviderClient client = passthrough();
+    CallOptions o;
+    o.extra_headers = canned::reply(response(kBlocks, R"("stop_reason":"end_turn")", ""));
+    try {
+        client.call(c, model(), o);
+        FAIL() << "a response without usage must be refused";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kProtocol) << e.what();
+        EXPECT_TRUE(e.billed_calls().empty());
+    }
+}
+
 TEST_F(DecodeCheck, InvalidUtf8IsReplacedNeverStoredRaw) {
     ConversationContext c = conversation();
     ProviderClient client = passthrough();

@@ -129,7 +129,7 @@ struct TurnReport {
 };
 
 /// Totals over every turn an Agent ran (the CLI's `/cost`: tokens, cache hit rate and spend so
-/// far).
+/// far), a turn that failed on a call's error included with what it billed (answers.109).
 struct UsageTotals {
     int turns = 0;
     int rounds = 0;
@@ -219,7 +219,9 @@ class Agent {
 
     /// One turn on a conversation the caller owns (no service, no saves). Throws what the call
     /// throws (kConfig, a provider refusal, ContextOverflowException, ...), after which the
-    /// conversation holds what was said up to the failing boundary.
+    /// conversation holds what was said up to the failing boundary. A turn that ends with a
+    /// call's error still counts in totals() with what it billed up to the error: its earlier
+    /// rounds and the error's billed calls (answers.109).
     TurnReport run_turn(ConversationContext& conversation, std::string user_message,
                         const TurnCallbacks& callbacks = {},
                         const CancellationToken* cancel = nullptr);

@@ -5,8 +5,12 @@
 // into nucleo_error structs at the trampoline).
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "nucleo/usage.hpp"
 
 namespace nucleo {
 
@@ -29,13 +33,32 @@ enum class ErrorKind {
 };
 
 /// Base of every error the core throws.
+///
+/// answers.109: an error thrown by ProviderClient::call carries the model calls the provider
+/// billed before it failed (a truncated call whose escalated retry then failed, a second
+/// truncation at the ceiling, a context-window stop), so their usage and cost are never lost
+/// with the response that was not returned. Empty when nothing was billed (a refusal of the first
+/// request, a transport failure, a missing key) and for every error not thrown by a call. A
+/// failed HTTP attempt is not a billed call. The list is shared, so copying the error stays
+/// cheap and never throws.
 class Error : public std::runtime_error {
 public:
     Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
 
+    /// The calls billed before the failure, in order (answers.109).
+    [[nodiscard]] const std::vector<CallAttempt>& billed_calls() const noexcept;
+    /// The usage of billed_calls(), summed.
+    [[nodiscard]] Usage billed_usage() const noexcept;
+    /// The cost of billed_calls() in dollars, summed.
+    [[nodiscard]] double billed_cost() const noexcept;
+    /// Records the calls billed before the failure; ProviderClient::call sets it on the error it
+    /// rethrows (the same object, so its type is kept).
+    void set_billed_calls(std::vector<CallAttempt> calls);
+
 private:
     ErrorKind kind_;
+    std::shared_ptr<const std::vector<CallAttempt>> billed_;
 };
 
 /// An error a retry cannot fix (a seat that declared no output budget, a truncation at

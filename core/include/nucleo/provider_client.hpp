@@ -25,22 +25,9 @@
 #include "nucleo/plugins.hpp"
 #include "nucleo/rate_limiter.hpp"
 #include "nucleo/transport.hpp"
+#include "nucleo/usage.hpp"
 
 namespace nucleo {
-
-/// Token usage of one call, in Anthropic's split: `input_tokens` is the uncached part of the
-/// input, cache reads and writes are counted apart (every dialect normalizes to this).
-struct Usage {
-    std::int64_t input_tokens = 0;
-    std::int64_t output_tokens = 0;
-    std::int64_t cache_read_tokens = 0;
-    std::int64_t cache_write_tokens = 0;
-
-    /// Everything the provider read: uncached input, cache reads and cache writes.
-    [[nodiscard]] std::int64_t total_input_tokens() const noexcept {
-        return input_tokens + cache_read_tokens + cache_write_tokens;
-    }
-};
 
 /// The normalized stop reasons (answers.101): why the model stopped, the same words on every
 /// dialect. end_turn (a whole answer), max_tokens (cut at the output limit), tool_use (it waits for
@@ -55,24 +42,6 @@ inline constexpr std::array<std::string_view, 9> kStopReasons = {
 
 /// True when `stop_reason` is one of kStopReasons.
 [[nodiscard]] bool known_stop_reason(std::string_view stop_reason) noexcept;
-
-/// How one billed model call ended (answers.105).
-enum class CallStatus {
-    kAnswered,   ///< its answer is the response's
-    kTruncated,  ///< cut at the output limit (or at the requested ceiling) and escalated
-};
-
-/// One billed model call behind an LLMResponse (answers.105): the provider bills a truncated call
-/// as much as the one that answered, so both are on the record.
-struct CallAttempt {
-    CallStatus status = CallStatus::kAnswered;
-    std::string stop_reason;              ///< normalized, as the call's answer said it
-    Usage usage;
-    double cost = 0;                      ///< dollars, from the catalog entry's prices
-    std::int64_t max_tokens = 0;          ///< the output reserve the call was sent with
-    int http_attempts = 1;                ///< HTTP attempts of the call (transport retries)
-    std::chrono::milliseconds latency{0};  ///< from the request out to the answer decoded
-};
 
 /// caching.9, tokens.15: the provider's own numbers for one call belong here, never to the
 /// conversation.
@@ -203,7 +172,11 @@ public:
     /// request), provider refusals of their kind (kRateLimited, kOverloaded, kInvalidArgument,
     /// ...), an answer off its format or a plugin's response off the normalized shape (kProtocol
     /// naming the plugin and the field), a context-window stop (ContextOverflowException, never an
-    /// escalation: answers.104), truncation at the ceiling (UncorrectableLLMException).
+    /// escalation: answers.104), truncation at the ceiling (UncorrectableLLMException). Every
+    /// such error carries the calls the provider billed before it (Error::billed_calls(),
+    /// answers.109): the truncated call of an escalation whose retry failed, a call stopped at the
+    /// context window. An exception that is not an Error (one a host's stream callback throws)
+    /// passes through as it is, without that record.
     LLMResponse call(ConversationContext& conversation, const ModelSpec& model,
                      const CallOptions& options = {});
 

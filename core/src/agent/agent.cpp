@@ -28,13 +28,6 @@ double hit_rate(const Usage& u) noexcept {
     return total <= 0 ? 0.0 : static_cast<double>(u.cache_read_tokens) / static_cast<double>(total);
 }
 
-void add_usage(Usage& into, const Usage& u) noexcept {
-    into.input_tokens += u.input_tokens;
-    into.output_tokens += u.output_tokens;
-    into.cache_read_tokens += u.cache_read_tokens;
-    into.cache_write_tokens += u.cache_write_tokens;
-}
-
 std::string answer_text(const Message& m) {
     std::string text;
     for (const auto& b : m.blocks) {
@@ -61,7 +54,7 @@ double TurnReport::cache_hit_rate() const noexcept { return hit_rate(usage); }
 void UsageTotals::add(const TurnReport& turn) {
     ++turns;
     rounds += turn.rounds;
-    add_usage(usage, turn.usage);
+    usage += turn.usage;
     cost += turn.cost;
     compaction_cost += turn.compaction_cost;
     tool_calls += turn.tool_calls;
@@ -138,6 +131,13 @@ struct Agent::Impl {
     TurnReport run(ConversationContext& conversation, std::string user_message,
                    const TurnCallbacks& cb, const CancellationToken* cancel,
                    const std::function<void()>& save);
+
+    /// answers.109: a turn that ends with a call's error still counts in the totals with what it
+    /// billed up to the error (its earlier rounds and the failed call's billed calls).
+    void count_failed_turn(const TurnReport& report) {
+        std::lock_guard<std::mutex> lock(totals_mutex);
+        totals.add(report);
+    }
 };
 
 TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_message,
@@ -207,12 +207,19 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
         LLMResponse r;
         try {
             r = client.call(conversation, model, call);
-        } catch (const Error&) {
+        } catch (const Error& e) {
+            // answers.109: what the provider billed before the call failed (a truncated call
+            // whose retry failed, a context-window stop) and the compaction before it are the
+            // turn's spend all the same.
+            report.usage += e.billed_usage();
+            report.cost += e.billed_cost() + rr.compaction_cost;
+            report.compaction_cost += rr.compaction_cost;
             // A call cut short by the token is the cancellation boundary, not a failure.
             if (cancelled(cancel)) {
                 report.end = TurnEnd::kCancelled;
                 break;
             }
+            count_failed_turn(report);
             throw;
         }
         ++report.rounds;
@@ -221,7 +228,7 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
         rr.stop_reason = r.stop_reason;
         rr.answered = r.appended;
         rr.escalated = r.escalated;
-        add_usage(report.usage, r.usage);
+        report.usage += r.usage;
         report.cost += r.cost + rr.compaction_cost;
         report.compaction_cost += rr.compaction_cost;
 

@@ -396,24 +396,28 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
     std::vector<CallAttempt> record;
     LLMResponse r;
     try {
-        r = call_once(conversation, model, options, record);
-    } catch (const OutputTruncationRetryException& e) {
-        // budget.7: the retry loop re-enters for a one-shot retry at the escalated budget. A
-        // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
-        NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
-        if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
-        r = call_once(conversation, model, options, record);
-        r.escalated = true;
+        try {
+            r = call_once(conversation, model, options, record);
+        } catch (const OutputTruncationRetryException& e) {
+            // budget.7: the retry loop re-enters for a one-shot retry at the escalated budget. A
+            // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
+            NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
+            if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
+            r = call_once(conversation, model, options, record);
+            r.escalated = true;
+        }
+    } catch (Error& e) {
+        // answers.109: the calls billed before the failure go out with the error, which is
+        // rethrown as the same object (its type, ContextOverflowException for one, is kept).
+        e.set_billed_calls(std::move(record));
+        throw;
     }
     // answers.105: the response's usage and cost are those of every billed call.
     r.calls = std::move(record);
     r.usage = {};
     r.cost = 0;
     for (const CallAttempt& a : r.calls) {
-        r.usage.input_tokens += a.usage.input_tokens;
-        r.usage.output_tokens += a.usage.output_tokens;
-        r.usage.cache_read_tokens += a.usage.cache_read_tokens;
-        r.usage.cache_write_tokens += a.usage.cache_write_tokens;
+        r.usage += a.usage;
         r.cost += a.cost;
     }
     return r;
@@ -493,6 +497,18 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     out.usage = checked_usage(d, who);
     if (limiter != nullptr) limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
 
+    // From here the provider's usage is known: the call is billed, and on the record whatever
+    // follows (answers.105, answers.109).
+    CallAttempt attempt;
+    attempt.stop_reason = out.stop_reason;
+    attempt.usage = out.usage;
+    attempt.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
+                              out.usage.cache_read_tokens);
+    attempt.max_tokens = max_tokens;
+    attempt.http_attempts = http.attempts;
+    attempt.latency =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent_at);
+
     // Every block must be a block of the conversation document.
     Message incoming;
     incoming.direction = Direction::kIncoming;
@@ -504,28 +520,24 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
             incoming.blocks.push_back(internal::read_block(b, internal::JsonPath(&blocks, i++)));
         }
     } catch (const Error& e) {
+        attempt.status = CallStatus::kRejected;
+        record.push_back(attempt);
         throw Error(ErrorKind::kProtocol, who + ": the normalized response has a block off its shape: " +
                                               e.what());
     }
 
-    CallAttempt attempt;
-    attempt.stop_reason = out.stop_reason;
-    attempt.usage = out.usage;
-    attempt.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
-                              out.usage.cache_read_tokens);
-    attempt.max_tokens = max_tokens;
-    attempt.http_attempts = http.attempts;
-    attempt.latency =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent_at);
-
     // answers.104: the input left the model no room to answer. A larger output budget cannot
     // help (the window is input plus output), so it is never escalated: the caller compacts
     // (ContextWindowManager) or gives up. The conversation is unchanged.
-    if (out.stop_reason == "context_window_exceeded")
+    if (out.stop_reason == "context_window_exceeded") {
+        // answers.109: the provider billed the call; it is on the error's record.
+        attempt.status = CallStatus::kContextWindowExceeded;
+        record.push_back(attempt);
         throw ContextOverflowException(
             who + ": model '" + model.id + "' stopped at its context window (" +
             std::to_string(out.usage.total_input_tokens()) + " input tokens, " + std::to_string(max_tokens) +
             " output tokens reserved); compact the conversation before the next call");
+    }
 
     // Truncation: the answer never joins the conversation (a cut-off tool call never reaches a
     // tool); the sent message's budget is raised and the caller retries once (budget.7). budget.101:
