@@ -13,6 +13,7 @@
 #include "llm/stream_framing.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/thinking_response.hpp"
+#include "persistence/boundary.hpp"
 #include "persistence/document_json.hpp"
 #include "render/prepared_json.hpp"
 
@@ -325,7 +326,8 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
             if (failed) return;
             try {
                 framer.feed(chunk, [&](std::string_view name, std::string_view data) {
-                    deliver_deltas(dialect_.decode_event(name, data), *options.stream);
+                    deliver_deltas(internal::repair_utf8(dialect_.decode_event(name, data)),
+                                   *options.stream);
                 });
             } catch (...) {
                 failed = std::current_exception();
@@ -334,8 +336,10 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     }
     HttpResponse http = transport_->send(request, options.cancel, on_chunk);
     if (failed) std::rethrow_exception(failed);
-    const std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
-                                                   headers_json(http.headers), http.body);
+    // persistence.104: an answer's text is cleaned at decode (invalid UTF-8 becomes U+FFFD), so
+    // everything a conversation holds can be stored.
+    const std::string normalized = internal::repair_utf8(dialect_.decode(
+        static_cast<std::int32_t>(http.status), headers_json(http.headers), http.body));
 
     rapidjson::Document d;
     d.Parse(normalized.data(), normalized.size());
