@@ -1,4 +1,4 @@
-// ConversationService (seed 000 "ConversationService", issue 6 items 4-6): which job owns which
+// ConversationService (docs/spec/ownership.md): which job owns which
 // conversation, where a conversation comes from when a job obtains it, and the one place that
 // persists it (the save discipline).
 #pragma once
@@ -20,25 +20,25 @@
 namespace nucleo {
 
 /// Called once, after the record of a minted conversation was created, with the title the record
-/// got (seed 000: "titled and embedded from that first user message, exactly once"). The
+/// got (ownership.21: titled and embedded from that first user message, exactly once). The
 /// framework ships no embedder: an application that indexes conversations wires one. A throw is
 /// logged and does not fail the save (the record is committed; an index can be rebuilt).
 using ConversationEmbedder = std::function<void(
     std::string_view user_id, std::string_view conversation_id, std::string_view first_utterance)>;
 
-/// The service's wiring. Every store is optional (seed 000 "Dual Stores": "Both are optional
-/// wiring"): without a persistent store only temporary and minted-but-unsaved conversations
+/// The service's wiring. Every store is optional (persistence.1: both are optional
+/// wiring): without a persistent store only temporary and minted-but-unsaved conversations
 /// exist and saves are no-ops returning nullopt.
 struct ConversationServiceOptions {
     std::optional<PersistentStore> persistent;
     /// A read-through cache of `persistent`, never written by a save directly (persistence.101).
     std::optional<SessionStore> session;
-    /// The cross-host lease (issue 6 item 6). With it, obtaining a durable conversation also
+    /// The cross-host lease (ownership.40-42). With it, obtaining a durable conversation also
     /// takes the lease; its fencing token rides every save; release gives it up.
     std::optional<LeaseStore> lease;
-    /// Seed 000: "Parks until the current owner releases, up to 30 seconds".
+    /// ownership.11: parks until the current owner releases, up to 30 seconds.
     std::chrono::milliseconds acquire_timeout{std::chrono::seconds(30)};
-    /// Seed 000 "Periodic Cleanup": "5-minute cleanup interval".
+    /// ownership.33: a 5-minute cleanup interval.
     std::chrono::milliseconds cleanup_interval{std::chrono::minutes(5)};
     /// False: no background cleanup thread (tests drive run_cleanup() themselves).
     bool cleanup_thread = true;
@@ -58,17 +58,17 @@ struct ConversationServiceOptions {
     ConversationEmbedder embedder;
 };
 
-/// Seed 000 "ConversationService": one job owns one conversation at a time; a second job parks on
+/// ownership.10: one job owns one conversation at a time; a second job parks on
 /// the conversation's handed-off condition (never spins) until the owner releases, up to
 /// acquire_timeout, then fails naming the owner. Not a singleton: an application makes one and
 /// shares it (tests make many). Thread rule: every method may be called from any thread.
 ///
-/// Decisions where the seed is silent:
+/// Decisions of our own (ownership.3, ownership.14, ownership.40):
 ///  - Holders are keyed by (user, conversation id) (ownership.101): two users' conversations that
 ///    share an id are two holders, and nothing one user does (obtaining, failing to adopt,
 ///    releasing, waiting) changes what the other sees. Another user's conversation reads as not
 ///    found, exactly as the stores answer another user's id.
-///  - Saves go to the persistent store only (seed 000 "Dual Stores"); the session store is a
+///  - Saves go to the persistent store only (persistence.1); the session store is a
 ///    read-through cache of it that may fail without consequence (persistence.101): an entry
 ///    carries the durable version it mirrors and is used only while that is the persistent
 ///    store's latest version, a failing get is a miss, a failing put is logged and the entry
@@ -89,7 +89,7 @@ class ConversationService {
     ConversationService(const ConversationService&) = delete;
     ConversationService& operator=(const ConversationService&) = delete;
 
-    /// Seed 000 obtainConversation(conversationId, thinker, responseHandler, mustExist). The
+    /// Obtains a conversation for a job (ownership.10-13). The
     /// future is ready at once when the conversation is free or already this job's; otherwise it
     /// completes when the owner releases, or fails after acquire_timeout with kOwnership naming
     /// the owner. Where the conversation comes from: the warm holder; else (durable only) the
@@ -106,23 +106,23 @@ class ConversationService {
         std::string_view conversation_id, std::shared_ptr<Thinker> thinker,
         std::shared_ptr<const ResponseHandler> handler = {}, bool must_exist = false);
 
-    /// The thinker's own conversation as its declared intent says (seed 000: "obtainConversation's
-    /// mustExist flag follows the declared intent"): thinker->conversation_id(), must_exist when
+    /// The thinker's own conversation as its declared intent says (ownership.2: must_exist follows
+    /// the declared intent): thinker->conversation_id(), must_exist when
     /// the id was adopted.
     std::future<std::shared_ptr<ConversationContext>> obtain_conversation(
         std::shared_ptr<Thinker> thinker, std::shared_ptr<const ResponseHandler> handler = {});
 
-    /// Seed 000 owningThinker: the live thinker driving a turn, or nullptr when idle, unknown, or
+    /// ownership.14: the live thinker driving a turn, or nullptr when idle, unknown, or
     /// the conversation belongs to another user.
     [[nodiscard]] std::shared_ptr<Thinker> owning_thinker(std::string_view conversation_id,
                                                           std::string_view user_id) const;
 
-    /// Seed 000 saveConversation: at every user message in, answer out, abnormal end. The first
-    /// save of a minted (or new adopted-id) conversation creates the record titled from
+    /// The save discipline (ownership.20-22): at every user message in, answer out, abnormal end.
+    /// The first save of a minted (or new adopted-id) conversation creates the record titled from
     /// first_user_utterance(); later saves are updates of the SnapshotDelta from the last saved
     /// parts, with no reads. nullopt (nothing written): a temporary conversation, no persistent
-    /// store, nothing changed, or not created yet and no human utterance so far (seed 000:
-    /// "Nothing exists in the store before the first user message"). Throws kOwnership when
+    /// store, nothing changed, or not created yet and no human utterance so far (ownership.21:
+    /// nothing exists in the store before the first user message). Throws kOwnership when
     /// `thinker` does not own the conversation or the lease was lost (the store refuses the stale
     /// token), kNotFound when the record was deleted mid-turn (never resurrected). A committed
     /// save refreshes the session store with the version it made; a failed one invalidates the
@@ -130,14 +130,14 @@ class ConversationService {
     std::optional<SaveResult> save_conversation(const ConversationContext& context,
                                                 const Thinker& thinker);
 
-    /// Seed 000 release(thinker): ownership and retention only, no persistence. The holder stays
+    /// ownership.30: ownership and retention only, no persistence. The holder stays
     /// warm for the thinker's retain duration; a waiting job is handed it. Releasing what the
     /// thinker does not own is a no-op.
     void release(const Thinker& thinker);
-    /// Seed 000 releaseAllForJob: the safety net at job completion; evicts every conversation the
+    /// ownership.31: the safety net at job completion; evicts every conversation the
     /// job still owns (a waiter, if any, is handed it instead). Returns how many it found.
     std::size_t release_all_for_job(std::string_view job_id);
-    /// Seed 000 forceRelease(conversationId, userId): cancels the owning turn's workflow -- the
+    /// ownership.32: cancels the owning turn's workflow -- the
     /// owner's `cancellation` token by default, then its cancel_workflow hook when set
     /// (ownership.102) -- and lets that turn's own cleanup release the holder, which hands it to
     /// a waiter. True when an owner was found (and cancelled); false when idle, unknown or
@@ -145,12 +145,12 @@ class ConversationService {
     bool force_release(std::string_view conversation_id, std::string_view user_id);
 
     /// One cleanup tick: evicts every UNOWNED holder without waiters whose retention expired at
-    /// `now` (seed 000: "eviction never persists"). Returns how many. The background thread calls
+    /// `now` (ownership.33: eviction never persists). Returns how many. The background thread calls
     /// it every cleanup_interval; tests call it with a chosen `now`.
     std::size_t run_cleanup(
         std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
 
-    /// Graceful shutdown (seed 000 AbstractStoppable): refuses new obtains, fails waiting ones,
+    /// Graceful shutdown (ownership.34): refuses new obtains, fails waiting ones,
     /// stops the cleanup thread, gives up held leases and clears every holder. Idempotent.
     void shutdown();
     [[nodiscard]] bool stopping() const noexcept;
