@@ -247,10 +247,11 @@ TEST_P(EveryPathFails, TheDurableRecordStaysWholeAndTheNextSaveSucceeds) {
 }
 
 // Calls per slot over the four turns (turn 0 creates, turns 1-3 reload): persistent
-// create_conversation 1, update_conversation 7, version_history one per obtain,
-// load_conversation one per reload whose session entry is not current (every reload without a
-// session store); session get one per obtain, put one per save and per read-through; the lease
-// slot in order acquire, renew, renew, release per turn.
+// create_conversation 1, update_conversation 7, version_history two per obtain (the lease's
+// token floor, then the load's latest version), load_conversation one per reload whose session
+// entry is not current (every reload without a session store); session get one per obtain, put
+// one per save and per read-through; the lease slot in order acquire, renew, renew, release per
+// turn.
 INSTANTIATE_TEST_SUITE_P(
     Faults, EveryPathFails,
     ::testing::Values(
