@@ -12,7 +12,6 @@
 
 #include "nucleo/document.hpp"
 #include "nucleo/store.hpp"
-#include "persistence/boundary.hpp"
 #include "support.hpp"
 
 namespace {
@@ -490,22 +489,6 @@ TEST_P(Session, PutGetInvalidateUnderThePrincipal) {
     EXPECT_FALSE(store_->get(alice_, id));
     store_->invalidate(alice_, id);  // absent is not an error
     EXPECT_TRUE(store_->get(alice_ + ":x", id)) << "only that entry went";
-}
-
-// persistence.104: a provider's answer is cleaned at decode (each invalid byte becomes U+FFFD,
-// valid multi-byte characters kept), so the text a model said can always be stored.
-TEST(Boundary, AnAnswerCleanedAtDecodeIsValidAndStores) {
-    const std::string answer = "caf\xE9 \xF0\x9F\x98\x80 ok\xC3";
-    const std::string clean = nucleo::internal::repair_utf8(answer);
-    EXPECT_EQ(clean, "caf\xEF\xBF\xBD \xF0\x9F\x98\x80 ok\xEF\xBF\xBD");
-    EXPECT_EQ(nucleo::internal::first_invalid_utf8(clean), std::string::npos);
-    EXPECT_EQ(nucleo::internal::first_invalid_utf8(answer), 3u);
-    PersistentStore store(make_store("memory"));
-    ConversationParts parts = conversation(unique("clean"), 1);
-    parts.messages.push_back(nucleo::Message::incoming_text(clean));
-    parts.messages.back().id = "m2";
-    store.create("alice", parts, "t");
-    EXPECT_EQ(store.load("alice", parts.conversation_id).messages.size(), 2u);
 }
 
 // persistence.104: the persistent suite's bad input, on the session surface.

@@ -67,23 +67,6 @@ std::size_t first_invalid_utf8(std::string_view text) noexcept {
     return std::string_view::npos;
 }
 
-std::string repair_utf8(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    char32_t cp = 0;
-    for (std::size_t i = 0; i < text.size();) {
-        const std::size_t n = sequence_at(text, i, cp);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD for the one offending byte
-            ++i;
-        } else {
-            out.append(text, i, n);
-            i += n;
-        }
-    }
-    return out;
-}
-
 void check_store_id(std::string_view id, const char* role, const char* slot) {
     const std::string where = std::string("store ") + slot + ": the " + role + " " + quoted(id);
     if (id.size() > kMaxStoreIdBytes) {

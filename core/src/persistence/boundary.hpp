@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <string_view>
 
 namespace nucleo::internal {
@@ -20,10 +19,6 @@ void check_store_id(std::string_view id, const char* role, const char* slot);
 /// Refuses (kInvalidArgument) a document text (a request or a snapshot) that is not valid UTF-8,
 /// naming `what`, the byte position and the text just before it.
 void check_store_text(std::string_view text, const char* what, std::string_view conversation_id);
-
-/// `text` with every invalid UTF-8 sequence replaced by U+FFFD: how a provider's answer is
-/// cleaned at decode (persistence.104), so what a model said can always be stored.
-std::string repair_utf8(std::string_view text);
 
 /// The byte position of the first invalid UTF-8 sequence of `text` (overlong forms, surrogates
 /// and code points above U+10FFFF are invalid), or npos when all of it is valid.
