@@ -156,7 +156,7 @@ struct ChatSetup {
     Agent& agent;
     ConversationService& service;
     std::string user;
-    std::string store_where;   ///< "stores.persistent (sqlite) of FILE", or "" without one
+    std::string store_where;   ///< "stores.persistent (sqlite) at FILE:LINE:COL", or ""
     std::string tools;         ///< which tools the model has, for the greeting
     bool interactive = false;  ///< a terminal on stdin
     bool ansi = false;         ///< colour the prompt and the notes
@@ -455,6 +455,8 @@ int run_chat(const Argv& argv) {
     const ModelSpec& model = args.get("model") ? config.catalog().find(*args.get("model"))
                                                : config.catalog().all().front();
     const PluginLoader loader(config.plugin_paths());
+    // persistence.106: both configured stores, opened at start (before any provider call).
+    ConfiguredStores stores = open_stores(config, loader);
     // The llm summarizer reaches models through the host: install the service for the session.
     ModelCallService models(config, loader);
     struct Restore {
@@ -466,11 +468,10 @@ int run_chat(const Argv& argv) {
     check_provider(client, model);
 
     ConversationServiceOptions so;
-    std::string store_where;
-    if (const auto& choice = config.persistent_store()) {
-        so.persistent.emplace(loader.load(choice->plugin).make_store(choice->options_json));
-        store_where = "stores.persistent (" + choice->plugin + ") of " + config.path().string();
-    } else if (args.has("conversation")) {
+    so.persistent = std::move(stores.persistent);
+    so.session = std::move(stores.session);
+    const std::string store_where = stores.persistent_where;
+    if (!so.persistent && args.has("conversation")) {
         throw Error(ErrorKind::kConfig, config.path().string() +
                                             ": stores.persistent is not configured, so there is "
                                             "no conversation to resume");

@@ -30,16 +30,21 @@ namespace nucleo::cli {
 
 namespace {
 
-PersistentStore open_persistent_store(const Args& args) {
+ConfiguredStores open_configured_stores(const Args& args) {
     const Config config = load_config(args);
-    const auto& choice = config.persistent_store();
-    if (!choice) {
+    if (!config.persistent_store()) {
         throw Error(ErrorKind::kConfig, config_path(args).string() +
                                             ": stores.persistent is not configured (choose a "
                                             "store plugin, e.g. sqlite)");
     }
     PluginLoader loader(config.plugin_paths());
-    return PersistentStore(loader.load(choice->plugin).make_store(choice->options_json));
+    // persistence.106: the session store is opened too (a bad choice fails at start), and
+    // delete drops the conversation's cached entry.
+    return open_stores(config, loader);
+}
+
+PersistentStore open_persistent_store(const Args& args) {
+    return std::move(*open_configured_stores(args).persistent);
 }
 
 // The one positional argument `verb` takes.
@@ -153,7 +158,9 @@ int run_conversations(const Argv& argv) {
         std::cout << "imported " << parts.conversation_id << " version " << saved.version << '\n';
     } else if (verb == "delete") {
         const std::string id = operand(args, "delete", "ID");
-        open_persistent_store(args).remove(user, id);
+        ConfiguredStores stores = open_configured_stores(args);
+        stores.persistent->remove(user, id);
+        if (stores.session) stores.session->invalidate(user, id);
         std::cout << "deleted " << id << '\n';
     } else {
         throw UsageError{"unknown verb '" + verb +

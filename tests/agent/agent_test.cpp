@@ -358,6 +358,38 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
     std::filesystem::remove(path);
 }
 
+TEST_F(AgentLoop, AForceReleaseMidTurnCancelsItThroughTheThinkersTokenAndHandsItOver) {
+    // ownership.102: make_thinker's thinker carries its workflow token; force_release cancels
+    // it (no hook wired by the host), the running turn stops at its next boundary, and its own
+    // release hands the conversation over.
+    const std::string path = store_test::temp_sqlite_path();
+    auto owned = sqlite_service(path);
+    ConversationService& service = *owned;
+    Agent agent(client_, model_, options());
+    std::string id;
+    bool forced = false;
+    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.",
+                                [&](const LookupInput& in) {
+                                    forced = service.force_release(id, "alice");
+                                    return "order " + in.order_id + " is in Lyon";
+                                });
+    auto thinker = agent.make_thinker("alice", OutputSize::kShort);
+    ASSERT_FALSE(thinker->cancel_workflow);
+    id = thinker->mint_conversation_id();
+    const TurnReport r = agent.run_turn(service, thinker, "Where is order B1");
+    EXPECT_TRUE(forced);
+    EXPECT_TRUE(thinker->cancellation->cancelled());
+    EXPECT_EQ(r.end, TurnEnd::kCancelled);
+    EXPECT_EQ(service.owning_thinker(id, "alice"), nullptr);  // the turn's own release
+    auto next = agent.make_thinker("alice", OutputSize::kShort);
+    next->set_conversation_id(id);
+    auto ctx = service.obtain_conversation(next).get();
+    EXPECT_EQ(ctx->first_user_utterance(), "Where is order B1");
+    EXPECT_FALSE(next->cancellation->cancelled()) << "each thinker has its own token";
+    service.release(*next);
+    std::filesystem::remove(path);
+}
+
 TEST_F(AgentLoop, AFailedCallIsSavedAsAnAbnormalEndAndRethrown) {
     // ownership.20: saved on an abnormal exchange end. The provider refuses (500 on every try): the
     // user's message is in the store, the error reaches the caller, the conversation is released.

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -72,12 +73,13 @@ std::vector<std::string> chat_env(int port, const fs::path& dir, bool terminal) 
     return env;
 }
 
+/// The shipped config unless `extra` names its own `--config`.
 std::vector<std::string> chat_argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {
-        NUCLEO_CLI, "chat",
-        "--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml",
-        "--model",  "claude-sonnet-4-5",
-        "--user",   "alice"};
+    std::vector<std::string> argv = {NUCLEO_CLI, "chat"};
+    if (std::find(extra.begin(), extra.end(), "--config") == extra.end()) {
+        argv.insert(argv.end(), {"--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml"});
+    }
+    argv.insert(argv.end(), {"--model", "claude-sonnet-4-5", "--user", "alice"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
 }
@@ -402,6 +404,37 @@ TEST(ChatPipe, AnUnknownConversationIdIsAStartUpErrorNamingItAndTheStore) {
     EXPECT_NE(r.err.find("ChatThinker-conv-nope"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("user 'alice'"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("stores.persistent (sqlite)"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(emulator.get("/stats").body.find("\"total\":0"), std::string::npos);
+}
+
+// persistence.106: the config's stores.session is opened at start; a plugin that does not exist
+// is a start-up error naming the file and line of the choice, before any request.
+TEST(ChatPipe, ASessionStoreThatCannotBeOpenedIsAStartUpErrorNamingItsLine) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    std::ifstream in(std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto swap = [&](const std::string& from, const std::string& to) {
+        const auto at = text.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+    };
+    swap("include: models.yaml",
+         "include: \"" + std::string(NUCLEO_SOURCE_DIR) + "/config/models.yaml\"");
+    swap("  session:\n    plugin: memory\n", "  session:\n    plugin: redisx\n");
+    const fs::path config = dir.path / "session.yaml";
+    std::ofstream(config) << text;
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + text.find("    plugin: redisx"), '\n');
+    const ChatRun r =
+        run_piped(emulator.port(), dir.path, {"--config", config.string()}, "hello\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(count_lines(r.err), 1U) << r.err;
+    EXPECT_NE(r.err.find("session.yaml:" + std::to_string(line) + ":5: stores.session (redisx)"),
+              std::string::npos)
+        << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
     EXPECT_NE(emulator.get("/stats").body.find("\"total\":0"), std::string::npos);
 }

@@ -13,6 +13,7 @@
 #include "cli_run.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/service.hpp"
+#include "nucleo/store.hpp"
 #include "service_support.hpp"
 
 namespace {
@@ -151,6 +152,89 @@ TEST_F(ConversationsCommand, BadInputExitsTwo) {
     const CliRun r = nucleo("--user alice list", "bare.yaml");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("stores.persistent is not configured"), std::string::npos) << r.err;
+}
+
+// The line (1-based) of `needle` in `text`.
+int line_of(const std::string& text, const std::string& needle) {
+    const auto at = text.find(needle);
+    return at == std::string::npos
+               ? 0
+               : 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+}
+
+// persistence.106: stores.session is opened at start; a bad choice fails there, naming the
+// file and line of the choice; a usable one is used (delete drops its entry).
+TEST_F(ConversationsCommand, TheSessionStoreChoiceIsUsedAndABadOneFailsAtStartNamingItsLine) {
+    const std::string base = slurp(dir_ / "nucleo.yaml");
+    auto with_session = [&](const std::string& file, const std::string& choice) {
+        const std::string text = base + "  session:\n" + choice;
+        std::ofstream(dir_ / file) << text;
+        return file + ":" + std::to_string(line_of(text, choice.substr(0, choice.find('\n')))) +
+               ":5: stores.session (";
+    };
+    std::string where = with_session("unknown.yaml", "    plugin: redisx\n");
+    CliRun r = nucleo("--user alice list", "unknown.yaml");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(where + "redisx)"), std::string::npos) << where << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+
+    where = with_session("down.yaml",
+                         "    plugin: redis\n    options:\n      url: "
+                         "\"redis://:s3cr3t-pw@127.0.0.1:1/0\"\n");
+    r = nucleo("--user alice list", "down.yaml");
+    EXPECT_EQ(r.status, 1) << "not bad input: a server that does not answer";
+    EXPECT_NE(r.err.find(where + "redis)"), std::string::npos) << where << "\n" << r.err;
+    EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("s3cr3t-pw"), std::string::npos) << "the password is redacted: " << r.err;
+
+    // A reachable Redis: the command uses it.
+    with_session("redis.yaml", "    plugin: redis\n    options:\n      url: \"" +
+                                   store_test::redis_url() + "\"\n");
+    const std::string id = save_two_versions();
+    const nucleo::SessionStore session(store_test::make_store("redis"));
+    nucleo::ConversationParts cached;
+    cached.conversation_id = id;
+    session.put("alice", cached, "2", 60'000);
+    ASSERT_TRUE(session.get("alice", id).has_value());
+    r = nucleo("--user alice delete " + id, "redis.yaml");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(session.get("alice", id).has_value()) << "delete dropped the session entry";
+}
+
+// persistence.105: a store error names the store and its file.
+TEST_F(ConversationsCommand, AStoreErrorNamesTheStoreAndItsFile) {
+    const CliRun r = nucleo("--user alice show no-such-conversation");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("plugin 'sqlite' (file " + db_ + ")"), std::string::npos) << r.err;
+    // A database whose folder cannot be made: the error names the file, not the config.
+    std::ofstream(dir_ / "blocker") << "a file where a folder should be";
+    std::ofstream(dir_ / "blocked.yaml")
+        << "plugins:\n  paths:\n    - \"" << NUCLEO_BUILD_PLUGIN_DIR << "\"\n"
+        << "stores:\n  persistent:\n    plugin: sqlite\n    options:\n      path: \""
+        << (dir_ / "blocker" / "x.db").string() << "\"\n";
+    const CliRun blocked = nucleo("--user alice list", "blocked.yaml");
+    EXPECT_EQ(blocked.status, 2);
+    EXPECT_NE(blocked.err.find("file " + (dir_ / "blocker" / "x.db").string()), std::string::npos)
+        << blocked.err;
+}
+
+// persistence.107: the shipped config keeps the database under the XDG data folder, else
+// ~/.local/share, whatever the current folder.
+TEST_F(ConversationsCommand, TheDefaultDatabaseLivesInTheUsersDataFolder) {
+    const std::string config = std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml";
+    const std::string cli = std::string("\"") + NUCLEO_CLI + "\" conversations --user alice list";
+    const std::string base = "cd '" + dir_.string() + "' && env -u NUCLEO_SQLITE_PATH ";
+    CliRun r = nucleo::test_support::run_command(
+        base + "XDG_DATA_HOME='" + (dir_ / "xdg").string() + "' " + cli + " --config '" +
+        config + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir_ / "xdg" / "nucleo" / "nucleo.db"));
+    r = nucleo::test_support::run_command(base + "-u XDG_DATA_HOME HOME='" +
+                                          (dir_ / "home").string() + "' " + cli + " --config '" +
+                                          config + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir_ / "home" / ".local" / "share" / "nucleo" / "nucleo.db"));
+    EXPECT_FALSE(fs::exists(dir_ / "nucleo.db")) << "nothing in the current folder";
 }
 
 }  // namespace

@@ -137,11 +137,13 @@ TEST(ConversationOwnership, OwningThinkerIsUserGuarded) {
     EXPECT_EQ(service.owning_thinker(id, "alice"), a);
     EXPECT_EQ(service.owning_thinker(id, "mallory"), nullptr);
     EXPECT_EQ(service.owning_thinker("no-such-conversation", "alice"), nullptr);
-    // Another user cannot obtain it either: it reads as not found, as the stores answer.
+    // Another user cannot adopt it either: it reads as not found, as the stores answer (her own
+    // holder of that id is hers alone: ownership.101).
     auto m = thinker("M", "mallory");
     m->set_conversation_id(id);
-    EXPECT_EQ(error_kind([&] { service.obtain_conversation(id, m).get(); }), ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { service.obtain_conversation(m).get(); }), ErrorKind::kNotFound);
     EXPECT_FALSE(service.force_release(id, "mallory"));
+    EXPECT_EQ(service.owning_thinker(id, "alice"), a);
     service.release(*a);
     EXPECT_EQ(service.owning_thinker(id, "alice"), nullptr);
 }

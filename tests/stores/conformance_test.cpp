@@ -337,14 +337,18 @@ TEST_P(Persistent, ListPagesThroughAUsersConversationsInCreationOrder) {
     EXPECT_EQ(seen, ids);
 }
 
-// persistence.5: ids with quotes, NULs and 10 KB lengths handled (prepared statements only).
-TEST_P(Persistent, IdsWithQuotesNulsAndTenKilobytesAreKeptExactly) {
+// persistence.5 and persistence.104: ids with quotes and SQL are kept exactly (prepared
+// statements only), up to the longest id the boundary allows (256 bytes, counted in bytes of
+// multi-byte characters too); NULs and longer ids are refused alike (below).
+TEST_P(Persistent, IdsWithQuotesAndTheLongestAllowedAreKeptExactly) {
     const std::string quoted = unique("it's \"quoted\"; DROP TABLE conversations; --");
-    const std::string long_id = unique("long") + std::string(10 * 1024, 'x');
-    const std::string long_user = unique("user") + std::string(10 * 1024, 'u');
-    const std::string nul_id = unique("nul") + std::string("\0after", 6);
+    std::string longest = unique("long");
+    while (longest.size() + 2 <= 256) longest += "\xC3\xA9";  // é: two bytes
+    while (longest.size() < 256) longest += 'x';
+    std::string long_user = unique("user");
+    long_user += std::string(256 - long_user.size(), 'u');
     for (const auto& [who, id] : std::vector<std::pair<std::string, std::string>>{
-             {alice_, quoted}, {alice_, long_id}, {long_user, quoted}}) {
+             {alice_, quoted}, {alice_, longest}, {long_user, quoted}}) {
         ConversationParts saved = conversation(id, 2);
         std::string version = store().create(who, saved, "odd").version;
         ConversationParts now = saved;
@@ -356,25 +360,83 @@ TEST_P(Persistent, IdsWithQuotesNulsAndTenKilobytesAreKeptExactly) {
         for (const auto& c : store().list(who, 1000).conversations)
             listed |= c.conversation_id == id;
         EXPECT_TRUE(listed);
-        EXPECT_EQ(error_kind([&] { (void)store().load(who + "x", id); }), ErrorKind::kNotFound);
+        EXPECT_EQ(error_kind([&] { (void)store().load(who.substr(1), id); }),
+                  ErrorKind::kNotFound);
     }
-    const auto nul_parts = conversation(nul_id, 1);
-    if (GetParam() == "postgres") {
-        // PostgreSQL text cannot hold NUL: refused, naming the position -- never cut short.
+}
+
+// persistence.104: the bad ids every store refuses alike, and the words the refusal says.
+struct BadId {
+    const char* what;
+    std::string id;
+    const char* says;
+};
+
+std::vector<BadId> bad_ids() {
+    return {{"257 bytes", std::string(257, 'x'), "257 bytes long; at most 256"},
+            {"1 MB", std::string(1 << 20, 'x'), "1048576 bytes long"},
+            {"a NUL byte", std::string("a\0b", 3), "control character U+0000 at byte 1"},
+            {"a newline", "a\nb", "control character U+000A at byte 1"},
+            {"a C1 control", "a\xC2\x85", "control character U+0085 at byte 1"},
+            {"a stray byte", "ab\xFF", "not valid UTF-8 at byte 2"},
+            {"an overlong form", "\xC0\xAF", "not valid UTF-8 at byte 0"},
+            {"a surrogate", "\xED\xA0\x80", "not valid UTF-8 at byte 0"}};
+}
+
+// A message whose text is not valid UTF-8.
+nucleo::Message bad_text_message(const ConversationParts& parts) {
+    nucleo::Message m = nucleo::Message::outgoing_text("caf\xE9 au lait");  // Latin-1 é
+    m.id = next_message(parts).id;
+    return m;
+}
+
+// persistence.104: the same bad input gives the same refusal on every store (the session suite
+// runs it on memory and redis); each refusal names what and where, and nothing stored changes.
+TEST_P(Persistent, BadIdsAndTextAreRefusedAlikeAndChangeNothing) {
+    const ConversationParts good = conversation(unique("good"), 2);
+    const std::string v1 = store().create(alice_, good, "good").version;
+    for (const BadId& bad : bad_ids()) {
+        SCOPED_TRACE(bad.what);
         std::string message;
-        EXPECT_EQ(error_kind([&] { store().create(alice_, nul_parts, "nul"); }, &message),
+        EXPECT_EQ(error_kind([&] { store().create(alice_, conversation(bad.id, 1), "t"); },
+                             &message),
                   ErrorKind::kInvalidArgument);
-        EXPECT_NE(message.find("position " + std::to_string(nul_id.find('\0'))), std::string::npos)
-            << message;
-        const std::string cut = nul_id.substr(0, nul_id.find('\0'));
-        EXPECT_EQ(error_kind([&] { (void)store().load(alice_, cut); }), ErrorKind::kNotFound);
-    } else {
-        store().create(alice_, nul_parts, "nul");
-        EXPECT_EQ(store().load_document(alice_, nul_id), compact(nul_parts));
-        EXPECT_EQ(
-            error_kind([&] { (void)store().load(alice_, nul_id.substr(0, nul_id.find('\0'))); }),
-            ErrorKind::kNotFound);
+        EXPECT_NE(message.find("conversation id"), std::string::npos) << message;
+        EXPECT_NE(message.find(bad.says), std::string::npos) << message;
+        EXPECT_LT(message.size(), 400u) << "a long id is cut short in the message";
+        EXPECT_EQ(error_kind([&] { (void)store().load(alice_, bad.id); }),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_EQ(error_kind([&] { (void)store().versions(alice_, bad.id); }),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_EQ(error_kind([&] { store().remove(alice_, bad.id); }),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_EQ(error_kind([&] { store().create(bad.id, conversation(unique("c"), 1), "t"); },
+                             &message),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_NE(message.find("user id"), std::string::npos) << message;
+        EXPECT_EQ(error_kind([&] { (void)store().list(bad.id); }), ErrorKind::kInvalidArgument);
     }
+    // Text: refused at create and at update, naming the conversation and the byte.
+    ConversationParts bad_new = conversation(unique("text"), 1);
+    bad_new.messages.push_back(bad_text_message(bad_new));
+    std::string message;
+    EXPECT_EQ(error_kind([&] { store().create(alice_, bad_new, "t"); }, &message),
+              ErrorKind::kInvalidArgument);
+    EXPECT_NE(message.find("not valid UTF-8 at byte"), std::string::npos) << message;
+    EXPECT_NE(message.find("caf"), std::string::npos) << "the text just before: " << message;
+    ConversationParts bad_next = good;
+    bad_next.messages.push_back(bad_text_message(bad_next));
+    EXPECT_EQ(error_kind([&] {
+                  store().update(alice_, good.conversation_id, v1,
+                                 SnapshotDelta::between(good, bad_next));
+              }),
+              ErrorKind::kInvalidArgument);
+    // Nothing changed: the one good conversation, at its one version.
+    const auto page = store().list(alice_, 1000);
+    ASSERT_EQ(page.conversations.size(), 1u);
+    EXPECT_EQ(page.conversations[0].conversation_id, good.conversation_id);
+    EXPECT_EQ(store().versions(alice_, good.conversation_id).size(), 1u);
+    EXPECT_EQ(store().load_document(alice_, good.conversation_id), compact(good));
 }
 
 // The stores that build only the persistent surface (memory builds every surface, so the case
@@ -427,6 +489,37 @@ TEST_P(Session, PutGetInvalidateUnderThePrincipal) {
     EXPECT_FALSE(store_->get(alice_, id));
     store_->invalidate(alice_, id);  // absent is not an error
     EXPECT_TRUE(store_->get(alice_ + ":x", id)) << "only that entry went";
+}
+
+// persistence.104: the persistent suite's bad input, on the session surface.
+TEST_P(Session, BadIdsAndTextAreRefusedAlikeAndChangeNothing) {
+    const auto good = conversation(unique("good"), 2);
+    store_->put(alice_, good, 60'000);
+    for (const BadId& bad : bad_ids()) {
+        SCOPED_TRACE(bad.what);
+        std::string message;
+        EXPECT_EQ(error_kind([&] { store_->put(alice_, conversation(bad.id, 1), 60'000); },
+                             &message),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_NE(message.find("conversation id"), std::string::npos) << message;
+        EXPECT_NE(message.find(bad.says), std::string::npos) << message;
+        EXPECT_EQ(error_kind([&] { (void)store_->get(alice_, bad.id); }),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_EQ(error_kind([&] { store_->invalidate(alice_, bad.id); }),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_EQ(error_kind([&] { store_->put(bad.id, good, 60'000); }, &message),
+                  ErrorKind::kInvalidArgument);
+        EXPECT_NE(message.find("user id"), std::string::npos) << message;
+    }
+    auto bad_text = good;
+    bad_text.messages.push_back(bad_text_message(bad_text));
+    std::string message;
+    EXPECT_EQ(error_kind([&] { store_->put(alice_, bad_text, 60'000); }, &message),
+              ErrorKind::kInvalidArgument);
+    EXPECT_NE(message.find("not valid UTF-8 at byte"), std::string::npos) << message;
+    auto kept = store_->get(alice_, good.conversation_id);
+    ASSERT_TRUE(kept.has_value());
+    EXPECT_EQ(compact(*kept), compact(good)) << "the refused put changed nothing";
 }
 
 TEST_P(Session, AnEntryExpiresAfterItsTtl) {

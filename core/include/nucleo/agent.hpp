@@ -210,8 +210,9 @@ class Agent {
 
     /// A thinker for this agent's turns through a ConversationService: name "ChatThinker" unless
     /// given, a fresh job id, `user_id`, the palette, and the seat's declarations (`output` and
-    /// `depth`, stamped by the service on the conversations it creates or rehydrates). The caller
-    /// then mints or adopts its conversation id.
+    /// `depth`, stamped by the service on the conversations it creates or rehydrates), and its
+    /// own workflow cancellation token (ownership.102). The caller then mints or adopts its
+    /// conversation id.
     [[nodiscard]] std::shared_ptr<Thinker> make_thinker(std::string user_id,
                                                         std::optional<OutputDeclaration> output,
                                                         std::optional<Depth> depth = Depth::kImmediate,
@@ -229,7 +230,9 @@ class Agent {
     /// One turn on the thinker's conversation obtained from `service` (waiting for a current
     /// owner as obtain_conversation does), with the save discipline: saved after the user's
     /// message, after the final answer (or the round limit, or cancellation), and on an abnormal
-    /// end before the error is rethrown; released at the end whatever happened.
+    /// end before the error is rethrown; released at the end whatever happened. `cancel` null:
+    /// the turn runs under thinker->cancellation, which ConversationService::force_release
+    /// cancels (ownership.102).
     TurnReport run_turn(ConversationService& service, const std::shared_ptr<Thinker>& thinker,
                         std::string user_message, const TurnCallbacks& callbacks = {},
                         const CancellationToken* cancel = nullptr);

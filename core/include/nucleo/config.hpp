@@ -50,6 +50,9 @@ struct ProviderConfig {
 struct PluginChoice {
     std::string plugin;               ///< plugin name as the loader knows it
     std::string options_json = "{}";  ///< JSON object text; may hold a store URL with a password
+    /// "FILE:LINE:COLUMN" of the choice in the config (empty when not read from a file): what a
+    /// refusal to open the plugin names (persistence.106).
+    std::string where;
 };
 
 /// The model catalog (config/models.yaml): every ModelSpec the runtime may call, in file order.

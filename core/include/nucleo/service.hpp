@@ -31,6 +31,7 @@ using ConversationEmbedder = std::function<void(
 /// exist and saves are no-ops returning nullopt.
 struct ConversationServiceOptions {
     std::optional<PersistentStore> persistent;
+    /// A read-through cache of `persistent`, never written by a save directly (persistence.101).
     std::optional<SessionStore> session;
     /// The cross-host lease (ownership.40-42). With it, obtaining a durable conversation also
     /// takes the lease; its fencing token rides every save; release gives it up.
@@ -63,8 +64,17 @@ struct ConversationServiceOptions {
 /// shares it (tests make many). Thread rule: every method may be called from any thread.
 ///
 /// Decisions of our own (ownership.3, ownership.14, ownership.40):
-///  - A conversation obtained under one user is invisible to every other: obtaining it as another
-///    user fails kNotFound, exactly as the stores answer another user's id.
+///  - Holders are keyed by (user, conversation id) (ownership.101): two users' conversations that
+///    share an id are two holders, and nothing one user does (obtaining, failing to adopt,
+///    releasing, waiting) changes what the other sees. Another user's conversation reads as not
+///    found, exactly as the stores answer another user's id.
+///  - Saves go to the persistent store only (persistence.1); the session store is a
+///    read-through cache of it that may fail without consequence (persistence.101): an entry
+///    carries the durable version it mirrors and is used only while that is the persistent
+///    store's latest version, a failing get is a miss, a failing put is logged and the entry
+///    invalidated. The save bookkeeping (created, saved parts, saved version) moves as one and
+///    only after the durable write committed (persistence.102); after a write that failed without
+///    saying whether it committed, the next save re-reads the durable record (persistence.103).
 ///  - A temporary conversation (the thinker set no id) never consults a store and is never saved;
 ///    an adopting doer that stays on the temporary default reaches it only while it is warm.
 ///  - With a lease store, the lease is held per host (service instance) while one of its jobs
@@ -83,7 +93,8 @@ class ConversationService {
     /// future is ready at once when the conversation is free or already this job's; otherwise it
     /// completes when the owner releases, or fails after acquire_timeout with kOwnership naming
     /// the owner. Where the conversation comes from: the warm holder; else (durable only) the
-    /// session store, then the persistent store (what it returned is put into the session store);
+    /// session store when its entry mirrors the persistent store's latest version, else the
+    /// persistent store (what it returned is put into the session store);
     /// else a fresh conversation when !must_exist, kNotFound when must_exist. A created or
     /// rehydrated conversation takes the thinker's CURRENT declarations; a rehydrated one
     /// re-declares the thinker's palette, and `handler` is attached to each restored outgoing
@@ -114,7 +125,8 @@ class ConversationService {
     /// nothing exists in the store before the first user message). Throws kOwnership when
     /// `thinker` does not own the conversation or the lease was lost (the store refuses the stale
     /// token), kNotFound when the record was deleted mid-turn (never resurrected). A committed
-    /// save refreshes the session store.
+    /// save refreshes the session store with the version it made; a failed one invalidates the
+    /// entry and changes nothing the next save builds on (persistence.102).
     std::optional<SaveResult> save_conversation(const ConversationContext& context,
                                                 const Thinker& thinker);
 
@@ -125,9 +137,11 @@ class ConversationService {
     /// ownership.31: the safety net at job completion; evicts every conversation the
     /// job still owns (a waiter, if any, is handed it instead). Returns how many it found.
     std::size_t release_all_for_job(std::string_view job_id);
-    /// ownership.32: cancels the owning turn's workflow through
-    /// its cancel_workflow hook and lets that turn's own cleanup release the holder. True when an
-    /// owner was found (and its hook called); false when idle, unknown or another user's.
+    /// ownership.32: cancels the owning turn's workflow -- the
+    /// owner's `cancellation` token by default, then its cancel_workflow hook when set
+    /// (ownership.102) -- and lets that turn's own cleanup release the holder, which hands it to
+    /// a waiter. True when an owner was found (and cancelled); false when idle, unknown or
+    /// another user's.
     bool force_release(std::string_view conversation_id, std::string_view user_id);
 
     /// One cleanup tick: evicts every UNOWNED holder without waiters whose retention expired at

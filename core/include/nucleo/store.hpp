@@ -91,6 +91,13 @@ struct StoredVersion {
     std::string saved_at;
 };
 
+/// A conversation's version history and the highest fencing token a save of it presented.
+struct VersionHistory {
+    std::vector<StoredVersion> versions;
+    /// ownership.103: the floor of the next lease's token (absent: no save carried one).
+    std::optional<int64_t> fencing_token;
+};
+
 /// One conversation of a user's list.
 struct ConversationSummary {
     std::string conversation_id;
@@ -142,6 +149,10 @@ class PersistentStore {
     [[nodiscard]] std::string load_document(std::string_view principal,
                                             std::string_view conversation_id) const;
 
+    /// persistence.30: every save is a version, oldest first. The versions and the highest
+    /// fencing token recorded (one version_history call).
+    [[nodiscard]] VersionHistory history(std::string_view principal,
+                                         std::string_view conversation_id) const;
     /// persistence.30: every save is a version, oldest first.
     [[nodiscard]] std::vector<StoredVersion> versions(std::string_view principal,
                                                       std::string_view conversation_id) const;
@@ -168,7 +179,22 @@ class PersistentStore {
     StoreInstance store_;
 };
 
+/// One session-store entry: the cached parts and the durable version they mirror.
+struct SessionEntry {
+    ConversationParts parts;
+    /// The persistent store's version these parts are (persistence.101); empty when the entry
+    /// mirrors no durable version (a deployment without a persistent store, or an entry written
+    /// before entries carried it): such an entry is never the base of a save.
+    std::string durable_version;
+};
+
 /// The session store (persistence.1: consulted first). Thread rule: concurrent.
+///
+/// Decision (persistence.101): the session store is a read-through CACHE of the persistent one,
+/// never a second copy of record. Each entry is the envelope
+/// {"schema_version":1,"durable_version":"<id>","snapshot":{...document...}} so a reader can
+/// tell whether the durable store moved on since the entry was written; a plain document (no
+/// envelope) reads as an entry with no durable version.
 class SessionStore {
   public:
     explicit SessionStore(StoreInstance store) : store_(std::move(store)) {}
@@ -176,8 +202,16 @@ class SessionStore {
     /// The cached conversation, restored; nullopt on a miss (or another user's id).
     [[nodiscard]] std::optional<ConversationParts> get(std::string_view principal,
                                                        std::string_view conversation_id) const;
-    /// Caches `parts` under its conversation_id for ttl_ms (0: the store's default).
+    /// The cached entry with the durable version it mirrors; nullopt on a miss. kProtocol when
+    /// the stored text is neither an envelope nor a conversation document.
+    [[nodiscard]] std::optional<SessionEntry> get_entry(std::string_view principal,
+                                                        std::string_view conversation_id) const;
+    /// Caches `parts` under its conversation_id for ttl_ms (0: the store's default), mirroring
+    /// no durable version.
     void put(std::string_view principal, const ConversationParts& parts, int64_t ttl_ms = 0) const;
+    /// Caches `parts` as the mirror of the persistent store's `durable_version`.
+    void put(std::string_view principal, const ConversationParts& parts,
+             std::string_view durable_version, int64_t ttl_ms) const;
     /// Drops the entry; absent is not an error.
     void invalidate(std::string_view principal, std::string_view conversation_id) const;
 
@@ -202,8 +236,12 @@ class LeaseStore {
     explicit LeaseStore(StoreInstance store) : store_(std::move(store)) {}
 
     /// Takes the lease for ttl_ms, or extends it when `holder` holds it already (same token).
+    /// `min_fencing_token`: a NEW grant's token is at least this (ownership.103: the durable
+    /// store's highest recorded token + 1, so a lease store that lost its counter in a restart
+    /// never hands out a token already used).
     LeaseGrant acquire(std::string_view principal, std::string_view conversation_id,
-                       std::string_view holder, int64_t ttl_ms) const;
+                       std::string_view holder, int64_t ttl_ms,
+                       std::optional<int64_t> min_fencing_token = {}) const;
     /// Extends a held lease; kOwnership when it expired or another holder took it (and, with
     /// `fencing_token`, when the token is not the lease's).
     LeaseGrant renew(std::string_view principal, std::string_view conversation_id,

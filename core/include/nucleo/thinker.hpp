@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "nucleo/catalog.hpp"
 #include "nucleo/content.hpp"
 #include "nucleo/conversation.hpp"
+#include "nucleo/transport.hpp"
 
 namespace nucleo {
 
@@ -44,8 +46,13 @@ struct Thinker {
     /// The thinker's current palette, re-declared on a rehydrated conversation (add-only: only
     /// never-announced names reach the model). Empty: no tools.
     std::function<std::vector<ToolDefinitionBlock>()> palette;
-    /// Cancels this turn's whole workflow (ownership.32). The turn's own cleanup then
-    /// releases the conversation. Empty: force_release can only report the owner.
+    /// The workflow's cancellation (ownership.32, ownership.102): force_release cancels it by default, and
+    /// Agent::run_turn over a service runs the turn under it when the caller passes no token of
+    /// its own, so a forced release stops the running turn at its next boundary and the turn's
+    /// own release hands the conversation over. Replace it to share a token of the host's.
+    std::shared_ptr<CancellationToken> cancellation = std::make_shared<CancellationToken>();
+    /// An extra hook force_release calls after cancelling `cancellation` (a host whose workflow
+    /// spans more than this turn cancels the rest of it here). Empty: the token alone.
     std::function<void()> cancel_workflow;
 
     /// ownership.1: a readable `<name>-conv-xxxx-xxxxxxxxxxxx` (random hex),

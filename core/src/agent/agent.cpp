@@ -358,7 +358,9 @@ TurnReport Agent::run_turn(ConversationService& service, const std::shared_ptr<T
     const auto save = [&] { service.save_conversation(*conversation, *thinker); };
     try {
         TurnReport report =
-            impl_->run(*conversation, std::move(user_message), callbacks, cancel, save);
+            impl_->run(*conversation, std::move(user_message), callbacks,
+                       // ownership.102: force_release reaches the turn through the thinker.
+                       cancel != nullptr ? cancel : thinker->cancellation.get(), save);
         service.release(*thinker);
         return report;
     } catch (...) {

@@ -428,6 +428,7 @@ class ConfigBuilder {
         PluginChoice c;
         c.plugin = r.name(n, "plugin", path);
         c.options_json = r.options(n, path);
+        c.where = r.where(n.Mark());
         return c;
     }
 

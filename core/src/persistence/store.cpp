@@ -34,6 +34,11 @@ void put(Writer& w, std::string_view s) {
     w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+// The name `put` is taken by SessionStore's members inside them.
+void put_string(Writer& w, std::string_view s) {
+    put(w, s);
+}
+
 void put_raw(Writer& w, const std::string& json, rapidjson::Type type) {
     w.RawValue(json.data(), json.size(), type);
 }
@@ -94,7 +99,8 @@ LeaseGrant lease_grant(const std::string& text) {
 }
 
 std::string lease_request(std::string_view op, std::string_view holder, int64_t ttl_ms,
-                          std::optional<int64_t> token) {
+                          std::optional<int64_t> token,
+                          std::optional<int64_t> min_token = std::nullopt) {
     return request([&](Writer& w) {
         w.Key("op");
         put(w, op);
@@ -103,6 +109,10 @@ std::string lease_request(std::string_view op, std::string_view holder, int64_t 
         w.Key("ttl_ms");
         w.Int64(ttl_ms);
         put_fencing(w, token);
+        if (min_token) {
+            w.Key("min_fencing_token");
+            w.Int64(*min_token);
+        }
     });
 }
 
@@ -205,16 +215,25 @@ std::string PersistentStore::load_document(std::string_view principal,
 
 std::vector<StoredVersion> PersistentStore::versions(std::string_view principal,
                                                      std::string_view conversation_id) const {
+    return history(principal, conversation_id).versions;
+}
+
+VersionHistory PersistentStore::history(std::string_view principal,
+                                        std::string_view conversation_id) const {
     rapidjson::Document doc =
         answer(store_.version_history(principal, conversation_id), "version_history");
-    std::vector<StoredVersion> out;
+    VersionHistory out;
     auto list = doc.FindMember("versions");
     if (list == doc.MemberEnd() || !list->value.IsArray()) {
         throw Error(ErrorKind::kProtocol, "store answer to version_history: no \"versions\" array");
     }
     for (const auto& v : list->value.GetArray()) {
-        out.push_back({string_member(v, "version", "version_history"),
-                       string_member(v, "saved_at", "version_history")});
+        out.versions.push_back({string_member(v, "version", "version_history"),
+                                string_member(v, "saved_at", "version_history")});
+    }
+    if (auto token = doc.FindMember("fencing_token");
+        token != doc.MemberEnd() && token->value.IsInt64()) {
+        out.fencing_token = token->value.GetInt64();
     }
     return out;
 }
@@ -270,14 +289,53 @@ void PersistentStore::remove(std::string_view principal, std::string_view conver
 
 std::optional<ConversationParts> SessionStore::get(std::string_view principal,
                                                    std::string_view conversation_id) const {
+    auto entry = get_entry(principal, conversation_id);
+    if (!entry) return std::nullopt;
+    return std::move(entry->parts);
+}
+
+// persistence.101: an entry is an envelope carrying the durable version it mirrors.
+std::optional<SessionEntry> SessionStore::get_entry(std::string_view principal,
+                                                    std::string_view conversation_id) const {
     std::optional<std::string> text = store_.session_get(principal, conversation_id);
     if (!text) return std::nullopt;
-    return restore_parts(*text);
+    rapidjson::Document doc;
+    doc.Parse<rapidjson::kParseFullPrecisionFlag>(text->data(), text->size());
+    auto snapshot = doc.HasParseError() || !doc.IsObject() ? doc.MemberEnd()
+                                                           : doc.FindMember("snapshot");
+    if (snapshot == doc.MemberEnd()) {
+        // A plain document: it mirrors no known durable version.
+        return SessionEntry{restore_parts(*text), {}};
+    }
+    if (!snapshot->value.IsObject()) {
+        throw Error(ErrorKind::kProtocol, "session entry of conversation '" +
+                                              std::string(conversation_id) +
+                                              "': \"snapshot\" is not an object");
+    }
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    snapshot->value.Accept(w);
+    SessionEntry entry{restore_parts(std::string_view(buffer.GetString(), buffer.GetSize())), {}};
+    if (auto v = doc.FindMember("durable_version"); v != doc.MemberEnd() && v->value.IsString()) {
+        entry.durable_version.assign(v->value.GetString(), v->value.GetStringLength());
+    }
+    return entry;
 }
 
 void SessionStore::put(std::string_view principal, const ConversationParts& parts,
                        int64_t ttl_ms) const {
-    store_.session_put(principal, checked_id(parts), snapshot_text(parts), ttl_ms);
+    put(principal, parts, {}, ttl_ms);
+}
+
+void SessionStore::put(std::string_view principal, const ConversationParts& parts,
+                       std::string_view durable_version, int64_t ttl_ms) const {
+    const std::string envelope = request([&](Writer& w) {
+        w.Key("durable_version");
+        put_string(w, durable_version);
+        w.Key("snapshot");
+        put_raw(w, snapshot_text(parts), rapidjson::kObjectType);
+    });
+    store_.session_put(principal, checked_id(parts), envelope, ttl_ms);
 }
 
 void SessionStore::invalidate(std::string_view principal, std::string_view conversation_id) const {
@@ -287,9 +345,11 @@ void SessionStore::invalidate(std::string_view principal, std::string_view conve
 // ---- LeaseStore ----
 
 LeaseGrant LeaseStore::acquire(std::string_view principal, std::string_view conversation_id,
-                               std::string_view holder, int64_t ttl_ms) const {
-    return lease_grant(store_.lease(principal, conversation_id,
-                                    lease_request("acquire", holder, ttl_ms, std::nullopt)));
+                               std::string_view holder, int64_t ttl_ms,
+                               std::optional<int64_t> min_fencing_token) const {
+    return lease_grant(store_.lease(
+        principal, conversation_id,
+        lease_request("acquire", holder, ttl_ms, std::nullopt, min_fencing_token)));
 }
 
 LeaseGrant LeaseStore::renew(std::string_view principal, std::string_view conversation_id,

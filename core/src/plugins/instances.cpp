@@ -6,7 +6,11 @@
 // caller can catch them by type. The message names the plugin, the slot and the plugin's text.
 #include <optional>
 
+#include <rapidjson/document.h>
+
+#include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
+#include "persistence/boundary.hpp"
 #include "plugins/library.hpp"
 
 namespace nucleo {
@@ -35,7 +39,9 @@ int32_t append_to_string(void* ctx, const char* data, size_t size) {
 [[noreturn]] void throw_status(const InstanceHandle& h, const char* slot, int32_t status,
                                nucleo_error& err) {
     err.message[sizeof err.message - 1] = '\0';
-    std::string text = "plugin '" + h.library->info.name + "' " + slot + " failed";
+    std::string text = "plugin '" + h.library->info.name + "'" +
+                       (h.where.empty() ? std::string() : " (" + h.where + ")") + " " + slot +
+                       " failed";
     if (err.message[0] != '\0') {
         text += ": ";
         text += err.message;
@@ -71,13 +77,29 @@ void run(const InstanceHandle& h, const char* slot, Fn&& fn) {
     if (status != NUCLEO_OK) throw_status(h, slot, status, err);
 }
 
+// persistence.105: where a store keeps its data, from its config: "file <path>" for a "path",
+// the "url" with its password redacted; empty when the config names neither.
+std::string store_location(std::string_view config_json) {
+    rapidjson::Document doc;
+    doc.Parse(config_json.data(), config_json.size());
+    if (doc.HasParseError() || !doc.IsObject()) return {};
+    if (auto p = doc.FindMember("path"); p != doc.MemberEnd() && p->value.IsString()) {
+        return std::string("file ") + p->value.GetString();
+    }
+    if (auto u = doc.FindMember("url"); u != doc.MemberEnd() && u->value.IsString()) {
+        return redact_url(u->value.GetString());
+    }
+    return {};
+}
+
 nucleo_string_view sv(std::string_view s) {
     return {s.data(), s.size()};
 }
 
 template <class Factory>
 std::shared_ptr<InstanceHandle> create(const std::shared_ptr<Library>& library, const char* id,
-                                       std::size_t min_size, std::string_view config) {
+                                       std::size_t min_size, std::string_view config,
+                                       std::string where = {}) {
     const auto* f = static_cast<const Factory*>(library->factory(id, min_size));
     if (f->create == nullptr || f->destroy == nullptr) {
         throw Error(ErrorKind::kPlugin, "cannot load plugin " + library->info.file.string() +
@@ -87,6 +109,7 @@ std::shared_ptr<InstanceHandle> create(const std::shared_ptr<Library>& library, 
     handle->library = library;
     handle->factory_id = id;
     handle->factory = f;
+    handle->where = std::move(where);
     nucleo_instance* made = nullptr;
     run(*handle, "create", [&](nucleo_error* err) { return f->create(sv(config), &made, err); });
     if (made == nullptr) {
@@ -127,8 +150,9 @@ ProviderInstance Plugin::make_provider(std::string_view config_json) const {
 }
 
 StoreInstance Plugin::make_store(std::string_view config_json) const {
-    return StoreInstance(
-        create<nucleo_store_factory>(library_, NUCLEO_FACTORY_STORE, kStoreV1MinSize, config_json));
+    return StoreInstance(create<nucleo_store_factory>(library_, NUCLEO_FACTORY_STORE,
+                                                      kStoreV1MinSize, config_json,
+                                                      store_location(config_json)));
 }
 
 PluginInstance::PluginInstance(std::shared_ptr<InstanceHandle> handle)
@@ -189,6 +213,16 @@ std::string ProviderInstance::decode_event(std::string_view event_name,
 
 // ---- store --------------------------------------------------------------------------------
 
+namespace {
+
+// persistence.104: every store call meets one rule at the boundary, before any plugin sees it.
+void check_ids(std::string_view principal, std::string_view id, const char* slot) {
+    internal::check_store_id(principal, "user id", slot);
+    internal::check_store_id(id, "conversation id", slot);
+}
+
+}  // namespace
+
 // A slot outside the store's struct_size or NULL is an unbuilt surface: NotImplementedException.
 #define NUCLEO_STORE_SLOT(slot)                                              \
     ([&] {                                                                   \
@@ -209,6 +243,8 @@ std::string StoreInstance::capabilities() const {
 
 std::string StoreInstance::create_conversation(std::string_view principal, std::string_view id,
                                                std::string_view request_json) const {
+    check_ids(principal, id, "create_conversation");
+    internal::check_store_text(request_json, "the create request", id);
     auto fn = NUCLEO_STORE_SLOT(create_conversation);
     return collect(*handle_, "create_conversation", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), sv(request_json), out, e);
@@ -217,6 +253,8 @@ std::string StoreInstance::create_conversation(std::string_view principal, std::
 
 std::string StoreInstance::update_conversation(std::string_view principal, std::string_view id,
                                                std::string_view request_json) const {
+    check_ids(principal, id, "update_conversation");
+    internal::check_store_text(request_json, "the update request", id);
     auto fn = NUCLEO_STORE_SLOT(update_conversation);
     return collect(*handle_, "update_conversation", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), sv(request_json), out, e);
@@ -225,6 +263,7 @@ std::string StoreInstance::update_conversation(std::string_view principal, std::
 
 std::string StoreInstance::load_conversation(std::string_view principal,
                                              std::string_view id) const {
+    check_ids(principal, id, "load_conversation");
     auto fn = NUCLEO_STORE_SLOT(load_conversation);
     return collect(*handle_, "load_conversation", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), out, e);
@@ -232,6 +271,7 @@ std::string StoreInstance::load_conversation(std::string_view principal,
 }
 
 void StoreInstance::delete_conversation(std::string_view principal, std::string_view id) const {
+    check_ids(principal, id, "delete_conversation");
     auto fn = NUCLEO_STORE_SLOT(delete_conversation);
     run(*handle_, "delete_conversation",
         [&](nucleo_error* e) { return fn(handle_->instance, sv(principal), sv(id), e); });
@@ -239,6 +279,7 @@ void StoreInstance::delete_conversation(std::string_view principal, std::string_
 
 std::string StoreInstance::list_conversations(std::string_view principal,
                                               std::string_view query_json) const {
+    internal::check_store_id(principal, "user id", "list_conversations");
     auto fn = NUCLEO_STORE_SLOT(list_conversations);
     return collect(*handle_, "list_conversations", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(query_json), out, e);
@@ -246,6 +287,7 @@ std::string StoreInstance::list_conversations(std::string_view principal,
 }
 
 std::string StoreInstance::version_history(std::string_view principal, std::string_view id) const {
+    check_ids(principal, id, "version_history");
     auto fn = NUCLEO_STORE_SLOT(version_history);
     return collect(*handle_, "version_history", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), out, e);
@@ -254,6 +296,7 @@ std::string StoreInstance::version_history(std::string_view principal, std::stri
 
 std::string StoreInstance::load_version(std::string_view principal, std::string_view id,
                                         std::string_view version) const {
+    check_ids(principal, id, "load_version");
     auto fn = NUCLEO_STORE_SLOT(load_version);
     return collect(*handle_, "load_version", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), sv(version), out, e);
@@ -262,6 +305,7 @@ std::string StoreInstance::load_version(std::string_view principal, std::string_
 
 std::optional<std::string> StoreInstance::session_get(std::string_view principal,
                                                       std::string_view id) const {
+    check_ids(principal, id, "session_get");
     auto fn = NUCLEO_STORE_SLOT(session_get);
     try {
         return collect(*handle_, "session_get", [&](const nucleo_sink* out, nucleo_error* e) {
@@ -275,6 +319,8 @@ std::optional<std::string> StoreInstance::session_get(std::string_view principal
 
 void StoreInstance::session_put(std::string_view principal, std::string_view id,
                                 std::string_view snapshot_json, int64_t ttl_ms) const {
+    check_ids(principal, id, "session_put");
+    internal::check_store_text(snapshot_json, "the session entry", id);
     auto fn = NUCLEO_STORE_SLOT(session_put);
     run(*handle_, "session_put", [&](nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), sv(snapshot_json), ttl_ms, e);
@@ -282,6 +328,7 @@ void StoreInstance::session_put(std::string_view principal, std::string_view id,
 }
 
 void StoreInstance::session_invalidate(std::string_view principal, std::string_view id) const {
+    check_ids(principal, id, "session_invalidate");
     auto fn = NUCLEO_STORE_SLOT(session_invalidate);
     run(*handle_, "session_invalidate",
         [&](nucleo_error* e) { return fn(handle_->instance, sv(principal), sv(id), e); });
@@ -289,6 +336,7 @@ void StoreInstance::session_invalidate(std::string_view principal, std::string_v
 
 std::string StoreInstance::lease(std::string_view principal, std::string_view id,
                                  std::string_view request_json) const {
+    check_ids(principal, id, "lease");
     auto fn = NUCLEO_STORE_SLOT(lease);
     return collect(*handle_, "lease", [&](const nucleo_sink* out, nucleo_error* e) {
         return fn(handle_->instance, sv(principal), sv(id), sv(request_json), out, e);

@@ -48,6 +48,9 @@ struct InstanceHandle {
     const void* factory = nullptr;
     void (*destroy)(nucleo_instance*) = nullptr;
     nucleo_instance* instance = nullptr;
+    /// Where the instance keeps its data, for error messages: "file <path>" or a URL with its
+    /// password redacted (persistence.105); empty when its config names neither.
+    std::string where;
 
     InstanceHandle() = default;
     InstanceHandle(const InstanceHandle&) = delete;

@@ -41,10 +41,14 @@ struct Holder {
     int parked = 0;  // jobs parked on handed_off right now (guarded by mu)
     Clock::time_point released_at = Clock::now();
     std::chrono::milliseconds retain{0};
-    // Save bookkeeping, touched only by the owner.
+    // Save bookkeeping, touched only by the owner. persistence.102: created, saved_parts and
+    // saved_version move together, and only after the durable write committed.
     bool created = false;
     ConversationParts saved_parts;
     std::string saved_version;
+    // A create or update failed without saying whether it committed (a store error other than
+    // a refusal): the next save re-reads the durable record first (persistence.103).
+    bool unsure = false;
     std::optional<int64_t> fencing_token;
     std::string lease_holder;
 };
@@ -77,22 +81,25 @@ std::string title_from(const std::string& utterance) {
 
 }  // namespace
 
+// ownership.101: holders are keyed by (user, conversation id), never by the id alone.
+using HolderKey = std::pair<std::string, std::string>;
+
 struct ConversationService::State {
     ConversationServiceOptions options;
     std::string host_id;
     std::atomic<bool> stopping{false};
 
     mutable std::mutex mu;
-    std::unordered_map<std::string, std::shared_ptr<Holder>> holders;
-    std::unordered_map<std::string, std::set<std::string>> jobs;  // job id -> conversation ids
+    std::map<HolderKey, std::shared_ptr<Holder>> holders;
+    std::unordered_map<std::string, std::set<HolderKey>> jobs;  // job id -> (user, conversation)
 
     std::mutex cleanup_mu;
     std::condition_variable cleanup_cv;
     std::thread cleanup_thread;
 
-    std::shared_ptr<Holder> find(std::string_view id) const {
+    std::shared_ptr<Holder> find(std::string_view user, std::string_view id) const {
         std::lock_guard lock(mu);
-        auto it = holders.find(std::string(id));
+        auto it = holders.find(HolderKey(user, id));
         return it == holders.end() ? nullptr : it->second;
     }
 
@@ -161,8 +168,20 @@ struct ConversationService::State {
         auto pause = std::chrono::milliseconds(5);
         for (;;) {
             try {
-                const LeaseGrant grant =
-                    options.lease->acquire(h.user, h.id, holder, options.lease_ttl.count());
+                // ownership.103: never below a token the durable store has seen, read afresh at
+                // each attempt (the lease store may have restarted and lost its counter).
+                std::optional<int64_t> floor;
+                if (options.persistent) {
+                    try {
+                        if (auto seen = options.persistent->history(h.user, h.id).fencing_token) {
+                            floor = *seen + 1;
+                        }
+                    } catch (const Error& e) {
+                        if (e.kind() != ErrorKind::kNotFound) throw;
+                    }
+                }
+                const LeaseGrant grant = options.lease->acquire(
+                    h.user, h.id, holder, options.lease_ttl.count(), floor);
                 if (h.fencing_token && *h.fencing_token != grant.fencing_token) {
                     // Another holder may have saved since this host last held it: reload.
                     h.context.reset();
@@ -194,6 +213,68 @@ struct ConversationService::State {
         context.set_output(thinker.output);
     }
 
+    // persistence.101: the session store is a cache that may fail: a failing get is a miss.
+    std::optional<SessionEntry> cached(const Holder& h) const {
+        if (!options.session) return std::nullopt;
+        try {
+            return options.session->get_entry(h.user, h.id);
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_WARN("[ConvSvc] session store get of '{}' failed, reading the persistent "
+                            "store: {}",
+                            h.id, e.what());
+            return std::nullopt;
+        }
+    }
+
+    // persistence.101: a failing put is logged and the entry invalidated (a failing invalidate
+    // too is logged: the entry carries its durable version, which readers check).
+    void cache(const Holder& h, const ConversationParts& parts, const std::string& version) const {
+        if (!options.session) return;
+        try {
+            options.session->put(h.user, parts, version, options.session_ttl_ms);
+            return;
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_WARN("[ConvSvc] session store put of '{}' failed, invalidating: {}", h.id,
+                            e.what());
+        }
+        uncache(h);
+    }
+
+    void uncache(const Holder& h) const {
+        if (!options.session) return;
+        try {
+            options.session->invalidate(h.user, h.id);
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_WARN("[ConvSvc] session store invalidate of '{}' failed: {}", h.id,
+                            e.what());
+        }
+    }
+
+    // The durable record as of its latest version: the version is read BEFORE the snapshot, so
+    // a concurrent writer can only make the parts newer than the base, which the store then
+    // refuses as a stale base, never accepts (persistence.102). nullopt when absent.
+    std::optional<std::pair<ConversationParts, std::string>> read_durable(const Holder& h) const {
+        std::optional<std::string> version = latest_version(h);
+        if (!version) return std::nullopt;
+        try {
+            return std::make_pair(options.persistent->load(h.user, h.id), std::move(*version));
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::kNotFound) throw;
+            return std::nullopt;
+        }
+    }
+
+    // The persistent store's latest version of the conversation; nullopt when it holds none.
+    std::optional<std::string> latest_version(const Holder& h) const {
+        try {
+            const auto versions = options.persistent->versions(h.user, h.id);
+            if (!versions.empty()) return versions.back().version;
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::kNotFound) throw;
+        }
+        return std::nullopt;
+    }
+
     // Fills h.context when empty (the caller owns `h`, no lock held).
     void load(Holder& h, const Thinker& thinker,
               const std::shared_ptr<const ResponseHandler>& handler, bool must_exist) {
@@ -205,16 +286,24 @@ struct ConversationService::State {
             return;
         }
         std::optional<ConversationParts> parts;
-        if (options.session) parts = options.session->get(h.user, h.id);
-        if (!parts && options.persistent) {
-            try {
-                parts = options.persistent->load(h.user, h.id);
-            } catch (const Error& e) {
-                if (e.kind() != ErrorKind::kNotFound) throw;
-            }
-            // Read-through: the next obtain on any host finds it in the session store.
-            if (parts && options.session) {
-                options.session->put(h.user, *parts, options.session_ttl_ms);
+        std::string version;
+        std::optional<SessionEntry> entry = cached(h);
+        if (entry && !options.persistent) {
+            parts = std::move(entry->parts);
+        } else if (options.persistent) {
+            // persistence.101: the entry serves only when it mirrors the durable store's latest
+            // version; otherwise (stale, unversioned, or the record is gone) the persistent
+            // store answers and the entry is refreshed or dropped.
+            const std::optional<std::string> latest = latest_version(h);
+            if (entry && latest && entry->durable_version == *latest) {
+                parts = std::move(entry->parts);
+                version = *latest;
+            } else if (auto durable = latest ? read_durable(h) : std::nullopt) {
+                parts = std::move(durable->first);
+                version = std::move(durable->second);
+                cache(h, *parts, version);  // read-through
+            } else if (entry) {
+                uncache(h);  // the durable record is gone: so is its mirror
             }
         }
         if (!parts) {
@@ -226,19 +315,15 @@ struct ConversationService::State {
             h.context = std::make_shared<ConversationContext>(h.id, h.user);
             stamp_declarations(*h.context, thinker);
             h.created = false;
+            h.unsure = false;
             h.saved_parts = {};
             h.saved_version.clear();
             return;
         }
-        // The version the stored parts are: the base of the next update's delta.
-        std::string version;
-        if (options.persistent) {
-            const auto versions = options.persistent->versions(h.user, h.id);
-            if (!versions.empty()) version = versions.back().version;
-        }
         h.saved_parts = *parts;
         h.saved_version = version;
         h.created = true;
+        h.unsure = false;
         for (Message& m : parts->messages) {
             if (m.outgoing() && !m.response_handler) m.response_handler = handler;
         }
@@ -265,7 +350,7 @@ struct ConversationService::State {
         }
         {
             std::lock_guard lock(mu);
-            jobs[thinker->job_id].insert(h->id);
+            jobs[thinker->job_id].insert(HolderKey(h->user, h->id));
         }
         // ownership.13: stamps the context's workflow id with the acquiring turn's.
         h->context->set_workflow_id(thinker->workflow_id);
@@ -280,8 +365,8 @@ struct ConversationService::State {
             std::lock_guard lock(mu);
             auto it = jobs.find(std::string(job_id));
             if (it == jobs.end()) return 0;
-            for (const std::string& id : it->second) {
-                auto h = holders.find(id);
+            for (const HolderKey& key : it->second) {
+                auto h = holders.find(key);
                 if (h != holders.end()) owned.push_back(h->second);
             }
             jobs.erase(it);
@@ -297,7 +382,7 @@ struct ConversationService::State {
             if (evict) {
                 std::lock_guard map_lock(mu);
                 std::lock_guard lock(h->mu);
-                auto it = holders.find(h->id);
+                auto it = holders.find(HolderKey(h->user, h->id));
                 if (it != holders.end() && it->second == h && !h->owner && h->pending == 0) {
                     holders.erase(it);
                 }
@@ -351,7 +436,7 @@ std::future<std::shared_ptr<ConversationContext>> ConversationService::obtain_co
         {
             std::lock_guard lock(state_->mu);
             if (state_->stopping.load()) throw_shutting_down(conversation_id);
-            auto& slot = state_->holders[std::string(conversation_id)];
+            auto& slot = state_->holders[HolderKey(thinker->user_id, conversation_id)];
             if (!slot) {
                 slot = std::make_shared<Holder>();
                 slot->id = std::string(conversation_id);
@@ -360,13 +445,6 @@ std::future<std::shared_ptr<ConversationContext>> ConversationService::obtain_co
             }
             h = slot;
             ++h->pending;
-        }
-        if (h->user != thinker->user_id) {
-            --h->pending;
-            // As the stores answer another user's id: not found, never "forbidden".
-            throw Error(ErrorKind::kNotFound, "conversation '" + std::string(conversation_id) +
-                                                  "' not found for user '" + thinker->user_id +
-                                                  "'");
         }
         const auto deadline = Clock::now() + state_->options.acquire_timeout;
         if (auto context = state_->acquire(h, thinker, handler, must_exist, deadline, false)) {
@@ -400,17 +478,18 @@ std::future<std::shared_ptr<ConversationContext>> ConversationService::obtain_co
 
 std::shared_ptr<Thinker> ConversationService::owning_thinker(std::string_view conversation_id,
                                                              std::string_view user_id) const {
-    auto h = state_->find(conversation_id);
+    auto h = state_->find(user_id, conversation_id);
     if (!h) return nullptr;
     std::lock_guard lock(h->mu);
-    if (h->user != user_id) return nullptr;
     return h->owner;
 }
 
 std::optional<SaveResult> ConversationService::save_conversation(const ConversationContext& context,
                                                                  const Thinker& thinker) {
     const std::string& id = context.conversation_id();
-    auto h = state_->find(id);
+    // The owner's user keys the holder (ownership.101); the document's own user_id field may
+    // differ (an imported conversation), so it is not used here.
+    auto h = state_->find(thinker.user_id, id);
     if (!h) {
         throw Error(ErrorKind::kOwnership, "save of conversation '" + id + "' by thinker '" +
                                                thinker.name + "' (job " + thinker.job_id +
@@ -436,27 +515,52 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
         // guard that matters (a lease lost between here and the write is refused there).
         options.lease->renew(user, id, lease_holder, options.lease_ttl.count(), h->fencing_token);
     }
+    if (h->unsure) {
+        // persistence.103: the last write failed without saying whether it committed: the
+        // durable record is the truth; the delta is computed from it.
+        auto durable = state_->read_durable(*h);
+        h->created = durable.has_value();
+        h->saved_parts = durable ? std::move(durable->first) : ConversationParts{};
+        h->saved_version = durable ? std::move(durable->second) : std::string();
+        h->unsure = false;
+    }
     ConversationParts parts = context.parts();
     SaveResult result;
-    if (!h->created) {
-        const auto utterance = context.first_user_utterance();
-        if (!utterance) return std::nullopt;
-        result = options.persistent->create(user, parts, title_from(*utterance), h->fencing_token);
-        if (options.embedder) {
-            try {
-                options.embedder(user, id, *utterance);
-            } catch (const std::exception& e) {
-                NUCLEO_LOG_ERROR("[ConvSvc] embedding conversation '{}' failed: {}", id, e.what());
-            }
+    // Any failure below leaves created, saved_parts and saved_version as they were
+    // (persistence.102): the next save computes its delta from the last COMMITTED state.
+    auto written = [&](auto&& write) {
+        try {
+            return write();
+        } catch (const Error& e) {
+            state_->uncache(*h);
+            // A refusal is a committed "no"; anything else may have committed.
+            h->unsure = e.kind() != ErrorKind::kOwnership && e.kind() != ErrorKind::kNotFound &&
+                        e.kind() != ErrorKind::kInvalidArgument;
+            throw;
+        } catch (...) {
+            state_->uncache(*h);
+            h->unsure = true;
+            throw;
         }
+    };
+    const bool creating = !h->created;
+    std::optional<std::string> utterance;
+    if (creating) {
+        utterance = context.first_user_utterance();
+        if (!utterance) return std::nullopt;
+        result = written([&] {
+            return options.persistent->create(user, parts, title_from(*utterance),
+                                              h->fencing_token);
+        });
     } else {
         const SnapshotDelta delta = SnapshotDelta::between(h->saved_parts, parts);
         if (delta.empty()) return std::nullopt;
         try {
-            result =
-                options.persistent->update(user, id, h->saved_version, delta, h->fencing_token);
+            result = written([&] {
+                return options.persistent->update(user, id, h->saved_version, delta,
+                                                  h->fencing_token);
+            });
         } catch (const Error& e) {
-            if (options.session) options.session->invalidate(user, id);
             if (e.kind() == ErrorKind::kNotFound) {
                 throw Error(ErrorKind::kNotFound, "save of conversation '" + id +
                                                       "' refused: it was deleted during "
@@ -467,10 +571,18 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
             throw;
         }
     }
+    // Committed: the bookkeeping moves as one, then the cache follows (it may fail).
     h->created = true;
     h->saved_version = result.version;
-    if (options.session) options.session->put(user, parts, options.session_ttl_ms);
     h->saved_parts = std::move(parts);
+    state_->cache(*h, h->saved_parts, h->saved_version);
+    if (creating && options.embedder) {
+        try {
+            options.embedder(user, id, *utterance);
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_ERROR("[ConvSvc] embedding conversation '{}' failed: {}", id, e.what());
+        }
+    }
     return result;
 }
 
@@ -488,6 +600,8 @@ bool ConversationService::force_release(std::string_view conversation_id,
     if (!owner) return false;
     NUCLEO_LOG_INFO("[ConvSvc] force release of '{}': cancelling workflow {} of job {}",
                     conversation_id, owner->workflow_id, owner->job_id);
+    // ownership.102: the thinker's own token by default, then the host's hook if it set one.
+    if (owner->cancellation) owner->cancellation->cancel();
     if (owner->cancel_workflow) owner->cancel_workflow();
     return true;
 }
@@ -546,10 +660,19 @@ bool ConversationService::stopping() const noexcept {
 }
 
 std::size_t ConversationService::waiters(std::string_view conversation_id) const {
-    auto h = state_->find(conversation_id);
-    if (!h) return 0;
-    std::lock_guard lock(h->mu);
-    return static_cast<std::size_t>(h->parked);
+    std::vector<std::shared_ptr<Holder>> same_id;
+    {
+        std::lock_guard lock(state_->mu);
+        for (const auto& [key, h] : state_->holders) {
+            if (key.second == conversation_id) same_id.push_back(h);
+        }
+    }
+    std::size_t parked = 0;
+    for (const auto& h : same_id) {
+        std::lock_guard lock(h->mu);
+        parked += static_cast<std::size_t>(h->parked);
+    }
+    return parked;
 }
 
 std::size_t ConversationService::holders() const {

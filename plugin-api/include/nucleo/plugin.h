@@ -356,8 +356,9 @@ typedef struct nucleo_store_factory {
     int32_t (*list_conversations)(nucleo_instance* instance, nucleo_string_view principal,
                                   nucleo_string_view query_json, const nucleo_sink* out,
                                   nucleo_error* err);
-    /* out: {"schema_version":1, "versions":[{"version":"<id>", "saved_at":"RFC 3339"}]},
-     * oldest first. Thread rule: concurrent. */
+    /* out: {"schema_version":1, "versions":[{"version":"<id>", "saved_at":"RFC 3339"}],
+     * "fencing_token":N?}, oldest first; fencing_token: the highest token a save presented.
+     * Thread rule: concurrent. */
     int32_t (*version_history)(nucleo_instance* instance, nucleo_string_view principal,
                                nucleo_string_view conversation_id, const nucleo_sink* out,
                                nucleo_error* err);
@@ -382,7 +383,8 @@ typedef struct nucleo_store_factory {
 
     /* --- ownership lease across hosts (ownership.40-42: many hosts, one conversation) --- */
     /* request_json: {"schema_version":1, "op":"acquire"|"renew"|"release", "holder":"...",
-     * "ttl_ms":N, "fencing_token":N?}. out: {"schema_version":1, "fencing_token":N,
+     * "ttl_ms":N, "fencing_token":N?, "min_fencing_token":N?} (a new grant's token is at least
+     * min_fencing_token). out: {"schema_version":1, "fencing_token":N,
      * "holder":"...", "expires_at":"RFC 3339"}. Held by another holder: NUCLEO_ERR_OWNERSHIP
      * naming it. Thread rule: concurrent. */
     int32_t (*lease)(nucleo_instance* instance, nucleo_string_view principal,

@@ -427,6 +427,7 @@ LeaseRequest parse_lease(std::string_view json) {
         invalid("lease request.ttl_ms: a positive duration is required to acquire or renew");
     }
     out.fencing_token = optional_int(doc, "fencing_token", "lease request");
+    out.min_fencing_token = optional_int(doc, "min_fencing_token", "lease request");
     return out;
 }
 
@@ -511,8 +512,13 @@ std::string list_answer(const std::vector<ListedConversation>& items,
     });
 }
 
-std::string history_answer(const std::vector<VersionEntry>& versions) {
+std::string history_answer(const std::vector<VersionEntry>& versions,
+                           std::optional<int64_t> fencing_token) {
     return write_object([&](auto& w) {
+        if (fencing_token) {
+            w.Key("fencing_token");
+            w.Int64(*fencing_token);
+        }
         w.Key("versions");
         w.StartArray();
         for (const VersionEntry& v : versions) {

@@ -143,6 +143,9 @@ struct LeaseRequest {
     std::string holder;
     int64_t ttl_ms = 0;
     std::optional<int64_t> fencing_token;
+    /// ownership.103: a NEW grant gets at least this token (the durable store's highest recorded
+    /// token + 1), so a lease store that lost its counter never hands out a used token.
+    std::optional<int64_t> min_fencing_token;
 };
 LeaseRequest parse_lease(std::string_view json);
 
@@ -170,7 +173,9 @@ std::string list_answer(const std::vector<ListedConversation>& items,
 struct VersionEntry {
     std::string version, saved_at;
 };
-std::string history_answer(const std::vector<VersionEntry>& versions);
+/// `fencing_token`: the highest token a save of the conversation presented (ownership.103).
+std::string history_answer(const std::vector<VersionEntry>& versions,
+                           std::optional<int64_t> fencing_token = {});
 std::string lease_answer(int64_t fencing_token, std::string_view holder,
                          std::string_view expires_at);
 

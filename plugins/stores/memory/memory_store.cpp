@@ -185,14 +185,16 @@ class MemoryStore final : public nucleo::plugin::Store {
     void version_history(std::string_view principal, std::string_view id,
                          nucleo::plugin::Sink& out) override {
         std::vector<st::VersionEntry> versions;
+        std::optional<int64_t> token;
         {
             std::lock_guard lock(mu_);
             const Conversation& c = find(principal, id);
             for (std::size_t i = 0; i < c.versions.size(); ++i) {
                 versions.push_back({std::to_string(i + 1), c.versions[i].saved_at});
             }
+            token = c.fencing_token;
         }
-        out << st::history_answer(versions);
+        out << st::history_answer(versions, token);
     }
 
     void load_version(std::string_view principal, std::string_view id, std::string_view version,
@@ -259,7 +261,9 @@ class MemoryStore final : public nucleo::plugin::Store {
                     if (it != leases_.end() && it->second.holder != req.holder)
                         held_by(id, it->second);
                     if (it == leases_.end()) {
-                        it = leases_.emplace(key, Lease{req.holder, ++fences_[key], {}, {}}).first;
+                        int64_t& fence = fences_[key];
+                        fence = std::max(fence + 1, req.min_fencing_token.value_or(0));
+                        it = leases_.emplace(key, Lease{req.holder, fence, {}, {}}).first;
                     }
                     it->second.expires = now + ttl;
                     it->second.expires_wall = std::chrono::system_clock::now() + ttl;

@@ -432,6 +432,7 @@ class PostgresStore final : public nucleo::plugin::Store {
                          nucleo::plugin::Sink& out) override {
         check_key(principal, id);
         std::vector<st::VersionEntry> versions;
+        std::optional<int64_t> token;
         {
             auto c = pool_->take();
             c->begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -442,9 +443,14 @@ class PostgresStore final : public nucleo::plugin::Store {
             for (int i = 0; i < PQntuples(r.get()); ++i) {
                 versions.push_back({value(r, i, 0), value(r, i, 1)});
             }
+            Result f = c->exec("SELECT fencing_token FROM nucleo_conversations WHERE pk=$1",
+                               {p(conv)});
+            if (PQntuples(f.get()) == 1 && PQgetisnull(f.get(), 0, 0) == 0) {
+                token = std::stoll(value(f, 0, 0));
+            }
             c->commit();
         }
-        out << st::history_answer(versions);
+        out << st::history_answer(versions, token);
     }
 
     void load_version(std::string_view principal, std::string_view id, std::string_view version,

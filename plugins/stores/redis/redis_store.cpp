@@ -4,9 +4,10 @@
 // Session: SET key snapshot PX ttl / GET / DEL. Leases: one hash per conversation {holder, token}
 // with a PX expiry; acquire, renew and release run as one Lua script each (atomic on the server).
 // A new holder's token comes from INCR on a per-conversation counter key that never expires, so
-// fencing tokens only grow (the persistent store refuses a save under a lower one). The counter
-// must outlive a Redis restart for that to hold: run Redis with persistence in production (the
-// tests' private server has none and is never restarted).
+// fencing tokens only grow (the persistent store refuses a save under a lower one). A counter
+// lost with a Redis restart does not break that (ownership.103): an acquire request may carry
+// "min_fencing_token" (the durable store's highest recorded token + 1) and a new grant is never
+// below it.
 //
 // Keys are namespaced by principal without ambiguity -- "nucleo:<kind>:<len(principal)>:
 // <principal><id>" -- so another user's id reads as not found. Keys and values are binary-safe.
@@ -32,7 +33,8 @@ namespace {
 namespace st = nucleo::stores;
 using nucleo::plugin::Failure;
 
-// KEYS[1] the lease hash, KEYS[2] the fencing counter. ARGV: op, holder, ttl_ms, token ('' none).
+// KEYS[1] the lease hash, KEYS[2] the fencing counter. ARGV: op, holder, ttl_ms, token ('' none),
+// the least token of a new grant ('' none).
 // Answers {status, holder, token, expires_ms}: status ok | held | lost | stale.
 constexpr const char* kLeaseScript = R"lua(
 local t = redis.call('TIME')
@@ -43,7 +45,13 @@ local op, who, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if op == 'acquire' then
   if holder and holder ~= who then return {'held', holder, token, '0'} end
   if not holder then
-    token = tostring(redis.call('INCR', KEYS[2]))
+    local next = redis.call('INCR', KEYS[2])
+    local floor = tonumber(ARGV[5])
+    if floor and next < floor then
+      redis.call('SET', KEYS[2], floor)
+      next = floor
+    end
+    token = tostring(next)
     redis.call('HSET', KEYS[1], 'holder', who, 'token', token)
   end
   redis.call('PEXPIRE', KEYS[1], ttl)
@@ -159,9 +167,11 @@ class RedisStore final : public nucleo::plugin::Store {
         std::vector<std::string> fields;
         {
             std::lock_guard lock(mu_);
+            const std::string floor =
+                req.min_fencing_token ? std::to_string(*req.min_fencing_token) : "";
             Reply r = command({"EVAL", kLeaseScript, "2", key("lease", principal, id),
                                key("fence", principal, id), op, req.holder,
-                               std::to_string(req.ttl_ms), token});
+                               std::to_string(req.ttl_ms), token, floor});
             if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
                 st::fail(NUCLEO_ERR_PROTOCOL, "redis store: the lease script answered off form");
             }
@@ -192,8 +202,8 @@ class RedisStore final : public nucleo::plugin::Store {
     void parse_url(const std::string& url) {
         const std::string scheme = "redis://";
         if (url.rfind(scheme, 0) != 0) {
-            throw Failure(NUCLEO_ERR_CONFIG,
-                          "redis store: url must start with redis:// (got \"" + url + "\")");
+            // Never the url itself: it may carry a password (the host names it redacted).
+            throw Failure(NUCLEO_ERR_CONFIG, "redis store: url must start with redis://");
         }
         std::string rest = url.substr(scheme.size());
         if (const auto at = rest.rfind('@'); at != std::string::npos) rest = rest.substr(at + 1);
@@ -205,10 +215,10 @@ class RedisStore final : public nucleo::plugin::Store {
         try {
             port_ = colon == std::string::npos ? 6379 : std::stoi(hostport.substr(colon + 1));
         } catch (const std::exception&) {
-            throw Failure(NUCLEO_ERR_CONFIG, "redis store: bad port in url \"" + url + "\"");
+            throw Failure(NUCLEO_ERR_CONFIG, "redis store: bad port in url");
         }
         if (host_.empty())
-            throw Failure(NUCLEO_ERR_CONFIG, "redis store: no host in url \"" + url + "\"");
+            throw Failure(NUCLEO_ERR_CONFIG, "redis store: no host in url");
     }
 
     void connect() {

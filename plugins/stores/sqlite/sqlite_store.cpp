@@ -16,6 +16,8 @@
 // Decision: synchronous FULL by default -- a save the caller saw committed survives a power cut,
 // not only a crash of the process.
 #include <rapidjson/document.h>
+
+#include <filesystem>
 #include <sqlite3.h>
 
 #include <mutex>
@@ -163,6 +165,23 @@ class SqliteStore final : public nucleo::plugin::Store {
             }
         }
         const std::string file = path->value.GetString();
+        // persistence.107: the default file lives in a per-user data folder that may not exist
+        // yet: its missing parent folders are made (owner-only), never guessed elsewhere.
+        if (const auto parent = std::filesystem::path(file).parent_path(); !parent.empty()) {
+            std::error_code ec;
+            if (!std::filesystem::is_directory(parent, ec)) {
+                std::filesystem::create_directories(parent, ec);
+                if (!ec) {
+                    std::filesystem::permissions(parent, std::filesystem::perms::owner_all,
+                                                 std::filesystem::perm_options::replace, ec);
+                }
+                if (ec) {
+                    throw Failure(NUCLEO_ERR_CONFIG, "sqlite store: cannot make the folder \"" +
+                                                         parent.string() + "\" of \"" + file +
+                                                         "\": " + ec.message());
+                }
+            }
+        }
         const int rc = sqlite3_open_v2(
             file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
             nullptr);
@@ -329,6 +348,7 @@ class SqliteStore final : public nucleo::plugin::Store {
     void version_history(std::string_view principal, std::string_view id,
                          nucleo::plugin::Sink& out) override {
         std::vector<st::VersionEntry> versions;
+        std::optional<int64_t> token;
         {
             std::lock_guard lock(mu_);
             Tx tx(*this, false);
@@ -336,8 +356,11 @@ class SqliteStore final : public nucleo::plugin::Store {
             Stmt s = stmt("SELECT version, saved_at FROM versions WHERE conv=?1 ORDER BY version");
             s.integer(1, conv);
             while (s.step()) versions.push_back({std::to_string(s.col_int(0)), s.col_text(1)});
+            Stmt f = stmt("SELECT fencing_token FROM conversations WHERE pk=?1");
+            f.integer(1, conv);
+            if (f.step() && !f.col_null(0)) token = f.col_int(0);
         }
-        out << st::history_answer(versions);
+        out << st::history_answer(versions, token);
     }
 
     void load_version(std::string_view principal, std::string_view id, std::string_view version,
