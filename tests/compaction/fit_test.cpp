@@ -168,6 +168,40 @@ TEST(PinnedPairs, AResultNextToAPinnedCallIsSummarizedAtLight) {
     expect_no_orphans(c);
 }
 
+TEST(PinnedPairs, ACallNextToAPinnedResultHasItsInputSummarizedAtLight) {
+    // compaction.103: a compactable tool_use whose result is pinned keeps its id and name; its
+    // large input becomes {"summary": "..."} in place, and the pinned result stays word for word.
+    ConversationContext c = base("pinned-result");
+    c.add_message(Message::outgoing_text("Write the report."));
+    Message call;
+    call.id = "a1";
+    call.direction = Direction::kIncoming;
+    call.blocks.push_back(ToolUseBlock{"w1", "read_file",
+                                       R"({"path":"report.md","content":")" + prose(700, 4) + ""}"});
+    c.add_message(call);
+    Message result;
+    result.id = "r1";
+    result.blocks.push_back(ToolResultBlock{"w1", {TextBlock{"written"}}, false});
+    result.compactable = false;
+    c.add_message(result);
+    c.add_message(Message::incoming_text("Done."));
+    c.add_message(Message::outgoing_text("Thanks, now the summary."));
+    ASSERT_GT(tokens_of(c), 9200);
+    const ConversationContext before = c;
+    ContextWindowManager manager(scripted(), test_settings());
+    const CompactionReport r = manager.ensure_fits(c, test_model(), 512);
+    EXPECT_EQ(r.level, CompactionLevel::kLight);
+    EXPECT_LE(r.tokens_after, r.trigger_tokens);
+    const auto* use = c.find_message("a1")->blocks.front().get_if<ToolUseBlock>();
+    ASSERT_NE(use, nullptr);
+    EXPECT_EQ(use->id, "w1");
+    EXPECT_EQ(use->name, "read_file");
+    EXPECT_TRUE(use->input_json.starts_with(R"({"summary":"[Summary of the tool call input])"))
+        << use->input_json.substr(0, 80);
+    expect_survival(before, c);
+    expect_no_orphans(c);
+}
+
 TEST(Summaries, NeverLongerThanWhatTheyReplace) {
     // compaction.104: pinned content keeps the conversation above the trigger; what may be
     // summarized is a few tiny messages, whose summary (header included) would be longer.

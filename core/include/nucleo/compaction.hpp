@@ -90,7 +90,8 @@ struct CompactionReport {
 ///  - LIGHT: only tool results. Each ToolResultBlock of a compactable message (above
 ///    kMinSummarizedTokens) gets its content replaced by one text summary; the block, its id and
 ///    its is_error stay, so pairing is untouched, and a pinned tool_use does not shield the
-///    result that answers it (compaction.103).
+///    result that answers it; a compactable tool call next to a pinned result has its input
+///    summarized in place as {"summary": "..."} (compaction.103).
 ///  - MODERATE: each exchange becomes one summary; the older the exchange, the shorter its
 ///    summary (targets weighted by 1 / (1 + age), age 0 the newest). An exchange is one answer of
 ///    the model and what our side sent back before the next answer (a call and its results fall
@@ -109,8 +110,10 @@ struct CompactionReport {
 /// recent message our side sent (and its pair) and the last message are kept by position at
 /// every level (compaction.102): at AGGRESSIVE and MAXIMUM a question stays word for word and,
 /// when the message holds tool results, those results get a summary of their own in place and
-/// the tool_use message they answer stays, so the model answers the latest question and a
-/// compacted conversation ends with the message it ended with.
+/// the call they answer stays (a large input summarized in place), so the model answers the
+/// latest question and a compacted conversation ends with the message it ended with. The
+/// collapse gives the same in-place summaries to every tool result and call input of a pair
+/// group it cannot take because a pinned message is in it (compaction.103).
 ///
 /// Summaries are outgoing, app-authored, compactable text messages that begin with
 /// kSummaryHeader; one sits where the first message it replaces sat. Summaries at LIGHT and

@@ -35,6 +35,8 @@ constexpr const char* kInstructions =
 
 /// The first words of a tool result's summary (LIGHT, and the last result at AGGRESSIVE).
 constexpr std::string_view kResultSummaryHeader = "[Summary of the tool result]";
+/// The first words of a tool call input's summary, sent as {"summary": "..."} (compaction.103).
+constexpr std::string_view kInputSummaryHeader = "[Summary of the tool call input]";
 
 constexpr std::string_view kRefOpen =
     "\xC2\xAB"
@@ -136,6 +138,21 @@ std::string summary_body(std::string_view text, std::string_view header) {
     text.remove_prefix(std::min(header.size(), text.size()));
     while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.remove_prefix(1);
     return std::string(text);
+}
+
+bool is_input_summary(const ToolUseBlock& u) {
+    return u.input_json.starts_with(R"({"summary":")" + std::string(kInputSummaryHeader));
+}
+
+/// {"summary": text} as compact JSON: a tool call's input summarized in place stays an object.
+std::string input_summary_json(const std::string& text) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("summary");
+    w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
 }
 
 bool is_summary_message(const Message& m) {
@@ -272,7 +289,8 @@ std::string cut_to_tokens(const TokenCounter& counter, std::string_view text, st
 
 struct Work::Job {
     std::vector<std::size_t> members;  ///< a run of messages, or the one holding the result
-    std::optional<std::size_t> block;  ///< set: a tool-result summary of msgs[members[0]]
+    std::optional<std::size_t> block;  ///< set: a summary in place in msgs[members[0]]
+    bool input = false;                ///< with block: of a tool call's input, not a result
     std::vector<std::string> segments;
     std::vector<std::string> refs;
     std::int64_t source = 0;
@@ -401,7 +419,9 @@ std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, Compacti
 bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
     const bool maximum = level == CompactionLevel::kMaximum;
     const std::string where = std::string(to_string(level)) + ": summary of " +
-                              (job.block ? "the tool result in message '" : "messages from '") +
+                              (!job.block      ? "messages from '"
+                               : job.input ? "the tool call input in message '"
+                                           : "the tool result in message '") +
                               msgs[job.members.front()].id + "'";
     if (!outcome.ok) {
         if (maximum) {
@@ -414,7 +434,8 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
         return false;
     }
     // What must survive: every artifact reference of the summarized text.
-    const std::string header = job.block ? std::string(kResultSummaryHeader) + " "
+    const std::string header = job.input   ? std::string(kInputSummaryHeader) + " "
+                               : job.block ? std::string(kResultSummaryHeader) + " "
                                          : std::string(ContextWindowManager::kSummaryHeader) + "\n";
     std::string tail = refs_line(missing_refs(outcome.summary, job.refs));
     std::string body = outcome.summary;
@@ -458,15 +479,24 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
 std::int64_t Work::replacing_tokens(const Job& job, const std::string& text) const {
     if (job.block) {
         ContentBlock block = msgs[job.members.front()].blocks[*job.block];
-        std::get<ToolResultBlock>(block.value).content = {TextBlock{text}};
+        if (job.input) {
+            std::get<ToolUseBlock>(block.value).input_json = input_summary_json(text);
+        } else {
+            std::get<ToolResultBlock>(block.value).content = {TextBlock{text}};
+        }
         return counter_.count_block(block, registry_);
     }
     return TokenArithmetic::kMessageOverheadTokens + counter_.count_text(text);
 }
 
-void Work::apply_result_summary(std::size_t message, std::size_t block, const std::string& text) {
-    auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
-    result.content = {TextBlock{text}};  // tool_use_id and is_error stay: the pair is intact
+void Work::apply_in_place(std::size_t message, std::size_t block, const std::string& text) {
+    ContentBlock& target = msgs[message].blocks[block];
+    if (auto* use = target.get_if<ToolUseBlock>()) {
+        use->input_json = input_summary_json(text);  // id and name stay: the pair is intact
+    } else {
+        auto& result = std::get<ToolResultBlock>(target.value);
+        result.content = {TextBlock{text}};  // tool_use_id and is_error stay: the pair is intact
+    }
     counts[message] = counter_.count_message(msgs[message], registry_);
 }
 
@@ -521,7 +551,7 @@ void Work::execute(std::vector<Job>& jobs, CompactionLevel level) {
         s.cost = outcome.cost;
         s.model = outcome.model;
         if (job.block) {
-            apply_result_summary(job.members.front(), *job.block, outcome.text);
+            apply_in_place(job.members.front(), *job.block, outcome.text);
             s.message_id = msgs[job.members.front()].id;
         } else {
             replace_run(job.members, std::move(outcome.text));
@@ -534,11 +564,21 @@ void Work::execute(std::vector<Job>& jobs, CompactionLevel level) {
     for (auto& s : made) report_.summaries.push_back(std::move(s));
 }
 
-Work::Job Work::result_job(std::size_t message, std::size_t block) const {
-    const auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
+Work::Job Work::in_place_job(std::size_t message, std::size_t block) const {
     Job job;
     job.members = {message};
     job.block = block;
+    job.source = counter_.count_block(msgs[message].blocks[block], registry_);
+    if (const auto* use = msgs[message].blocks[block].get_if<ToolUseBlock>()) {
+        // compaction.103: a tool call's input, summarized in place (the call's id and name stay).
+        job.input = true;
+        job.segments = {is_input_summary(*use)
+                            ? use->input_json
+                            : "[tool call " + use->name + "] " + use->input_json};
+        job.refs = artifact_refs(job.segments.front());
+        return job;
+    }
+    const auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
     // compaction.105: a summary summarized again is read without its header, so the new one
     // replaces it instead of quoting it.
     job.segments = {is_result_summary(result)
@@ -546,7 +586,6 @@ Work::Job Work::result_job(std::size_t message, std::size_t block) const {
                                        kResultSummaryHeader)
                         : render_result_for_summary(result, registry_)};
     job.refs = artifact_refs(job.segments.front());
-    job.source = counter_.count_block(msgs[message].blocks[block], registry_);
     return job;
 }
 
@@ -575,16 +614,30 @@ void Work::light(std::int64_t aim) {
     // message (and its pair) stays as it is. compaction.103: a result summarized in place keeps
     // its block, id and is_error, so its pair stays whole; a pinned message elsewhere in its pair
     // group does not shield it, only its own message being pinned does.
+    // A compactable tool call whose pair group holds a pinned message is summarized in place too
+    // (its input): no later level can take it, since the group stays.
     Ranges groups = pair_groups(msgs);
     std::vector<bool> kept_group(msgs.size(), false);
     for (std::size_t k : kept_by_position(msgs)) kept_group[groups.find(k)] = true;
+    std::vector<bool> pinned_group(msgs.size(), false);
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        if (!msgs[i].compactable) pinned_group[groups.find(i)] = true;
+    }
     std::vector<Job> jobs;
     for (std::size_t i = 0; i < msgs.size(); ++i) {
         if (!msgs[i].compactable || kept_group[groups.find(i)]) continue;
         for (std::size_t b = 0; b < msgs[i].blocks.size(); ++b) {
+            if (const auto* use = msgs[i].blocks[b].get_if<ToolUseBlock>()) {
+                if (!pinned_group[groups.find(i)] || is_input_summary(*use)) continue;
+                Job job = in_place_job(i, b);
+                if (job.source >= ContextWindowManager::kMinSummarizedTokens) {
+                    jobs.push_back(std::move(job));
+                }
+                continue;
+            }
             const auto* result = msgs[i].blocks[b].get_if<ToolResultBlock>();
             if (result == nullptr || is_result_summary(*result)) continue;
-            Job job = result_job(i, b);
+            Job job = in_place_job(i, b);
             if (job.source >= ContextWindowManager::kMinSummarizedTokens) jobs.push_back(job);
         }
     }
@@ -660,10 +713,13 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
         if (ok[i] || !msgs[i].compactable) continue;
         for (std::size_t b = 0; b < msgs[i].blocks.size(); ++b) {
             const auto* result = msgs[i].blocks[b].get_if<ToolResultBlock>();
-            if (result == nullptr) continue;
-            Job job = result_job(i, b);
+            const auto* use = msgs[i].blocks[b].get_if<ToolUseBlock>();
+            if (result == nullptr && use == nullptr) continue;
+            const bool summarized = result != nullptr ? is_result_summary(*result)
+                                                      : is_input_summary(*use);
+            Job job = in_place_job(i, b);
             const bool worth = job.source >= ContextWindowManager::kMinSummarizedTokens &&
-                               (maximum || !is_result_summary(*result));
+                               (maximum || !summarized);
             if (worth) jobs.push_back(std::move(job));
         }
     }
