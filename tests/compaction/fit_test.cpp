@@ -177,7 +177,7 @@ TEST(PinnedPairs, ACallNextToAPinnedResultHasItsInputSummarizedAtLight) {
     call.id = "a1";
     call.direction = Direction::kIncoming;
     call.blocks.push_back(ToolUseBlock{"w1", "read_file",
-                                       R"({"path":"report.md","content":")" + prose(700, 4) + ""}"});
+                                       R"({"path":"report.md","content":")" + prose(700, 4) + R"("})"});
     c.add_message(call);
     Message result;
     result.id = "r1";
