@@ -43,10 +43,11 @@ class Generator {
         g.model = test_model();
         g.model.id = "generated-" + std::to_string(seed_);
         // Tiny, ordinary and huge windows.
-        const int window = pick(20);
-        g.model.max_context_tokens = window == 0   ? uniform(1500, 3000)
-                                     : window == 1 ? uniform(128000, 200000)
-                                                   : uniform(5000, 40000);
+        // Tiny and huge windows are rarer than ordinary ones: the suite's time goes to the latter.
+        const int window = pick(40);
+        g.model.max_context_tokens = window < 4    ? uniform(1500, 3000)
+                                     : window == 4 ? uniform(128000, 200000)
+                                                   : uniform(4000, 16000);
         const std::int64_t hard = g.model.max_context_tokens;
         g.model.max_output_tokens = std::max<std::int64_t>(hard / 4, 256);
         g.model.output_budget = {{OutputSize::kShort, std::min<std::int64_t>(256, hard / 8)},
@@ -69,23 +70,31 @@ class Generator {
         const TokenCounter& counter = TokenCounter::for_model(g.model);
         const auto size = [&] { return counter.total_tokens(c); };
 
-        // Pinned content: well inside the room, or (one seed in ten) more than the hard room.
-        g.pinned_overflows = chance(0.1);
-        const std::int64_t pinned_budget = g.pinned_overflows ? hard_room + 200 : room / 5;
+        // Pinned content: well inside the room; or (one seed in ten) more than the hard room; or
+        // (one in ten, where the comfort window leaves a gap under the hard room) above the
+        // trigger yet inside the hard room, which is accepted above the trigger.
+        const double kind = real();
+        g.pinned_overflows = kind < 0.1;
+        const bool over_trigger = !g.pinned_overflows && kind < 0.2 && room + 400 < hard_room;
+        const std::int64_t pinned_budget = g.pinned_overflows ? hard_room + 200
+                                           : over_trigger     ? (room + hard_room) / 2
+                                                              : room / 5;
         std::int64_t pinned = size();
         const auto pin = [&](Message& m, std::int64_t tokens) {
             if (!g.pinned_overflows && pinned + tokens > pinned_budget) return;
             m.compactable = false;
             pinned += tokens;
         };
-        if (g.pinned_overflows) {
-            Message big = Message::outgoing_text("Keep all of this: " + prose_tokens(pinned_budget));
-            pin(big, counter.count_message(big));
+        if (g.pinned_overflows || over_trigger) {
+            Message big = Message::outgoing_text("Keep all of this: " +
+                                                 prose_tokens(pinned_budget - pinned - 100));
+            big.compactable = false;
+            pinned += counter.count_message(big);
             c.add_message(big);
         }
 
         const std::int64_t target = static_cast<std::int64_t>(
-            static_cast<double>(limit) * (0.5 + 2.0 * real()));
+            static_cast<double>(limit) * (0.5 + 1.5 * real()));
         int round = 0;
         while (size() < target) {
             ++round;
@@ -264,6 +273,7 @@ TEST(Property, TheLadderKeepsItsPromisesOnGeneratedConversations) {
     // The generator reaches what it is for: compactions at several levels and refusals.
     EXPECT_GT(compacted, kSeeds / 4);
     EXPECT_GT(refused, 0);
+    EXPECT_GT(accepted_above, 0);
     EXPECT_GE(levels.size(), 3U);
     RecordProperty("compacted", compacted);
     RecordProperty("refused", refused);
