@@ -1,4 +1,4 @@
-// Finding and loading the config for a `nucleo` subcommand (issue 2 item 5): `--config FILE`,
+// Finding and loading the config for a `nucleo` subcommand: `--config FILE`,
 // else NUCLEO_CONFIG, else ./config/nucleo.yaml, else the installed config.
 #pragma once
 

@@ -136,7 +136,7 @@ class Validator {
             if (i == 0 && role != "user")
                 return R"(messages: first message must use the "user" role)";
             // Today's API merges consecutive same-role turns; the emulator refuses them with the
-            // API's earlier text, because every Nucleo dialect must merge them itself (issue 4).
+            // API's earlier text, because every Nucleo dialect must merge them itself (channel.6).
             if (role == prev_role) {
                 return R"(messages: roles must alternate between "user" and "assistant", but found multiple ")" +
                        role + R"(" roles in a row)";

@@ -139,7 +139,8 @@ std::optional<std::string> validate(const json::Value& doc) {
         }
     }
     if (cache_points > kMaxCachePoints) {
-        // Bedrock passes the model's own refusal through (DESIGN.md: Bedrock "Found 5").
+        // Bedrock passes the model's own refusal through (Bedrock's "Found 5" error for a fifth
+        // cache point).
         return "The model returned the following errors: A maximum of 4 blocks with cache_control "
                "may be provided. Found " +
                std::to_string(cache_points) + ".";

@@ -1,6 +1,6 @@
-// nucleo-emulator: shared types of the loopback provider emulator (DESIGN.md "Real parts", issue 4
-// item 8, issue 8 item 2). The HTTP library stays in main.cpp; everything else works on these
-// plain values so each provider dialect is a pure function from a request to a response.
+// nucleo-emulator: shared types of the loopback provider emulator (docs/emulator.md). The HTTP
+// library stays in main.cpp; everything else works on these plain values so each provider dialect
+// is a pure function from a request to a response.
 #pragma once
 
 #include <atomic>

@@ -1,9 +1,9 @@
-// Faults injected on request (issue 4 item 8): a client asks for them with the header
+// Faults injected on request (docs/emulator.md): a client asks for them with the header
 // `x-emulator-fault` or the query parameter `fault`, a comma-separated list:
 //   429 | 500 | 529 | delay=MS | truncate | malformed | fail-first=N[:STATUS]
 //   | always-tool | tool-rounds=N | tool-cycle
 // so retry, backoff and truncation paths are tested deterministically, without sleeps. The last two
-// script an agent loop (issue 8): a tool call also after a tool result, always or while the
+// script an agent loop: a tool call also after a tool result, always or while the
 // conversation holds fewer than N assistant turns.
 #pragma once
 

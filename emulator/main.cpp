@@ -1,6 +1,6 @@
 // nucleo-emulator: a loopback server speaking the Anthropic Messages, OpenAI Chat Completions and
-// Bedrock Converse wire formats, for tests and the offline demo (DESIGN.md "Real parts"; issue 4
-// item 8; issue 8 item 2). See docs/emulator.md.
+// Bedrock Converse wire formats, for tests and the offline demo
+// (see docs/emulator.md).
 //
 // usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE] [--cache-ttl SECONDS]
 //                        [--min-cacheable TOKENS] [--latency-ms MS] [--exit-with-parent]

@@ -1,7 +1,7 @@
-// Prompt-prefix caching as the providers describe it (seed 000 "Prompt Caching"; DESIGN.md "Real
-// parts"): a cache entry is keyed by the exact canonical bytes of a request prefix, lives a TTL
-// that a read refreshes, and only prefixes of at least the model's minimum cacheable length are
-// kept. Tokens are approximated as ceil(bytes / 4) everywhere (docs/emulator.md).
+// Prompt-prefix caching as the providers describe it (caching.11,
+// docs/emulator.md): a cache entry is keyed by the exact canonical bytes of a request prefix, lives
+// a TTL that a read refreshes, and only prefixes of at least the model's minimum cacheable length
+// are kept. Tokens are approximated as ceil(bytes / 4) everywhere (docs/emulator.md).
 #pragma once
 
 #include <chrono>
@@ -40,7 +40,8 @@ struct PrefixKeyHash {
 /// block boundary (`mark`) and, when asked, at fixed byte offsets (OpenAI's 128-token steps).
 class PrefixHasher {
   public:
-    /// `ns` (provider and model) seeds the hashes: caches are per model, as with the real APIs.
+    /// `ns` (provider and model) is mixed into the hashes: caches are per model, as with the real
+    /// APIs.
     explicit PrefixHasher(std::string_view ns);
 
     void append(std::string_view bytes);
@@ -52,7 +53,7 @@ class PrefixHasher {
     const std::vector<PrefixKey>& marks() const { return marks_; }
     const std::vector<PrefixKey>& auto_marks() const { return auto_marks_; }
     std::size_t bytes() const { return bytes_; }
-    /// A short hex digest of everything appended: seeds deterministic ids.
+    /// A short hex digest of everything appended: the source of deterministic ids.
     std::string digest() const;
 
   private:

@@ -1,4 +1,4 @@
-// Deterministic replies (issue 4 item 8): the same request always gets the same answer, so tests
+// Deterministic replies (docs/emulator.md): the same request always gets the same answer, so tests
 // and the offline demo can assert on it. The three dialects reduce their request to ReplyInput and
 // render the Reply in their own wire format, streamed or not, from the same value: a streamed
 // reply assembles to exactly the non-streamed one.
@@ -35,7 +35,7 @@ struct ReplyInput {
     int tool_rounds = 0;              ///< `always-tool` (-1) / `tool-rounds=N` (Faults::tool_rounds)
     bool tool_cycle = false;          ///< `tool-cycle`: call the declared tools in turn
     std::string id_prefix;            ///< "toolu_emu_", "call_emu_", "tooluse_emu_"
-    std::string conversation_digest;  ///< hash of the conversation: seeds the ids
+    std::string conversation_digest;  ///< hash of the conversation: the ids derive from it
     int assistant_turns = 0;          ///< counter part of the tool-call id
 };
 

@@ -1,4 +1,4 @@
-// bench/abi (issue 2 "Performance"): a round trip through a provider-style slot -- 1 KiB JSON
+// bench/abi: a round trip through a provider-style slot -- 1 KiB JSON
 // in, sink out -- must cost under 1 us beyond copying the payload. Three figures in one run:
 //   BM_CopyPayload          the baseline: copy 1 KiB into a reused std::string
 //   BM_RawSlotRoundTrip     encode() called through the C function pointer, host sink appending

@@ -1,7 +1,7 @@
-// The agent loop's cost beyond the model (issue 8 "Performance": "Framework overhead of one agent
+// The agent loop's cost beyond the model (target: framework overhead of one agent
 // round (everything but the model's own time, measured against the emulator): under 1 ms for a
 // 200-message conversation, and time to the first streamed token within 1 ms of the emulator
-// sending it").
+// sending it).
 //
 // Round: BM_AgentRound runs one whole turn on a 200-message conversation (the user's message in,
 // the window check through the ContextWindowManager, the call — prepare, encode through the ABI,

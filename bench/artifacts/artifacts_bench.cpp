@@ -1,4 +1,4 @@
-// bench/artifacts (issue 7 "Performance"): prepare_messages_for_llm over a conversation holding
+// bench/artifacts: prepare_messages_for_llm over a conversation holding
 // 1,000 artifacts — 900 citations and 100 lists of 200 citation iterands — with warm summary
 // caches, against the same conversation with the artifacts' JSON pasted inline (a JsonBlock of the
 // PojoBlock's value in each tool result, no registry). Target: artifacts <= 1.5x inline.

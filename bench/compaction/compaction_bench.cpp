@@ -1,5 +1,5 @@
 // Compacting a 300,000-token agent conversation under the default 128,000-token comfort window
-// with the extractive summarizer (issue 5 "Performance": under 1 s). Each iteration starts from a
+// with the extractive summarizer (target: under 1 s). Each iteration starts from a
 // fresh copy with the token counter's memo emptied, so the first count of every message is paid.
 #include <benchmark/benchmark.h>
 

@@ -1,4 +1,4 @@
-// Encode benchmark of nucleo-anthropic (issue 4 "Performance"): a 2,000-message conversation
+// Encode benchmark of nucleo-anthropic: a 2,000-message conversation
 // encoded through the ABI (PluginLoader → ProviderInstance::encode → the plugin's encode slot →
 // host sink), against rapidjson's Writer writing the same output body from a ready DOM, in one
 // run. Target: encode ≤ 2× the Writer. The ratio is printed after the runs (bench/RESULTS.md).

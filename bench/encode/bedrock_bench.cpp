@@ -1,8 +1,8 @@
-// Encode benchmark of nucleo-bedrock (issue 4 "Performance"): a 2,000-message conversation
+// Encode benchmark of nucleo-bedrock: a 2,000-message conversation
 // encoded through the ABI (PluginLoader -> ProviderInstance::encode -> the plugin's encode slot
 // -> host sink) against rapidjson's Writer writing the same output body from a ready DOM, in one
 // run. Target: encode <= 2x the Writer. Both tool dialects of Converse are measured: native
-// (toolConfig, toolUse/toolResult blocks) and text (seed 000's default for Converse: calls and
+// (toolConfig, toolUse/toolResult blocks) and text (tools.11: the default for Converse: calls and
 // results rendered as text). The ratios are printed after the runs (bench/RESULTS.md).
 // The plugin is built with RapidJSON's SSE2 scanning on x86-64 (plugins/providers/bedrock); the
 // Writer baseline gets the same, so both sides run the same RapidJSON.

@@ -1,4 +1,4 @@
-// Shared by the bench/encode programs (issue 4 "Performance": encode ≤ 2× rapidjson's Writer for
+// Shared by the bench/encode programs (target: encode ≤ 2× rapidjson's Writer for
 // the same output body, in one run): a console reporter that keeps each benchmark's CPU time per
 // iteration, and a main() body that runs the benchmarks and prints encode / Writer ratios for the
 // pairs it is given. Header-only; each program includes it once.

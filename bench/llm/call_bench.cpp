@@ -1,5 +1,5 @@
-// The framework's cost of one model call (issue 4: "A call to the emulator on loopback adds under
-// 200 µs beyond the emulator's own time"). Both benchmarks send the same bytes to the same
+// The framework's cost of one model call (target: a call to the emulator on loopback adds under
+// 200 µs beyond the emulator's own time). Both benchmarks send the same bytes to the same
 // emulator over a kept-alive loopback connection; BM_RawTransport sends the request the plugin
 // encoded once, BM_ProviderClientCall does the whole call each time (prepare, encode through the
 // ABI, send, decode, validate, append). The difference of their times is the framework overhead.

@@ -1,4 +1,4 @@
-// bench/prepare (issue 3 "Performance"): prepare_messages_for_llm over a long conversation,
+// bench/prepare: prepare_messages_for_llm over a long conversation,
 // against the time RapidJSON's Writer takes to serialize the same PreparedConversation, in one
 // run, with the bytes prepare allocates. Targets: prepare <= 2x serialization, allocations <= 2x
 // the conversation's text size, linear from 200 to 20,000 messages. Results: bench/RESULTS.md.

@@ -1,4 +1,4 @@
-// ConversationService benchmarks (issue 6 "Performance"), a plain program (the figures are
+// ConversationService benchmarks, a plain program (the figures are
 // distributions and a throughput, not Google Benchmark loops):
 //  1. hand-off latency between two threads: the owner releases, the waiting obtain's future
 //     returns, the waiter parked before the release; median and p99 over --handoffs rounds.

@@ -1,5 +1,5 @@
-// Issue 6 "Performance": "Saving one new message into a conversation of 10,000 messages costs
-// within 3x of saving it into one of 100 (SQLite and PostgreSQL)".
+// Performance target (persistence.6): saving one new message into a conversation of 10,000
+// messages costs within 3x of saving it into one of 100 (SQLite and PostgreSQL).
 //
 // BM_SaveOneMessage/<store>/<messages>: one update_conversation carrying a one-message append
 // (the `changes` document SnapshotDelta produces for it), into a conversation created with that

@@ -1,5 +1,5 @@
-// getTotalTokens after each append over a growing conversation (issue 5 "Performance": "the cost
-// at message 10,000 within 2× of the cost at message 100"). Each iteration appends one message
+// getTotalTokens after each append over a growing conversation (target: the cost
+// at message 10,000 within 2× of the cost at message 100). Each iteration appends one message
 // with new content (so it is tokenized, never a memo hit) and asks for the total.
 #include <benchmark/benchmark.h>
 

@@ -1,4 +1,4 @@
-// Tokenizer throughput, single-threaded (issue 5 "Performance"): MB/s of encode() and count()
+// Tokenizer throughput, single-threaded: MB/s of encode() and count()
 // over the mixed corpus that bench/tokens/run generates (tests/tokens/peers/corpus.mjs,
 // valid UTF-8 only so the JavaScript peers see the same text). Documents are encoded one by one,
 // as messages are. The npm peers are measured on the same file by bench/tokens/peers.mjs.

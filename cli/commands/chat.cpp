@@ -1,5 +1,5 @@
 // `nucleo chat [--model ID] [--user U] [--conversation ID | --new] [--tools-dir DIR]
-// [--comfort N] [--config FILE]` (issue 8 item 3): an interactive session over the agent loop.
+// [--comfort N] [--config FILE]`: an interactive session over the agent loop.
 //
 // Every message is one Agent turn through a ConversationService wired to the config's persistent
 // store, so the save discipline holds (saved after the user's message, after the answer, and on
@@ -480,7 +480,7 @@ int run_chat(const Argv& argv) {
         std::make_shared<ContextWindowManager>(make_summarizer(config, loader), window);
     options.objective =
         "You are a helpful assistant in a terminal chat. Answer concisely in plain text.";
-    // Seed 003 setCacheAllMessages(true): every turn resends the whole conversation, so marking
+    // caching.8 (cache_all_messages): every turn resends the whole conversation, so marking
     // it for caching is what makes the next turn's prefix a cache read (the core's cache plan
     // keeps to the provider's breakpoint limit and minimum cacheable size).
     options.cache_all_messages = true;

@@ -1,4 +1,4 @@
-// The default tool palette of `nucleo chat` (issue 8 item 3: "shows tool calls as they happen").
+// The default tool palette of `nucleo chat` (tool calls show as they happen).
 //
 // Decision: the chat's tools are read-only and confined to one folder the user names with
 // `--tools-dir DIR`; without it the chat has no tools at all. A chat must be safe to point at a

@@ -1,6 +1,6 @@
 // `nucleo compact --in CONV.json --model ID [--comfort N] [--trigger F] [--summarizer NAME]
 // [--report]`: the ContextWindowManager's check before a call, run on a stored conversation
-// (issue 5 item 8). Prints the compacted document on stdout (unchanged when it already fits);
+// (compaction.10-21). Prints the compacted document on stdout (unchanged when it already fits);
 // --report prints the level reached, tokens before and after, the summaries made and their cost
 // on stderr, so stdout stays a document that pipes into another verb.
 //

@@ -1,5 +1,5 @@
 // `nucleo config [--config FILE]`: the loaded config after ${VAR} expansion and includes, as
-// YAML with every secret shown as `***` (issue 2 item 5: a secret never reaches a log or an error
+// YAML with every secret shown as `***` (a secret never reaches a log or an error
 // message). Which file was read is the first line, so the lookup order can be checked.
 #include <iostream>
 

@@ -1,5 +1,5 @@
-// `nucleo conversations --user U VERB ...` (issue 6 item 7; seed 003 "Keeping a conversation
-// beyond one run"): a user's stored conversations in the configured persistent store
+// `nucleo conversations --user U VERB ...` (persistence.3, persistence.10,
+// persistence.30): a user's stored conversations in the configured persistent store
 // (config stores.persistent, `--config FILE`).
 //
 //   list                         one line per conversation: id, title, created, updated (tabs)
@@ -74,7 +74,7 @@ std::optional<ConversationSummary> find_summary(const PersistentStore& store,
     return std::nullopt;
 }
 
-// Seed 000: the title derives from the first user message (app-authored turns skipped); its
+// ownership.21: the title derives from the first user message (app-authored turns skipped); its
 // first line, as ConversationService titles a first save.
 std::string title_of(const ConversationParts& parts) {
     const auto utterance = ConversationContext::from_parts(parts).first_user_utterance();

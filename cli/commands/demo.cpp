@@ -1,4 +1,4 @@
-// `nucleo demo` (issue 8 item 4, README's first command): a scripted agent session on real parts.
+// `nucleo demo` (README's first command): a scripted agent session on real parts.
 //
 // An Agent with two real tools over the project's docs/ folder (search_docs, read_doc) answers
 // five questions through a ConversationService that saves to the embedded SQLite store in a
@@ -202,7 +202,7 @@ AgentOptions agent_options(const Config& config, const DocsLibrary& docs) {
         "read_doc, and answer in two or three sentences naming the files you used.\n\n" +
         docs.outline();
     // Every message marked for caching: each turn's call reads the prefix the turns before it
-    // wrote (seed 003 setCacheAllMessages), which is what makes the hit rate climb.
+    // wrote (caching.8: cache_all_messages), which is what makes the hit rate climb.
     o.cache_all_messages = true;
     o.window = std::make_shared<ContextWindowManager>(
         PluginLoader(config.plugin_paths()).load("extractive").make_summarizer(),

@@ -1,4 +1,4 @@
-// The parts `nucleo demo` stands on (issue 8 item 4): the docs folder its agent searches and
+// The parts `nucleo demo` stands on: the docs folder its agent searches and
 // reads, the nucleo-emulator child process it runs when no provider key is set, and the
 // temporary folder its SQLite store lives in. Each cleans up after itself (RAII), so a demo that
 // fails half-way still leaves nothing running and nothing on disk.

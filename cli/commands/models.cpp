@@ -1,4 +1,4 @@
-// `nucleo models [--json] [--config FILE]`: the model catalog of the config (issue 2 item 5).
+// `nucleo models [--json] [--config FILE]`: the model catalog of the config.
 // The table is for people; --json is for scripts: {"schema_version": 1, "config": path,
 // "models": [every field of each catalog entry]}.
 #include <rapidjson/prettywriter.h>

@@ -1,10 +1,10 @@
-// `nucleo plugins [--json] [--path FILE.so|DIR] [NAME|FILE.so ...]` (issue 2 item 4): lists each
+// `nucleo plugins [--json] [--path FILE.so|DIR] [NAME|FILE.so ...]` (abi.20, abi.21): lists each
 // plugin found on the search path -- name, version, ABI major.minor, factories, file.
 //
 // --path FILE.so checks that one file; --path DIR puts DIR first on the search path (as config
 // `plugins.paths` does). Positional arguments load those plugins only, by name or by file.
 // A plugin that is refused prints its one-line reason on stderr; the good ones are still listed
-// and the command exits 2 (issue 2 "Bad input").
+// and the command exits 2 (bad input).
 #include <filesystem>
 #include <iostream>
 #include <string>

@@ -1,5 +1,5 @@
 // `nucleo render --in CONV.json --model ID --prepared`: what the core decides for one call over
-// a stored conversation (issue 3 item 10). Prints the PreparedConversation as JSON: system
+// a stored conversation (channel.14). Prints the PreparedConversation as JSON: system
 // blocks, cache_system, the cache plan, tool definitions, USER/ASSISTANT turns.
 #include <fstream>
 #include <iostream>
@@ -67,7 +67,7 @@ int run_render(const Argv& argv) {
         print_wire_request(std::cout, client.build_request(conversation, model, {}, /*redact_secrets=*/true));
         return kExitOk;
     }
-    // The one predicate both the schema strip and the request use (seed 000 "Schema stripping").
+    // The one predicate both the schema strip and the request use (tools.21).
     const bool thinking = conversation.depth() && thinking_active(model, *conversation.depth());
     const PreparedConversation prepared =
         conversation.prepare_messages_for_llm(FixedContentFormatter::for_model(model), thinking);

@@ -1,6 +1,6 @@
 // `nucleo send --in CONV.json --model ID`: performs one model call over a stored conversation
-// (issue 4 item 9) and prints the updated conversation document; the call's usage, cache reads
-// and cost go to stderr as one line (stdout stays a valid document for the next command).
+// and prints the updated conversation document; the call's usage, cache reads and cost go to
+// stderr as one line (stdout stays a valid document for the next command).
 #include <iomanip>
 #include <iostream>
 

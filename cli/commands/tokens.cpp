@@ -1,5 +1,5 @@
 // `nucleo tokens --model ID (--text S | --in FILE)`: the token count by the model's counter
-// (issue 5 item 8). A conversation document (JSON with "schema_version") prints getTotalTokens and
+// (tokens.10-14). A conversation document (JSON with "schema_version") prints get_total_tokens and
 // its breakdown (objective, tools, messages, artifacts, then one line per message); any other
 // file is counted as text. "-" reads stdin.
 #include <fstream>

@@ -1,5 +1,5 @@
 // `nucleo transcript --in CONV.json`: the conversation as a reader other than its model sees it
-// (seed 000 "Reading a conversation as text").
+// (conversation.33).
 #include <iostream>
 
 #include "args.hpp"

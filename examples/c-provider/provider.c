@@ -1,7 +1,7 @@
 /*
- * nucleo-c-provider: a "nucleo.provider/1" plugin in plain C11 (issue 8 item 5: "a provider plugin
- * written in plain C against plugin-api/ only ... a dialect for an OpenAI-compatible vendor that
- * differs in one field"). It needs nothing but plugin.h and the C library.
+ * nucleo-c-provider: a "nucleo.provider/1" plugin in plain C11 (abi.24: a provider plugin
+ * written in plain C against plugin-api/ only, a dialect for an OpenAI-compatible vendor that
+ * differs in one field). It needs nothing but plugin.h and the C library.
  *
  * The vendor is imagined: "Acme Chat" serves OpenAI's Chat Completions (POST
  * <base>/chat/completions with a bearer key, the same answer shape) but takes the output limit as

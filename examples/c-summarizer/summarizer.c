@@ -1,6 +1,6 @@
 /*
- * nucleo-c-summarizer: a Nucleo plugin in plain C11 (issue 2: "a summarizer plugin in plain C11
- * that keeps the first sentence of each segment"). It shows everything a C plugin author needs:
+ * nucleo-c-summarizer: a Nucleo plugin in plain C11 (a summarizer plugin in plain C11
+ * that keeps the first sentence of each segment). It shows everything a C plugin author needs:
  * the one exported entry, struct_size on every struct, a factory by id, borrowed string views in,
  * a host-owned sink out, a caller-owned error, and logging through the host.
  *

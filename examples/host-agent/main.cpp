@@ -1,5 +1,5 @@
-// host-agent: a C++ host application that embeds libnucleo and runs an agent with two typed tools
-// (issue 8 item 5). What a host writes:
+// host-agent: a C++ host application that embeds libnucleo and runs an agent with two typed tools.
+// What a host writes:
 //   1. a struct per tool input, described once with nucleo::Describe (its JSON Schema, and the
 //      reading of the model's arguments, come from that description);
 //   2. a ProviderClient for the provider (from a nucleo.yaml, or built from a base URL);

@@ -6,8 +6,8 @@
  *
  * The includer defines NUCLEO_ABI_ASSERT(expr, msg) and NUCLEO_ABI_SIZE(type, v1_size): the
  * frozen check demands sizeof(type) == v1_size, the live one sizeof(type) >= v1_size (a later
- * minor appends slots). Issue 2: "A static_assert table of sizes and offsets of every ABI
- * struct". */
+ * minor appends slots). A static_assert table of sizes and offsets of every ABI struct
+ * (abi.2, abi.3). */
 #ifndef NUCLEO_TESTS_ABI_LAYOUT_H
 #define NUCLEO_TESTS_ABI_LAYOUT_H
 

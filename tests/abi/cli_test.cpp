@@ -1,4 +1,4 @@
-// `nucleo plugins` (issue 2 item 4 and "Bad input": a file that is not a shared object, a shared
+// `nucleo plugins` (abi.20, bad input: a file that is not a shared object, a shared
 // object without the symbol -> one clear line naming the file and the reason, exit status 2).
 #include <gtest/gtest.h>
 #include <sys/wait.h>

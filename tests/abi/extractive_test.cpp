@@ -1,5 +1,5 @@
-// nucleo-extractive through the loader (issue 2: "Unit-test it through the loader"). Seed 001,
-// "What must survive": names, numbers, paths, errors and decisions are what a summary keeps.
+// nucleo-extractive through the loader (compaction.42), unit-tested through the
+// loader: names, numbers, paths, errors and decisions are what a summary keeps.
 #include <gtest/gtest.h>
 
 #include <string>

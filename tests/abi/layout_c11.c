@@ -1,5 +1,5 @@
-/* The live plugin.h compiled as C11 with -std=c11 -pedantic -Wall -Wextra -Werror (issue 2:
- * "The header compiles as C11"), holding every v1.0 offset of the layout table. */
+/* The live plugin.h compiled as C11 with -std=c11 -pedantic -Wall -Wextra -Werror (abi.4:
+ * the header compiles as C11), holding every v1.0 offset of the layout table. */
 #include "nucleo/plugin.h"
 
 #define NUCLEO_ABI_ASSERT(expr, msg) _Static_assert(expr, msg)

@@ -1,6 +1,6 @@
 // The ABI layout table as C++20 static_asserts, plus runtime checks of what the C translation
-// units computed (issue 2: "A static_assert table of sizes and offsets of every ABI struct";
-// "The header compiles as C11 ... and as C++20").
+// units computed (abi.2-4: a static_assert table of sizes and offsets of every ABI struct;
+// the header compiles as C11 and as C++20).
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,5 +1,5 @@
-// The loader against the fixture plugins (issue 2 "Tests that must exist": each loads or is
-// refused with its message, and none crashes the host). Messages are checked for the file and
+// The loader against the fixture plugins (abi.20: each loads or is refused with its
+// message, and none crashes the host). Messages are checked for the file and
 // the reason, and for being one line.
 #include <gtest/gtest.h>
 
@@ -103,8 +103,8 @@ TEST(Loader, NucleoPluginPathComesAfterConfigPaths) {
 }
 
 TEST(Loader, FrozenHeaderPluginKeepsLoading) {
-    // DESIGN.md: "A frozen copy of each released header lives in tests; a plugin built against
-    // it must keep loading."
+    // abi.4: a frozen copy of each released header lives in tests; a plugin built against
+    // it must keep loading.
     const Plugin p = PluginLoader().load((kGood / "nucleo-frozen.so").string());
     EXPECT_EQ(p.info().abi_minor, 0u);
     EXPECT_EQ(p.make_summarizer().summarize("1"),
@@ -122,7 +122,7 @@ TEST(Loader, AFrozenProviderHasNoStreamDeltasAndSaysSo) {
 }
 
 TEST(Loader, FutureMinorWithExtraSlotsLoadsAndExtrasAreIgnored) {
-    // Issue 2: "one built with extra future slots appended (extras ignored)". Its extra slots
+    // abi.3: one built with extra future slots appended (extras ignored). Its extra slots
     // abort() if called, so reaching the end proves the host never touched them.
     const Plugin p = PluginLoader().load((kGood / "nucleo-future.so").string());
     EXPECT_EQ(p.info().abi_minor, 9u);
@@ -324,8 +324,8 @@ TEST_F(Throwing, ProviderSlotsRoundTrip) {
 }
 
 TEST_F(Throwing, UnbuiltStoreSurfaceIsNotImplementedNeverEmpty) {
-    // Seed 000: "Planned-but-unbuilt store surface throws NotImplementedException rather than
-    // pretending with a no-op or an empty result."
+    // persistence.4: planned-but-unbuilt store surface throws NotImplementedException rather
+    // than pretending with a no-op or an empty result.
     const auto store = plugin.make_store();
     EXPECT_NE(store.capabilities().find("\"session\":true"), std::string::npos);
     EXPECT_THROW((void)store.load_conversation("alice", "c-1"), nucleo::NotImplementedException);

@@ -15,7 +15,7 @@
 
 namespace agent_test {
 
-/// The typed input of the test tool: what the seed's SearchInput is to search_documents.
+/// The typed input of the test tool: what an input struct like SearchInput is to search_documents.
 struct LookupInput {
     std::string order_id;
 };

@@ -1,6 +1,6 @@
-// The agent loop against the emulator (issue 8 "Tests that must exist": "tool errors, the round
-// limit, truncation in the middle of a tool call, cancellation, compaction between rounds, a
-// resumed conversation continuing with its tools").
+// The agent loop against the emulator (tool errors, the round limit, truncation in the
+// middle of a tool call, cancellation, compaction between rounds, a resumed conversation
+// continuing with its tools).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -146,8 +146,8 @@ TEST_F(AgentLoop, AThrowingToolAndAnErrorResultBecomeIsErrorResults) {
     }
 }
 
-// Seed 000 "Artifact Integration": "LLM sees data for reasoning, but data travels intact via
-// registry". A conversation that holds artifacts declares get_artifact_field and
+// tools.14, artifacts.9: the model sees data for reasoning, but the data travels intact in the
+// registry. A conversation that holds artifacts declares get_artifact_field and
 // search_artifact_content itself; the loop answers them from the registry, with no host tool.
 TEST_F(AgentLoop, TheArtifactToolsAreAnsweredFromTheRegistry) {
     Agent agent(client_, model_, options("tool-rounds=2,tool-cycle"));
@@ -315,7 +315,7 @@ TEST_F(AgentLoop, CompactionRunsBetweenRounds) {
 }
 
 TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
-    // Seed 000 "Restoration Flow": a conversation saved by one service (the save discipline at
+    // persistence.23: a conversation saved by one service (the save discipline at
     // every boundary) is restored by another over the same SQLite file, as a restarted process
     // would, and the next turn uses the tools again.
     const std::string path = store_test::temp_sqlite_path();
@@ -365,7 +365,7 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
 }
 
 TEST_F(AgentLoop, AFailedCallIsSavedAsAnAbnormalEndAndRethrown) {
-    // Seed 000: saved "on an abnormal exchange end". The provider refuses (500 on every try): the
+    // ownership.20: saved on an abnormal exchange end. The provider refuses (500 on every try): the
     // user's message is in the store, the error reaches the caller, the conversation is released.
     const std::string path = store_test::temp_sqlite_path();
     auto owned = sqlite_service(path);

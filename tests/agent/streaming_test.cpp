@@ -1,5 +1,5 @@
-// Streaming in the core (issue 8 item 2): "assembled into the same IncomingMessage a non-streamed
-// call yields", for the three dialects against the emulator, with the deltas delivered while the
+// Streaming in the core (answers.2): assembled into the same IncomingMessage a non-streamed
+// call yields, for the three dialects against the emulator, with the deltas delivered while the
 // body arrives (ABI 1.2 decode_event) and concatenating to the answer.
 #include <gtest/gtest.h>
 

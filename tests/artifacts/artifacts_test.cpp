@@ -1,6 +1,5 @@
 // Typed artifacts, the registry's tiers, write_summarized_with_refs and the artifact tools
-// (issue 7 items 1, 2, 3 and 5; seed 000 "Artifact Integration", "Serialization for LLM",
-// "Reference Format", "Registry Dump").
+// (artifacts.1-9).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -56,8 +55,8 @@ std::string text_of(const ToolResultBlock& r) {
 
 // ---- 1. Typed artifacts ----
 
-// Issue 7: "a C++ way to declare an artifact type with a type alias (e.g. link:cite) and
-// described fields (the schema facility)".
+// artifacts.1: a C++ way to declare an artifact type with a type alias (e.g. link:cite) and
+// described fields (the schema facility).
 TEST(ArtifactTypes, ADeclaredTypeCarriesItsAliasAndItsDescribedFields) {
     const schema::TypeNode& node = schema::node_of<Citation>();
     EXPECT_EQ(node.artifact_alias, "link:cite");
@@ -71,8 +70,8 @@ TEST(ArtifactTypes, ADeclaredTypeCarriesItsAliasAndItsDescribedFields) {
     EXPECT_THAT(schema::json_schema<Citation>(), Not(HasSubstr("@artifact")));
 }
 
-// Issue 7: "Deserialization goes by the alias through a type registry; an unknown alias fails
-// the read with the alias named."
+// artifacts.2: deserialization goes by the alias through a type registry; an unknown alias fails
+// the read with the alias named.
 TEST(ArtifactTypes, DeserializationGoesByAliasAndAnUnknownAliasIsNamed) {
     declare_artifact_type<Paper>();
     EXPECT_EQ(ArtifactTypes::find("doc:paper"), &schema::node_of<Paper>());
@@ -106,7 +105,7 @@ TEST(ArtifactTypes, ARegisteredArtifactReadsBackAsItsCppType) {
     }
 }
 
-// Seed 000: "A 200-iterand list": list artifacts of a declared iterand type.
+// artifacts.1, artifacts.2: list artifacts of a declared iterand type.
 TEST(ArtifactTypes, AListOfADeclaredIterandTypeRefusesAForeignIterand) {
     ArtifactRegistry registry;
     const std::string ref = registry.register_artifact(citations(3));
@@ -125,8 +124,8 @@ TEST(ArtifactTypes, AListOfADeclaredIterandTypeRefusesAForeignIterand) {
 
 // ---- 2. The registry tiers ----
 
-// Seed 000 "Reference Format: «artifact:type~shortid»"; issue 7: "registering assigns a short,
-// stable reference".
+// artifacts.3: the reference format «artifact:type~shortid»; registering assigns a short,
+// stable reference.
 TEST(ArtifactRegistryTiers, RegisteringAssignsAStableReferenceInTheSeedFormat) {
     ArtifactRegistry a;
     ArtifactRegistry b;
@@ -138,9 +137,9 @@ TEST(ArtifactRegistryTiers, RegisteringAssignsAStableReferenceInTheSeedFormat) {
     EXPECT_EQ(b.register_artifact(citation(1)), ref) << "content, not order, makes the reference";
 }
 
-// Seed 000: "getAllArtifacts(), which excludes the reachable tier - iterands of registered
-// ListArtifacts, artifacts nested in registered artifacts' fields ... Reachable artifacts remain
-// resolvable by ref (get()) and searchable (getAllArtifactsIncludingReachable())".
+// artifacts.5: all_artifacts() excludes the reachable tier - iterands of registered list
+// artifacts, artifacts nested in registered artifacts' fields ... Reachable artifacts remain
+// resolvable by ref (get()) and searchable (all_artifacts_including_reachable()).
 TEST(ArtifactRegistryTiers, GetResolvesEveryTierAndAllArtifactsExcludesTheReachableOne) {
     ArtifactRegistry registry;
     const std::string paper = registry.register_artifact(Paper{"T", Author{"Ada"}, "a"});
@@ -198,8 +197,8 @@ SearchResult deep_result() {
     return r;
 }
 
-// Seed 000: "Discovers Artifact fields, registers them in the registry, assigns references;
-// Replaces artifact fields with {"@ref": "..."}" — at any depth.
+// artifacts.4, artifacts.6: discovers artifact fields, registers them in the registry, assigns
+// references, replaces artifact fields with {"@ref": "..."} — at any depth.
 TEST(WriteSummarizedWithRefs, EveryArtifactAtAnyDepthBecomesARef) {
     ArtifactRegistry registry;
     const JsonBlock out = registry.write_summarized_with_refs(pojo_block(deep_result()));
@@ -219,8 +218,8 @@ TEST(WriteSummarizedWithRefs, EveryArtifactAtAnyDepthBecomesARef) {
     EXPECT_EQ(registry.all_artifacts_including_reachable().size(), 5U + 1U + 200U);
 }
 
-// Seed 000: 'Long @LLMSummarizable fields become "[SUMMARY: 2847 chars] This comprehensive
-// study..."' and "subsequent calls reuse cached summaries".
+// artifacts.6, artifacts.8: long summarizable fields become "[SUMMARY: 2847 chars] This
+// comprehensive study..." and subsequent calls reuse cached summaries.
 TEST(WriteSummarizedWithRefs, LongSummarizableFieldsGetALengthPrefixedSummaryCachedPerArtifact) {
     auto summarizer = std::make_shared<CountingSummarizer>();
     ArtifactRegistry registry;
@@ -264,8 +263,8 @@ TEST(WriteSummarizedWithRefs, TheDefaultSummarizerTruncatesDeterministicallyAtAW
     EXPECT_FALSE(doc.HasMember("@artifact")) << "the reference names the type";
 }
 
-// Issue 7 decision: the configured summarizer plugin when there is one, else the deterministic
-// truncating summarizer.
+// artifacts.8, a decision: the configured summarizer plugin when there is one, else the
+// deterministic truncating summarizer.
 TEST(WriteSummarizedWithRefs, TheDefaultIsTheConfiguredSummarizerPluginElseTruncation) {
     const PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
     const auto none = default_artifact_summarizer(Config::parse("{}\n", "nucleo.yaml"), loader);
@@ -298,7 +297,7 @@ TEST(WriteSummarizedWithRefs, ABlockWithoutArtifactsOrSummarizableFieldsPassesAs
                  Error);
 }
 
-// Issue 7: "PojoBlocks become JsonBlocks this way in prepare_messages_for_llm".
+// channel.7: PojoBlocks become JsonBlocks this way in prepare_messages_for_llm.
 TEST(WriteSummarizedWithRefs, PrepareTurnsPojoBlocksIntoJsonBlocksWithRefs) {
     ConversationContext c("c", "u");
     c.add_message(Message::outgoing_text("find refs"));
@@ -346,7 +345,7 @@ TEST(WriteSummarizedWithRefs, ANewSummarizerIsUsedByTheNextRender) {
 
 // ---- 5. The artifact tools ----
 
-// Issue 7: "the two tools answering from intact data after the model saw only summaries".
+// artifacts.9: the two tools answer from intact data after the model saw only summaries.
 TEST(ArtifactTools, GetArtifactFieldAnswersTheFullValueTheModelSawOnlySummarized) {
     ConversationContext c("c", "u");
     Message m = Message::outgoing_text("here");
@@ -388,9 +387,9 @@ TEST(ArtifactTools, GetArtifactFieldAnswersTheFullValueTheModelSawOnlySummarized
               std::nullopt);
 }
 
-// Issue 7 "Bad input": "A reference that resolves to nothing: the tool answers an error result
-// naming the reference, never an empty success. A field name that the artifact lacks: an error
-// listing the fields it has."
+// artifacts.9, bad input: a reference that resolves to nothing gets an error result naming the
+// reference, never an empty success; a field name that the artifact lacks gets an error listing
+// the fields it has.
 TEST(ArtifactTools, BadReferencesAndMissingFieldsAnswerErrorsThatSayWhat) {
     ArtifactRegistry registry;
     const std::string ref = registry.register_artifact(citation(1));

@@ -1,7 +1,7 @@
-// Artifacts in the conversation document (issue 7 item 7; seed 000 "on persistence list iterands
-// ride inside their list's full-form JSON and are rehydrated one by one via
-// ArtifactListDeserializer (type from each iterand's own ref alias; an unresolvable iterand type
-// fails the read rather than silently shortening the list)").
+// Artifacts in the conversation document (artifacts.10, persistence.24: list iterands ride
+// inside their list's full-form JSON and are rehydrated one by one, each by the type of its own
+// reference alias; an unresolvable iterand type fails the read rather than silently shortening
+// the list).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -33,8 +33,8 @@ ConversationContext with_artifacts() {
     return c;
 }
 
-// Issue 7: "Reference format and stability across a save and restore"; "list iterands ride
-// inside their list's full form and come back one by one".
+// artifacts.10: reference format and stability across a save and restore; list iterands ride
+// inside their list's full form and come back one by one.
 TEST(ArtifactPersistence, ReferencesAndIterandsSurviveASaveAndRestore) {
     ConversationContext c = with_artifacts();
     const std::string before_section = c.artifacts().build_artifact_registry_section();
@@ -58,8 +58,8 @@ TEST(ArtifactPersistence, ReferencesAndIterandsSurviveASaveAndRestore) {
     EXPECT_EQ(write_conversation_document(back), doc);
 }
 
-// Issue 7: "an iterand whose type cannot be resolved fails the read instead of shortening the
-// list".
+// persistence.24: an iterand whose type cannot be resolved fails the read instead of shortening
+// the list.
 TEST(ArtifactPersistence, AnUnresolvableIterandTypeFailsTheRead) {
     declare_artifact_type<Citation>();
     const std::string doc = R"({"schema_version": 1, "artifacts": [
@@ -100,9 +100,9 @@ TEST(ArtifactPersistence, StoredNestedReferencesAreKeptVerbatim) {
         R"({"@artifact":"list","iterand_type":"link:cite","items":[{"@artifact":"link:cite","url":"u"}]})");
 }
 
-// Issue 7: "Compaction keeps every «artifact:…» reference that appeared in summarized text" — the
-// text the compaction summarizer reads shows a PojoBlock as the model saw it, refs included, so
-// the ladder's reference rule (seed 001) keeps them.
+// compaction.33: compaction keeps every «artifact:…» reference that appeared in summarized text —
+// the text the compaction summarizer reads shows a PojoBlock as the model saw it, refs included, so
+// the ladder's reference rule keeps them.
 TEST(ArtifactCompaction, EveryReferenceTheModelSawSurvivesCompaction) {
     ConversationContext c("c", "u");
     c.put_main_objective("task", "Collect citations.");

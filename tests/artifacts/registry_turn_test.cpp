@@ -1,4 +1,4 @@
-// The registry turn (issue 7 items 4 and 6; seed 000 "Registry Dump", "Token Tracking"): its
+// The registry turn (artifacts.7, tokens.11): its
 // exact header, its digest of a 200-iterand list, its place — last, user role, never system
 // content, never moving the cached prefix — in the wire request of each provider encoder
 // (anthropic, openai, bedrock plugins), and its token count on the string sent.
@@ -40,7 +40,7 @@ ArtifactList<Citation> citations(int n) {
     return list;
 }
 
-// Seed 000 "Registry Dump": "=== ARTIFACT REGISTRY === / Long text fields show summaries with
+// artifacts.7: "=== ARTIFACT REGISTRY === / Long text fields show summaries with
 // original length. Use get_artifact_field(ref, fieldName) for full content. / Use
 // search_artifact_content(query) to search across all artifact text."
 TEST(RegistryTurn, HeaderIsExactlyTheSeeds) {
@@ -52,8 +52,8 @@ TEST(RegistryTurn, HeaderIsExactlyTheSeeds) {
                   R"({"url":"u","title":"t","body":"short"})" + "\n");
 }
 
-// Seed 000: "A 200-iterand list contributes one digest entry (iterand_type, count, head sample),
-// not 200 entries."
+// artifacts.7: a 200-iterand list contributes one digest entry (iterand_type, count, head sample),
+// not 200 entries.
 TEST(RegistryTurn, ATwoHundredIterandListIsOneDigestEntry) {
     ArtifactRegistry registry;
     const std::string ref = registry.register_artifact(citations(200));
@@ -80,8 +80,8 @@ TEST(RegistryTurn, ATwoHundredIterandListIsOneDigestEntry) {
     EXPECT_THAT(section, Not(HasSubstr("example.com/3\"")));
 }
 
-// Seed 000 "Token Tracking": "the registry via buildArtifactRegistrySection" is counted on the
-// string prepareMessagesForLLM would send.
+// tokens.11: the registry section is counted on the string prepare_messages_for_llm would
+// send.
 TEST(RegistryTurn, TheCountMeasuresTheStringSent) {
     ConversationContext c("c", "u");
     Message m = Message::outgoing_text("results");
@@ -247,9 +247,8 @@ class RegistryTurnOnTheWire : public ::testing::TestWithParam<std::string> {
     }
 };
 
-// Seed 003: "The artifact registry comes last, as a user turn, because it is data"; seed 000:
-// "It is data, so it is never in the system content and never moves the cached prefix ahead of
-// it."
+// channel.9: the artifact registry comes last, as a user turn, because it is data, so it is
+// never in the system content and never moves the cached prefix ahead of it.
 TEST_P(RegistryTurnOnTheWire, LastUserTurnNeverSystemNeverMovingThePrefix) {
     ConversationContext c = conversation();
     Wire first = wire(GetParam(), c);

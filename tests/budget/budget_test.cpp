@@ -1,4 +1,4 @@
-// The output budget chain (seed 000 "Output Budget Resolution"; issue 4 item 6).
+// The output budget chain (budget.1-8).
 #include <gtest/gtest.h>
 
 #include "nucleo/budget.hpp"
@@ -25,7 +25,7 @@ ConversationContext with_question(std::optional<std::int64_t> requested = std::n
 }
 
 TEST(OutputBudget, Layer1TheLastOutgoingMessagesRequestWins) {
-    // "1. The last outgoing message's requestedOutputTokens (the per-call override ...)"
+    // "1. The last outgoing message's requested_output_tokens (the per-call override ...)"
     ConversationContext c = with_question(777);
     c.set_output(OutputSize::kLong);
     EXPECT_EQ(resolve_output_budget(c, sonnet(), {.output = OutputSize::kShort}), 777);
@@ -61,7 +61,7 @@ TEST(OutputBudget, NothingDeclaredIsAnUncorrectableErrorNamingTheSeat) {
 }
 
 TEST(OutputBudget, CappedAtTheModelsCeiling) {
-    // "The result is capped at ModelSpec.getMaxOutputTokens() here rather than in each client"
+    // "The result is capped at the model's max_output_tokens here rather than in each client"
     ConversationContext c = with_question(1'000'000);
     EXPECT_EQ(resolve_output_budget(c, sonnet()), 64000);
 }
@@ -92,7 +92,7 @@ TEST(ResolveDepth, ConversationThenBindingThenRefusal) {
 
 TEST(Truncation, RaisesTheSentMessagesBudgetToTheCeilingAndSignalsARetry) {
     // "On truncation ... the abstract client template bumps the SENT message's
-    // requestedOutputTokens to model.getMaxOutputTokens() and throws
+    // requested_output_tokens to the model's max_output_tokens and throws
     // OutputTruncationRetryException carrying the previous and the new budget."
     ConversationContext c = with_question();
     c.set_output(OutputSize::kShort);

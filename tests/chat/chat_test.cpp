@@ -1,4 +1,4 @@
-// `nucleo chat` (issue 8 item 3), the built binary against the real nucleo-emulator with the
+// `nucleo chat`, the built binary against the real nucleo-emulator with the
 // shipped config and an SQLite store in a temporary folder: a scripted session through a
 // pseudo-terminal (a real tty: prompts, streamed answer, /cost, /history, /quit), and scripts
 // through pipes (two messages, then a second process resuming the conversation; an unknown slash

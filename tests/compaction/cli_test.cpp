@@ -1,4 +1,4 @@
-// `nucleo tokens` and `nucleo compact` (issue 5 item 8) over a document written from a fixture.
+// `nucleo tokens` and `nucleo compact` over a document written from a fixture.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

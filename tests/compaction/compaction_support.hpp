@@ -1,5 +1,6 @@
 // Fixtures and checks shared by the compaction tests: conversations made to need each level of
-// the ladder, the survival rules of seed 001, and the tool-pairing rule the providers enforce.
+// the ladder, the survival rules (compaction.30-34), and the tool-pairing rule the providers
+// enforce.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -170,7 +171,7 @@ inline std::string all_text(const ConversationContext& c) {
     return out;
 }
 
-/// Seed 001 "What must survive", checked on `after` against `before`.
+/// compaction.30-34, checked on `after` against `before`.
 inline void expect_survival(const ConversationContext& before, const ConversationContext& after) {
     EXPECT_EQ(before.main_objective(), after.main_objective()) << "the objective was touched";
     ASSERT_EQ(before.declared_tools().size(), after.declared_tools().size());
@@ -178,7 +179,7 @@ inline void expect_survival(const ConversationContext& before, const Conversatio
         EXPECT_EQ(before.declared_tools()[i].definition, after.declared_tools()[i].definition);
     }
     EXPECT_EQ(before.artifacts(), after.artifacts()) << "the artifact registry was touched";
-    // "A message marked setCompactable(false) is kept word for word at every level."
+    // "A message marked compactable=false is kept word for word at every level."
     for (const Message& m : before.messages()) {
         if (m.compactable) continue;
         const Message* kept = after.find_message(m.id);

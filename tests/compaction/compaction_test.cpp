@@ -1,4 +1,4 @@
-// The ContextWindowManager and the ladder (seed 001, issue 5 items 3-6): each level reached on a
+// The ContextWindowManager and the ladder (docs/spec/compaction.md): each level reached on a
 // fixture made to need it, each failure rule with a real failing summarizer plugin, the survival
 // rules on every level, overflow with the conversation unchanged.
 #include <gtest/gtest.h>
@@ -30,9 +30,9 @@ CompactionReport compact(ConversationContext& c, const std::string& summarizer_c
 }
 
 TEST(ContextWindow, ComfortResolvesThinkerThenCatalogThenDefault) {
-    // Seed 001: "A thinker sets its own with setComfortContextTokens ...; otherwise the model's
-    // catalog entry gives it as comfort_context_tokens; otherwise it is
-    // DEFAULT_COMFORT_CONTEXT_TOKENS, 128,000 tokens."
+    // compaction.1: "A thinker sets its own with ContextWindowSettings::comfort_context_tokens ...;
+    // otherwise the model's catalog entry gives it as comfort_context_tokens; otherwise it is
+    // kDefaultComfortContextTokens, 128,000 tokens."
     ModelSpec m = test_model();
     m.max_context_tokens = 200000;
     const SummarizerInstance s = scripted();
@@ -46,7 +46,7 @@ TEST(ContextWindow, ComfortResolvesThinkerThenCatalogThenDefault) {
 }
 
 TEST(ContextWindow, TriggerDefaultsTo092AndStartsAbout118000) {
-    // Seed 001: "With the defaults, on a model whose hard limit is larger than 128,000 tokens,
+    // compaction.3: "With the defaults, on a model whose hard limit is larger than 128,000 tokens,
     // compaction starts once the conversation passes about 118,000 tokens."
     ModelSpec m = test_model();
     m.max_context_tokens = 200000;
@@ -69,7 +69,7 @@ TEST(Ladder, UnderTheTriggerNothingHappens) {
 }
 
 TEST(Ladder, LightSummarizesOnlyToolResults) {
-    // Seed 001: "LIGHT | Only tool results; everything else stays as it was".
+    // compaction.11: "LIGHT | Only tool results; everything else stays as it was".
     ConversationContext c = light_fixture();
     const ConversationContext before = c;
     ASSERT_GT(tokens(c), 9200);
@@ -90,7 +90,7 @@ TEST(Ladder, LightSummarizesOnlyToolResults) {
 }
 
 TEST(Ladder, ModerateMakesOneSummaryPerExchangeOlderShorter) {
-    // Seed 001: "MODERATE | Each exchange ... becomes one summary; the older the exchange, the
+    // compaction.12: "MODERATE | Each exchange ... becomes one summary; the older the exchange, the
     // shorter its summary".
     ConversationContext c = moderate_fixture();
     const ConversationContext before = c;
@@ -108,8 +108,8 @@ TEST(Ladder, ModerateMakesOneSummaryPerExchangeOlderShorter) {
 }
 
 TEST(Ladder, AggressiveCollapsesEverythingCompactableIntoOne) {
-    // Seed 001: "AGGRESSIVE | Everything that may be compacted becomes one summary of the whole
-    // conversation".
+    // compaction.13: "AGGRESSIVE | Everything that may be compacted becomes one summary of the
+    // whole conversation".
     ConversationContext c = aggressive_fixture();
     ASSERT_GT(tokens(c), 9200);
     const CompactionReport r = compact(c);
@@ -128,7 +128,7 @@ TEST(Ladder, AggressiveCollapsesEverythingCompactableIntoOne) {
 }
 
 TEST(Ladder, AggressiveGivesTheLastToolResultASummaryOfItsOwn) {
-    // Seed 001: "at AGGRESSIVE, when it is a tool result, it gets a summary of its own".
+    // compaction.15: "at AGGRESSIVE, when it is a tool result, it gets a summary of its own".
     ConversationContext c = light_fixture();
     const ConversationContext before = c;
     const CompactionReport r = compact(c, R"({"fail_levels":["LIGHT","MODERATE"]})");
@@ -162,8 +162,8 @@ TEST(Ladder, MaximumGuaranteesAFitWhereAggressiveDidNot) {
 }
 
 TEST(Ladder, AFailureAtLightKeepsTheResultsAndMovesUp) {
-    // Seed 001: "Below MAXIMUM, a summary that fails keeps the original messages and the ladder
-    // moves to the next level".
+    // compaction.20: "Below MAXIMUM, a summary that fails keeps the original messages and the
+    // ladder moves to the next level".
     ConversationContext c = light_fixture();
     const CompactionReport r = compact(c, R"({"fail_levels":["LIGHT"]})");
     EXPECT_EQ(r.level, CompactionLevel::kModerate);
@@ -183,7 +183,7 @@ TEST(Ladder, AFailureAtModerateKeepsTheExchangesAndMovesUp) {
 }
 
 TEST(Ladder, AFailureAtMaximumFailsTheCallAndChangesNothing) {
-    // Seed 001: "A failure at MAXIMUM fails the call."
+    // compaction.20: "A failure at MAXIMUM fails the call."
     ConversationContext c = aggressive_fixture();
     const std::string before = write_conversation_document(c);
     ContextWindowManager manager(scripted(R"({"fail_levels":["AGGRESSIVE","MAXIMUM"]})"),
@@ -199,7 +199,7 @@ TEST(Ladder, AFailureAtMaximumFailsTheCallAndChangesNothing) {
 }
 
 TEST(Ladder, ParallelCallsAreSummarizedOrKeptTogetherAtEveryLevel) {
-    // Issue 5 item 5: "never an orphan on either side, also with parallel calls in one turn".
+    // compaction.32: "never an orphan on either side, also with parallel calls in one turn".
     for (const char* config :
          {"{}", R"({"fail_levels":["LIGHT"]})", R"({"fail_levels":["LIGHT","MODERATE"]})",
           R"({"fail_levels":["LIGHT","MODERATE"],"overshoot":3.0})"}) {
@@ -218,7 +218,7 @@ TEST(Ladder, ParallelCallsAreSummarizedOrKeptTogetherAtEveryLevel) {
 }
 
 TEST(Overflow, WhatCannotFitIsRefusedAndTheConversationIsUnchanged) {
-    // Seed 001: "When it does not fit, the call fails with ContextOverflowException".
+    // compaction.21: "When it does not fit, the call fails with ContextOverflowException".
     ConversationContext c = base("overflow");
     Message huge = Message::outgoing_text(prose(1400, 1));
     huge.compactable = false;
@@ -231,7 +231,7 @@ TEST(Overflow, WhatCannotFitIsRefusedAndTheConversationIsUnchanged) {
 }
 
 TEST(Overflow, AboveComfortIsAcceptedWhileTheHardLimitHoldsTheReserve) {
-    // Seed 001: "A conversation that is still above the comfort window after the ladder is
+    // compaction.21: "A conversation that is still above the comfort window after the ladder is
     // accepted as long as the whole call fits the model's hard limit, counting the room reserved
     // for the answer."
     ConversationContext c = base("accepted");
@@ -250,8 +250,8 @@ TEST(Overflow, AboveComfortIsAcceptedWhileTheHardLimitHoldsTheReserve) {
 }
 
 TEST(Overflow, ANonCompactableConversationIsNeverCompacted) {
-    // Seed 001: "A conversation marked setCompactable(false) on its ConversationContext is never
-    // compacted."
+    // compaction.34: "A conversation marked compactable=false on its ConversationContext is
+    // never compacted."
     ConversationContext c = light_fixture();
     c.set_compactable(false);
     const std::string before = write_conversation_document(c);

@@ -1,5 +1,5 @@
 // The llm summarizer through the host's "nucleo.host.model_call/1" extension (plugin.h 1.1,
-// issue 5 item 7): a model of the SMALL grade called through ProviderClient against the real
+// compaction.40): a model of the SMALL grade called through ProviderClient against the real
 // nucleo-emulator, each summary a recorded and costed call.
 #include <gtest/gtest.h>
 
@@ -45,7 +45,7 @@ SummarizerInstance llm(const std::string& config = "{}") {
 }
 
 TEST(LlmSummarizer, EachSummaryIsARecordedCostedCallAtTheSmallGrade) {
-    // Seed 001: "a job at the Grade.SMALL grade unless the compactor is built with another,
+    // compaction.40: "a job at the Grade.SMALL grade unless the compactor is built with another,
     // admitted against rate limits, recorded and costed like any other call".
     emulator_test::EmulatorProcess emulator;
     ModelCallService service(emulator_config(emulator.port()),

@@ -1,7 +1,8 @@
-// Orphan-freedom end to end (issue 5: "orphan-freedom checked by feeding every compacted result
-// to the provider encoders and the emulator's pairing rules"): each compacted fixture is encoded
-// by the real Anthropic, OpenAI and Bedrock dialect plugins and sent to nucleo-emulator, which
-// answers with the providers' own 400 when a tool_use or tool_result is left without its pair.
+// Orphan-freedom end to end (compaction.32: orphan-freedom checked by feeding every compacted
+// result to the provider encoders and the emulator's pairing rules): each compacted fixture is
+// encoded by the real Anthropic, OpenAI and Bedrock dialect plugins and sent to nucleo-emulator,
+// which answers with the providers' own 400 when a tool_use or tool_result is left without its
+// pair.
 #include <gtest/gtest.h>
 
 #include "dialects.hpp"

@@ -1,6 +1,6 @@
-// Every refusal of the config loader, message checked whole (issue 2 "Tests that must exist:
-// Config: every error kind above, with its message checked"; item 5: "An unknown key, a wrong type
-// or a missing required value is refused with file:line:column and the key path").
+// Every refusal of the config loader, message checked whole (every error kind, with its
+// message checked: an unknown key, a wrong type or a missing required value is refused with
+// file:line:column and the key path).
 #include <gtest/gtest.h>
 
 #include "config_fixture.hpp"
@@ -160,7 +160,7 @@ TEST(ConfigErrors, KeyWithoutValueIsMissing) {
 }
 
 TEST(ConfigErrors, EveryRungIsRequired) {
-    // Seed 000: the entry translates the seat's rung (ModelSpec.getOutputBudget(rung)); there is
+    // budget.1: the entry translates the seat's rung (ModelSpec.getOutputBudget(rung)); there is
     // no default, so an entry that cannot translate a rung is refused when it is read.
     const auto dir = scratch_dir();
     std::string models = entry("a");
@@ -245,7 +245,7 @@ TEST(ConfigErrors, BadEnumValuesListTheAllowedNames) {
 }
 
 TEST(ConfigErrors, BudgetsAreCheckedAgainstTheCeiling) {
-    // Seed 000: "The result is capped at ModelSpec.getMaxOutputTokens()": a rung above the
+    // budget.3: "The result is capped at the model's max_output_tokens": a rung above the
     // ceiling is a catalog typo, refused where it is written.
     const auto dir = scratch_dir();
     std::string models = entry("a");

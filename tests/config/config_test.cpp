@@ -1,5 +1,5 @@
 // Loading nucleo.yaml: expansion, includes, plugin paths, the catalog, the lookup order, the
-// shipped config, and secrets kept out of dumps, errors and logs (issue 2 item 5).
+// shipped config, and secrets kept out of dumps, errors and logs.
 #include <gtest/gtest.h>
 
 #include <mutex>

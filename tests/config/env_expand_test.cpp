@@ -1,5 +1,4 @@
-// ${VAR} and ${VAR:-default} expansion (issue 2 item 5: "`${VAR}` and `${VAR:-default}` are
-// expanded").
+// ${VAR} and ${VAR:-default} expansion of configuration strings.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -1,5 +1,4 @@
-// `nucleo models [--json] [--config FILE]` and `nucleo config` (issue 2 item 5, "Bad input": one
-// clear line, exit 2).
+// `nucleo models [--json] [--config FILE]` and `nucleo config` (bad input: one clear line, exit 2).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <sys/wait.h>

@@ -1,5 +1,4 @@
-// The minimal artifact registry (seed 000 "Artifact Integration", "Reference Format", "Registry
-// Dump").
+// The minimal artifact registry (artifacts.3, artifacts.7).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Seed 000: "Reference Format: «artifact:type~shortid» Example: «artifact:link:cite~a1b2c3»".
+// artifacts.3: "Reference Format: «artifact:type~shortid» Example: «artifact:link:cite~a1b2c3»".
 TEST(Artifacts, ReferenceFollowsTheSeedFormat) {
     ArtifactRegistry registry;
     const std::string ref = registry.register_artifact("link:cite", R"({"url": "https://x"})");
@@ -57,7 +56,7 @@ TEST(Artifacts, InvalidJsonAndUnusableTypesAreRefused) {
     EXPECT_TRUE(registry.empty());
 }
 
-// Seed 000 "Registry Dump": the header and its two guidance lines, then the artifacts.
+// artifacts.7: the header and its two guidance lines, then the artifacts.
 TEST(Artifacts, RegistrySectionHasTheSeedHeaderExactly) {
     ArtifactRegistry registry;
     EXPECT_EQ(registry.build_artifact_registry_section(), "");

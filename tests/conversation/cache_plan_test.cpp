@@ -1,5 +1,4 @@
-// Cache breakpoints, decided in the core (seed 000 "Breakpoint Limit"; seed 003 "Prompt
-// caching").
+// Cache breakpoints, decided in the core (caching.1-8).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -34,7 +33,7 @@ ConversationContext six_cached_turns() {
     return ctx;
 }
 
-// Seed 000: "Anthropic allows 4 cache breakpoints per request. ... It first spends one breakpoint
+// caching.2: "Anthropic allows 4 cache breakpoints per request. ... It first spends one breakpoint
 // on the system prefix ... Then it walks the prepared turns in order and anchors a breakpoint on
 // the first TextBlock or SkillBlock of each turn marked for caching, while breakpoints remain."
 TEST(CachePlan, AtMostFourSystemFirstThenOldestMarkedTurns) {
@@ -49,7 +48,7 @@ TEST(CachePlan, AtMostFourSystemFirstThenOldestMarkedTurns) {
     EXPECT_FALSE(p.cache_plan.marks(3, 0));
 }
 
-// Seed 003: "setCacheMainObjective(false) turns it off for a conversation whose instructions are
+// caching.8: "setCacheMainObjective(false) turns it off for a conversation whose instructions are
 // used only once."
 TEST(CachePlan, CacheSystemFalseLeavesAllFourToTheTurns) {
     ConversationContext ctx = six_cached_turns();
@@ -60,7 +59,7 @@ TEST(CachePlan, CacheSystemFalseLeavesAllFourToTheTurns) {
                                                        CacheAnchor{2, 0}, CacheAnchor{3, 0}));
 }
 
-// Seed 000: "the backend supports caching" — a backend without explicit cache control gets no
+// caching.6: "the backend supports caching" — a backend without explicit cache control gets no
 // marks at all.
 TEST(CachePlan, FormatterWithoutCachingPlansNothing) {
     ConversationContext ctx = six_cached_turns();
@@ -69,7 +68,7 @@ TEST(CachePlan, FormatterWithoutCachingPlansNothing) {
     EXPECT_EQ(p.cache_plan, CachePlan{});
 }
 
-// Seed 000: "when there are system blocks".
+// caching.3: "when there are system blocks".
 TEST(CachePlan, NoSystemBreakpointWithoutSystemBlocks) {
     ConversationContext ctx;
     ctx.add_message(cached({TextBlock{"q"}}));
@@ -78,7 +77,7 @@ TEST(CachePlan, NoSystemBreakpointWithoutSystemBlocks) {
     EXPECT_THAT(p.cache_plan.turn_anchors, ElementsAre(CacheAnchor{0, 0}));
 }
 
-// Seed 000: "Image, tool and thinking blocks never anchor a breakpoint." A cached turn without a
+// caching.5: "Image, tool and thinking blocks never anchor a breakpoint." A cached turn without a
 // text or skill block has no anchor and spends no breakpoint.
 TEST(CachePlan, CachedTurnWithoutTextHasNoAnchorAndSpendsNothing) {
     ConversationContext ctx;
@@ -97,7 +96,7 @@ TEST(CachePlan, CachedTurnWithoutTextHasNoAnchorAndSpendsNothing) {
                                                        CacheAnchor{5, 0}, CacheAnchor{6, 0}));
 }
 
-// Seed 003: "message.setCache(true) places a mark at that message" — unmarked turns never get one.
+// caching.4: "message.setCache(true) places a mark at that message" — unmarked turns never get one.
 TEST(CachePlan, OnlyMarkedTurnsAnchor) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "t");

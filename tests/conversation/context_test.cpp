@@ -1,5 +1,5 @@
-// The conversation model: messages, ids, declarations, payload-derived facts (seed 000 "The
-// seat's declarations", "The Save Discipline"; seed 003 "What a conversation holds").
+// The conversation model: messages, ids, declarations, payload-derived facts (conversation.1-7,
+// conversation.20-24).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ TEST(Messages, EmptyIdIsMintedUniquely) {
     EXPECT_EQ(ctx.find_message(third)->direction, Direction::kIncoming);
 }
 
-// Issue 3 "Bad input": "a duplicate message id ... refused with the position named".
+// conversation.4: "a duplicate message id ... refused with the position named".
 TEST(Messages, DuplicateIdIsRefusedNamingItAndItsPosition) {
     ConversationContext ctx;
     Message a = Message::outgoing_text("a");
@@ -52,7 +52,7 @@ TEST(Messages, DuplicateIdIsRefusedNamingItAndItsPosition) {
     EXPECT_EQ(ctx.messages().size(), 2U);
 }
 
-// Issue 3 "Bad input": "a tool_result whose tool_use_id appears nowhere: refused with the position
+// conversation.4: "a tool_result whose tool_use_id appears nowhere: refused with the position
 // named, never silently relabelled or dropped".
 TEST(Messages, OrphanToolResultIsRefusedNamingTheIdAndPosition) {
     ConversationContext ctx;
@@ -70,8 +70,8 @@ TEST(Messages, OrphanToolResultIsRefusedNamingTheIdAndPosition) {
     EXPECT_EQ(ctx.messages().size(), 3U);
 }
 
-// Seed 000: "the abstract client template bumps the SENT message's requestedOutputTokens to
-// model.getMaxOutputTokens()".
+// budget.7: "the abstract client template bumps the SENT message's requested_output_tokens to
+// the model's max_output_tokens".
 TEST(Messages, RequestedOutputTokensOfAStoredMessageCanBeBumped) {
     ConversationContext ctx("c-3");
     const std::string id = ctx.add_message(Message::outgoing_text("q"));
@@ -88,8 +88,8 @@ TEST(Messages, RequestedOutputTokensOfAStoredMessageCanBeBumped) {
     }
 }
 
-// Seed 000: "carriedInputs() reports the inputs beyond text the outgoing messages carry anywhere
-// in the history, an image block as Input.IMAGES and a file block as Input.DOCUMENTS".
+// conversation.22: "carried_inputs() reports the inputs beyond text the outgoing messages carry
+// anywhere in the history, an image block as Input::kImages and a file block as Input::kDocuments".
 TEST(Declarations, CarriedInputsScanOutgoingHistoryIncludingToolResults) {
     ConversationContext ctx;
     ctx.add_message(Message::outgoing_text("q"));
@@ -106,9 +106,9 @@ TEST(Declarations, CarriedInputsScanOutgoingHistoryIncludingToolResults) {
     EXPECT_THAT(ctx.carried_inputs(), ElementsAre(Input::kImages, Input::kDocuments));
 }
 
-// Seed 000: "ConversationContext.singleTurn(model, prompt, backstopTokens) builds the one-turn
-// task-call form - the model given, one user message, thinking off (IMMEDIATE), the answer capped
-// at the backstop".
+// conversation.24: "ConversationContext.singleTurn(model, prompt, backstopTokens) builds the
+// one-turn task-call form - the model given, one user message, thinking off (IMMEDIATE), the answer
+// capped at the backstop".
 TEST(Declarations, SingleTurnIsModelOneUserMessageImmediateAndTheBackstop) {
     ModelSpec spec;
     spec.id = "small-model";
@@ -122,7 +122,7 @@ TEST(Declarations, SingleTurnIsModelOneUserMessageImmediateAndTheBackstop) {
     EXPECT_EQ(m.requested_output_tokens, std::optional<std::int64_t>(512));
 }
 
-// Seed 000: "A restored conversation comes back UNBOUND ... getModel() before that throws."
+// conversation.21: "A restored conversation comes back UNBOUND ... getModel() before that throws."
 TEST(Declarations, ModelBeforeBindingThrows) {
     ConversationContext ctx("c-9");
     EXPECT_FALSE(ctx.has_model());
@@ -146,7 +146,7 @@ TEST(Declarations, SeatDeclarationsAreOptionalAndHoldARungOrATokenCount) {
     EXPECT_TRUE(ctx.compactable());
 }
 
-// Seed 000: "The first user message is ConversationContext.firstUserUtterance() - the first
+// conversation.23: "The first user message is first_user_utterance() - the first
 // message a HUMAN sent. ... the utterance scan skips it [an app-authored message]".
 TEST(Declarations, FirstUserUtteranceSkipsAppAuthoredAndToolResults) {
     ConversationContext ctx;

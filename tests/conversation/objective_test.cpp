@@ -1,4 +1,4 @@
-// The objective map and its freeze (seed 000 "The objective map", seed 003 "The objective").
+// The objective map and its freeze (conversation.10-16).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -28,8 +28,8 @@ void expect_logged_refusal(const LogCapture& log, int line, const std::string& w
     EXPECT_THAT(errors[0].message, HasSubstr("Stack trace:\n  #0 "));
 }
 
-// Seed 000: "putMainObjective replaces its value in place (a re-put keeps the slot's original
-// position, so a refresh never reorders the rendered prefix)".
+// conversation.11: "put_main_objective replaces its value in place (a re-put keeps the slot's
+// original position, so a refresh never reorders the rendered prefix)".
 TEST(ObjectiveMap, RePutReplacesInPlaceKeepingPosition) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "first task");
@@ -39,7 +39,7 @@ TEST(ObjectiveMap, RePutReplacesInPlaceKeepingPosition) {
     EXPECT_EQ(text_of(*ctx.objective_slot("task")), "second task");
 }
 
-// Seed 003: "A new key adds a slot after the others."
+// conversation.11: "A new key adds a slot after the others."
 TEST(ObjectiveMap, NewKeyAppends) {
     ConversationContext ctx;
     ctx.put_main_objective("a", "1");
@@ -48,7 +48,8 @@ TEST(ObjectiveMap, NewKeyAppends) {
     EXPECT_THAT(keys_of(ctx.main_objective()), ElementsAre("a", "b", "c"));
 }
 
-// Seed 000: "the values, in insertion order, ARE the system content - keys never reach the wire."
+// conversation.10: "the values, in insertion order, ARE the system content - keys never reach the
+// wire."
 TEST(ObjectiveMap, ValuesInOrderAreTheSystemTextAndKeysNeverReachTheWire) {
     ConversationContext ctx;
     ctx.put_main_objective("zz-key", "Answer questions.");
@@ -58,7 +59,7 @@ TEST(ObjectiveMap, ValuesInOrderAreTheSystemTextAndKeysNeverReachTheWire) {
     EXPECT_THAT(p.system_text(), ::testing::Not(HasSubstr("key")));
 }
 
-// Seed 000: "nukeMainObjective empties the map completely, framework slots included".
+// conversation.12: "nuke_main_objective empties the map completely, framework slots included".
 TEST(ObjectiveMap, NukeEmptiesFrameworkSlotsToo) {
     ConversationContext rendered;
     rendered.put_main_objective("task", "t");
@@ -74,7 +75,7 @@ TEST(ObjectiveMap, NukeEmptiesFrameworkSlotsToo) {
     EXPECT_TRUE(ctx.main_objective().empty());
 }
 
-// Seed 000: "Because these slots derive from what the conversation renders, a nuke does not
+// conversation.12: "Because these slots derive from what the conversation renders, a nuke does not
 // silence them: as long as the contract or the declarations remain, the next render re-places
 // them."
 TEST(ObjectiveMap, NukeDoesNotSilenceFrameworkSlotsTheNextRenderReplacesThem) {
@@ -88,7 +89,7 @@ TEST(ObjectiveMap, NukeDoesNotSilenceFrameworkSlotsTheNextRenderReplacesThem) {
     EXPECT_THAT(keys_of(ctx.main_objective()), ElementsAre("legend", "toolWeights", "tool:search"));
 }
 
-// Seed 000: "after it, a put whose value renders identically to the slot's is a silent no-op
+// conversation.14: "after it, a put whose value renders identically to the slot's is a silent no-op
 // (refreshes stay free forever)".
 TEST(ObjectiveFreeze, IdenticalRePutAfterFreezeIsSilent) {
     ConversationContext ctx;
@@ -100,8 +101,8 @@ TEST(ObjectiveFreeze, IdenticalRePutAfterFreezeIsSilent) {
     EXPECT_TRUE(log.errors().empty());
 }
 
-// Seed 000: "anything else - a divergent value, a new key, a nuke - is a loudly logged no-op,
-// stack trace included, because it would silently invalidate the cached prefix."
+// conversation.14: "anything else - a divergent value, a new key, a nuke - is a loudly logged
+// no-op, stack trace included, because it would silently invalidate the cached prefix."
 TEST(ObjectiveFreeze, DivergentValueAfterFreezeIsLoggedWithLocationAndStackAndNotApplied) {
     ConversationContext ctx("c-1");
     ctx.put_main_objective("task", "Answer questions.");
@@ -136,7 +137,7 @@ TEST(ObjectiveFreeze, NukeAfterFreezeIsLoggedAndNotApplied) {
     expect_logged_refusal(log, line, "nuke of the main objective");
 }
 
-// Seed 000: "The head freezes at the instance's first render" — not before it.
+// conversation.15: "The head freezes at the instance's first render" — not before it.
 TEST(ObjectiveFreeze, NoFreezeBeforeTheFirstRender) {
     ConversationContext ctx;
     LogCapture log;
@@ -149,8 +150,9 @@ TEST(ObjectiveFreeze, NoFreezeBeforeTheFirstRender) {
     EXPECT_TRUE(log.errors().empty());
 }
 
-// Seed 000: "The freeze is instance-lifetime and never persists: a restored conversation has not
-// rendered, has no warm provider cache to lose, and composes freely until its own first render".
+// conversation.15: "The freeze is instance-lifetime and never persists: a restored conversation has
+// not rendered, has no warm provider cache to lose, and composes freely until its own first
+// render".
 TEST(ObjectiveFreeze, RestoredConversationComposesFreelyUntilItsOwnFirstRender) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "old configuration");
@@ -167,7 +169,7 @@ TEST(ObjectiveFreeze, RestoredConversationComposesFreelyUntilItsOwnFirstRender) 
     EXPECT_EQ(log.errors().size(), 1U);
 }
 
-// Seed 000: "a restored conversation ... which is also how the framework slots of a restored
+// conversation.15: "a restored conversation ... which is also how the framework slots of a restored
 // conversation self-heal to the current constants."
 TEST(ObjectiveFreeze, RestoredFrameworkSlotsSelfHealToTheCurrentText) {
     ConversationParts parts;

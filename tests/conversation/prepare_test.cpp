@@ -1,5 +1,4 @@
-// The channel contract (seed 000 "The channel contract", "Transformation Pipeline", "Schema
-// stripping"; seed 003 "What one call sends").
+// The channel contract (docs/spec/channel.md, tools.20).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,7 +22,7 @@ using testing::text_of;
 const FixedContentFormatter kNative(true, true);
 const FixedContentFormatter kText(false, false);
 
-// Seed 000: "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing else."
+// channel.4: "Turns are TurnRole::kUser or TurnRole::kAssistant, nothing else."
 TEST(ChannelContract, OutgoingIsUserAndIncomingIsAssistant) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "t");
@@ -49,7 +48,7 @@ TEST(ChannelContract, OutgoingIsUserAndIncomingIsAssistant) {
     }
 }
 
-// Seed 000: "A message carrying any other role string is refused at the mapping (TurnRole.of),
+// channel.5: "A message carrying any other role string is refused at the mapping (TurnRole::of),
 // never silently relabelled."
 TEST(ChannelContract, TurnRoleOfRefusesAnyOtherRoleNamingIt) {
     EXPECT_EQ(TurnRole::of("user"), TurnRole::kUser);
@@ -66,7 +65,7 @@ TEST(ChannelContract, TurnRoleOfRefusesAnyOtherRoleNamingIt) {
     }
 }
 
-// Seed 000: "cacheMainObjective rides the prepared conversation as cacheSystem ... The flag
+// channel.10: "cacheMainObjective rides the prepared conversation as cacheSystem ... The flag
 // decides; the mere existence of system content does not."
 TEST(ChannelContract, CacheSystemFollowsCacheMainObjectiveTrueByDefault) {
     ConversationContext ctx;
@@ -77,7 +76,7 @@ TEST(ChannelContract, CacheSystemFollowsCacheMainObjectiveTrueByDefault) {
     EXPECT_FALSE(ctx.prepare_messages_for_llm(kNative, false).cache_system);
 }
 
-// Seed 000: "The artifact registry is data, not instruction - it derives from tool results - so
+// channel.9: "The artifact registry is data, not instruction - it derives from tool results - so
 // it rides a trailing user turn, never system."
 TEST(ChannelContract, ArtifactRegistryRidesATrailingUserTurn) {
     ConversationContext ctx;
@@ -101,7 +100,7 @@ TEST(ChannelContract, NoRegistryTurnWhenTheRegistryIsEmpty) {
     EXPECT_EQ(ctx.prepare_messages_for_llm(kNative, false).turns.size(), 1U);
 }
 
-// Seed 000 "Transformation Pipeline": "PojoBlock → ... → JsonBlock"; "Other blocks → pass
+// channel.7: "PojoBlock → ... → JsonBlock"; "Other blocks → pass
 // through".
 TEST(ChannelContract, PojoBlocksBecomeJsonBlocksAlsoInsideToolResultsAndTheHead) {
     ConversationContext ctx;
@@ -127,9 +126,8 @@ TEST(ChannelContract, PojoBlocksBecomeJsonBlocksAlsoInsideToolResultsAndTheHead)
     EXPECT_TRUE(ctx.messages()[2].blocks[1].is<PojoBlock>());
 }
 
-// Seed 000: "ConversationContext.prepareMessagesForLLM(formatter, thinkingActive) passes both
-// signals to the response handler"; seed 003: "The shape of the answer you declared ... is
-// appended to the outgoing message."
+// channel.8: prepare_messages_for_llm(formatter, thinking_active) passes both signals to the
+// response handler, and the shape of the answer declared is appended to the outgoing message.
 TEST(ChannelContract, ResponseInstructionsOfTheLastOutgoingMessageAreAppendedToItsTurn) {
     auto earlier = std::make_shared<RecordingHandler>(false, "EARLIER");
     auto last = std::make_shared<RecordingHandler>(false, "Answer as JSON.");
@@ -153,8 +151,8 @@ TEST(ChannelContract, EmptyResponseInstructionsAddNoBlock) {
     EXPECT_EQ(ctx.prepare_messages_for_llm(kNative, false).turns[0].blocks.size(), 1U);
 }
 
-// Seed 000: "at render, a conversation whose outgoing message carries a handler with
-// usesSchemaNotation() gets the legend under legend ... and a plain-prose conversation never
+// conversation.13: "at render, a conversation whose outgoing message carries a handler with
+// uses_schema_notation() gets the legend under legend ... and a plain-prose conversation never
 // carries it."
 TEST(FrameworkSlots, LegendPresentIffAnOutgoingMessageUsesTheNotation) {
     ConversationContext prose;
@@ -172,8 +170,8 @@ TEST(FrameworkSlots, LegendPresentIffAnOutgoingMessageUsesTheNotation) {
     EXPECT_EQ(p.system_text(), "t\n\n" + schema::notation_legend());
 }
 
-// Seed 000: "If the notation or a tool first appears after the freeze, its companion arrives as a
-// stream message at the point of appearance."
+// conversation.16: "If the notation or a tool first appears after the freeze, its companion arrives
+// as a stream message at the point of appearance."
 TEST(FrameworkSlots, LegendFirstNeededAfterTheFreezeArrivesBeforeTheMessageThatNeedsIt) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "t");
@@ -194,7 +192,7 @@ TEST(FrameworkSlots, LegendFirstNeededAfterTheFreezeArrivesBeforeTheMessageThatN
     EXPECT_EQ(ctx.messages().size(), 4U);
 }
 
-// Seed 000: first_user_utterance — "the first message a HUMAN sent"; stream companions are
+// conversation.23: first_user_utterance — "the first message a HUMAN sent"; stream companions are
 // app-authored, so they never become a title.
 TEST(FrameworkSlots, StreamCompanionsAreAppAuthoredAndNotTheUserUtterance) {
     ConversationContext ctx;

@@ -1,5 +1,4 @@
-// Tool declaration and announcement (seed 000 "Tool System", "The channel contract", seed 003
-// "How the tools and the answer are shown to the model").
+// Tool declaration and announcement (docs/spec/tools.md).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -21,7 +20,7 @@ using testing::tool;
 using testing::kNative;
 using testing::kText;
 
-// Seed 000: "Declarations are add-only: a name already declared is a no-op, whatever the new
+// tools.1: "Declarations are add-only: a name already declared is a no-op, whatever the new
 // declaration would produce".
 TEST(Tools, SecondDeclarationOfANameChangesNothing) {
     ConversationContext ctx;
@@ -36,7 +35,7 @@ TEST(Tools, SecondDeclarationOfANameChangesNothing) {
     EXPECT_EQ(slot->get_if<ToolDefinitionBlock>()->description, "first");
 }
 
-// Seed 000: "Conversion to the wire definition happens at the first render after the
+// tools.2: "Conversion to the wire definition happens at the first render after the
 // declaration, never eagerly".
 TEST(Tools, DeclaredButNotRenderedIsObservableAndConversionIsNotEager) {
     ConversationContext ctx;
@@ -67,7 +66,7 @@ TEST(Tools, RenderConvertsTheSchemaToItsCompactWireForm) {
     EXPECT_TRUE(ctx.pending_tools().empty());
 }
 
-// Seed 000: "at the conversation's first render the palette joins the head (under tool: keys,
+// tools.3: "at the conversation's first render the palette joins the head (under tool: keys,
 // preceded by the tool-weight guidance, which appears exactly when tools do)".
 TEST(Tools, FirstRenderPlacesPaletteInTheHeadAfterTheGuidance) {
     ConversationContext ctx;
@@ -82,8 +81,8 @@ TEST(Tools, FirstRenderPlacesPaletteInTheHeadAfterTheGuidance) {
     EXPECT_EQ(ctx.messages().size(), 1U);
 }
 
-// Seed 000: "The tool-weight guidance lands under toolWeights when declared tools first render,
-// and never for a tool-less conversation - a dangling "Available tools:" header primes weak
+// conversation.13: "The tool-weight guidance lands under toolWeights when declared tools first
+// render, and never for a tool-less conversation - a dangling "Available tools:" header primes weak
 // models."
 TEST(Tools, ToolLessConversationNeverCarriesTheGuidance) {
     ConversationContext ctx;
@@ -95,7 +94,7 @@ TEST(Tools, ToolLessConversationNeverCarriesTheGuidance) {
     EXPECT_EQ(p.turns.size(), 1U);
 }
 
-// Seed 000: "after that the head is frozen and a newly declared tool is a stream message at the
+// tools.4: "after that the head is frozen and a newly declared tool is a stream message at the
 // point of declaration, so the prefix ahead of it never moves and the transcript shows tools
 // appearing when they appeared."
 TEST(Tools, ToolDeclaredAfterTheFreezeArrivesAsStreamMessageAtItsPointOfDeclaration) {
@@ -136,8 +135,8 @@ TEST(Tools, ToolDeclaredAfterTheFreezeArrivesAsStreamMessageAtItsPointOfDeclarat
     EXPECT_EQ(ctx.messages().size(), 4U);
 }
 
-// Seed 000: "If the notation or a tool first appears after the freeze, its companion arrives as a
-// stream message at the point of appearance."
+// conversation.16: "If the notation or a tool first appears after the freeze, its companion arrives
+// as a stream message at the point of appearance."
 TEST(Tools, FirstToolAfterTheFreezeBringsTheGuidanceAsStreamMessage) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "t");
@@ -158,7 +157,7 @@ TEST(Tools, FirstToolAfterTheFreezeBringsTheGuidanceAsStreamMessage) {
     EXPECT_EQ(p.turns[2].blocks.size(), 1U);
 }
 
-// Seed 000: "The announced set derives from the conversation content itself, never a side
+// tools.5: "The announced set derives from the conversation content itself, never a side
 // field."
 TEST(Tools, AnnouncedSetDerivesFromTheContent) {
     ConversationParts parts;
@@ -180,7 +179,7 @@ TEST(Tools, AnnouncedSetDerivesFromTheContent) {
     EXPECT_NE(ctx.objective_slot("tool:search"), nullptr);
 }
 
-// Seed 000: "Every token count of a definition measures renderText, so the estimate and the
+// tools.12: "Every token count of a definition measures renderText, so the estimate and the
 // text-fallback wire cannot diverge."
 TEST(Tools, TextDialectSendsExactlyTheRenderedText) {
     const ToolDefinitionBlock def{"search", "[weight: light] Search.", R"({"type":"object"})"};
@@ -195,7 +194,7 @@ TEST(Tools, TextDialectSendsExactlyTheRenderedText) {
     EXPECT_EQ(text_of(p.system_blocks[1]), render_tool_definition_text(def));
 }
 
-// Seed 000: "the client sweeps ToolDefinitionBlocks from the prepared turns into the provider's
+// tools.10: "the client sweeps ToolDefinitionBlocks from the prepared turns into the provider's
 // tools parameter, and its own encoder suppresses the inline form."
 TEST(Tools, NativeDialectSweepsDefinitionsOutOfTheText) {
     ConversationContext ctx;

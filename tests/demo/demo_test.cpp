@@ -1,4 +1,4 @@
-// `nucleo demo` end to end (issue 8 item 4): the built binary with no provider key, so it starts
+// `nucleo demo` end to end: the built binary with no provider key, so it starts
 // the nucleo-emulator beside it, runs its scripted session over the source tree's docs/ and SQLite,
 // and stops everything. And the emulator's --exit-with-parent, which keeps a harness that dies
 // from leaving a server behind.

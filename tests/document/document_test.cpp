@@ -1,5 +1,5 @@
-// The conversation document v1 (DESIGN.md "The conversation document (schema_version 1)") and
-// issue 3 item 10 / "Bad input".
+// The conversation document v1 (conversation.30-32, docs/conversation-document.md) and its bad
+// input (conversation.31).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -119,7 +119,7 @@ ConversationParts every_kind() {
     return p;
 }
 
-// DESIGN.md: "A round trip is lossless for every block kind" (task) — write, read, write.
+// conversation.30: a round trip is lossless for every block kind — write, read, write.
 TEST(Document, RoundTripOfEveryBlockKindIsByteIdenticalAndLossless) {
     const ConversationParts original = every_kind();
     const std::string first = write_conversation_parts(original);
@@ -190,8 +190,8 @@ TEST(Document, WritingAJsonFieldThatIsNotJsonIsRefusedWithItsPosition) {
     }
 }
 
-// DESIGN.md: "A minimal document (fields left out take their defaults: compactable true, cache
-// false, app_authored false, cache_main_objective true)".
+// docs/conversation-document.md: a minimal document (fields left out take their defaults:
+// compactable true, cache false, app_authored false, cache_main_objective true).
 TEST(Document, TheMinimalExampleReadsWithTheDefaultsApplied) {
     const ConversationParts p = read_conversation_parts(fixture("minimal.json"));
     EXPECT_EQ(p.conversation_id, "c-42");
@@ -252,7 +252,7 @@ TEST(Document, UnknownFieldsAreIgnoredAtEveryLevel) {
     EXPECT_EQ(write_conversation_parts(p).find("mood"), std::string::npos);
 }
 
-// Issue 3 "Bad input": "An unknown role or block type ... refused with the position named".
+// conversation.31: an unknown role or block type is refused with the position named.
 TEST(Document, AnUnknownBlockTypeIsRefusedNamingItAndItsPosition) {
     EXPECT_EQ(refusal(fixture("bad_block_type.json")),
               "messages[3].blocks[1].type: unknown block type \"video\"");
@@ -290,8 +290,8 @@ TEST(Document, ADuplicateMessageIdIsRefusedNamingBothPositions) {
     EXPECT_EQ(refusal(json), "messages[2].id: duplicate message id \"m1\" (first at messages[0])");
 }
 
-// Issue 3: "a tool_result whose tool_use_id appears nowhere: refused with the position named,
-// never silently relabelled or dropped".
+// conversation.4: a tool_result whose tool_use_id appears nowhere is refused with the position
+// named, never silently relabelled or dropped.
 TEST(Document, AToolResultWhoseToolUseIdAppearsNowhereIsRefusedWithItsPosition) {
     const std::string json = with_messages(
         R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "q"}]},
@@ -302,7 +302,7 @@ TEST(Document, AToolResultWhoseToolUseIdAppearsNowhereIsRefusedWithItsPosition) 
               "which no tool_use in the document carries");
 }
 
-// Seed 000 "What Survives JVM Restart": "Message restoration drops any tool_result whose tool_use
+// persistence.20: "Message restoration drops any tool_result whose tool_use
 // id appears nowhere in the transcript" — the store-restore variant of the reader.
 TEST(Document, TheRestoreVariantDropsOrphanToolResultsAndNamesThem) {
     const std::string json = R"({"schema_version": 1,
@@ -413,8 +413,9 @@ TEST(Document, ToolAnnouncementIsDerivedFromContentOnWrite) {
         << text;
 }
 
-// Seed 000: "The freeze is instance-lifetime and never persists: a restored conversation has not
-// rendered, has no warm provider cache to lose, and composes freely until its own first render".
+// conversation.15: "The freeze is instance-lifetime and never persists: a restored conversation has
+// not rendered, has no warm provider cache to lose, and composes freely until its own first
+// render".
 TEST(Document, TheFreezeIsNeverPersisted) {
     ConversationContext live = read_conversation_document(fixture("minimal.json"));
     (void)live.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
@@ -428,7 +429,7 @@ TEST(Document, TheFreezeIsNeverPersisted) {
     EXPECT_TRUE(restored.put_main_objective("extra", std::string("Composes freely.")));
 }
 
-// Seed 000: "The announced set derives from the conversation content itself, never a side field".
+// tools.5: "The announced set derives from the conversation content itself, never a side field".
 TEST(Document, AfterARenderTheDocumentSaysWhereEachToolWasAnnounced) {
     ConversationContext live = read_conversation_document(fixture("minimal.json"));
     ConversationParts before = read_conversation_parts(write_conversation_document(live));

@@ -1,5 +1,5 @@
-// `nucleo render --in CONV.json --model ID --prepared` and `nucleo transcript` (issue 3 item 10,
-// "Bad input"): the CLI over the fixtures of tests/document/fixtures.
+// `nucleo render --in CONV.json --model ID --prepared` and `nucleo transcript` (channel.14, and
+// bad input): the CLI over the fixtures of tests/document/fixtures.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <sys/wait.h>
@@ -61,7 +61,7 @@ TEST(RenderCli, PreparedPrintsParseableJsonWithOnlyUserAndAssistantTurns) {
     ASSERT_FALSE(doc.HasParseError()) << run.out;
     ASSERT_TRUE(doc.IsObject());
 
-    // Seed 000: "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing else."
+    // channel.4: "Turns are TurnRole::kUser or TurnRole::kAssistant, nothing else."
     const auto& turns = doc["turns"];
     ASSERT_TRUE(turns.IsArray());
     ASSERT_GE(turns.Size(), 5U);

@@ -1,4 +1,4 @@
-// Black-box tests of nucleo-emulator (issue 4 item 8, issue 8 item 2): the real binary on a free
+// Black-box tests of nucleo-emulator (docs/emulator.md): the real binary on a free
 // loopback port, requests over HTTP, the providers' error texts, cache usage splits, deterministic
 // tool calls, faults and streams. The request bodies are checked against the providers' published
 // schemas with ../shared/tools/validate_wire.py when ../shared exists.
@@ -353,7 +353,7 @@ TEST_F(Emulator, AnthropicRoleAndContentRules) {
     EXPECT_EQ(
         anthropic_error(anthropic(R"({"model":"claude-emu","messages":[)" + user_text("q") + "]}")),
         "max_tokens: Field required");
-    // A tool_result is always first in its user turn (issue 4 item 4).
+    // A tool_result is always first in its user turn (channel.6).
     EXPECT_EQ(
         anthropic_error(anthropic(anthropic_body(
             "[" + user_text("q") +

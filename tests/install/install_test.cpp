@@ -1,9 +1,8 @@
-// Issue 2 item 1: "cmake --install installs headers, library, plugins, the command and a CMake
-// package, so find_package(nucleo) works for an out-of-tree host application and an out-of-tree
-// plugin. Prove it in the test suite: build examples/c-summarizer ... out of tree against the
-// installed package, load it, call it."
-// Issue 8 item 5: "a provider plugin written in plain C against plugin-api/ only ... built out of
-// tree ... built and run by the test suite": examples/c-provider, built the same way, loaded by
+// `cmake --install` installs headers, library, plugins, the command and a CMake package, so
+// find_package(nucleo) works for an out-of-tree host application and an out-of-tree plugin: the
+// suite builds examples/c-summarizer out of tree against the installed package, loads it, calls
+// it. abi.24: a provider plugin written in plain C against plugin-api/ only, built out of tree
+// and run by the test suite: examples/c-provider, built the same way, loaded by
 // PluginLoader and driven through ProviderClient against nucleo-emulator.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -153,7 +152,7 @@ TEST_F(Install, OutOfTreeHostApplicationLinksTheInstalledLibrary) {
     EXPECT_NE(out.find(R"("summary":"Hi. Error 7 in a.c.")"), std::string::npos) << out;
 }
 
-// ---- examples/host-agent: a C++ host running a two-tool agent (issue 8 item 5) ----------------
+// ---- examples/host-agent: a C++ host running a two-tool agent ---------------------------------
 
 TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
     const fs::path build = kWork / "host-agent";

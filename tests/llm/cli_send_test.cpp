@@ -1,5 +1,5 @@
 // `nucleo render` (the wire request) and `nucleo send` (one call) over a conversation document,
-// against the real nucleo-emulator with the shipped config (issue 4 item 9).
+// against the real nucleo-emulator with the shipped config.
 #include <gtest/gtest.h>
 
 #include <rapidjson/document.h>

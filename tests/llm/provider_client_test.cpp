@@ -1,6 +1,6 @@
 // ProviderClient against the real nucleo-emulator, through the real Anthropic dialect plugin
-// (issue 4: "End-to-end against the emulator: retries on each fault, truncation escalation and its
-// refusal at the ceiling, cache read tokens on the second call of a growing conversation").
+// (end to end against the emulator: retries on each fault, truncation escalation and its refusal
+// at the ceiling, cache read tokens on the second call of a growing conversation).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -86,7 +86,7 @@ TEST_F(ProviderClientTest, AnswerIsAppendedWithUsageAndCost) {
 }
 
 TEST_F(ProviderClientTest, AMissingKeyIsRefusedBeforeAnyRequest) {
-    // Issue 4 "Bad input": "A missing key or URL: a clear error before any request."
+    // Bad input: a missing key or URL is a clear error before any request.
     ProviderConfig no_key = config_;
     no_key.credentials.api_key.clear();
     ConversationContext c = conversation();
@@ -103,7 +103,7 @@ TEST_F(ProviderClientTest, AMissingKeyIsRefusedBeforeAnyRequest) {
 }
 
 TEST_F(ProviderClientTest, TheSecondCallOfAGrowingConversationReadsTheCache) {
-    // Seed 003 "Prompt caching": "a later request that begins with exactly the same content reads
+    // caching.8: "a later request that begins with exactly the same content reads
     // it from that cache"; the objective is cached by default.
     ConversationContext c = conversation(8000);
     ProviderClient pc = client();
@@ -133,8 +133,8 @@ TEST_F(ProviderClientTest, RetriesEachTransientFaultThenSucceeds) {
 }
 
 TEST_F(ProviderClientTest, TruncationEscalatesOnceToTheCeiling) {
-    // Seed 000: "On truncation ... bumps the SENT message's requestedOutputTokens to
-    // model.getMaxOutputTokens()" and the call is retried once.
+    // budget.7: "On truncation ... bumps the SENT message's requested_output_tokens to
+    // the model's max_output_tokens" and the call is retried once.
     ConversationContext c = conversation();
     c.set_output(std::int64_t{2});  // too small for any answer
     ProviderClient pc = client();
@@ -147,9 +147,9 @@ TEST_F(ProviderClientTest, TruncationEscalatesOnceToTheCeiling) {
 }
 
 TEST_F(ProviderClientTest, TruncationAtTheCeilingIsUncorrectableAndAppendsNothing) {
-    // Seed 000: "a call issued at the ceiling has nowhere to grow ... it surfaces as
-    // UncorrectableRuntimeLLMException". Issue 4: "A tool call cut off by truncation is never
-    // handed to a tool."
+    // budget.8: "a call issued at the ceiling has nowhere to grow ... it surfaces as
+    // UncorrectableRuntimeLLMException". budget.9: a tool call cut off by truncation is never
+    // handed to a tool.
     ConversationContext c = conversation();
     c.add_tool(ToolDefinitionBlock{"search_orders", "Search orders by text.",
                                    R"({"type":"object","properties":{"query":{"type":"string"}},"required":["query"]})"});

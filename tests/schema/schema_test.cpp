@@ -1,4 +1,4 @@
-// Schemas from C++ types: seed 000 "Schema Generation".
+// Schemas from C++ types (tools.30-34).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -34,7 +34,7 @@ std::string error_of(F&& f, ErrorKind kind = ErrorKind::kInvalidArgument) {
 }
 
 TEST(SchemaGeneration, SearchInputBecomesTheSeedsSchemaExactly) {
-    // Seed 000: "Becomes: {"type": "object", "properties": {"query": ..., "max_results": ...},
+    // tools.30: "Becomes: {"type": "object", "properties": {"query": ..., "max_results": ...},
     // "required": ["query"]}".
     const auto expected = parse(R"json({
       "type": "object",
@@ -49,7 +49,7 @@ TEST(SchemaGeneration, SearchInputBecomesTheSeedsSchemaExactly) {
 }
 
 TEST(SchemaGeneration, PropertyNamesAreTheFieldNamesInSnakeCase) {
-    // Seed 000: "Property names are the fields' names in snake_case".
+    // tools.31: "Property names are the fields' names in snake_case".
     EXPECT_EQ(schema::snake_case("maxResults"), "max_results");
     EXPECT_EQ(schema::snake_case("query"), "query");
     EXPECT_EQ(schema::snake_case("already_snake"), "already_snake");
@@ -63,7 +63,7 @@ TEST(SchemaGeneration, PropertyNamesAreTheFieldNamesInSnakeCase) {
 }
 
 TEST(SchemaGeneration, JsonPropertyRenamesAndJsonIgnoreLeavesOut) {
-    // Seed 000: "unless a @JsonProperty names the field otherwise; a @JsonIgnore field is left
+    // tools.31: "unless a @JsonProperty names the field otherwise; a @JsonIgnore field is left
     // out."
     const auto doc = parse(schema::json_schema<Ticket>());
     const auto& props = doc["properties"];
@@ -88,7 +88,7 @@ TEST(SchemaGeneration, JsonPropertyRenamesAndJsonIgnoreLeavesOut) {
 }
 
 TEST(SchemaGeneration, EnumPublishesAsStringWithEnumArrayAlsoInsideCollections) {
-    // Seed 000: "An enum-typed field publishes "type": "string" with an enum array of the
+    // tools.32: "An enum-typed field publishes "type": "string" with an enum array of the
     // constants in the form the serializer reads back (a collection of enums constrains its
     // items the same way)".
     const auto doc = parse(schema::json_schema<Ticket>());
@@ -110,7 +110,7 @@ TEST(SchemaGeneration, EnumPublishesAsStringWithEnumArrayAlsoInsideCollections) 
 }
 
 TEST(SchemaGeneration, ExamplesPublishAsTheStandardExamplesKeyword) {
-    // Seed 000: "@LLMExample values publish as the standard examples keyword".
+    // tools.32: "Example values publish as the standard examples keyword".
     const auto doc = parse(schema::json_schema<Ticket>());
     EXPECT_TRUE(doc["properties"]["title"]["examples"] == parse(R"(["Printer on fire"])"));
     EXPECT_TRUE(doc["properties"]["priority"]["examples"] == parse(R"(["HIGH"])"));
@@ -257,7 +257,7 @@ TEST(SchemaNotation, SearchInputInTheNotation) {
 }
 
 TEST(SchemaNotation, EnumIsTypeEnumWithTheConstantsUnderValues) {
-    // Seed 000: "In the notation the same field is @type enum with the constants under @values".
+    // tools.33: "In the notation the same field is @type enum with the constants under @values".
     const std::string text = schema::notation<Ticket>();
     EXPECT_NE(text.find("priority: @type enum @required\n"
                         "  @examples \"HIGH\"\n"
@@ -278,8 +278,7 @@ TEST(SchemaNotation, EnumIsTypeEnumWithTheConstantsUnderValues) {
 }
 
 TEST(SchemaNotation, LegendMentionsEveryKeywordTheNotationUses) {
-    // Seed 000: the constants under @values "which the legend
-    // (ConversationContext.SCHEMA_NOTATION_GUIDANCE) explains".
+    // tools.33: the constants under @values, which the legend (notation_legend()) explains.
     const std::string legend = schema::notation_legend();
     ASSERT_FALSE(legend.empty());
     std::set<std::string> used;

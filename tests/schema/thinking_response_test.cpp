@@ -1,5 +1,5 @@
-// The ThinkingResponse handler, schema stripping and thinking_active: seed 000 "Schema
-// stripping" and "How LLMs See Tools".
+// The ThinkingResponse handler, schema stripping and thinking_active (tools.13,
+// tools.20-22).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -23,7 +23,7 @@ struct Strip {
 class SchemaStripping : public ::testing::TestWithParam<Strip> {};
 
 TEST_P(SchemaStripping, DropsToolCallsWhenNativeAndReasoningWhenThinking) {
-    // Seed 000: "tool_calls is dropped when native tool calling is available" and "reasoning is
+    // tools.20: "tool_calls is dropped when native tool calling is available" and "reasoning is
     // dropped when thinkingActive is true ... The typed answer POJO's own nested reasoning is
     // dropped with it".
     const auto [native, thinking] = GetParam();
@@ -68,8 +68,8 @@ INSTANTIATE_TEST_SUITE_P(AllFour, SchemaStripping,
                          });
 
 TEST(ThinkingResponseHandler, NotationStyleAsksForTheLegendJsonSchemaStyleDoesNot) {
-    // Seed 000: "a conversation whose outgoing message carries a handler with
-    // usesSchemaNotation() gets the legend".
+    // conversation.13: "a conversation whose outgoing message carries a handler with
+    // uses_schema_notation() gets the legend".
     EXPECT_TRUE(ThinkingResponseHandler<Verdict>().uses_schema_notation());
     EXPECT_FALSE(ThinkingResponseHandler<Verdict>(SchemaStyle::kJsonSchema).uses_schema_notation());
     EXPECT_EQ(ThinkingResponseHandler<Verdict>(SchemaStyle::kJsonSchema)
@@ -79,7 +79,7 @@ TEST(ThinkingResponseHandler, NotationStyleAsksForTheLegendJsonSchemaStyleDoesNo
 }
 
 TEST(ThinkingMode, ThinkingActiveIsDepthNotImmediateAndAPositiveBudget) {
-    // Seed 000: "ThinkingMode.thinkingActive(model, depth) - the same predicate that gates the
+    // tools.21: "thinking_active(model, depth) - the same predicate that gates the
     // request-time thinking config".
     ModelSpec model;
     model.thinking_budget[Depth::kImmediate] = 4096;  // ignored: IMMEDIATE is thinking off
@@ -116,7 +116,7 @@ TEST(ThinkingResponseHandler, ParsesAnAnswerInsideAJsonFence) {
 }
 
 TEST(ThinkingResponseHandler, ParsesTextToolCallsWithRuntimeMintedIds) {
-    // Seed 000: "a call parsed out of the text gets an id minted by the runtime from the tool's
+    // tools.13: "a call parsed out of the text gets an id minted by the runtime from the tool's
     // name and its place in the turn, so its result can be recorded against it".
     const ThinkingResponseHandler<Verdict> handler;
     const auto parsed = handler.parse(
@@ -157,8 +157,8 @@ TEST(ThinkingResponseHandler, StrippedRequiredReasoningMayBeMissingFromTheAnswer
 }
 
 TEST(ThinkingResponseHandler, ParsingAMessageResolvesReasoningToTheThinkingBlock) {
-    // Seed 000: the envelope's prose reasoning "ThinkingResponseHandler.resolveReasoning() then
-    // discards" when a native thinking block came back.
+    // tools.22: the envelope's prose reasoning is discarded when a native thinking block came
+    // back.
     const ThinkingResponseHandler<Verdict> handler;
     Message m;
     m.direction = Direction::kIncoming;

@@ -11,7 +11,7 @@
 
 namespace nucleo::test {
 
-/// Seed 000 "Schema Generation": the SearchInput example.
+/// tools.30: the SearchInput example.
 struct SearchInput {
     std::string query;
     std::optional<int> maxResults;
@@ -38,7 +38,7 @@ struct Ticket {
     std::uint8_t small = 0;
 };
 
-/// A typed answer whose own nested reasoning must drop with the envelope's (seed 000).
+/// A typed answer whose own nested reasoning must drop with the envelope's (tools.20).
 struct Finding {
     std::string claim;
     std::string why;  // marked .reasoning()

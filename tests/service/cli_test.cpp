@@ -1,4 +1,4 @@
-// `nucleo conversations` (issue 6 item 7) over a sqlite file named by a config: a conversation
+// `nucleo conversations` over a sqlite file named by a config: a conversation
 // saved through ConversationService, then read, exported, imported and deleted by the command.
 #include <sys/wait.h>
 

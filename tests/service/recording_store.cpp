@@ -1,8 +1,9 @@
 // A test fixture "nucleo.store/1" plugin that RECORDS every call it receives (one line per call,
 // the method name, appended to the file named by config "log") and otherwise acts as an empty
 // store: reads miss (not found), create answers version 1, update answers the next version.
-// It lets the service tests assert which store calls a path made (seed 000: the temporary
-// default "does not consult the stores at all"; a later save is "a plain update with no reads").
+// It lets the service tests assert which store calls a path made (ownership.3: the temporary
+// default does not consult the stores at all; ownership.21: a later save is a plain update with no
+// reads).
 #include <fstream>
 #include <mutex>
 #include <string>

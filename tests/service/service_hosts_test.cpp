@@ -1,4 +1,4 @@
-// Many hosts, one conversation (issue 6 item 6) over REAL PostgreSQL (persistent) and Redis
+// Many hosts, one conversation (ownership.40-42) over REAL PostgreSQL (persistent) and Redis
 // (session + lease), started by the stores' CTest fixture: two processes contending, and a stale
 // writer refused after losing its lease.
 #include <cstdio>
@@ -43,7 +43,7 @@ std::string read_line(FILE* in) {
     return line;
 }
 
-// Issue 6: "A waiting host is handed the conversation when the owner releases."
+// ownership.40: a waiting host is handed the conversation when the owner releases.
 TEST(ManyHosts, TwoProcessesContendAndTheWaiterSeesTheOwnersSaves) {
     const std::string user = unique("user");
     ConversationService service(host_options("parent-host"));
@@ -77,8 +77,8 @@ TEST(ManyHosts, TwoProcessesContendAndTheWaiterSeesTheOwnersSaves) {
     EXPECT_EQ(saved->version, "4");
 }
 
-// Issue 6: "a writer whose lease was lost or taken over has its save refused, and no committed
-// save is ever silently lost."
+// ownership.42: a writer whose lease was lost or taken over has its save refused, and no
+// committed save is ever silently lost.
 TEST(ManyHosts, StaleWriterIsRefusedAfterLosingItsLease) {
     const std::string user = unique("user");
     auto slow_options = host_options("slow-host");

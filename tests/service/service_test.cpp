@@ -1,4 +1,4 @@
-// ConversationService in one process (seed 000 "ConversationService"): ownership between threads,
+// ConversationService in one process (docs/spec/ownership.md): ownership between threads,
 // the temporary default, the dual stores, the save discipline, release patterns, cleanup and
 // shutdown. Real stores: memory for pure logic, sqlite for durability, and the recording fixture
 // store for "which calls did this path make".
@@ -63,7 +63,7 @@ TEST(ConversationIdentity, MintedIdsAreReadableAndRandom) {
     EXPECT_EQ(t.conversation_id(), "job-1");  // the temporary default: keyed by the job id
     EXPECT_EQ(t.intent(), nucleo::ConversationIntent::kTemporary);
     const std::string a = t.mint_conversation_id();
-    // Seed 000: "e.g. ChatThinker-conv-a26f-52b01fa3bd75".
+    // ownership.1: "e.g. ChatThinker-conv-a26f-52b01fa3bd75".
     EXPECT_TRUE(std::regex_match(a, std::regex("ChatThinker-conv-[0-9a-f]{4}-[0-9a-f]{12}"))) << a;
     EXPECT_EQ(t.intent(), nucleo::ConversationIntent::kMinted);
     EXPECT_EQ(t.conversation_id(), a);
@@ -72,7 +72,7 @@ TEST(ConversationIdentity, MintedIdsAreReadableAndRandom) {
     EXPECT_EQ(t.intent(), nucleo::ConversationIntent::kAdopted);
 }
 
-// Seed 000: "an acquiring turn parks on the condition until the owner releases".
+// ownership.10: "an acquiring turn parks on the condition until the owner releases".
 TEST(ConversationOwnership, SecondThreadWaitsAndGetsTheFirstsMessages) {
     ConversationService service(memory_options());
     auto a = thinker("A");
@@ -128,7 +128,7 @@ TEST(ConversationOwnership, ReacquiresAtOnceWhenAlreadyItsOwn) {
     EXPECT_EQ(again.get(), first);
 }
 
-// Seed 000: "User-guarded: only the conversation's owner may reach it."
+// ownership.14: "User-guarded: only the conversation's owner may reach it."
 TEST(ConversationOwnership, OwningThinkerIsUserGuarded) {
     ConversationService service(memory_options());
     auto a = thinker("A", "alice");
@@ -146,7 +146,8 @@ TEST(ConversationOwnership, OwningThinkerIsUserGuarded) {
     EXPECT_EQ(service.owning_thinker(id, "alice"), nullptr);
 }
 
-// Seed 000: "obtainConversation does not consult the stores at all for the jobId-keyed default".
+// ownership.3: "obtain_conversation does not consult the stores at all for the job-id-keyed
+// default".
 TEST(TemporaryConversation, NeverTouchesAStore) {
     const std::string log = store_test::temp_sqlite_path() + ".log";
     nucleo::PluginLoader loader;
@@ -168,7 +169,7 @@ TEST(TemporaryConversation, NeverTouchesAStore) {
     std::filesystem::remove(log);
 }
 
-// Seed 000: "every other save is a plain update with no reads (ContextStore.saveContext)".
+// ownership.21: "every other save is a plain update with no reads (PersistentStore::update)".
 TEST(SaveDiscipline, LaterSavesAreUpdatesWithNoReads) {
     const std::string log = store_test::temp_sqlite_path() + ".log";
     nucleo::PluginLoader loader;
@@ -194,7 +195,7 @@ TEST(SaveDiscipline, LaterSavesAreUpdatesWithNoReads) {
     std::filesystem::remove(log);
 }
 
-// Seed 000: "The FIRST save of a minted conversation CREATES the durable record - titled and
+// ownership.21: "The FIRST save of a minted conversation CREATES the durable record - titled and
 // embedded from that first user message"; "the utterance scan skips [app-authored messages]".
 TEST(SaveDiscipline, FirstSaveCreatesTitledFromTheFirstHumanUtterance) {
     auto options = memory_options();
@@ -230,7 +231,7 @@ TEST(SaveDiscipline, FirstSaveCreatesTitledFromTheFirstHumanUtterance) {
     EXPECT_EQ(persistent.load("alice", id).messages.size(), 3u);
 }
 
-// Seed 000: "A missing row on update means the user deleted the conversation mid-turn: the save
+// ownership.22: "A missing row on update means the user deleted the conversation mid-turn: the save
 // fails loudly, never resurrects."
 TEST(SaveDiscipline, DeletedMidTurnFailsAndNeverResurrects) {
     auto options = memory_options();
@@ -263,7 +264,7 @@ TEST(SaveDiscipline, OnlyTheOwnerSaves) {
     EXPECT_EQ(error_kind([&] { service.save_conversation(*ctx, *a); }), ErrorKind::kOwnership);
 }
 
-// Seed 000 "Dual Stores": "ConversationService tries SessionStore first, falls back to
+// ownership.12: "ConversationService tries SessionStore first, falls back to
 // PersistentStore"; a save refreshes the session copy so it never serves stale data.
 TEST(DualStores, ReadThroughFillsTheSessionStoreAndASaveRefreshesIt) {
     auto options = memory_options();
@@ -361,7 +362,7 @@ TEST(DualStores, SqliteConversationSurvivesTheService) {
     std::filesystem::remove(path);
 }
 
-// Seed 000: "cancels the owning turn's whole WORKFLOW and lets that turn's own finally release
+// ownership.32: "cancels the owning turn's whole WORKFLOW and lets that turn's own finally release
 // the holder".
 TEST(ReleasePatterns, ForceReleaseCancelsTheOwnerWhoseCleanupReleases) {
     ConversationService service(memory_options());
@@ -384,7 +385,8 @@ TEST(ReleasePatterns, ForceReleaseCancelsTheOwnerWhoseCleanupReleases) {
     turn.join();
 }
 
-// Seed 000: "releaseAllForJob(jobId) evicts only conversations the job failed to release itself".
+// ownership.31: "releaseAllForJob(jobId) evicts only conversations the job failed to release
+// itself".
 TEST(ReleasePatterns, ReleaseAllForJobEvictsOnlyWhatTheJobStillOwns) {
     ConversationService service(memory_options());
     auto t = thinker("T");
@@ -399,7 +401,7 @@ TEST(ReleasePatterns, ReleaseAllForJobEvictsOnlyWhatTheJobStillOwns) {
     EXPECT_EQ(service.owning_thinker(leaked, "alice"), nullptr);
 }
 
-// Seed 000 "Periodic Cleanup": "Expired, unowned holders are evicted from memory".
+// ownership.33: "Expired, unowned holders are evicted from memory".
 TEST(Cleanup, EvictsExpiredUnownedHoldersByEachThinkersRetention) {
     ConversationService service(memory_options());
     auto brief = thinker("Brief");
@@ -431,7 +433,7 @@ TEST(Cleanup, BackgroundThreadStopsCleanly) {
     EXPECT_TRUE(service.stopping());
 }
 
-// Seed 000: "A request that arrives while it is stopping is refused at the door".
+// ownership.34: "A request that arrives while it is stopping is refused at the door".
 TEST(Shutdown, RefusesNewObtainsAndFailsWaitingOnes) {
     auto options = memory_options();
     options.acquire_timeout = 1h;

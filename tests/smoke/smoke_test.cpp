@@ -14,7 +14,7 @@ TEST(Content, BlockTypeNamesFollowTheDocument) {
 }
 
 TEST(Content, MessagesAreCompactableByDefault) {
-    // Seed 000: "Tool results can be compacted (default is true)".
+    // conversation.3: "Tool results can be compacted (default is true)".
     Message m = Message::outgoing_text("hello");
     EXPECT_TRUE(m.compactable);
     EXPECT_FALSE(m.cache);

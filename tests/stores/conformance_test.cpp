@@ -1,5 +1,5 @@
-// The conformance suite (issue 6 item 2: "each passing one shared conformance suite (the same
-// tests run against every store)"): the persistent surface over memory, sqlite and postgres; the
+// The conformance suite (persistence.1-10: every store passes one shared conformance suite, the
+// same tests run against every store): the persistent surface over memory, sqlite and postgres; the
 // session and lease surfaces over memory and redis. Real servers, no fakes.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -91,8 +91,8 @@ TEST_P(Persistent, CreateOfAnExistingIdIsRefused) {
     EXPECT_EQ(error_kind([&] { store().create(alice_, parts, "t"); }), ErrorKind::kInvalidArgument);
 }
 
-// Seed 000: "every conversation-addressed store operation takes the ACTING principal, and durable
-// stores enforce ownership under that identity" -- another user's id reads as not found.
+// persistence.3: "every conversation-addressed store operation takes the ACTING principal, and
+// durable stores enforce ownership under that identity" -- another user's id reads as not found.
 TEST_P(Persistent, AnotherUsersConversationReadsAsNotFoundOnEveryCall) {
     auto parts = conversation(unique("c"), 3);
     const std::string id = parts.conversation_id;
@@ -120,7 +120,7 @@ TEST_P(Persistent, AnotherUsersConversationReadsAsNotFoundOnEveryCall) {
     EXPECT_EQ(store().versions(alice_, id).size(), 1u);
 }
 
-// Seed 000 "Version History": every save is a version and loadVersion rebuilds it -- exactly.
+// persistence.30: every save is a version and load_version rebuilds it -- exactly.
 TEST_P(Persistent, EveryVersionRebuildsExactlyAsSaved) {
     ConversationParts saved = conversation(unique("c"), 6);
     std::vector<std::string> expected{compact(saved)};
@@ -179,8 +179,8 @@ TEST_P(Persistent, EveryVersionRebuildsExactlyAsSaved) {
               ErrorKind::kNotFound);
 }
 
-// Issue 6: "a save writes what changed since the last one (new messages, changed flags), not the
-// whole conversation again".
+// persistence.6: a save writes what changed since the last one (new messages, changed flags),
+// not the whole conversation again.
 TEST_P(Persistent, AnUpdateWritesOnlyTheChange) {
     ConversationParts saved = conversation(unique("c"), 200, 400);
     std::string version = store().create(alice_, saved, "big").version;
@@ -219,8 +219,8 @@ TEST_P(Persistent, AnUpdateWritesOnlyTheChange) {
     }
 }
 
-// Issue 6 item 5: "an update whose row is gone (deleted mid-turn) fails loudly and never
-// resurrects it".
+// persistence.7: an update whose row is gone (deleted mid-turn) fails loudly and never
+// resurrects it.
 TEST_P(Persistent, AnUpdateOfADeletedConversationFailsAndNeverResurrects) {
     ConversationParts saved = conversation(unique("c"), 3);
     const std::string version = store().create(alice_, saved, "t").version;
@@ -242,7 +242,8 @@ TEST_P(Persistent, AnUpdateOfADeletedConversationFailsAndNeverResurrects) {
               ErrorKind::kNotFound);
 }
 
-// DESIGN.md failure mode: "Two writers on one conversation, one update silently lost".
+// persistence.7, a failure mode peers have: two writers on one conversation, one update silently
+// lost.
 TEST_P(Persistent, AWriterBehindTheHeadVersionIsRefused) {
     ConversationParts saved = conversation(unique("c"), 2);
     const std::string v1 = store().create(alice_, saved, "t").version;
@@ -259,8 +260,8 @@ TEST_P(Persistent, AWriterBehindTheHeadVersionIsRefused) {
     EXPECT_EQ(store().load_document(alice_, saved.conversation_id), compact(first));
 }
 
-// Issue 6 item 6: "a writer whose lease was lost or taken over has its save refused, and no
-// committed save is ever silently lost".
+// ownership.42: a writer whose lease was lost or taken over has its save refused, and no
+// committed save is ever silently lost.
 TEST_P(Persistent, AStaleFencingTokenIsRefusedAfterTheLeaseIsTakenOver) {
     LeaseStore leases(make_store("redis"));
     ConversationParts saved = conversation(unique("c"), 2);
@@ -336,7 +337,7 @@ TEST_P(Persistent, ListPagesThroughAUsersConversationsInCreationOrder) {
     EXPECT_EQ(seen, ids);
 }
 
-// Issue 6 tests: "ids with quotes, NULs and 10 KB lengths handled (prepared statements only)".
+// persistence.5: ids with quotes, NULs and 10 KB lengths handled (prepared statements only).
 TEST_P(Persistent, IdsWithQuotesNulsAndTenKilobytesAreKeptExactly) {
     const std::string quoted = unique("it's \"quoted\"; DROP TABLE conversations; --");
     const std::string long_id = unique("long") + std::string(10 * 1024, 'x');

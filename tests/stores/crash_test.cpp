@@ -1,5 +1,5 @@
-// Issue 6: "`kill -9` of a host in the middle of a save leaves the last committed version
-// loadable". A child process saves in a loop (store_saver); the parent kills it with SIGKILL while
+// persistence.8: `kill -9` of a host in the middle of a save leaves the last committed version
+// loadable. A child process saves in a loop (store_saver); the parent kills it with SIGKILL while
 // it saves, then loads with a fresh store instance.
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
-// SnapshotDelta (the `changes` of an incremental save) and the restore rule of seed 000 "What
-// Survives JVM Restart", through the memory store where a store is needed.
+// SnapshotDelta (the `changes` of an incremental save) and the restore rule (persistence.20-22),
+// through the memory store where a store is needed.
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -81,7 +81,7 @@ TEST(SnapshotDelta, ADeclaredToolAnnouncedInAMessageChangesTheToolsField) {
         << delta.changes_json();
 }
 
-// ---- restore (seed 000 "What Survives JVM Restart") ----
+// ---- restore (persistence.20-22) ----
 
 struct CapturedLog {
     std::mutex mu;
@@ -96,8 +96,8 @@ struct CapturedLog {
     ~CapturedLog() { nucleo::log::set_sink({}); }
 };
 
-// An orphan-poisoned snapshot as it may sit in a store (DESIGN.md: "A stored conversation poisoned
-// by an orphan so every later turn fails").
+// An orphan-poisoned snapshot as it may sit in a store (a failure mode peers have: a stored
+// conversation poisoned by an orphan so every later turn fails).
 const char* kPoisoned = R"({"schema_version":1,"conversation_id":"c-orphans","user_id":"u",
  "prior_spec_id":"anthropic/claude-sonnet",
  "messages":[
@@ -110,8 +110,8 @@ const char* kPoisoned = R"({"schema_version":1,"conversation_id":"c-orphans","us
      {"type":"tool_result","tool_use_id":"toolu_gone2","content":[{"type":"text","text":"x"}]}]},
   {"id":"m5","direction":"incoming","blocks":[{"type":"text","text":"It shipped."}]}]})";
 
-// Seed 000: "Message restoration drops any tool_result whose tool_use id appears nowhere in the
-// transcript: a provider refuses the WHOLE conversation over one such orphan".
+// persistence.20: "Message restoration drops any tool_result whose tool_use id appears nowhere in
+// the transcript: a provider refuses the WHOLE conversation over one such orphan".
 TEST(Restore, OrphanToolResultsAreDroppedAndLoggedOnceWithTheirIds) {
     EXPECT_THROW((void)nucleo::read_conversation_parts(kPoisoned), nucleo::Error)
         << "the strict reader refuses; the restore path must not";
@@ -138,8 +138,8 @@ TEST(Restore, ACleanSnapshotIsReadAsIsWithoutAWarning) {
     EXPECT_TRUE(log.warnings.empty());
 }
 
-// Seed 000: "A restored conversation comes back UNBOUND: the snapshot stores the declaration and
-// the spec that last served it (as priorSpecId ...), never a live binding".
+// persistence.22: "A restored conversation comes back UNBOUND: the snapshot stores the declaration
+// and the spec that last served it (as priorSpecId ...), never a live binding".
 TEST(Restore, AConversationLoadedFromAStoreComesBackUnboundWithItsPriorSpecId) {
     nucleo::PersistentStore store(store_test::make_store("memory"));
     // The store keeps what it is given; the poisoned snapshot goes in through the raw slot.

@@ -1,5 +1,6 @@
-// Issue 6: "PostgreSQL restarted mid-run: the save in flight fails loudly, the next one succeeds
-// after reconnect". Runs alone (RUN_SERIAL): the restart cuts every connection to the server.
+// persistence.8: PostgreSQL restarted mid-run: the save in flight fails loudly, the next one
+// succeeds after reconnect. Runs alone (RUN_SERIAL): the restart cuts every connection to the
+// server.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
-// The PostgreSQL store's schema (issue 6 item 2): "schema created and migrated by numbered,
-// idempotent migrations that fail closed on a partial schema". Each test works in a fresh schema
+// The PostgreSQL store's schema (persistence.9): created and migrated by numbered, idempotent
+// migrations that fail closed on a partial schema. Each test works in a fresh schema
 // of the services' database (search_path through the URL's options).
 #include <gtest/gtest.h>
 #include <libpq-fe.h>

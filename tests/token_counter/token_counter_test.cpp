@@ -1,4 +1,4 @@
-// TokenCounter (seed 000 "Token Tracking", issue 5 item 2).
+// TokenCounter (tokens.10-14).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -24,7 +24,7 @@ ConversationContext conversation(int messages) {
 }
 
 TEST(TokenCounter, ASecondCountOfAnUnchangedConversationHitsTheCache) {
-    // Issue 5: "per-message counts are memoized by content".
+    // tokens.14: per-message counts are memoized by content.
     TokenCounter counter(o200k());
     const ConversationContext c = conversation(50);
     const std::int64_t first = counter.total_tokens(c);
@@ -37,8 +37,8 @@ TEST(TokenCounter, ASecondCountOfAnUnchangedConversationHitsTheCache) {
 }
 
 TEST(TokenCounter, AppendingOneMessageCountsOneMessage) {
-    // Issue 5: "appending one message to a 10,000-message conversation and asking again costs
-    // about the new message alone".
+    // tokens.14: appending one message to a 10,000-message conversation and asking again costs
+    // about the new message alone.
     TokenCounter counter(o200k());
     ConversationContext c = conversation(200);
     const std::int64_t before = counter.total_tokens(c);
@@ -80,8 +80,8 @@ TEST(TokenCounter, TotalsStayFreshAfterTheListIsRewritten) {
 }
 
 TEST(TokenCounter, TheObjectiveIsCountedOnItsRenderedStringWithoutFreezing) {
-    // Seed 000: "The objective and the artifact registry are counted on the strings
-    // prepareMessagesForLLM would send".
+    // tokens.11: "The objective and the artifact registry are counted on the strings
+    // prepare_messages_for_llm would send".
     TokenCounter counter(o200k());
     ConversationContext c("c", "u");
     c.put_main_objective("task", "Answer questions about orders.");
@@ -94,8 +94,8 @@ TEST(TokenCounter, TheObjectiveIsCountedOnItsRenderedStringWithoutFreezing) {
 }
 
 TEST(TokenCounter, ToolDefinitionsAreCountedOnTheirRenderedText) {
-    // Seed 000: tool definitions on render_tool_definition_text, "so the estimate and the
-    // text-fallback wire cannot diverge".
+    // tokens.12: tool definitions on render_tool_definition_text, so the estimate and the
+    // text-fallback wire cannot diverge.
     TokenCounter counter(o200k());
     ConversationContext c("c", "u");
     const ToolDefinitionBlock def{"search_orders", "Search orders by text.",

@@ -1,4 +1,4 @@
-// Transcript::render — seed 000 "Reading a conversation as text". Each test pins one clause of:
+// Transcript::render (conversation.33). Each test pins one clause of:
 // "every message under its role, in order - the text as said, each tool call with its name and
 // arguments, each tool result against the call it answers (an error result marked), an admitted
 // skill by name, an attachment by kind. Thinking blocks are left out (the provider's channel,
@@ -119,8 +119,8 @@ TEST(Transcript, JsonAndPojoBlocksReadAsSaid) {
     EXPECT_EQ(text, "assistant:\n{\"a\":1}\nOrder {\"id\":42}\n");
 }
 
-// Seed 000 "Structural non-leakage": "The objective is model input that no ... transcript replay
-// ... ever ships as conversation content."
+// conversation.33: the objective is model input that no transcript replay ever ships as
+// conversation content.
 TEST(Transcript, RendersAConversationWithoutItsObjective) {
     ConversationContext conversation("c-1", "alice");
     conversation.put_main_objective("task", std::string("SECRET standing instruction"));

@@ -1,5 +1,5 @@
-// The per-model rate limiter (issue 4 item 5; seed 000 "Output Budget Resolution": the reservation
-// is the conversation's input tokens plus the output reserve). Time is passed in explicitly, so no
+// The per-model rate limiter (limits.3; budget.6: the reservation is the
+// conversation's input tokens plus the output reserve). Time is passed in explicitly, so no
 // test waits on the clock.
 #include <gtest/gtest.h>
 

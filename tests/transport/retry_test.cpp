@@ -1,5 +1,5 @@
-// Retry policy of the core transport (issue 4 item 5: retries with backoff that honour Retry-After
-// on 429, 5xx and overloaded).
+// Retry policy of the core transport (limits.1: retries with backoff that honour Retry-After on
+// 429, 5xx and overloaded).
 #include <gtest/gtest.h>
 
 #include <chrono>

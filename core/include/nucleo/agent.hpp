@@ -1,13 +1,13 @@
-// The agent loop: the seeds' ChatThinker role as a C++ API (issue 8 item 1).
+// The agent loop: a chat thinker as a C++ API.
 //
 // One turn: the user's message in, a model call, the model's tool calls executed against tools the
-// host registered as typed C++ callables, repeated until a final answer or the round limit. Seed
-// 000 "Compaction": the user's messages and the final answers are non-compactable; "Tool System":
-// the palette is declared through add_tools (add-only); seed 001: the window is checked and the
-// conversation compacted before every call; seed 000 "Output Budget Resolution": budgets are
-// resolved and truncation escalated through ProviderClient::call's one retry path; seed 000 "The
-// Save Discipline": a turn on a conversation obtained from ConversationService saves at every
-// boundary (user message in, answer out, abnormal end) and releases it.
+// host registered as typed C++ callables, repeated until a final answer or the round limit
+// (limits.20). The user's messages and the final answers are non-compactable (compaction.31); the
+// palette is declared through add_tools (add-only, tools.1); the window is checked and the
+// conversation compacted before every call (compaction.4); budgets are resolved and truncation
+// escalated through ProviderClient::call's one retry path (budget.1, budget.7); a turn on a
+// conversation obtained from ConversationService saves at every boundary (user message in, answer
+// out, abnormal end) and releases it (ownership.20, ownership.30).
 #pragma once
 
 #include <chrono>
@@ -34,8 +34,8 @@
 
 namespace nucleo {
 
-/// What a tool returned for one call (seed 000 ToolResultBlock). `is_error` marks a failure the
-/// model should see as one ("an error result marked", seed 000 "Reading a conversation as text").
+/// What a tool returned for one call (a ToolResultBlock's content). `is_error` marks a failure the
+/// model should see as one (a transcript marks it too: conversation.33).
 struct ToolOutput {
     std::string text;
     bool is_error = false;
@@ -46,7 +46,7 @@ struct ToolOutput {
 
 /// One registered tool: its wire definition (input schema from the schema facility) and the
 /// callable that runs it on the call's input JSON. A callable may throw: the loop turns any
-/// exception into an is_error result carrying its message, never a crash (issue 8 item 1).
+/// exception into an is_error result carrying its message, never a crash.
 /// Thread rule: a tool runs on the turn's thread, one call at a time.
 struct AgentTool {
     ToolDefinitionBlock definition;
@@ -105,7 +105,7 @@ enum class TurnEnd {
 };
 const char* to_string(TurnEnd end) noexcept;
 
-/// The per-turn report the CLI shows (issue 8 item 3 `/cost`): tokens, cache reads and writes,
+/// The per-turn report the CLI's `/cost` shows: tokens, cache reads and writes,
 /// cost, rounds and the compaction level.
 struct TurnReport {
     TurnEnd end = TurnEnd::kFinalAnswer;
@@ -121,12 +121,12 @@ struct TurnReport {
     std::vector<RoundReport> round_reports;
     std::chrono::microseconds elapsed{0};
 
-    /// Cache reads over everything the provider read (seed 000 getCacheHitRate, over the turn).
+    /// Cache reads over everything the provider read (caching.9, over the turn).
     [[nodiscard]] double cache_hit_rate() const noexcept;
 };
 
-/// Totals over every turn an Agent ran (issue 8 item 3 `/cost`: "tokens, cache hit rate and spend
-/// so far").
+/// Totals over every turn an Agent ran (the CLI's `/cost`: tokens, cache hit rate and spend so
+/// far).
 struct UsageTotals {
     int turns = 0;
     int rounds = 0;
@@ -140,7 +140,7 @@ struct UsageTotals {
     [[nodiscard]] double cache_hit_rate() const noexcept;
 };
 
-/// The host's view of a running turn (issue 8: "exposed to host code as callbacks"). Every member
+/// The host's view of a running turn, exposed to host code as callbacks. Every member
 /// is optional; all run on the turn's thread. Text and thinking deltas arrive as the provider
 /// streams them when the dialect streams; otherwise each answer's text is delivered whole after
 /// its call. A callback that throws ends the turn as an abnormal end (saved, then rethrown).
@@ -162,10 +162,10 @@ struct AgentOptions {
     /// turn as kRoundLimit (the tool results of the last round are in the conversation, so the
     /// next turn can continue).
     int max_rounds = 8;
-    /// Seed 001: the window check before every call. Null: no compaction; the hard context is
+    /// compaction.4: the window check before every call. Null: no compaction; the hard context is
     /// still the provider's to refuse.
     std::shared_ptr<ContextWindowManager> window;
-    /// Layer 3 of the budget and depth chains (seed 000), passed to every call.
+    /// Layer 3 of the budget and depth chains (budget.1, budget.4), passed to every call.
     BindingDeclarations binding;
     /// Headers added to every request (tracing ids; the emulator's scripting in tests).
     HttpHeaders extra_headers;
@@ -176,15 +176,16 @@ struct AgentOptions {
     /// The main objective put under the "task" slot of a conversation that has none (a put is
     /// idempotent and refused after the freeze, so a resumed conversation keeps its own).
     std::string objective;
-    /// Seed 003 setCacheAllMessages(true): every message the agent sends is marked for caching.
+    /// caching.8: every message the agent sends is marked for caching.
     bool cache_all_messages = false;
 };
 
-/// The agent loop (seed ChatThinker role). Holds the tools, the client and the model; a turn runs
+/// The agent loop (a chat thinker). Holds the tools, the client and the model; a turn runs
 /// on a conversation the caller owns. Calls of the artifact tools a conversation with artifacts
-/// declares (get_artifact_field, search_artifact_content; seed 000 "Artifact Integration") are
-/// answered from its registry unless the host registered a tool of that name. Thread rule: an Agent may run turns on different
-/// conversations concurrently only if its tools are thread-safe; the totals are guarded.
+/// declares (get_artifact_field, search_artifact_content; tools.14) are
+/// answered from its registry unless the host registered a tool of that name. Thread rule: an Agent
+/// may run turns on different conversations concurrently only if its tools are thread-safe; the
+/// totals are guarded.
 class Agent {
   public:
     Agent(ProviderClient& client, ModelSpec model, AgentOptions options = {});

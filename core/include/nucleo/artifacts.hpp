@@ -1,9 +1,10 @@
 // Artifacts: data the tools produced, kept exactly as it came out.
 //
-// Seed 000 "Artifact Integration": "Artifacts use dual channels: LLM sees data for reasoning, but
-// data travels intact via registry." The model sees a reference («artifact:TYPE~SHORTID») where
-// the artifact sat, summaries of its long fields, and the registry dump (a trailing user turn);
-// the full data stays here and is reached through get_artifact_field / search_artifact_content.
+// Artifacts travel on two channels (docs/spec/artifacts.md): the model sees data for reasoning, but
+// the data travels intact in the registry. The model sees a reference («artifact:TYPE~SHORTID»)
+// where the artifact sat, summaries of its long fields, and the registry dump (a trailing user
+// turn); the full data stays here and is reached through get_artifact_field /
+// search_artifact_content.
 //
 // Declaring an artifact type reuses the schema facility (nucleo/schema.hpp):
 //
@@ -46,13 +47,13 @@ class SummarizerInstance;
 /// The JSON member naming an artifact's type alias, and the one a reference replaces it with.
 inline constexpr std::string_view kArtifactMarker = "@artifact";
 inline constexpr std::string_view kArtifactRefKey = "@ref";
-/// The alias of every list artifact (seed 000 "ListArtifact"); its iterand type rides in
+/// The alias of every list artifact (artifacts.1); its iterand type rides in
 /// "iterand_type".
 inline constexpr std::string_view kArtifactListAlias = "list";
 
-/// Seed 000 ListArtifact: an artifact holding iterands of one declared artifact type. Its JSON is
-/// {"@artifact":"list","iterand_type":ALIAS,"items":[...]}; each iterand is itself an artifact of
-/// the reachable tier.
+/// A list artifact (artifacts.1): an artifact holding iterands of one declared artifact type. Its
+/// JSON is {"@artifact":"list","iterand_type":ALIAS,"items":[...]}; each iterand is itself an
+/// artifact of the reachable tier.
 template <typename T>
 struct ArtifactList {
     std::string iterand_type{Describe<T>::artifact_alias};
@@ -81,10 +82,10 @@ struct Artifact {
     bool operator==(const Artifact&) const = default;
 };
 
-/// The type registry (seed 000 "type from each iterand's own ref alias"): declared artifact types
-/// by alias and described object types by name, process-wide, so a document read anywhere can
-/// resolve them. Thread-safe. Declaring is idempotent (an alias or name keeps its first
-/// declaration); declare at start-up, before reading documents.
+/// The type registry (artifacts.2, persistence.24: each iterand's type from its own reference
+/// alias): declared artifact types by alias and described object types by name, process-wide, so a
+/// document read anywhere can resolve them. Thread-safe. Declaring is idempotent (an alias or name
+/// keeps its first declaration); declare at start-up, before reading documents.
 class ArtifactTypes {
   public:
     /// Declares `node` (an artifact when it has an artifact_alias; always by its name when it has
@@ -112,8 +113,8 @@ PojoBlock pojo_block(const T& value) {
     return PojoBlock{node.name, schema::write_json(node, &value)};
 }
 
-/// What turns a long summarizable field into its summary (seed 000 "Summarizes @LLMSummarizable
-/// fields via the provided Summarizer"). The host supplies one; see default_artifact_summarizer.
+/// What turns a long summarizable field into its summary (artifacts.6, artifacts.8). The host
+/// supplies one; see default_artifact_summarizer.
 class ArtifactSummarizer {
   public:
     virtual ~ArtifactSummarizer() = default;
@@ -132,8 +133,8 @@ class TruncatingSummarizer final : public ArtifactSummarizer {
 /// target_chars / 4 tokens and returns the plugin's "summary".
 std::shared_ptr<const ArtifactSummarizer> plugin_artifact_summarizer(SummarizerInstance instance);
 
-/// Decision (issue 7): the configured summarizer plugin (nucleo.yaml `summarizer`) when there is
-/// one, loaded through `loader`; otherwise the TruncatingSummarizer, so a conversation never
+/// Decision (artifacts.8): the configured summarizer plugin (nucleo.yaml `summarizer`) when there
+/// is one, loaded through `loader`; otherwise the TruncatingSummarizer, so a conversation never
 /// needs a model to show its artifacts. A registry with no summarizer set uses the latter.
 std::shared_ptr<const ArtifactSummarizer> default_artifact_summarizer(const Config& config,
                                                                       const PluginLoader& loader);
@@ -147,20 +148,20 @@ struct ArtifactMatch {
     bool operator==(const ArtifactMatch&) const = default;
 };
 
-/// The artifacts of one conversation (seed 000 "Registry Dump", "Reachable artifacts stay
-/// bounded"), in two tiers: the registered tier (what tools returned and what was registered
-/// directly), in registration order, and the reachable tier (iterands of registered lists and
-/// artifacts nested in registered artifacts' fields), which get() resolves and search covers but
-/// the dump does not list.
+/// The artifacts of one conversation (artifacts.5, artifacts.7: reachable
+/// artifacts stay bounded), in two tiers: the registered tier (what tools returned and what was
+/// registered directly), in registration order, and the reachable tier (iterands of registered
+/// lists and artifacts nested in registered artifacts' fields), which get() resolves and search
+/// covers but the dump does not list.
 ///
-/// References follow the seed's format, «artifact:TYPE~SHORTID». Decision: SHORTID is the first 6
+/// References have the form «artifact:TYPE~SHORTID» (artifacts.3). Decision: SHORTID is the first 6
 /// hex digits of a 64-bit FNV-1a hash of the type and the compact JSON value, lengthened one digit
 /// at a time only when a different artifact already holds that id; so the same content registered
 /// twice gets the same reference (and one entry). Restore keeps stored references verbatim.
 ///
 /// Thread rule: const calls may run concurrently (the summary caches they fill are locked: the
 /// token counter counts one conversation from several threads); a non-const call needs the one
-/// owner (seed 000 "Exclusive Ownership").
+/// owner (ownership.10).
 class ArtifactRegistry {
   public:
     /// Registers an artifact and returns its reference; artifacts nested in `value_json`
@@ -200,11 +201,11 @@ class ArtifactRegistry {
     /// True when `ref` is in the reachable tier.
     [[nodiscard]] bool reachable(std::string_view ref) const noexcept;
 
-    /// Seed 000 getAllArtifacts(): the registered tier, in registration order.
+    /// artifacts.5: the registered tier, in registration order.
     [[nodiscard]] const std::vector<Artifact>& all_artifacts() const noexcept { return artifacts_; }
-    /// Seed 000 getAllArtifactsIncludingReachable(): the registered tier, then the reachable one.
+    /// artifacts.5: the registered tier, then the reachable one.
     [[nodiscard]] std::vector<const Artifact*> all_artifacts_including_reachable() const;
-    /// Seed 000 search_artifact_content: every string value containing `query`,
+    /// search_artifact_content (artifacts.9): every string value containing `query`,
     /// case-insensitively (ASCII), across both tiers; a nested artifact's fields are reported
     /// under its own reference. At most `limit` matches.
     [[nodiscard]] std::vector<ArtifactMatch> search(std::string_view query,
@@ -217,13 +218,13 @@ class ArtifactRegistry {
     /// empties the summary caches.
     void set_summarizer(std::shared_ptr<const ArtifactSummarizer> summarizer);
 
-    /// Seed 000 writeSummarized: one artifact as the model sees it — "@artifact" dropped, nested
+    /// artifacts.6: one artifact as the model sees it — "@artifact" dropped, nested
     /// artifacts as {"@ref": ...}, long summarizable fields as "[SUMMARY: N chars] ...", and a
     /// list as its digest {"iterand_type", "count", "head": [first kDigestHead iterands]}.
     /// Cached per artifact: the second call costs no summarizer call.
     [[nodiscard]] const std::string& write_summarized(const Artifact& artifact) const;
 
-    /// Seed 000 "Registry Dump": the header and its two guidance lines, then per registered
+    /// The registry turn (artifacts.7): the header and its two guidance lines, then per registered
     /// artifact its reference on one line and write_summarized() on the next, artifacts separated
     /// by a blank line:
     ///
@@ -238,7 +239,7 @@ class ArtifactRegistry {
     /// Empty string when the registry is empty. Cached until the registry changes.
     [[nodiscard]] const std::string& build_artifact_registry_section() const;
 
-    /// Seed 000 writeSummarizedWithRefs: one pass over a PojoBlock that registers every artifact
+    /// artifacts.6: one pass over a PojoBlock that registers every artifact
     /// it meets (registered tier), replaces each with {"@ref": "«artifact:…»"} at any depth, and
     /// replaces each long summarizable field of the block's described type (found by type_name)
     /// with "[SUMMARY: N chars] ...". Cached per block content.
@@ -284,11 +285,12 @@ class ArtifactRegistry {
     std::uint64_t epoch_;
 };
 
-/// The reference format of seed 000 "Reference Format": «artifact:TYPE~SHORTID».
+/// The reference format (artifacts.3): «artifact:TYPE~SHORTID».
 std::string make_artifact_ref(std::string_view type, std::string_view short_id);
 
-/// Seed 000 tools: get_artifact_field(ref, fieldName) and search_artifact_content(query), declared
-/// to a conversation that has artifacts; schemas from the schema facility.
+/// The artifact tools (tools.14, artifacts.9): get_artifact_field(ref, fieldName) and
+/// search_artifact_content(query), declared to a conversation that has artifacts; schemas from the
+/// schema facility.
 inline constexpr std::string_view kGetArtifactFieldTool = "get_artifact_field";
 inline constexpr std::string_view kSearchArtifactContentTool = "search_artifact_content";
 std::vector<ToolDefinitionBlock> artifact_tool_definitions();

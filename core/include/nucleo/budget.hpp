@@ -1,11 +1,11 @@
 // Output budget resolution: how much the next call may answer, and what it reserves.
 //
-// Seed 000 "Output Budget Resolution": resolveOutputBudget() is "the single source of truth for the
-// output-token budget of the next LLM call. Three declaration layers and no default", capped at the
-// model's max output; outputReserve(spec) adds the reasoning headroom and clamps at the ceiling,
-// and the same number is both the rate-limiter reservation's output part and the wire max_tokens.
-// On truncation the SENT message's budget is raised to the ceiling and the call retried once; a
-// call already at the ceiling fails as uncorrectable.
+// docs/spec/output-budget.md: resolve_output_budget() is the single source of truth for the
+// output-token budget of the next LLM call, three declaration layers and no default (budget.1,
+// budget.2), capped at the model's max output (budget.3); outputReserve(spec) adds the reasoning
+// headroom and clamps at the ceiling, and the same number is both the rate-limiter reservation's
+// output part and the wire max_tokens. On truncation the SENT message's budget is raised to the
+// ceiling and the call retried once; a call already at the ceiling fails as uncorrectable.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +18,15 @@
 
 namespace nucleo {
 
-/// The wired binding's declarations: layer 3 of the chain (seed 000: "a job that attached its
-/// priced binding declared the output in its model requirement"), and the last layer of the depth
+/// The wired binding's declarations: layer 3 of the chain (budget.1: a job that attached its
+/// priced binding declared the output in its model requirement), and the last layer of the depth
 /// resolution.
 struct BindingDeclarations {
     std::optional<OutputDeclaration> output;
     std::optional<Depth> depth;
 };
 
-/// Seed 000 resolveOutputBudget(): 1. the last outgoing message's requested_output_tokens; 2. the
+/// budget.1: 1. the last outgoing message's requested_output_tokens; 2. the
 /// conversation's OutputDeclaration, translated through `spec` (a rung via
 /// ModelSpec::output_budget_for, a count as is); 3. the binding's declaration. Capped at
 /// spec.max_output_tokens ("a budget above what the model can emit is not a budget"). Nothing
@@ -35,17 +35,17 @@ struct BindingDeclarations {
 std::int64_t resolve_output_budget(const ConversationContext& conversation, const ModelSpec& spec,
                                    const BindingDeclarations& binding = {});
 
-/// Seed 000 resolveDepth(): the conversation's depth, else the binding's, else the refusal
+/// budget.4: the conversation's depth, else the binding's, else the refusal
 /// (UncorrectableLLMException naming the conversation).
 Depth resolve_depth(const ConversationContext& conversation, const BindingDeclarations& binding = {});
 
-/// Seed 000 outputReserve(spec): the resolved output plus the reasoning headroom the call books
+/// budget.5: the resolved output plus the reasoning headroom the call books
 /// (reasoning_reserved(spec, depth)), clamped at spec.max_output_tokens "exactly as the Anthropic
 /// wire clamps max_tokens". The wire max_tokens and the rate-limiter reservation's output part.
 std::int64_t output_reserve(const ConversationContext& conversation, const ModelSpec& spec,
                             const BindingDeclarations& binding = {});
 
-/// Seed 000: OutputTruncationRetryException, "carrying the previous and the new budget". Thrown
+/// budget.7: the retry signal, carrying the previous and the new budget. Thrown
 /// after the sent message's budget was raised; the caller retries the call once.
 class OutputTruncationRetryException : public Error {
 public:
@@ -58,12 +58,12 @@ private:
     std::int64_t new_;
 };
 
-/// The truncation escalation (seed 000): a call that stopped at max_tokens after being sent with
-/// `sent_budget` raises the SENT message's (the last outgoing message's) requested_output_tokens
-/// to spec.max_output_tokens and throws OutputTruncationRetryException. When `sent_budget` is
-/// already at the ceiling there is nowhere to grow: "That case is the model's own limit refusing
-/// the answer, so it surfaces as UncorrectableRuntimeLLMException instead." Throws
-/// kInvalidArgument when the conversation has no outgoing message.
+/// The truncation escalation (budget.7, budget.8): a call that stopped at max_tokens after being
+/// sent with `sent_budget` raises the SENT message's (the last outgoing message's)
+/// requested_output_tokens to spec.max_output_tokens and throws OutputTruncationRetryException.
+/// When `sent_budget` is already at the ceiling there is nowhere to grow: that case is the model's
+/// own limit refusing the answer, so it surfaces as UncorrectableRuntimeLLMException instead.
+/// Throws kInvalidArgument when the conversation has no outgoing message.
 [[noreturn]] void escalate_truncation(ConversationContext& conversation, const ModelSpec& spec,
                                       std::int64_t sent_budget);
 

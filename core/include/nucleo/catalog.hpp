@@ -1,9 +1,10 @@
 // The model catalog: what Nucleo knows of each model it may call (config/models.yaml).
 //
-// Seed 000 "The seat's declarations" and "Output Budget Resolution": a seat declares a Grade (which
-// model), a Depth (how much thinking) and an OutputDeclaration (an OutputSize rung or a raw token
-// count); the catalog entry (ModelSpec) translates rungs and depths into token budgets and caps
-// them at the model's ceiling. Seed 001: comfort_context_tokens is the entry's comfort window.
+// The seat's declarations (conversation.20) and the output budget (budget.1): a seat declares a
+// Grade (which model), a Depth (how much thinking) and an OutputDeclaration (an OutputSize rung or
+// a raw token count); the catalog entry (ModelSpec) translates rungs and depths into token budgets
+// and caps them at the model's ceiling. comfort_context_tokens is the entry's comfort window
+// (compaction.1).
 #pragma once
 
 #include <cstdint>
@@ -18,13 +19,13 @@ namespace nucleo {
 /// Which class of model a seat asks for.
 enum class Grade { kSmall, kMedium, kLarge };
 
-/// How much the model thinks before answering. kImmediate is thinking off (seed 000 singleTurn).
+/// How much the model thinks before answering. kImmediate is thinking off (conversation.24).
 enum class Depth { kImmediate, kStandard, kDeep };
 
 /// A rung of answer size, translated by the catalog entry into tokens.
 enum class OutputSize { kShort, kMedium, kLong, kExtended };
 
-/// Accepted inputs beyond text (seed 000 carriedInputs(): IMAGES, DOCUMENTS).
+/// Accepted inputs beyond text (conversation.22: images, documents).
 enum class Input { kImages, kDocuments };
 
 const char* to_string(Grade g) noexcept;
@@ -64,13 +65,13 @@ struct ModelSpec {
     std::vector<Input> accepted_inputs;
     std::string token_counter = "o200k_base";  ///< the counter's name (tokens issue)
     /// The account's rate limits for this model (0: unlimited). Every call reserves one request
-    /// and its input tokens plus the output reserve (seed 000 "Output Budget Resolution").
+    /// and its input tokens plus the output reserve (budget.6).
     std::int64_t requests_per_minute = 0;
     std::int64_t tokens_per_minute = 0;
 
-    /// Seed 000: ModelSpec.getOutputBudget(rung), capped at max_output_tokens.
+    /// budget.1: a rung's token budget, capped at max_output_tokens.
     [[nodiscard]] std::int64_t output_budget_for(OutputSize rung) const;
-    /// Seed 000: spec.getThinkingBudget(depth); 0 when the depth books no reasoning.
+    /// budget.5: the depth's thinking budget; 0 when the depth books no reasoning.
     [[nodiscard]] std::int64_t thinking_budget_for(Depth depth) const;
     [[nodiscard]] bool accepts(Input input) const;
     /// Cost in dollars of one call's usage under this entry's prices.

@@ -1,10 +1,11 @@
 // When a conversation outgrows its window: the ContextWindowManager and the compaction ladder.
 //
-// Seed 001 is the spec: the comfort window and the trigger decide when compaction starts, the
-// ladder LIGHT → MODERATE → AGGRESSIVE → MAXIMUM decides how much is summarized, and what must
-// survive (objective, tools, artifact registry, messages marked compactable=false, artifact
-// references, tool_use/tool_result pairs) survives. Seed 000 "Context Window": only exhausting
-// the hard context raises ContextOverflowException.
+// The rules are docs/spec/compaction.md: the comfort window and the trigger decide when compaction
+// starts (compaction.1-4), the ladder LIGHT → MODERATE → AGGRESSIVE → MAXIMUM decides how much is
+// summarized (compaction.10-16), and what must survive (objective, tools, artifact registry,
+// messages marked compactable=false, artifact references, tool_use/tool_result pairs) survives
+// (compaction.30-34). Only exhausting the hard context raises ContextOverflowException
+// (compaction.21).
 #pragma once
 
 #include <cstddef>
@@ -23,23 +24,24 @@
 
 namespace nucleo {
 
-/// Seed 001 DEFAULT_COMFORT_CONTEXT_TOKENS.
+/// The default comfort window (compaction.1).
 inline constexpr std::int64_t kDefaultComfortContextTokens = 128000;
-/// Seed 001 DEFAULT_COMPACTION_TRIGGER.
+/// The default compaction trigger (compaction.3).
 inline constexpr double kDefaultCompactionTrigger = 0.92;
 
-/// Seed 001 CompactionLevel, plus kNone for "nothing was needed".
+/// The ladder's levels (compaction.10), plus kNone for "nothing was needed".
 enum class CompactionLevel { kNone, kLight, kModerate, kAggressive, kMaximum };
 const char* to_string(CompactionLevel level) noexcept;
 
-/// What a thinker (or its ThinkerDeclaration) sets: seed 001 setComfortContextTokens and
-/// setCompactionTrigger. Unset falls through to the catalog entry, then the defaults.
+/// What a thinker (or its ThinkerDeclaration) sets: the comfort window and the
+/// trigger (compaction.1, compaction.3). Unset falls through to the catalog entry, then the
+/// defaults.
 struct ContextWindowSettings {
     std::optional<std::int64_t> comfort_context_tokens;
     std::optional<double> compaction_trigger;
 };
 
-/// One summary compaction made (a CompactionJob, seed 001 "What it costs").
+/// One summary compaction made (compaction.40).
 struct CompactionSummary {
     CompactionLevel level = CompactionLevel::kNone;
     /// Ids of the messages it stands for (for a tool-result summary: the message holding it).
@@ -69,7 +71,7 @@ struct CompactionReport {
     /// One line per summary that failed below MAXIMUM (its originals were kept).
     std::vector<std::string> failures;
     /// True when the ladder ended above the trigger but input + reserve fits the hard limit
-    /// (seed 001: "accepted as long as the whole call fits the model's hard limit").
+    /// (compaction.21: accepted as long as the whole call fits the model's hard limit).
     bool accepted_above_trigger = false;
 
     /// compaction.106: whether the ladder reached its target, the trigger (tokens_after at or
@@ -80,13 +82,13 @@ struct CompactionReport {
     [[nodiscard]] bool compacted() const noexcept { return !summaries.empty(); }
 };
 
-/// Seed 001 ContextWindowManager: keeps a conversation inside its comfort window, walking the
+/// The ContextWindowManager: keeps a conversation inside its comfort window, walking the
 /// compaction ladder when the trigger is crossed, and refusing a call that cannot fit.
 ///
-/// The ladder (seed 001 "How much is summarized"), stopping at the first level after which the
-/// conversation is at or under the trigger AND input plus the output reserve fits the hard limit
-/// (compaction.101: a reserve larger than the room between the trigger and the hard limit keeps
-/// the ladder climbing even under the trigger):
+/// The ladder (compaction.10-16), stopping at the first level after which the conversation is
+/// at or under the trigger AND input plus the output reserve fits the hard limit (compaction.101:
+/// a reserve larger than the room between the trigger and the hard limit keeps the ladder
+/// climbing even under the trigger):
 ///  - LIGHT: only tool results. Each ToolResultBlock of a compactable message (above
 ///    kMinSummarizedTokens) gets its content replaced by one text summary; the block, its id and
 ///    its is_error stay, so pairing is untouched, and a pinned tool_use does not shield the
@@ -100,7 +102,7 @@ struct CompactionReport {
 ///  - AGGRESSIVE: everything compactable becomes one summary of the whole conversation.
 ///  - MAXIMUM: AGGRESSIVE's collapse with the target the fit needs, then the summaries cut to
 ///    their targets (a bounded cut at a token boundary), so it reaches a fit whenever the parts
-///    compaction may not touch leave room for one (the seed's open gh-1, closed here).
+///    compaction may not touch leave room for one (compaction.14).
 ///
 /// What survives at every level: the objective, tools and artifact registry are never touched; a
 /// message with compactable=false stays word for word, and so does the other side of any tool
@@ -126,11 +128,11 @@ struct CompactionReport {
 /// replaces it instead of nesting it (compaction.105). Each summary reports its size; the core
 /// counts it again and logs a summary over its target (cut only at MAXIMUM).
 ///
-/// After the ladder, seed 001: still above the trigger is accepted while input plus the output
-/// reserve fits the model's hard limit; otherwise ContextOverflowException, naming the input
-/// reached and the input before, the reserve, the hard limit and the highest level run
-/// (compaction.101). Every failure leaves
-/// the conversation exactly as it was: the ladder works on a copy of the message list and
+/// After the ladder (compaction.21): still above the trigger is accepted while input plus the
+/// output reserve fits the model's hard limit; otherwise ContextOverflowException, naming the
+/// input reached and the input before, the reserve, the hard limit and the highest level run
+/// (compaction.101). Every failure leaves the conversation exactly as it was: the ladder works
+/// on a copy of the message list and
 /// commits once (ConversationContext::replace_messages).
 ///
 /// Thread rule: one ensure_fits per conversation at a time (the conversation's owner calls it);
@@ -147,18 +149,19 @@ class ContextWindowManager {
 
     [[nodiscard]] const ContextWindowSettings& settings() const noexcept { return settings_; }
 
-    /// Seed 001: thinker setting → the catalog's comfort_context_tokens → 128,000.
+    /// compaction.1: thinker setting → the catalog's comfort_context_tokens → 128,000.
     [[nodiscard]] std::int64_t comfort_window(const ModelSpec& model) const;
     /// "The limit Nucleo keeps to is the smaller of the comfort window and the model's hard
     /// limit" (a model without max_context_tokens: the comfort window).
     [[nodiscard]] std::int64_t limit(const ModelSpec& model) const;
-    /// Seed 001: thinker setting → 0.92. A setting outside (0, 1] is refused (kInvalidArgument).
+    /// compaction.3: thinker setting → 0.92. A setting outside (0, 1] is refused
+    /// (kInvalidArgument).
     [[nodiscard]] double trigger() const;
     /// floor(trigger × limit): the token count above which compaction starts.
     [[nodiscard]] std::int64_t trigger_tokens(const ModelSpec& model) const;
 
-    /// The check before every call (seed 001: "A thinker checks this before every call to its
-    /// model"): counts the conversation, walks the ladder when it is above the trigger, and
+    /// The check before every call (compaction.4: a thinker checks this before every call to
+    /// its model): counts the conversation, walks the ladder when it is above the trigger, and
     /// refuses with ContextOverflowException when input + `output_reserve` cannot fit
     /// model.max_context_tokens. Returns what it did; kNone and no summaries when nothing was
     /// needed.
@@ -180,8 +183,8 @@ using ModelCallHandler = std::function<std::string(std::string_view request_json
 /// handler the extension answers NUCLEO_ERR_NOT_IMPLEMENTED naming what to install.
 ModelCallHandler set_model_call_handler(ModelCallHandler handler);
 
-/// One model call made through the extension, as recorded (seed 001 "recorded and costed like
-/// any other call").
+/// One model call made through the extension, as recorded (compaction.40: recorded and costed
+/// like any other call).
 struct ModelCallRecord {
     std::string purpose;   ///< the request's "purpose" ("compaction" for summaries)
     std::string model_id;  ///< the catalog id called

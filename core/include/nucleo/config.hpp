@@ -1,7 +1,7 @@
 // Configuration of the runtime: config/nucleo.yaml and the model catalog it includes.
 //
-// DESIGN.md "Who uses it": operators choose providers, stores and summarizers in YAML and swap
-// them without rebuilding. Issue 2 item 5 fixes what the file holds and how it is refused: an
+// Operators choose providers, stores and summarizers in YAML and swap them without rebuilding.
+// This header fixes what the file holds and how it is refused: an
 // unknown key, a wrong type or a missing required value is an Error of kind kConfig whose message
 // reads `file:line:column: key.path: what was wrong`, and a secret never reaches a log or an
 // error message (it is shown as `***`).
@@ -34,7 +34,7 @@ struct ProviderCredentials {
     std::string region;             ///< AWS_REGION (not secret)
 };
 
-/// One provider instance of nucleo.yaml `providers:` (issue 2 item 5): a name the catalog's
+/// One provider instance of nucleo.yaml `providers:`: a name the catalog's
 /// entries refer to, the plugin that speaks its wire format, where it lives and how to sign in.
 struct ProviderConfig {
     std::string name;      ///< instance name, e.g. "anthropic", "openai", "bedrock", "emulator"
@@ -53,7 +53,7 @@ struct PluginChoice {
 };
 
 /// The model catalog (config/models.yaml): every ModelSpec the runtime may call, in file order.
-/// Seed 000 "The seat's declarations": the catalog entry is what translates a seat's rung and
+/// conversation.20, budget.1: the catalog entry is what translates a seat's rung and
 /// depth into tokens; a model that is not in the catalog cannot be called.
 class ModelCatalog {
   public:

@@ -1,6 +1,6 @@
 // Content blocks and messages: what a conversation is made of.
 //
-// Seed 000 "Content Blocks": a message is a list of typed blocks drawn from a closed set of eleven
+// conversation.2: a message is a list of typed blocks drawn from a closed set of eleven
 // kinds (TextBlock, PojoBlock, JsonBlock, ToolDefinitionBlock, ImageBlock, FileBlock, ToolUseBlock,
 // ToolResultBlock, ThinkingBlock, RedactedThinkingBlock, SkillBlock). In C++ the sealed interface
 // is a std::variant, so a visitor that forgets a kind does not compile. JSON-valued fields hold
@@ -31,8 +31,8 @@ struct JsonBlock {
     bool operator==(const JsonBlock&) const = default;
 };
 
-/// A typed object: its type's name and its value as JSON. Seed 000 "Transformation Pipeline":
-/// at render it passes through write_summarized_with_refs and becomes a JsonBlock.
+/// A typed object: its type's name and its value as JSON. At render (channel.7)
+/// it passes through write_summarized_with_refs and becomes a JsonBlock.
 struct PojoBlock {
     std::string type_name;
     std::string value_json;
@@ -57,7 +57,7 @@ struct FileBlock {
 };
 
 /// A call the model made, under the id its provider minted (or the runtime minted, for
-/// text-based tool calling: seed 000 "How LLMs See Tools").
+/// text-based tool calling: tools.13).
 struct ToolUseBlock {
     std::string id;
     std::string name;
@@ -85,7 +85,7 @@ struct SkillBlock {
     bool operator==(const SkillBlock&) const = default;
 };
 
-/// A declared tool (seed 000 "Tool System": a definition is its own DeclaredTool). `schema_json`
+/// A declared tool (tools.1: a definition is its own declared tool). `schema_json`
 /// is standard JSON Schema of the tool's input.
 struct ToolDefinitionBlock {
     std::string name;
@@ -126,14 +126,14 @@ struct ContentBlock {
 };
 
 /// The wire name of a block's kind, as the conversation document spells it ("text", "tool_use",
-/// ...; DESIGN.md "The conversation document").
+/// ...; conversation.30).
 const char* block_type_name(const ContentBlock& block) noexcept;
 
 /// Which side said a message: OutgoingMessage (ours: a question, tool results) or
-/// IncomingMessage (the model's answer), seed 003 "What a conversation holds".
+/// IncomingMessage (the model's answer), conversation.3.
 enum class Direction { kOutgoing, kIncoming };
 
-/// One message of a conversation (seed 000 "Compaction", seed 003 "Prompt caching").
+/// One message of a conversation (conversation.3, compaction.31, caching.8).
 ///
 /// `compactable` is true by default (tool results compact; the chat thinkers mark user messages
 /// and final answers false). `cache` asks for a breakpoint at this message. `app_authored` marks a

@@ -1,10 +1,11 @@
 // The conversation: the state of an agent's work, from which every model call is built.
 //
-// Seed 003 "What a conversation holds": the main objective (standing instructions), the messages
-// in order, the tools declared to it, the artifact registry, and what its seat asked for. Seed 000
-// "Inside conversations" gives the rules this class enforces: the objective map and its freeze,
-// the framework slots, add-only tool declaration and announcement, and the channel contract
-// (prepare_messages_for_llm -> PreparedConversation).
+// What a conversation holds (conversation.1): the main objective (standing instructions), the
+// messages in order, the tools declared to it, the artifact registry, and what its seat asked for.
+// The rules this class enforces are in docs/spec/: the objective map and its freeze
+// (conversation.10-16), the framework slots, add-only tool declaration and announcement
+// (tools.1-5), and the channel contract (channel.1: prepare_messages_for_llm ->
+// PreparedConversation).
 #pragma once
 
 #include <cstddef>
@@ -24,8 +25,8 @@
 
 namespace nucleo {
 
-/// Seed 000 "The seat's declarations": how much answer — an OutputSize rung, or a raw token count
-/// for the seat that fits no rung.
+/// The seat's declaration of how much answer (conversation.20) — an OutputSize rung, or a raw token
+/// count for the seat that fits no rung.
 using OutputDeclaration = std::variant<OutputSize, std::int64_t>;
 
 /// One slot of the objective map: a key (never sent) and its value (a content block, usually a
@@ -36,8 +37,8 @@ struct ObjectiveSlot {
     bool operator==(const ObjectiveSlot&) const = default;
 };
 
-/// A tool declared to the conversation (seed 000 "Tool System": "a definition is its own
-/// DeclaredTool") and the number of messages the conversation held when it was declared — its
+/// A tool declared to the conversation (tools.1: a definition is its own declared
+/// tool) and the number of messages the conversation held when it was declared — its
 /// point of declaration, where a post-freeze announcement is placed.
 struct DeclaredTool {
     ToolDefinitionBlock definition;
@@ -46,7 +47,7 @@ struct DeclaredTool {
 };
 
 /// Everything a ConversationContext holds that outlives the instance: what the conversation
-/// document v1 (DESIGN.md) stores. ConversationContext::parts() reads it out,
+/// document v1 (conversation.30) stores. ConversationContext::parts() reads it out,
 /// ConversationContext::from_parts() rebuilds a context from it. The freeze is not part of it.
 struct ConversationParts {
     std::string conversation_id;
@@ -64,15 +65,16 @@ struct ConversationParts {
     std::optional<OutputDeclaration> output;
 };
 
-/// A conversation (seed 003, seed 000). Not thread-safe: one job owns a conversation at a time
-/// (seed 000 "Exclusive Ownership"), and the owner is the only one touching it.
+/// A conversation (conversation.1). Not thread-safe: one job owns a conversation at a time
+/// (ownership.10), and the owner is the only one touching it.
 ///
 /// Copying copies everything, the freeze included (a copy holds the same rendered prefix). A
-/// conversation rebuilt with from_parts() is not frozen: seed 000 "a restored conversation has not
-/// rendered, has no warm provider cache to lose, and composes freely until its own first render".
+/// conversation rebuilt with from_parts() is not frozen (conversation.15): a restored conversation
+/// has not rendered, has no warm provider cache to lose, and composes freely until its own first
+/// render.
 class ConversationContext {
   public:
-    /// Framework slot keys (seed 000 "The objective map": "Two slots are the framework's own").
+    /// Framework slot keys (conversation.13: two slots are the framework's own).
     static constexpr std::string_view kLegendSlot = "legend";
     static constexpr std::string_view kToolWeightsSlot = "toolWeights";
     static constexpr std::string_view kToolSlotPrefix = "tool:";
@@ -88,8 +90,8 @@ class ConversationContext {
     /// Everything from_parts takes, as it stands now.
     [[nodiscard]] ConversationParts parts() const;
 
-    /// Seed 000 singleTurn(model, prompt, backstopTokens): "the model given, one user message,
-    /// thinking off (IMMEDIATE), the answer capped at the backstop" — the message's
+    /// The one-turn task call (conversation.24): the model given, one user message, thinking off
+    /// (IMMEDIATE), the answer capped at the backstop — the message's
     /// requested_output_tokens is the backstop. Built fresh per call.
     static ConversationContext single_turn(const ModelSpec& model, std::string prompt,
                                            std::int64_t backstop_tokens);
@@ -101,10 +103,11 @@ class ConversationContext {
     void set_conversation_id(std::string id) { state_.conversation_id = std::move(id); }
     [[nodiscard]] const std::string& user_id() const noexcept { return state_.user_id; }
     void set_user_id(std::string id) { state_.user_id = std::move(id); }
-    /// The turn currently driving the conversation (seed 000 "Exclusive Ownership").
+    /// The turn currently driving the conversation (ownership.13).
     [[nodiscard]] const std::string& workflow_id() const noexcept { return state_.workflow_id; }
     void set_workflow_id(std::string id) { state_.workflow_id = std::move(id); }
-    /// The catalog id of the spec that last served this conversation (seed 000: stickiness input).
+    /// The catalog id of the spec that last served this conversation (persistence.22: stickiness
+    /// input).
     [[nodiscard]] const std::optional<std::string>& prior_spec_id() const noexcept {
         return state_.prior_spec_id;
     }
@@ -112,20 +115,20 @@ class ConversationContext {
 
     // ---- the model bound for the next call ----
     /// The model the next call uses. single_turn sets it; otherwise the resolution (a later issue)
-    /// does. Seed 000: "getModel() before that throws" — UncorrectableLLMException.
+    /// does. Before that it throws UncorrectableLLMException (conversation.21).
     [[nodiscard]] const ModelSpec& model() const;
     [[nodiscard]] bool has_model() const noexcept { return model_.has_value(); }
     void set_model(ModelSpec model);
 
     // ---- flags ----
-    /// Seed 000: whole-conversation opt-out of compaction; true by default.
+    /// Whole-conversation opt-out of compaction (compaction.34); true by default.
     [[nodiscard]] bool compactable() const noexcept { return state_.compactable; }
     void set_compactable(bool compactable) noexcept { state_.compactable = compactable; }
-    /// Seed 003: "The objective is cached by default"; rides the prepared value as cache_system.
+    /// The objective is cached by default (caching.8); rides the prepared value as cache_system.
     [[nodiscard]] bool cache_main_objective() const noexcept { return state_.cache_main_objective; }
     void set_cache_main_objective(bool cache) noexcept { state_.cache_main_objective = cache; }
 
-    // ---- the seat's declarations (seed 000), all optional ----
+    // ---- the seat's declarations (conversation.20), all optional ----
     [[nodiscard]] const std::optional<Grade>& grade() const noexcept { return state_.grade; }
     void set_grade(std::optional<Grade> grade) noexcept { state_.grade = grade; }
     [[nodiscard]] const std::optional<Depth>& depth() const noexcept { return state_.depth; }
@@ -146,21 +149,21 @@ class ConversationContext {
     /// The message with this id, or nullptr.
     [[nodiscard]] const Message* find_message(std::string_view id) const noexcept;
     /// Sets (or clears) a message's requested_output_tokens, the per-call override of the output
-    /// budget chain. Seed 000 "Output Budget Resolution": on truncation "the abstract client
-    /// template bumps the SENT message's requestedOutputTokens to model.getMaxOutputTokens()".
+    /// budget chain (budget.1). On truncation the client raises the SENT message's
+    /// requested_output_tokens to the model's max output (budget.7).
     /// The only mutation of a stored message: it changes no rendered content, so it is allowed
     /// after the freeze. Error(kNotFound) naming the id when no message has it.
     void set_requested_output_tokens(std::string_view message_id,
                                      std::optional<std::int64_t> tokens);
-    /// Marks one message compactable or not (seed 000 "Compaction": "Final assistant answers
-    /// should be preserved verbatim" — the agent loop learns an answer is final only after the
+    /// Marks one message compactable or not (compaction.31: final answers are kept
+    /// word for word — the agent loop learns an answer is final only after the
     /// call appended it). Changes no rendered content, so it is allowed after the freeze.
     /// Error(kNotFound) naming the id when no message has it.
     void set_message_compactable(std::string_view message_id, bool compactable);
 
-    /// Compaction's one rewrite of the message list (seed 001 "Compaction rewrites the list of
-    /// messages and nothing else"). `messages` replaces the list; `origins[i]` is the position, in
-    /// the current list, of the (first) message that new message i stands for — a kept message's
+    /// Compaction's one rewrite of the message list (compaction.30: compaction rewrites the list
+    /// of messages and nothing else). `messages` replaces the list; `origins[i]` is the position,
+    /// in the current list, of the (first) message that new message i stands for — a kept message's
     /// own position, a summary's first summarized message — so each tool's point of declaration
     /// moves with the content it followed. Validated as from_parts validates (an empty id is
     /// minted; duplicate ids and tool_results whose tool_use no earlier message carries are
@@ -173,35 +176,35 @@ class ConversationContext {
     /// other than by an append (replace_messages, a post-freeze announcement inserted mid-stream)
     /// and given afresh to every copy. So a reader that remembers (epoch, size, value) for a
     /// prefix of the list knows the prefix is unchanged while the epoch is: the token counter's
-    /// O(new messages) running total (seed 000 "Token Tracking", issue 5 item 2).
+    /// O(new messages) running total (tokens.14).
     [[nodiscard]] std::uint64_t messages_epoch() const noexcept { return epoch_.value(); }
 
-    /// Seed 000 carriedInputs(): the inputs beyond text the OUTGOING messages carry anywhere in
+    /// conversation.22: the inputs beyond text the OUTGOING messages carry anywhere in
     /// the history, tool results included — an image block as Input::kImages, a file block as
     /// Input::kDocuments. Each at most once, in enum order.
     [[nodiscard]] std::vector<Input> carried_inputs() const;
 
-    /// Seed 000 firstUserUtterance(): "the first message a HUMAN sent" — the text of the first
+    /// conversation.23: the first message a HUMAN sent — the text of the first
     /// outgoing message that is not app_authored and carries no tool result. Its TextBlocks are
     /// joined by "\n". Decision: a human message without text (an image alone) is skipped, since
     /// the utterance titles and embeds the conversation. nullopt when there is none.
     [[nodiscard]] std::optional<std::string> first_user_utterance() const;
 
-    // ---- the objective map (seed 000 "The objective map") ----
-    /// Puts a slot. Before the freeze: an existing key is replaced IN PLACE ("a re-put keeps the
-    /// slot's original position, so a refresh never reorders the rendered prefix"), a new key
-    /// appends. After the freeze: a value that renders identically to the slot's is a silent
-    /// no-op; anything else — a divergent value or a new key — is a no-op logged at ERROR level
-    /// with the caller's file:line and function and a stack trace. Returns true when the slot
+    // ---- the objective map (conversation.10-16) ----
+    /// Puts a slot. Before the freeze: an existing key is replaced IN PLACE (conversation.11: a
+    /// re-put keeps the slot's original position, so a refresh never reorders the rendered prefix),
+    /// a new key appends. After the freeze: a value that renders identically to the slot's is a
+    /// silent no-op; anything else — a divergent value or a new key — is a no-op logged at ERROR
+    /// level with the caller's file:line and function and a stack trace. Returns true when the slot
     /// now holds the value, false when the put was refused.
     bool put_main_objective(std::string_view key, ContentBlock value,
                             std::source_location where = std::source_location::current());
     /// The same with a TextBlock value.
     bool put_main_objective(std::string_view key, std::string text,
                             std::source_location where = std::source_location::current());
-    /// Empties the map, framework slots included ("nothing re-seeds itself" — though the next
-    /// render re-places derived slots). After the freeze: a no-op logged at ERROR level with the
-    /// caller's location and a stack trace. Returns false when refused.
+    /// Empties the map, framework slots included (conversation.12: nothing fills itself back in —
+    /// though the next render re-places derived slots). After the freeze: a no-op logged at ERROR
+    /// level with the caller's location and a stack trace. Returns false when refused.
     bool nuke_main_objective(std::source_location where = std::source_location::current());
     /// The slots in order.
     [[nodiscard]] const std::vector<ObjectiveSlot>& main_objective() const noexcept {
@@ -209,11 +212,11 @@ class ConversationContext {
     }
     /// The value under `key`, or nullptr.
     [[nodiscard]] const ContentBlock* objective_slot(std::string_view key) const noexcept;
-    /// True once this instance has rendered (seed 000: "The head freezes at the instance's first
-    /// render").
+    /// True once this instance has rendered (conversation.14: the head freezes at the instance's
+    /// first render).
     [[nodiscard]] bool frozen() const noexcept { return frozen_; }
 
-    // ---- tools (seed 000 "Tool System") ----
+    // ---- tools (tools.1-5) ----
     /// Declares a tool. Add-only by name: "a name already declared is a no-op, whatever the new
     /// declaration would produce". Nothing is converted or validated here ("never eagerly"): the
     /// definition reaches the conversation's content at the next render. Returns true when the
@@ -240,7 +243,7 @@ class ConversationContext {
     [[nodiscard]] ArtifactRegistry& artifacts() noexcept { return state_.artifacts; }
 
     // ---- the channel contract ----
-    /// Seed 000 prepareMessagesForLLM(formatter, thinkingActive). In order:
+    /// The channel contract (channel.1). In order:
     ///  1. Framework slots and tools are reconciled with the content: before the freeze the legend
     ///     (iff an outgoing message carries a handler with uses_schema_notation()), the tool-weight
     ///     guidance (iff tools are declared) and each unannounced tool under `tool:<name>` (after

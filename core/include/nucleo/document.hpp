@@ -1,4 +1,4 @@
-// The conversation document, schema_version 1 (DESIGN.md "The conversation document").
+// The conversation document, schema_version 1 (conversation.30-32, docs/conversation-document.md).
 //
 // One JSON form of a conversation serves as the snapshot a store keeps, the input of
 // `nucleo render` and the other CLI verbs, and the fixture format of tests. Its C++ value is
@@ -35,8 +35,8 @@ struct DocumentWriteOptions {
 /// (dropping orphans is the store-restore path's job, not the reader's).
 ConversationParts read_conversation_parts(std::string_view json);
 
-/// The store-restore variant (seed 000 "What Survives JVM Restart": "Message restoration drops
-/// any tool_result whose tool_use id appears nowhere in the transcript"): every other refusal
+/// The store-restore variant (persistence.20: restoration drops any
+/// tool_result whose tool_use id appears nowhere in the transcript): every other refusal
 /// stands, but an orphan tool_result is dropped instead of refused and its tool_use_id appended to
 /// `*dropped_orphans` in document order (the caller logs them once). A message left without
 /// blocks is dropped with it — an empty turn is refused by every provider — and the
@@ -46,14 +46,14 @@ ConversationParts read_conversation_parts(std::string_view json,
                                           std::vector<std::string>* dropped_orphans);
 
 /// read_conversation_parts, then ConversationContext::from_parts: a restored conversation, not
-/// frozen (seed 000: "The freeze is instance-lifetime and never persists").
+/// frozen (conversation.15: the freeze is instance-lifetime and never persists).
 ConversationContext read_conversation_document(std::string_view json);
 
 /// Writes parts as a document: fields in a fixed order, defaults written out, JSON-valued fields
 /// re-emitted canonically, so equal parts give byte-identical text and
 /// write(read(write(p))) == write(p). Each tool's `announced_in` is derived from the content (a
-/// `tool:<name>` slot of the head, else the first message carrying its ToolDefinitionBlock), as
-/// seed 000 wants ("never a side field"). Refuses (kInvalidArgument, with the position) a
+/// `tool:<name>` slot of the head, else the first message carrying its ToolDefinitionBlock), never
+/// from a side field (tools.5). Refuses (kInvalidArgument, with the position) a
 /// JSON-valued field whose text is not JSON. A message's response handler and the freeze are
 /// never written.
 std::string write_conversation_parts(const ConversationParts& parts,

@@ -1,6 +1,6 @@
-// Error kinds of the runtime, named as the seeds name them.
+// Error kinds of the runtime.
 //
-// Seed 000 ("Output Budget Resolution", "Context Window", "Persistence & Restoration") and seed 001
+// The output budget (budget.2, budget.8), compaction (compaction.21) and the stores (persistence.4)
 // raise these; the core throws them and never lets them cross the C ABI (plugin.hpp turns them
 // into nucleo_error structs at the trampoline).
 #pragma once
@@ -14,7 +14,7 @@ namespace nucleo {
 enum class ErrorKind {
     kInvalidArgument,   ///< bad input from the caller: names what and where
     kNotFound,          ///< a conversation, model, plugin or file that is not there
-    kNotImplemented,    ///< a surface a store or plugin has not built (seed 000: never an empty result)
+    kNotImplemented,    ///< a surface a store or plugin has not built (persistence.4: never empty)
     kConfig,            ///< configuration refused (file:line:column and key path in the message)
     kPlugin,            ///< a plugin refused to load or failed a call
     kRateLimited,       ///< provider answered 429; retry_after may be set
@@ -38,7 +38,7 @@ private:
     ErrorKind kind_;
 };
 
-/// Seed 000: an error a retry cannot fix (a seat that declared no output budget, a truncation at
+/// An error a retry cannot fix (a seat that declared no output budget, a truncation at
 /// the model's own ceiling). Parent agents see it and adapt.
 class UncorrectableLLMException : public Error {
 public:
@@ -49,11 +49,11 @@ protected:
     UncorrectableLLMException(ErrorKind kind, const std::string& message) : Error(kind, message) {}
 };
 
-/// Seed 000 names the runtime flavour separately (UncorrectableRuntimeLLMException); in C++ one
-/// type serves both, the alias keeps the seed's name searchable.
+/// The runtime flavour of the same error (budget.8 names it UncorrectableRuntimeLLMException); in
+/// C++ one type serves both, and the alias keeps that name searchable.
 using UncorrectableRuntimeLLMException = UncorrectableLLMException;
 
-/// Seed 000 "Compaction" / seed 001: even MAXIMUM compaction cannot bring input plus the output
+/// compaction.21: even MAXIMUM compaction cannot bring input plus the output
 /// reserve inside the model's hard context. An UncorrectableLLMException.
 class ContextOverflowException : public UncorrectableLLMException {
 public:
@@ -61,7 +61,7 @@ public:
         : UncorrectableLLMException(ErrorKind::kContextOverflow, message) {}
 };
 
-/// Seed 000 "Persistence & Restoration": planned-but-unbuilt store surface refuses loudly.
+/// persistence.4: planned-but-unbuilt store surface refuses loudly.
 class NotImplementedException : public Error {
 public:
     explicit NotImplementedException(const std::string& message)

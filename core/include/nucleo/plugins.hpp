@@ -1,10 +1,10 @@
-// The plugin loader and the C++ face of plugin instances (DESIGN.md "The plugin ABI", issue 2).
+// The plugin loader and the C++ face of plugin instances (docs/spec/plugin-abi.md).
 //
 // A plugin is a shared object nucleo-<name>.so exporting nucleo_plugin_entry_v1 (plugin.h). The
 // loader finds it on the search path, loads it with Boost.DLL (rtld_now | rtld_local), checks the
 // entry and calls its init, and refuses anything else with a nucleo::Error of kind kPlugin whose
 // message is one line naming the file and the reason. Instances keep their library loaded: the
-// core never unloads a library while an instance of it lives (DESIGN.md).
+// core never unloads a library while an instance of it lives (abi.22).
 #pragma once
 
 #include <cstdint>
@@ -59,7 +59,7 @@ class Plugin {
     std::shared_ptr<plugins_detail::Library> library_;
 };
 
-/// Where plugins are looked for and how they are loaded. Search order (issue 2): the paths given
+/// Where plugins are looked for and how they are loaded. Search order (abi.21): the paths given
 /// (config `plugins.paths`), then NUCLEO_PLUGIN_PATH (colon-separated), then the build tree's
 /// plugin folder when this libnucleo runs from its build tree, then the installed plugin folder.
 /// The first file of a name wins.

@@ -1,11 +1,11 @@
 // What one call sends, decided once in the core: the channel contract's output.
 //
-// Seed 000 "The channel contract": prepare_messages_for_llm returns a PreparedConversation — the
-// system content and the turns, separately — and "Clients render what they are handed and decide
-// nothing about routing". Everything a provider plugin needs is decided here: which blocks are
+// The channel contract (channel.1): prepare_messages_for_llm returns a PreparedConversation — the
+// system content and the turns, separately — and clients render what they are handed and decide
+// nothing about routing. Everything a provider plugin needs is decided here: which blocks are
 // system content, which turns exist and their roles, where tool definitions land (native tools
-// parameter or inline text), the response instructions, and the cache breakpoints (seed 000
-// "Breakpoint Limit"). A plugin turns this value into its wire format; it adds, drops or moves
+// parameter or inline text), the response instructions, and the cache breakpoints
+// (caching.1-5). A plugin turns this value into its wire format; it adds, drops or moves
 // nothing.
 #pragma once
 
@@ -22,18 +22,18 @@ namespace nucleo {
 
 struct ModelSpec;
 
-/// The role of a prepared turn. Seed 000: "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing
-/// else. The enum has no system member, so system content is structurally incapable of being a
-/// turn." A class wrapping a two-member enum so that `TurnRole::kUser` reads like the seed's enum
-/// and `TurnRole::of` sits beside it; it converts to its Value for switch statements.
+/// The role of a prepared turn (channel.4): turns are USER or ASSISTANT, nothing else. The enum
+/// has no system member, so system content is structurally incapable of being a turn. A class
+/// wrapping a two-member enum so that `TurnRole::kUser` reads like an enum and `TurnRole::of`
+/// sits beside it; it converts to its Value for switch statements.
 class TurnRole {
   public:
     enum Value : std::uint8_t { kUser, kAssistant };
 
     constexpr TurnRole(Value value) noexcept : value_(value) {}  // NOLINT: implicit by design
 
-    /// Seed 000: "A message carrying any other role string is refused at the mapping
-    /// (TurnRole.of), never silently relabelled." Accepts exactly "user" and "assistant"
+    /// channel.5: a message carrying any other role string is refused at the mapping, never
+    /// silently relabelled. Accepts exactly "user" and "assistant"
     /// (case-sensitive, as every wire format spells them); anything else — "system" included —
     /// throws Error(kInvalidArgument) naming the string.
     static TurnRole of(std::string_view role);
@@ -46,8 +46,8 @@ class TurnRole {
     Value value_;
 };
 
-/// How the core learns the provider's dialect (seed 000 "How LLMs See Tools": "How tools reach
-/// the model depends on the provider's ContentFormatter.supportsNativeToolCalling()"). The core
+/// How the core learns the provider's dialect (channel.11: how tools reach the model depends
+/// on whether the provider supports native tool calling). The core
 /// asks; the answer decides the rendering, so the plugin never has to.
 class ContentFormatter {
   public:
@@ -88,13 +88,13 @@ struct CacheAnchor {
     bool operator==(const CacheAnchor&) const = default;
 };
 
-/// The cache breakpoints of one call, decided in the core (seed 000 "Breakpoint Limit" and
-/// DESIGN.md "The rule that shapes everything"). At most kMaxBreakpoints in all: one on the
-/// system prefix when there are system blocks, the backend supports caching and cache_system is
-/// set — applied to the LAST system block, "which covers the whole stable prefix" — then, in turn
-/// order, the first TextBlock or SkillBlock of each turn whose message is marked cache, while
-/// breakpoints remain. "Image, tool and thinking blocks never anchor a breakpoint." A plugin only
-/// renders the plan (Anthropic: cache_control ephemeral on exactly these blocks).
+/// The cache breakpoints of one call, decided in the core (caching.1-5). At most
+/// kMaxBreakpoints in all: one on the system prefix when there are system blocks, the backend
+/// supports caching and cache_system is set — applied to the LAST system block, "which covers the
+/// whole stable prefix" — then, in turn order, the first TextBlock or SkillBlock of each turn whose
+/// message is marked cache, while breakpoints remain. "Image, tool and thinking blocks never anchor
+/// a breakpoint." A plugin only renders the plan (Anthropic: cache_control ephemeral on exactly
+/// these blocks).
 struct CachePlan {
     /// Anthropic's limit: "Anthropic allows 4 cache breakpoints per request."
     static constexpr std::size_t kMaxBreakpoints = 4;
@@ -116,7 +116,7 @@ struct CachePlan {
 };
 
 /// One prepared turn: a message of the conversation (or the trailing artifact registry) with its
-/// blocks transformed for the model (seed 000 "Transformation Pipeline": PojoBlock -> JsonBlock,
+/// blocks transformed for the model (channel.7: PojoBlock -> JsonBlock,
 /// tool definitions native or inline, other blocks pass through, response instructions appended
 /// to the last outgoing message). An outgoing message is a USER turn, an incoming one an
 /// ASSISTANT turn. Each message stays its own turn, so the cache plan can point at it; a dialect
@@ -132,7 +132,7 @@ struct PreparedTurn {
     std::string message_id;
 };
 
-/// The output of ConversationContext::prepare_messages_for_llm (seed 000 "The channel contract").
+/// The output of ConversationContext::prepare_messages_for_llm (channel.1).
 struct PreparedConversation {
     /// The main objective's values in slot order, transformed — "the conversation's ONLY system
     /// content". Text, JSON (from PojoBlocks), skill, and (text dialect) rendered tool definitions
@@ -146,7 +146,7 @@ struct PreparedConversation {
     /// USER/ASSISTANT turns in conversation order; the artifact registry, when non-empty, is the
     /// trailing USER turn ("data, not instruction").
     std::vector<PreparedTurn> turns;
-    /// Seed 000: "cacheMainObjective rides the prepared conversation as cacheSystem".
+    /// channel.10: cache_main_objective rides the prepared conversation as cache_system.
     bool cache_system = true;
     /// What the formatter answered, recorded so a reader of the prepared value knows which
     /// dialect it was prepared for.
@@ -155,14 +155,13 @@ struct PreparedConversation {
     CachePlan cache_plan;
 
     /// The system blocks as one text, joined by a blank line ("\n\n"): what a provider without a
-    /// block-structured system channel (OpenAI's leading system message) sends, and what
-    /// PreparedConversation.systemText() is in the seed.
+    /// block-structured system channel (OpenAI's leading system message) sends (channel.2).
     [[nodiscard]] std::string system_text() const;
 };
 
-/// Seed 000 ToolDefinitionBlockEncoder.renderText: the text form of a tool definition, used inline
-/// by the text dialect and as the single thing every token count of a definition measures ("so
-/// the estimate and the text-fallback wire cannot diverge"). Layout:
+/// The text form of a tool definition (tools.11, tools.12), used inline by the text dialect and
+/// as the single thing every token count of a definition measures, so the estimate and the
+/// text-fallback wire cannot diverge. Layout:
 ///
 ///     Tool: <name>
 ///     Description: <description>
@@ -174,16 +173,16 @@ struct PreparedConversation {
 /// already, since the conversion at render re-emits it compact.
 std::string render_tool_definition_text(const ToolDefinitionBlock& definition);
 
-/// The tool-weight guidance the `toolWeights` framework slot holds (seed 000 "The objective
-/// map"): a short guide to the cost annotation each tool definition carries. Decision (the seeds
-/// leave the format open): a tool's weight is a leading tag of its description, one of
+/// The tool-weight guidance the `toolWeights` framework slot holds (conversation.13,
+/// tools.6): a short guide to the cost annotation each tool definition carries. Decision (the
+/// format is ours): a tool's weight is a leading tag of its description, one of
 /// "[weight: light]", "[weight: medium]" or "[weight: heavy]"; a definition without a tag is
 /// medium. The guidance never says "Available tools:" on its own — it only appears with tools.
 std::string_view tool_weight_guidance() noexcept;
 
-/// The text a post-freeze tool announcement starts with (seed 003: 'arrives as a message at that
-/// point ("Additional tools now available:")'). The announcement message's first block is this
-/// header followed by the new tools' names; the definitions follow as ToolDefinitionBlocks.
+/// The text a post-freeze tool announcement starts with (tools.4). The announcement message's first
+/// block is this header followed by the new tools' names; the definitions follow as
+/// ToolDefinitionBlocks.
 inline constexpr std::string_view kAdditionalToolsHeader = "Additional tools now available:";
 
 }  // namespace nucleo

@@ -1,10 +1,10 @@
 // One model call, end to end: prepare (core) → encode (plugin) → send (core transport) → decode
 // (plugin) → validate and append (core).
 //
-// DESIGN.md "Data flow of one call" and seed 000 "Output Budget Resolution", "Cache Metrics":
-// the core resolves the output budget and the reserve, prices the rate-limiter reservation
-// (input tokens plus the output reserve), attaches credentials, retries, escalates a truncated
-// answer once, and computes the call's cost from the catalog. The plugin only translates.
+// The data flow of one call (channel.1, abi.24), the output budget (budget.1-8) and the cache
+// metrics (caching.9): the core resolves the output budget and the reserve, prices the rate-limiter
+// reservation (input tokens plus the output reserve), attaches credentials, retries, escalates a
+// truncated answer once, and computes the call's cost from the catalog. The plugin only translates.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,7 @@ struct Usage {
     }
 };
 
-/// Seed 000 "Cache Metrics" / "API-Reported Tokens Live on the Response": the provider's own
+/// caching.9, tokens.15: the provider's own
 /// numbers for one call belong here, never to the conversation.
 struct LLMResponse {
     Message message;          ///< the IncomingMessage appended to the conversation
@@ -52,15 +52,15 @@ struct LLMResponse {
     int attempts = 1;               ///< HTTP attempts of the final call (retries included)
     bool escalated = false;         ///< a truncation escalation happened before this answer
 
-    /// Seed 000 getCacheCreationInputTokens(): tokens written to the cache (billed at 125%).
+    /// Tokens written to the cache (billed at 125%).
     [[nodiscard]] std::int64_t cache_creation_input_tokens() const noexcept {
         return usage.cache_write_tokens;
     }
-    /// Seed 000 getCacheReadInputTokens(): tokens read from the cache (billed at 10%).
+    /// Tokens read from the cache (billed at 10%).
     [[nodiscard]] std::int64_t cache_read_input_tokens() const noexcept {
         return usage.cache_read_tokens;
     }
-    /// Seed 000 getCacheHitRate(), 0.0-1.0: the share of the input read from the cache.
+    /// 0.0-1.0: the share of the input read from the cache.
     [[nodiscard]] double cache_hit_rate() const noexcept;
 };
 
@@ -75,7 +75,7 @@ struct ProviderCapabilities {
     std::string stream_framing = "sse";
 };
 
-/// Issue 8 item 2: the incremental events of a streamed answer, delivered to host code AS THE
+/// The incremental events of a streamed answer, delivered to host code AS THE
 /// BYTES ARRIVE (the transport's write callback → the core's SSE / event-stream framing → the
 /// plugin's decode_event slot, ABI 1.2). `block` is the index of the content block in the answer.
 /// Every member is optional; a call streams when any is set and the dialect can stream. The
@@ -94,7 +94,7 @@ struct StreamCallbacks {
     /// Usage as the provider reports it during the stream (cumulative where it says so).
     std::function<void(const Usage& usage)> on_usage;
     /// The answer streamed so far is discarded: it was cut off at max_tokens and the call is
-    /// retried once at the escalated budget (seed 000), so a display clears what it showed.
+    /// retried once at the escalated budget (budget.7), so a display clears what it showed.
     std::function<void(std::string_view reason)> on_discard;
 
     [[nodiscard]] bool any() const noexcept {
@@ -145,7 +145,7 @@ public:
 
     /// Calls the model and appends its answer to the conversation. On a truncated answer the
     /// sent message's budget is raised to the model's ceiling and the call is made once more
-    /// (seed 000); the truncated answer is never appended, so a cut-off tool call never reaches a
+    /// (budget.7); the truncated answer is never appended, so a cut-off tool call never reaches a
     /// tool. Errors (the conversation is then unchanged but for that escalation): a missing key or
     /// base URL (kConfig, before any request), provider refusals of their kind (kRateLimited,
     /// kOverloaded, kInvalidArgument, ...), an answer off its format (kProtocol with the status

@@ -1,6 +1,6 @@
 // Per-model rate limiting of provider calls, before they go out.
 //
-// Seed 000 "Output Budget Resolution": the wired binding adds outputReserve(spec) to the
+// budget.6: the wired binding adds output_reserve(spec) to the
 // conversation's input token count when pricing the rate-limiter reservation; Anthropic and Bedrock
 // pre-debit max_tokens from their own TPM bucket at request time, so a local reservation smaller
 // than max_tokens silently overflows the provider. So one call reserves 1 request and

@@ -1,14 +1,15 @@
-// The answer contract an outgoing message carries (seed 000 "Schema stripping").
+// The answer contract an outgoing message carries (tools.20).
 #pragma once
 
 #include <string>
 
 namespace nucleo {
 
-/// Decides how the model is asked to answer. Seed 000: responseInstructions(nativeToolsAvailable,
-/// thinkingActive) omits `tool_calls` when native tool calling is available and `reasoning` (and
-/// the answer's own nested reasoning) when thinking is active. A handler that uses the
-/// @-notation makes the conversation carry the notation legend under the `legend` slot.
+/// Decides how the model is asked to answer. tools.20:
+/// response_instructions(native_tools_available, thinking_active) omits `tool_calls` when native
+/// tool calling is available and `reasoning` (and the answer's own nested reasoning) when thinking
+/// is active. A handler that uses the @-notation makes the conversation carry the notation legend
+/// under the `legend` slot.
 class ResponseHandler {
 public:
     virtual ~ResponseHandler() = default;

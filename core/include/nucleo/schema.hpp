@@ -1,8 +1,8 @@
-// Schemas from C++ types: seed 000 "Schema Generation" and the @-notation of the answer contracts.
+// Schemas from C++ types (tools.30-34) and the @-notation of the answer contracts.
 //
 // A struct is described once, by a specialization of nucleo::Describe, and that one description
 // yields (a) standard JSON Schema (tool input schemas), (b) the compact @-notation the response
-// contracts use (explained to the model by notation_legend(), the seed's SCHEMA_NOTATION_GUIDANCE)
+// contracts use (explained to the model by notation_legend(), the legend slot: conversation.13)
 // and (c) reading and writing the struct as JSON.
 //
 //     struct SearchInput {
@@ -49,8 +49,8 @@
 
 namespace nucleo {
 
-/// Specialize to describe a type (seed 000 "Schema Generation": the C++ counterpart of the
-/// @LLMRequired / @LLMDescription / @LLMExample / @JsonProperty / @JsonIgnore annotations).
+/// Specialize to describe a type (tools.30: what Java annotations such as required,
+/// description, example, JSON-property rename and ignore express there).
 /// A struct provides `static auto fields()` returning a std::tuple of schema::field(...) specs in
 /// the order the properties should appear; an enum provides `static auto constants()` returning a
 /// range of schema::constant(value, "NAME") pairs. Either may add
@@ -70,7 +70,7 @@ struct JsonObject {
 /// The JSON shape of a described type.
 enum class Kind { kString, kInteger, kNumber, kBoolean, kEnum, kObject, kArray, kOptional, kJson };
 
-/// What a field is to the schema strip (seed 000 "Schema stripping"). kReasoning marks a field
+/// What a field is to the schema strip (tools.20). kReasoning marks a field
 /// that holds the model's prose reasoning — the envelope's own `reasoning` and any field of the
 /// typed answer marked with `.reasoning()` — dropped, at every depth, when thinking is active.
 /// kToolCalls marks the envelope's `tool_calls`, dropped when tools are native.
@@ -87,7 +87,7 @@ struct FieldNode {
     std::vector<std::string> examples_json;  ///< each example value, as JSON text
     bool required = false;
     FieldRole role = FieldRole::kPlain;
-    /// Seed 000 @LLMSummarizable: a long string value of this field reaches the model as
+    /// artifacts.6: a long string value of this field reaches the model as
     /// "[SUMMARY: N chars] ..." (nucleo/artifacts.hpp write_summarized_with_refs).
     bool summarizable = false;
     NodeFn type = nullptr;
@@ -99,8 +99,8 @@ struct FieldNode {
 struct TypeNode {
     Kind kind = Kind::kObject;
     std::string name;  ///< Describe<T>::name when given, else empty
-    /// Describe<T>::artifact_alias when given: the type is an artifact (seed 000 "Artifact
-    /// Integration") and its JSON carries "@artifact": alias, so one pass can discover it.
+    /// Describe<T>::artifact_alias when given: the type is an artifact (artifacts.1) and its JSON
+    /// carries "@artifact": alias, so one pass can discover it.
     std::string artifact_alias;
 
     std::vector<FieldNode> fields;  ///< kObject
@@ -123,13 +123,13 @@ struct TypeNode {
     std::function<void(void*)> clear;     ///< array: empty; optional: reset
 };
 
-/// Which fields a rendering leaves out (seed 000 "Schema stripping").
+/// Which fields a rendering leaves out (tools.20).
 struct RenderOptions {
     bool drop_reasoning = false;   ///< thinking is active: no kReasoning field, at any depth
     bool drop_tool_calls = false;  ///< native tool calling: no kToolCalls field
 };
 
-/// The legend of the @-notation: the seed's ConversationContext.SCHEMA_NOTATION_GUIDANCE. The
+/// The legend of the @-notation (conversation.13, tools.33). The
 /// conversation places it under the objective's `legend` slot when an outgoing message carries a
 /// handler with uses_schema_notation(). It explains every @-keyword notation() writes.
 std::string notation_legend();
@@ -156,11 +156,11 @@ std::string notation(const TypeNode& node, const RenderOptions& options = {});
 std::string write_json(const TypeNode& node, const void* object);
 
 /// Reads JSON text into the object at `object`. Unknown properties are ignored (models add them;
-/// DESIGN.md reads documents the same way); an absent or null property leaves a plain member at
-/// its default and resets an optional one; a missing `.required()` property is refused, except a
-/// kReasoning one (the strip may have hidden it from the model). Throws Error(kInvalidArgument)
-/// naming the JSON path of the bad value ("$.items[2].kind") and what was expected; an unknown
-/// enum constant lists the allowed ones.
+/// the conversation document is read the same way); an absent or null property leaves a plain
+/// member at its default and resets an optional one; a missing `.required()` property is refused,
+/// except a kReasoning one (the strip may have hidden it from the model). Throws
+/// Error(kInvalidArgument) naming the JSON path of the bad value ("$.items[2].kind") and what was
+/// expected; an unknown enum constant lists the allowed ones.
 void read_json(const TypeNode& node, std::string_view json, void* object);
 
 template <typename T>
@@ -242,10 +242,10 @@ class FieldSpec {
         return with([](FieldSpec& f) { f.ignored_ = true; });
     }
     /// Marks this field as the answer's own reasoning: dropped from the instructions when
-    /// thinking is active (seed 000: "The typed answer POJO's own nested reasoning is dropped
-    /// with it"). A field merely named `reasoning` is NOT marked: the marker is explicit.
+    /// thinking is active (tools.20: the typed answer's own nested reasoning is dropped
+    /// with it). A field merely named `reasoning` is NOT marked: the marker is explicit.
     [[nodiscard]] FieldSpec reasoning() const { return role(FieldRole::kReasoning); }
-    /// Seed 000 @LLMSummarizable: a long value is summarized on its way to the model, with its
+    /// artifacts.6: a long value is summarized on its way to the model, with its
     /// original length ("[SUMMARY: 2847 chars] ..."); the full value stays in the registry.
     [[nodiscard]] FieldSpec summarizable() const {
         return with([](FieldSpec& f) { f.summarizable_ = true; });
@@ -419,8 +419,8 @@ T from_json(std::string_view json) {
 
 }  // namespace schema
 
-/// A tool's wire definition from its input struct (seed 000 "Tool System": the schemaJson "from
-/// @LLMRequired/@LLMDescription"): `tool_definition<SearchInput>("search_documents", "Search...")`.
+/// A tool's wire definition from its input struct (tools.30: the input schema from the described
+/// struct): `tool_definition<SearchInput>("search_documents", "Search...")`.
 template <typename Input>
 ToolDefinitionBlock tool_definition(std::string name, std::string description) {
     return ToolDefinitionBlock{std::move(name), std::move(description),

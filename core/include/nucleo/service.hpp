@@ -1,4 +1,4 @@
-// ConversationService (seed 000 "ConversationService", issue 6 items 4-6): which job owns which
+// ConversationService (docs/spec/ownership.md): which job owns which
 // conversation, where a conversation comes from when a job obtains it, and the one place that
 // persists it (the save discipline).
 #pragma once
@@ -20,24 +20,24 @@
 namespace nucleo {
 
 /// Called once, after the record of a minted conversation was created, with the title the record
-/// got (seed 000: "titled and embedded from that first user message, exactly once"). The
+/// got (ownership.21: titled and embedded from that first user message, exactly once). The
 /// framework ships no embedder: an application that indexes conversations wires one. A throw is
 /// logged and does not fail the save (the record is committed; an index can be rebuilt).
 using ConversationEmbedder = std::function<void(
     std::string_view user_id, std::string_view conversation_id, std::string_view first_utterance)>;
 
-/// The service's wiring. Every store is optional (seed 000 "Dual Stores": "Both are optional
-/// wiring"): without a persistent store only temporary and minted-but-unsaved conversations
+/// The service's wiring. Every store is optional (persistence.1: both are optional
+/// wiring): without a persistent store only temporary and minted-but-unsaved conversations
 /// exist and saves are no-ops returning nullopt.
 struct ConversationServiceOptions {
     std::optional<PersistentStore> persistent;
     std::optional<SessionStore> session;
-    /// The cross-host lease (issue 6 item 6). With it, obtaining a durable conversation also
+    /// The cross-host lease (ownership.40-42). With it, obtaining a durable conversation also
     /// takes the lease; its fencing token rides every save; release gives it up.
     std::optional<LeaseStore> lease;
-    /// Seed 000: "Parks until the current owner releases, up to 30 seconds".
+    /// ownership.11: parks until the current owner releases, up to 30 seconds.
     std::chrono::milliseconds acquire_timeout{std::chrono::seconds(30)};
-    /// Seed 000 "Periodic Cleanup": "5-minute cleanup interval".
+    /// ownership.33: a 5-minute cleanup interval.
     std::chrono::milliseconds cleanup_interval{std::chrono::minutes(5)};
     /// False: no background cleanup thread (tests drive run_cleanup() themselves).
     bool cleanup_thread = true;
@@ -57,12 +57,12 @@ struct ConversationServiceOptions {
     ConversationEmbedder embedder;
 };
 
-/// Seed 000 "ConversationService": one job owns one conversation at a time; a second job parks on
+/// ownership.10: one job owns one conversation at a time; a second job parks on
 /// the conversation's handed-off condition (never spins) until the owner releases, up to
 /// acquire_timeout, then fails naming the owner. Not a singleton: an application makes one and
 /// shares it (tests make many). Thread rule: every method may be called from any thread.
 ///
-/// Decisions where the seed is silent:
+/// Decisions of our own (ownership.3, ownership.14, ownership.40):
 ///  - A conversation obtained under one user is invisible to every other: obtaining it as another
 ///    user fails kNotFound, exactly as the stores answer another user's id.
 ///  - A temporary conversation (the thinker set no id) never consults a store and is never saved;
@@ -79,7 +79,7 @@ class ConversationService {
     ConversationService(const ConversationService&) = delete;
     ConversationService& operator=(const ConversationService&) = delete;
 
-    /// Seed 000 obtainConversation(conversationId, thinker, responseHandler, mustExist). The
+    /// Obtains a conversation for a job (ownership.10-13). The
     /// future is ready at once when the conversation is free or already this job's; otherwise it
     /// completes when the owner releases, or fails after acquire_timeout with kOwnership naming
     /// the owner. Where the conversation comes from: the warm holder; else (durable only) the
@@ -95,48 +95,48 @@ class ConversationService {
         std::string_view conversation_id, std::shared_ptr<Thinker> thinker,
         std::shared_ptr<const ResponseHandler> handler = {}, bool must_exist = false);
 
-    /// The thinker's own conversation as its declared intent says (seed 000: "obtainConversation's
-    /// mustExist flag follows the declared intent"): thinker->conversation_id(), must_exist when
+    /// The thinker's own conversation as its declared intent says (ownership.2: must_exist follows
+    /// the declared intent): thinker->conversation_id(), must_exist when
     /// the id was adopted.
     std::future<std::shared_ptr<ConversationContext>> obtain_conversation(
         std::shared_ptr<Thinker> thinker, std::shared_ptr<const ResponseHandler> handler = {});
 
-    /// Seed 000 owningThinker: the live thinker driving a turn, or nullptr when idle, unknown, or
+    /// ownership.14: the live thinker driving a turn, or nullptr when idle, unknown, or
     /// the conversation belongs to another user.
     [[nodiscard]] std::shared_ptr<Thinker> owning_thinker(std::string_view conversation_id,
                                                           std::string_view user_id) const;
 
-    /// Seed 000 saveConversation: at every user message in, answer out, abnormal end. The first
-    /// save of a minted (or new adopted-id) conversation creates the record titled from
+    /// The save discipline (ownership.20-22): at every user message in, answer out, abnormal end.
+    /// The first save of a minted (or new adopted-id) conversation creates the record titled from
     /// first_user_utterance(); later saves are updates of the SnapshotDelta from the last saved
     /// parts, with no reads. nullopt (nothing written): a temporary conversation, no persistent
-    /// store, nothing changed, or not created yet and no human utterance so far (seed 000:
-    /// "Nothing exists in the store before the first user message"). Throws kOwnership when
+    /// store, nothing changed, or not created yet and no human utterance so far (ownership.21:
+    /// nothing exists in the store before the first user message). Throws kOwnership when
     /// `thinker` does not own the conversation or the lease was lost (the store refuses the stale
     /// token), kNotFound when the record was deleted mid-turn (never resurrected). A committed
     /// save refreshes the session store.
     std::optional<SaveResult> save_conversation(const ConversationContext& context,
                                                 const Thinker& thinker);
 
-    /// Seed 000 release(thinker): ownership and retention only, no persistence. The holder stays
+    /// ownership.30: ownership and retention only, no persistence. The holder stays
     /// warm for the thinker's retain duration; a waiting job is handed it. Releasing what the
     /// thinker does not own is a no-op.
     void release(const Thinker& thinker);
-    /// Seed 000 releaseAllForJob: the safety net at job completion; evicts every conversation the
+    /// ownership.31: the safety net at job completion; evicts every conversation the
     /// job still owns (a waiter, if any, is handed it instead). Returns how many it found.
     std::size_t release_all_for_job(std::string_view job_id);
-    /// Seed 000 forceRelease(conversationId, userId): cancels the owning turn's workflow through
+    /// ownership.32: cancels the owning turn's workflow through
     /// its cancel_workflow hook and lets that turn's own cleanup release the holder. True when an
     /// owner was found (and its hook called); false when idle, unknown or another user's.
     bool force_release(std::string_view conversation_id, std::string_view user_id);
 
     /// One cleanup tick: evicts every UNOWNED holder without waiters whose retention expired at
-    /// `now` (seed 000: "eviction never persists"). Returns how many. The background thread calls
+    /// `now` (ownership.33: eviction never persists). Returns how many. The background thread calls
     /// it every cleanup_interval; tests call it with a chosen `now`.
     std::size_t run_cleanup(
         std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
 
-    /// Graceful shutdown (seed 000 AbstractStoppable): refuses new obtains, fails waiting ones,
+    /// Graceful shutdown (ownership.34): refuses new obtains, fails waiting ones,
     /// stops the cleanup thread, gives up held leases and clears every holder. Idempotent.
     void shutdown();
     [[nodiscard]] bool stopping() const noexcept;

@@ -1,5 +1,4 @@
-// The typed face of conversation stores (seed 000 "Persistence & Restoration", seed 003 "Keeping a
-// conversation beyond one run", issue 6 items 1-3 and 6).
+// The typed face of conversation stores (docs/spec/persistence.md; the leases of ownership.40-42).
 //
 // A store is a "nucleo.store/1" plugin (sqlite, postgres, redis, memory) reached through
 // StoreInstance; these classes speak its documents (docs/store-documents.md) in C++ values:
@@ -26,8 +25,8 @@
 namespace nucleo {
 
 /// What changed between the parts saved last time and the parts now: the `changes` document of an
-/// incremental save (issue 6: "a save writes what changed since the last one (new messages,
-/// changed flags), not the whole conversation again").
+/// incremental save (persistence.6: a save writes what changed since the last one (new messages,
+/// changed flags), not the whole conversation again).
 ///
 /// Messages are compared by id and content (the response handler is never persisted, so it never
 /// counts). The message list changes as splices over the saved list: appended messages are one
@@ -58,15 +57,16 @@ class SnapshotDelta {
     std::size_t removed_ = 0;
 };
 
-/// Seed 000 "What Survives JVM Restart": reads a stored snapshot leniently. "Message restoration
-/// drops any tool_result whose tool_use id appears nowhere in the transcript: a provider refuses
-/// the WHOLE conversation over one such orphan". The dropped ids are logged ONCE (one WARN record
+/// persistence.20: reads a stored snapshot leniently. Restoration drops any tool_result whose
+/// tool_use id appears nowhere in the transcript: a provider refuses the WHOLE conversation over
+/// one such orphan. The dropped ids are logged ONCE (one WARN record
 /// naming the conversation and every id); a message left without blocks is dropped with them
 /// (providers refuse empty turns). Everything else is read by read_conversation_parts and refused
 /// as it refuses. The parts carry no model binding: a restored conversation comes back UNBOUND,
 /// with its prior_spec_id as stickiness input (ConversationContext::from_parts builds it
 /// unfrozen, without a model). Decision: a tool_result whose tool_use exists but comes later is
-/// not an orphan by the seed's rule; from_parts refuses it loudly rather than this path guessing.
+/// not an orphan by that rule (persistence.21); from_parts refuses it loudly rather than this path
+/// guessing.
 ConversationParts restore_parts(std::string_view snapshot_json);
 
 /// What a store says it offers ("nucleo.store/1" capabilities).
@@ -105,7 +105,7 @@ struct ConversationPage {
     std::optional<std::string> next_cursor;
 };
 
-/// The persistent store (seed 000 "Dual Stores": saves go here). Thread rule: every method may be
+/// The persistent store (persistence.1: saves go here). Thread rule: every method may be
 /// called concurrently (the plugin does its own locking).
 class PersistentStore {
   public:
@@ -142,7 +142,7 @@ class PersistentStore {
     [[nodiscard]] std::string load_document(std::string_view principal,
                                             std::string_view conversation_id) const;
 
-    /// Seed 000 "Version History": every save is a version, oldest first.
+    /// persistence.30: every save is a version, oldest first.
     [[nodiscard]] std::vector<StoredVersion> versions(std::string_view principal,
                                                       std::string_view conversation_id) const;
     /// The conversation exactly as saved at `version`, restored.
@@ -168,7 +168,7 @@ class PersistentStore {
     StoreInstance store_;
 };
 
-/// The session store (seed 000 "Dual Stores": consulted first). Thread rule: concurrent.
+/// The session store (persistence.1: consulted first). Thread rule: concurrent.
 class SessionStore {
   public:
     explicit SessionStore(StoreInstance store) : store_(std::move(store)) {}
@@ -194,7 +194,7 @@ struct LeaseGrant {
     std::string expires_at;  ///< RFC 3339
 };
 
-/// The cross-host ownership lease (issue 6 item 6): one holder per conversation; each acquisition
+/// The cross-host ownership lease (ownership.40-42): one holder per conversation; each acquisition
 /// by a new holder gets a strictly larger fencing token. Held by another holder: kOwnership
 /// naming it. Thread rule: concurrent.
 class LeaseStore {

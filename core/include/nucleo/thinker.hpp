@@ -1,5 +1,5 @@
-// The identity a ConversationService needs of the job driving a conversation (seed 000
-// "ConversationService": "Conversation Identity", "The Owning Thinker", "Periodic Cleanup").
+// The identity a ConversationService needs of the job driving a conversation (ownership.1,
+// ownership.14, ownership.33).
 // Deliberately minimal: the agent loop that runs a thinker comes later; this is what ownership,
 // the save discipline and rehydration read.
 #pragma once
@@ -16,7 +16,7 @@
 
 namespace nucleo {
 
-/// How a thinker declared what its conversation IS (seed 000 "Conversation Identity").
+/// How a thinker declared what its conversation IS (ownership.1).
 enum class ConversationIntent {
     kTemporary,  ///< neither setter: the default keyed by the job id, never stored
     kMinted,     ///< mint_conversation_id(): a brand-new durable conversation
@@ -32,26 +32,26 @@ struct Thinker {
     std::string job_id;       ///< unique per job; the key of the temporary default conversation
     std::string user_id;      ///< the acting principal for every store call
     std::string workflow_id;  ///< stamped on the context at acquisition
-    /// Seed 000 "Per-thinker retain-duration expiry": how long an UNOWNED holder stays warm after
+    /// ownership.30, ownership.33: how long an UNOWNED holder stays warm after
     /// this thinker released it. Decision: 10 minutes by default, two cleanup intervals, so a
     /// chat's next turn within minutes finds its conversation warm.
     std::chrono::milliseconds retain{std::chrono::minutes(10)};
     /// The seat's current declarations, stamped on every conversation the service creates or
-    /// rehydrates for this thinker (seed 000 "The seat's declarations").
+    /// rehydrates for this thinker (ownership.13).
     std::optional<Grade> grade;
     std::optional<Depth> depth;
     std::optional<OutputDeclaration> output;
     /// The thinker's current palette, re-declared on a rehydrated conversation (add-only: only
     /// never-announced names reach the model). Empty: no tools.
     std::function<std::vector<ToolDefinitionBlock>()> palette;
-    /// Cancels this turn's whole workflow (seed 000 forceRelease). The turn's own cleanup then
+    /// Cancels this turn's whole workflow (ownership.32). The turn's own cleanup then
     /// releases the conversation. Empty: force_release can only report the owner.
     std::function<void()> cancel_workflow;
 
-    /// Seed 000 mintConversationId(): a readable `<name>-conv-xxxx-xxxxxxxxxxxx` (random hex),
+    /// ownership.1: a readable `<name>-conv-xxxx-xxxxxxxxxxxx` (random hex),
     /// remembered as this thinker's conversation with intent kMinted. Returns it.
     std::string mint_conversation_id();
-    /// Seed 000 setConversationId(id): adopt an existing conversation (intent kAdopted).
+    /// ownership.1: adopt an existing conversation (intent kAdopted).
     void set_conversation_id(std::string id);
 
     /// The conversation this thinker works on: the minted or adopted id, else its job id.

@@ -1,4 +1,5 @@
-// The ThinkingResponse answer contract: seed 000 "Schema stripping" and "How LLMs See Tools".
+// The ThinkingResponse answer contract: schema stripping (tools.20-22) and text tool calls
+// (tools.13).
 //
 // The model answers with one JSON envelope {reasoning, tool_calls, answer}; `answer` is a struct
 // the application described with nucleo::Describe (schema.hpp). The handler writes the envelope's
@@ -18,16 +19,16 @@
 
 namespace nucleo {
 
-/// A tool call the model wrote into its text (text-based tool calling: seed 000 "How LLMs See
-/// Tools", Bedrock Converse): the tool's name and its input object.
+/// A tool call the model wrote into its text (text-based tool calling, tools.13: Bedrock
+/// Converse): the tool's name and its input object.
 struct TextToolCall {
     std::string name;
     schema::JsonObject input;
     bool operator==(const TextToolCall&) const = default;
 };
 
-/// The envelope the model writes (seed 000: the ThinkingResponse schema). `answer` is optional
-/// because a turn that calls tools has no answer yet.
+/// The envelope the model writes (the ThinkingResponse schema: reasoning, tool_calls, answer).
+/// `answer` is optional because a turn that calls tools has no answer yet.
 template <typename Answer>
 struct ThinkingResponse {
     std::string reasoning;
@@ -69,8 +70,8 @@ struct Describe<ThinkingResponse<Answer>> {
     }
 };
 
-/// Seed 000: "a call parsed out of the text gets an id minted by the runtime from the tool's
-/// name and its place in the turn". The id is `call_<name>_<index>` where index is the call's
+/// tools.13: a call parsed out of the text gets an id minted by the runtime from the tool's
+/// name and its place in the turn. The id is `call_<name>_<index>` where index is the call's
 /// 0-based position among the turn's tool calls; characters of the name outside [A-Za-z0-9_-]
 /// become `_` and the name is cut so the id stays within 64 characters (the strictest provider
 /// id rule, Bedrock's toolUseId). Deterministic: the same name and place give the same id.
@@ -100,7 +101,7 @@ struct ParsedThinkingResponse {
 class ThinkingResponseHandlerBase : public ResponseHandler {
   public:
     [[nodiscard]] bool uses_schema_notation() const override;
-    /// Seed 000 "Schema stripping": the envelope without `tool_calls` when
+    /// tools.20: the envelope without `tool_calls` when
     /// native_tools_available, and without `reasoning` — and every field of the answer marked
     /// `.reasoning()`, at any depth — when thinking_active.
     [[nodiscard]] std::string response_instructions(bool native_tools_available,
@@ -128,7 +129,7 @@ class ThinkingResponseHandlerBase : public ResponseHandler {
     SchemaStyle style_;
 };
 
-/// Seed 000 ThinkingResponseHandler for a typed answer. Share one instance among messages
+/// The ThinkingResponse handler for a typed answer. Share one instance among messages
 /// (Message::response_handler holds a shared_ptr<const ResponseHandler>).
 template <typename Answer>
 class ThinkingResponseHandler : public ThinkingResponseHandlerBase {
@@ -149,8 +150,7 @@ class ThinkingResponseHandler : public ThinkingResponseHandlerBase {
     /// ids. The text is parsed as the envelope unless it is blank, or unless the message made
     /// native calls and the text holds no JSON object (models narrate before a native call:
     /// "Let me look that up."). The reasoning resolves to the thinking blocks when there are
-    /// any — the envelope's prose reasoning is then discarded (seed 000:
-    /// ThinkingResponseHandler.resolveReasoning()).
+    /// any — the envelope's prose reasoning is then discarded (tools.22).
     [[nodiscard]] ParsedThinkingResponse<Answer> parse(const Message& incoming) const {
         MessageParts parts = split(incoming);
         ParsedThinkingResponse<Answer> out;

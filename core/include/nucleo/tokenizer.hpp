@@ -1,6 +1,6 @@
 // Token counting: byte-pair tokenizers with exact tiktoken parity, and named approximations.
 //
-// Seed 000 "Token Tracking": messages are counted by the model's TokenCounter from their raw
+// tokens.10: messages are counted by the model's TokenCounter from their raw
 // content; the catalog names each model's counter (ModelSpec::token_counter). This header gives
 // the counters by that name.
 #pragma once
@@ -15,7 +15,7 @@
 
 namespace nucleo {
 
-/// A named token counter (seed 000 "Token Tracking": the model's TokenCounter).
+/// A named token counter (tokens.1-5: the model's token counter).
 ///
 /// Known names:
 ///  - "o200k_base", "cl100k_base": byte-pair encoders giving exactly tiktoken's ids, the regex

@@ -1,11 +1,11 @@
 // Token accounting of a conversation: getTotalTokens and the per-part breakdown.
 //
-// Seed 000 "Token Tracking": "ConversationContext always estimates tokens from scratch using the
-// tokenizer"; "The objective and the artifact registry are counted on the strings
-// prepareMessagesForLLM would send"; "Messages are counted by the model's TokenCounter from their
-// raw content plus per-image/file arithmetic"; tool definitions are counted on
-// render_tool_definition_text "so the estimate and the text-fallback wire cannot diverge".
-// Issue 5 item 2: fresh every time, yet not quadratic.
+// docs/spec/tokens.md: a conversation's tokens are always estimated from scratch with the
+// tokenizer (tokens.10); the objective and the artifact registry are counted on the strings
+// prepare_messages_for_llm would send (tokens.11); messages are counted by the model's counter from
+// their raw content plus per-image/file arithmetic (tokens.13); tool definitions are counted on
+// render_tool_definition_text, so the estimate and the text-fallback wire cannot diverge
+// (tokens.12). Fresh every time, yet not quadratic (tokens.14).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +21,7 @@ namespace nucleo {
 
 class Tokenizer;
 
-/// The arithmetic for what a tokenizer cannot read (seed 000 "per-image/file arithmetic").
+/// The arithmetic for what a tokenizer cannot read (tokens.13).
 /// Decisions, since we have no pixel dimensions or page counts without decoding the payload:
 ///  - an image costs kImageTokens = 1,600, Anthropic's figure for an image at its ~1.15 megapixel
 ///    resize ceiling ((width × height) / 750 at 1092×1092), the most an image costs there, and
@@ -71,11 +71,11 @@ struct TokenCacheStats {
     std::uint64_t prefix_hits = 0;
 };
 
-/// Seed 000 "the model's TokenCounter": counts text with one named Tokenizer and conversations as
-/// the seed says. Thread-safe: one counter serves any number of threads at once.
+/// The model's token counter: counts text with one named Tokenizer and conversations as
+/// docs/spec/tokens.md says. Thread-safe: one counter serves any number of threads at once.
 ///
-/// Memoization (issue 5 item 2: "per-message counts memoized by content, so appending one message
-/// to a 10,000-message conversation and asking again costs about the new message alone"):
+/// Memoization (tokens.14: per-message counts memoized by content, so appending one message
+/// to a 10,000-message conversation and asking again costs about the new message alone):
 ///  - each message's count is memoized under a 64-bit hash of its blocks (their kinds and every
 ///    field the count reads), so an identical message is tokenized once per process;
 ///  - the sum over a conversation's messages is remembered per messages_epoch() with the number
@@ -117,7 +117,7 @@ class TokenCounter {
     /// Tokens of a tool definition, on render_tool_definition_text.
     [[nodiscard]] std::int64_t count_tool_definition(const ToolDefinitionBlock& definition) const;
 
-    /// Seed 000 getTotalTokens(): objective + tools + messages + artifact registry, counted on
+    /// tokens.10: objective + tools + messages + artifact registry, counted on
     /// what prepare would send, WITHOUT rendering (counting never freezes the objective).
     [[nodiscard]] std::int64_t total_tokens(const ConversationContext& conversation) const;
     /// The same, by part and per message (walks every message; memo hits keep it cheap).
@@ -135,7 +135,7 @@ class TokenCounter {
     std::unique_ptr<Impl> impl_;
 };
 
-/// Seed 000 getTotalTokens(): the conversation's only token number, by `model`'s counter.
+/// tokens.10: the conversation's only token number, by `model`'s counter.
 std::int64_t get_total_tokens(const ConversationContext& conversation, const ModelSpec& model);
 
 }  // namespace nucleo

@@ -1,4 +1,4 @@
-// Reading a conversation as text (seed 000 "Reading a conversation as text").
+// Reading a conversation as text (conversation.33).
 #pragma once
 
 #include <span>
@@ -34,7 +34,8 @@ class ConversationContext;
 /// `[image: MEDIA_TYPE]`, `[file: NAME, MEDIA_TYPE]`; a tool definition announced in the stream
 /// as `[tool available: NAME]` (its schema is left out). Thinking and redacted thinking are left
 /// out; a message left with nothing to show is skipped whole rather than printing an empty role.
-/// The objective is never part of a transcript (seed 000 "Structural non-leakage").
+/// The objective is never part of a transcript (conversation.33: the objective never leaks into a
+/// conversation's content).
 class Transcript {
   public:
     /// The conversation's messages, as above.

@@ -1,9 +1,9 @@
-// The core's HTTP transport: every provider call goes through it (DESIGN.md "Data flow of one call":
-// a plugin encodes, the core sends, the plugin decodes).
+// The core's HTTP transport: every provider call goes through it (abi.24: a
+// plugin encodes, the core sends, the plugin decodes).
 //
 // One HttpTransport per provider instance: it keeps connections alive between calls (libcurl easy
-// handles are pooled, so a conversation's calls reuse one TLS connection), applies timeouts, honours
-// cancellation, retries 429 / 5xx / 529 with exponential backoff (Retry-After wins when the
+// handles are pooled, so a conversation's calls reuse one TLS connection), applies timeouts,
+// honours cancellation, retries 429 / 5xx / 529 with exponential backoff (Retry-After wins when the
 // provider sends one) and signs Bedrock requests with SigV4 through libcurl's CURLOPT_AWS_SIGV4.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The agent loop (core/include/nucleo/agent.hpp): the seeds' ChatThinker role.
+// The agent loop (core/include/nucleo/agent.hpp): a chat thinker as a C++ API.
 #include "nucleo/agent.hpp"
 #include "nucleo/artifacts.hpp"
 
@@ -96,9 +96,9 @@ struct Agent::Impl {
     }
 
     /// Runs one tool call. Every failure becomes an is_error result the model reads: an unknown
-    /// tool, arguments that do not read, a throw of any kind (issue 8: "never a crash").
+    /// tool, arguments that do not read, a throw of any kind (never a crash).
     /// The artifact tools the conversation declares itself (get_artifact_field,
-    /// search_artifact_content; seed 000 "Artifact Integration") are answered here from its
+    /// search_artifact_content; tools.14) are answered here from its
     /// registry's intact data unless the host registered a tool of that name.
     ToolOutput run_tool(const ToolUseBlock& use, const CancellationToken& cancel,
                         const ConversationContext& conversation) const {
@@ -124,7 +124,7 @@ struct Agent::Impl {
         }
     }
 
-    /// Seed 000 "The objective map": a put is idempotent; the agent's task goes under "task" only
+    /// conversation.11: a put is idempotent; the agent's task goes under "task" only
     /// while the conversation has not rendered and has no such slot (a resumed conversation keeps
     /// its own, composed freely until its first render).
     void prepare_conversation(ConversationContext& conversation) const {
@@ -147,7 +147,7 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
     TurnReport report;
     prepare_conversation(conversation);
 
-    // Seed 000 "Compaction": "User messages should be preserved verbatim".
+    // compaction.31: user messages are kept word for word.
     Message user = Message::outgoing_text(std::move(user_message));
     user.compactable = false;
     user.cache = options.cache_all_messages;
@@ -185,10 +185,10 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
         }
         RoundReport rr;
         rr.round = round;
-        // Add-only: a per-round refresh costs nothing (seed 000 "Registration").
+        // Add-only: a per-round refresh costs nothing (tools.1).
         conversation.add_tools(palette());
 
-        // Seed 001: "A thinker checks this before every call to its model".
+        // compaction.4: the window is checked before every call to the model.
         if (options.window) {
             const std::int64_t reserve = output_reserve(conversation, model, options.binding);
             CompactionReport c = options.window->ensure_fits(conversation, model, reserve);
@@ -239,7 +239,7 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
             if (const auto* u = b.get_if<ToolUseBlock>()) uses.push_back(*u);
         }
         if (uses.empty()) {
-            // Seed 000: "Final assistant answers should be preserved verbatim".
+            // compaction.31: final answers are kept word for word.
             conversation.set_message_compactable(r.message.id, false);
             report.end = TurnEnd::kFinalAnswer;
             report.answer = answer_text(r.message);
@@ -347,7 +347,7 @@ TurnReport Agent::run_turn(ConversationService& service, const std::shared_ptr<T
         service.release(*thinker);
         return report;
     } catch (...) {
-        // Seed 000: saved "on an abnormal exchange end" — what was said up to the failing
+        // ownership.20: saved on an abnormal exchange end — what was said up to the failing
         // boundary survives; the original error is what the caller sees.
         try {
             save();

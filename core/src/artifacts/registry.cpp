@@ -1,5 +1,5 @@
-// The artifact registry: references, the two tiers, registration and restore (seed 000
-// "Reference Format", "Reachable artifacts stay bounded"); see core/include/nucleo/artifacts.hpp
+// The artifact registry: references, the two tiers, registration and restore (artifacts.3,
+// artifacts.5: reachable artifacts stay bounded); see core/include/nucleo/artifacts.hpp
 // for the decisions.
 #include <atomic>
 #include <cstdint>
@@ -90,8 +90,8 @@ std::uint64_t fnv1a(std::string_view type, std::string_view json) {
 }
 
 /// A list's frame: {"iterand_type": ALIAS, "items": [artifacts of ALIAS]}, each iterand's type
-/// resolvable (seed 000: "an unresolvable iterand type fails the read rather than silently
-/// shortening the list").
+/// resolvable (persistence.24: an unresolvable iterand type fails the read rather than
+/// silently shortening the list).
 void check_list(const rapidjson::Value& v, const std::string& where) {
     if (!v.IsObject()) {
         throw Error(ErrorKind::kInvalidArgument,
@@ -228,7 +228,7 @@ std::string ArtifactRegistryAccess::register_value(ArtifactRegistry& r, std::str
         if (const auto m = v.FindMember("@ref"); m != v.MemberEnd()) {
             if (restoring && !preset && m->value.IsString()) {
                 preset.emplace(m->value.GetString(), m->value.GetStringLength());
-                // Seed 000: "type from each iterand's own ref alias".
+                // persistence.24: each iterand's type from its own reference alias.
                 const auto alias = artifacts::ref_alias(*preset);
                 if (!alias || *alias != type) {
                     throw Error(ErrorKind::kInvalidArgument,

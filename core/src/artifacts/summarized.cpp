@@ -1,4 +1,4 @@
-// What the model sees of artifacts (seed 000 "Serialization for LLM", "Registry Dump"): the
+// What the model sees of artifacts (artifacts.6, artifacts.7): the
 // summarized form of each artifact, the registry turn, write_summarized_with_refs over PojoBlocks,
 // and the summarizers behind "[SUMMARY: N chars] ...".
 #include <algorithm>
@@ -41,7 +41,7 @@ bool is_long(const rapidjson::Value& v) {
                ArtifactRegistry::kSummaryThreshold;
 }
 
-/// Seed 000 "Summary format: [SUMMARY: 2847 chars] This comprehensive study examines...".
+/// artifacts.6: the summary format, "[SUMMARY: 2847 chars] This comprehensive study examines...".
 std::string summary_of(const ArtifactSummarizer& summarizer, const rapidjson::Value& v) {
     const std::string_view text(v.GetString(), v.GetStringLength());
     return "[SUMMARY: " + std::to_string(artifacts::char_count(text)) + " chars] " +
@@ -76,8 +76,8 @@ class SummarizedWriter {
         }
     }
 
-    /// A list's digest (seed 000: "A 200-iterand list contributes one digest entry (iterand_type,
-    /// count, head sample), not 200 entries").
+    /// A list's digest (artifacts.7: a 200-iterand list contributes one digest entry
+    /// (iterand_type, count, head sample), not 200 entries).
     void digest(const rapidjson::Value& v, const Artifact& a) {
         const auto& items = v["items"];
         w_.Key("iterand_type");

@@ -1,4 +1,4 @@
-// The two artifact tools of the registry turn's guidance lines (seed 000 "Registry Dump": "Use
+// The two artifact tools of the registry turn's guidance lines (artifacts.7, artifacts.9: "Use
 // get_artifact_field(ref, fieldName) for full content. Use search_artifact_content(query) to
 // search across all artifact text."): they answer from the intact data the model never sees whole.
 #include <algorithm>

@@ -1,6 +1,7 @@
-// The artifact type registry (seed 000: deserialization "type from each iterand's own ref
-// alias"): process-wide, since a document may be read anywhere; declared types live for the
-// program (schema::node_of keeps them), so the registry holds plain pointers.
+// The artifact type registry (artifacts.2, persistence.24: deserialization takes each
+// iterand's type from its own reference alias): process-wide, since a document may be read
+// anywhere; declared types live for the program (schema::node_of keeps them), so the registry holds
+// plain pointers.
 #include <mutex>
 #include <shared_mutex>
 #include <string>

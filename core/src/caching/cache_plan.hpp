@@ -1,5 +1,5 @@
-// Cache breakpoint placement, decided in the core (seed 000 "Breakpoint Limit"; DESIGN.md "The
-// rule that shapes everything").
+// Cache breakpoint placement, decided in the core (caching.1-5: the core
+// decides, plugins render).
 #pragma once
 
 #include <vector>
@@ -8,11 +8,11 @@
 
 namespace nucleo::caching {
 
-/// The seed's loop over the already-prepared request: the system breakpoint is counted first
-/// (when there are system blocks, the backend supports caching and cache_system is set) and
-/// applied to the last system block; then, in turn order, the first TextBlock or SkillBlock of
-/// each cache-marked turn anchors one breakpoint while fewer than CachePlan::kMaxBreakpoints are
-/// spent. A marked turn without such a block spends nothing.
+/// The breakpoint loop over the already-prepared request (caching.3, caching.4): the system
+/// breakpoint is counted first (when there are system blocks, the backend supports caching and
+/// cache_system is set) and applied to the last system block; then, in turn order, the first
+/// TextBlock or SkillBlock of each cache-marked turn anchors one breakpoint while fewer than
+/// CachePlan::kMaxBreakpoints are spent. A marked turn without such a block spends nothing.
 CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
                                  const std::vector<PreparedTurn>& turns, bool supports_caching,
                                  bool cache_system);

@@ -1,4 +1,4 @@
-// ContextWindowManager and the compaction ladder (seed 001, issue 5 items 3-6). The rules are in
+// ContextWindowManager and the compaction ladder (docs/spec/compaction.md). The rules are in
 // the doc comment of compaction.hpp; this file says how they are kept.
 #include <algorithm>
 #include <cmath>
@@ -112,7 +112,7 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
 
     if (fits(report.tokens_before)) return report;
     if (!conversation.compactable()) {
-        // Seed 001: "A conversation marked setCompactable(false) ... is never compacted."
+        // compaction.34: a conversation marked compactable=false is never compacted.
         if (report.tokens_before > hard_room) {
             throw overflow(report.tokens_before, "(the conversation is marked not compactable)");
         }

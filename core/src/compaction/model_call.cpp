@@ -1,5 +1,5 @@
 // The host's model-call service ("nucleo.host.model_call/1", plugin.h 1.1): what the `llm`
-// summarizer asks a model through. Seed 001 "What it costs": every summary is a call "run as a
+// summarizer asks a model through. compaction.40: every summary is a call "run as a
 // CompactionJob of its own: a job at the Grade.SMALL grade unless the compactor is built with
 // another, admitted against rate limits, recorded and costed like any other call".
 #include <map>

@@ -1,5 +1,5 @@
-// The compaction ladder's levels over a working copy of the message list (seed 001 "How much is
-// summarized", "What must survive"; issue 5 items 4-5).
+// The compaction ladder's levels over a working copy of the message list (compaction.10-16,
+// compaction.30-34).
 #include "compaction/work.hpp"
 
 #include <algorithm>
@@ -23,8 +23,8 @@ namespace nucleo::compaction {
 
 namespace {
 
-/// What every summary request asks for (issue 5 item 7: "a summary prompt that keeps file paths,
-/// identifiers, errors and decisions"). The llm summarizer sends it to the model; the extractive
+/// What every summary request asks for: a summary prompt that keeps file paths, identifiers,
+/// errors and decisions. The llm summarizer sends it to the model; the extractive
 /// one keeps such sentences by its own rules and ignores it.
 constexpr const char* kInstructions =
     "Summarize this part of a conversation for an AI agent that will continue the work from your "
@@ -60,8 +60,8 @@ class Ranges {
     std::vector<std::size_t> parent_;
 };
 
-/// Tool pairs (issue 5 item 5: "never an orphan on either side, also with parallel calls in one
-/// turn"): each tool_result joined with the message carrying its tool_use, and every message
+/// Tool pairs (compaction.32: never an orphan on either side, also with parallel calls in one
+/// turn): each tool_result joined with the message carrying its tool_use, and every message
 /// between them, so a summary can never land between a kept call and its result either.
 Ranges pair_groups(const std::vector<Message>& msgs) {
     Ranges groups(msgs.size());
@@ -402,7 +402,7 @@ std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, Compacti
         for (std::size_t i = 0; i < jobs.size(); ++i) outcomes[i] = run_one(jobs[i]);
         return outcomes;
     }
-    // Seed 001: "At LIGHT and MODERATE the summaries of the separate exchanges run in parallel."
+    // compaction.41: at LIGHT and MODERATE the summaries of the separate exchanges run in parallel.
     // A few workers pull jobs in order; the instance is thread-safe (plugin.h thread rule).
     std::atomic<std::size_t> next{0};
     auto worker = [&] {
@@ -425,7 +425,7 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
                               msgs[job.members.front()].id + "'";
     if (!outcome.ok) {
         if (maximum) {
-            // Seed 001: "A failure at MAXIMUM fails the call."
+            // compaction.20: a failure at MAXIMUM fails the call.
             throw Error(outcome.kind, "compaction of conversation '" + conversation_id_ +
                                           "' failed at " + where + ": " + outcome.error);
         }

@@ -15,7 +15,7 @@ namespace nucleo::compaction {
 /// The text a summarizer reads for one message: its role, then each block as text. Attachments
 /// are named, never inlined (a base64 payload is not something to summarize); redacted reasoning
 /// is left out. With the conversation's `registry`, a PojoBlock reads as the model saw it: each
-/// artifact as its {"@ref": ...}, so the references the model saw reach the summary (seed 001:
+/// artifact as its {"@ref": ...}, so the references the model saw reach the summary (compaction.33:
 /// artifact references survive compaction).
 std::string render_for_summary(const Message& message, const ArtifactRegistry* registry = nullptr);
 /// The same for the content of one tool result.

@@ -1,4 +1,4 @@
-// Config accessors, the config lookup order and the redacted dump (issue 2 item 5).
+// Config accessors, the config lookup order and the redacted dump.
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>

@@ -1,4 +1,4 @@
-// Reading nucleo.yaml and its includes into a Config (issue 2 item 5).
+// Reading nucleo.yaml and its includes into a Config.
 //
 // Every refusal is an Error of kind kConfig whose message starts with `file:line:column: ` (from
 // yaml-cpp's marks, 1-based) followed by the key path (`models[1].max_output_tokens: `) and what
@@ -532,7 +532,7 @@ class ConfigBuilder {
         return m;
     }
 
-    /// Seed 000 "Output Budget Resolution": the entry translates every rung, so all four are
+    /// budget.1, budget.2: the entry translates every rung, so all four are
     /// required (a rung the entry cannot translate would be a number invented at call time).
     void read_output_budget(const Reader& r, const YAML::Node& n, const std::string& path,
                             ModelSpec& m) {
@@ -550,7 +550,7 @@ class ConfigBuilder {
     }
 
     /// Reasoning tokens per depth; a depth left out books none. IMMEDIATE is thinking off
-    /// (seed 000 singleTurn), so it must be 0.
+    /// (conversation.24), so it must be 0.
     void read_thinking_budget(const Reader& r, const YAML::Node& n, const std::string& path,
                               ModelSpec& m) {
         r.expect_map(n, path, {"IMMEDIATE", "STANDARD", "DEEP"});

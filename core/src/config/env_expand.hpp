@@ -1,4 +1,4 @@
-// ${VAR} and ${VAR:-default} expansion of configuration strings (issue 2 item 5).
+// ${VAR} and ${VAR:-default} expansion of configuration strings.
 #pragma once
 
 #include <functional>

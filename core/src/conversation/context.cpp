@@ -1,5 +1,5 @@
-// ConversationContext: identity, messages, declarations, tools (seed 000 "Tool System", "The
-// seat's declarations", seed 003 "What a conversation holds"). The objective map lives in
+// ConversationContext: identity, messages, declarations, tools (tools.1-5, conversation.20,
+// conversation.1). The objective map lives in
 // objective.cpp, the channel contract in prepare.cpp.
 #include <algorithm>
 #include <atomic>
@@ -45,7 +45,7 @@ ConversationContext ConversationContext::from_parts(ConversationParts parts) {
         }
     }
     ctx.declare_artifact_tools();
-    return ctx;  // never frozen: seed 000 "composes freely until its own first render"
+    return ctx;  // never frozen: conversation.15
 }
 
 ConversationParts ConversationContext::parts() const {
@@ -110,7 +110,7 @@ std::string ConversationContext::add_message(Message message) {
 }
 
 void ConversationContext::declare_artifact_tools() {
-    // Seed 000: the registry turn points the model at two tools; a conversation that has
+    // tools.14: the registry turn points the model at two tools; a conversation that has
     // artifacts declares them (add-only: a second declaration is a no-op).
     if (!state_.artifacts.empty()) add_tools(artifact_tool_definitions());
 }
@@ -121,7 +121,7 @@ std::string ConversationContext::append_message(Message message) {
     for (const ContentBlock& block : message.blocks) {
         if (const auto* use = block.get_if<ToolUseBlock>()) tool_use_ids_.insert(use->id);
     }
-    // Seed 000 "Discovers Artifact fields, registers them in the registry": done as the message
+    // artifacts.4: artifacts are discovered and registered as the message
     // arrives, so the registry (and its count) is complete before anything is rendered.
     for (const ContentBlock& block : message.blocks) {
         if (const auto* pojo = block.get_if<PojoBlock>()) {
@@ -261,7 +261,7 @@ bool ConversationContext::add_tool(ToolDefinitionBlock definition) {
     const bool known = std::any_of(state_.tools.begin(), state_.tools.end(), [&](const auto& t) {
         return t.definition.name == definition.name;
     });
-    // Seed 000: "a name already declared is a no-op, whatever the new declaration would produce".
+    // tools.1: a name already declared is a no-op, whatever the new declaration would produce.
     if (known) return false;
     state_.tools.push_back(DeclaredTool{std::move(definition), state_.messages.size()});
     return true;

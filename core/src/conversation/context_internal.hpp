@@ -1,6 +1,6 @@
 // Internals of the conversation concern shared by its .cpp files: what the conversation's content
-// already announces (seed 000: "The announced set derives from the conversation content itself,
-// never a side field").
+// already announces (tools.5: the announced set derives from the conversation content itself,
+// never a side field).
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// The objective map and its freeze (seed 000 "The objective map").
+// The objective map and its freeze (conversation.10-16).
 #include <cxxabi.h>
 #include <execinfo.h>
 
@@ -30,8 +30,8 @@ std::string demangled_frame(const char* frame) {
     return line.substr(0, open + 1) + name.get() + line.substr(plus);
 }
 
-/// The caller's stack, one frame per line: the seed wants the refused put logged "stack trace
-/// included" so the code that tried is found.
+/// The caller's stack, one frame per line: conversation.14 wants the refused put logged with a
+/// stack trace so the code that tried is found.
 std::string stack_trace() {
     std::array<void*, 48> frames{};
     const int count = ::backtrace(frames.data(), static_cast<int>(frames.size()));

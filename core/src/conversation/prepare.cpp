@@ -1,4 +1,4 @@
-// The channel contract (seed 000 "The channel contract"): reconciling the derived content
+// The channel contract (channel.1): reconciling the derived content
 // (framework slots, tool announcements) with what the conversation renders, the freeze, and the
 // PreparedConversation.
 #include <algorithm>
@@ -271,8 +271,8 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
         out.turns.push_back(std::move(turn));
     }
 
-    // The answer contract of the last outgoing message, stripped for this call (seed 000
-    // "Schema stripping"), rides that message's turn.
+    // The answer contract of the last outgoing message, stripped for this call (tools.20), rides
+    // that message's turn.
     if (last_outgoing && messages[*last_outgoing].response_handler) {
         std::string instructions = messages[*last_outgoing].response_handler->response_instructions(
             native, thinking_active);

@@ -1,4 +1,4 @@
-// Transcript::render (seed 000 "Reading a conversation as text"); the layout is documented in
+// Transcript::render (conversation.33); the layout is documented in
 // core/include/nucleo/transcript.hpp.
 #include "nucleo/transcript.hpp"
 

@@ -277,7 +277,7 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
     try {
         return call_once(conversation, model, options);
     } catch (const OutputTruncationRetryException& e) {
-        // Seed 000: the retry loop re-enters for a one-shot retry at the escalated budget. A
+        // budget.7: the retry loop re-enters for a one-shot retry at the escalated budget. A
         // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
         NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
         if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
@@ -292,7 +292,7 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     HttpRequest request = build_request(conversation, model, options);
     const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
 
-    // Seed 000: the reservation is the conversation's input tokens plus the output reserve.
+    // budget.6: the reservation is the conversation's input tokens plus the output reserve.
     RateLimiter* limiter = nullptr;
     {
         std::lock_guard<std::mutex> lock(limits_->mutex);
@@ -364,10 +364,10 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     }
 
     // Truncation: the answer never joins the conversation (a cut-off tool call never reaches a
-    // tool); the sent message's budget is raised and the caller retries once (seed 000).
+    // tool); the sent message's budget is raised and the caller retries once (budget.7).
     if (out.stop_reason == "max_tokens") escalate_truncation(conversation, model, max_tokens);
 
-    // Text-based tool calling (seed 000 "How LLMs See Tools"): calls written in the answer's
+    // Text-based tool calling (tools.13): calls written in the answer's
     // envelope become ToolUseBlocks with ids the runtime mints from the name and the place.
     if (!(model.native_tools && caps_.native_tools) && !conversation.declared_tools().empty()) {
         std::string text;
@@ -383,7 +383,7 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
         if (!json.empty()) envelope.Parse(json.data(), json.size());
         if (!json.empty() && !envelope.HasParseError() && envelope.IsObject() && envelope.HasMember("tool_calls") &&
             envelope["tool_calls"].IsArray()) {
-            // The seed mints from the name and the place in the turn; the turn's position in the
+            // tools.13 mints from the name and the place in the turn; the turn's position in the
             // conversation is added so that ids stay unique across turns (a result must name
             // exactly one call).
             const std::string turn = "_t" + std::to_string(conversation.messages().size());

@@ -1,4 +1,4 @@
-// Incremental framing of streamed answers (issue 8 item 2): the bytes libcurl hands over, cut into
+// Incremental framing of streamed answers (answers.2): the bytes libcurl hands over, cut into
 // the events a plugin's decode_event reads (plugin.h, ABI 1.2). The core frames because framing is
 // transport, the same for every dialect that shares it; what an event MEANS is the plugin's.
 #pragma once

@@ -1,5 +1,6 @@
-// The block half of the conversation document codec (DESIGN.md "The conversation document"):
-// positioned errors, member helpers and read_block. Writing is a template in document_json.hpp.
+// The block half of the conversation document codec (conversation.30,
+// docs/conversation-document.md): positioned errors, member helpers and read_block. Writing is a
+// template in document_json.hpp.
 #include "persistence/document_json.hpp"
 
 #include "common/json_text.hpp"

@@ -90,8 +90,8 @@ void write_tool_fields(Writer& w, const ToolDefinitionBlock& tool, const JsonPat
     write_json_text(w, tool.schema_json, path.key("schema"));
 }
 
-/// Writes a block as the document spells it (DESIGN.md: Anthropic field names). `path` names the
-/// block in errors (a JSON-valued field whose text is not JSON).
+/// Writes a block as the document spells it (docs/conversation-document.md: Anthropic field names).
+/// `path` names the block in errors (a JSON-valued field whose text is not JSON).
 template <typename Writer>
 void write_block(Writer& w, const ContentBlock& block, const JsonPath& path) {
     w.StartObject();

@@ -1,5 +1,5 @@
-// Reading the conversation document v1 (DESIGN.md "The conversation document"). Every refusal
-// names its position; nothing is relabelled or dropped (issue 3 "Bad input").
+// Reading the conversation document v1 (conversation.31). Every refusal names its position;
+// nothing is relabelled or dropped.
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -137,7 +137,7 @@ Artifact read_artifact(const Value& v, const JsonPath& path) {
     return a;
 }
 
-/// The seat's declarations (seed 000), into the parts' grade, depth and output.
+/// The seat's declarations (conversation.20), into the parts' grade, depth and output.
 void read_declarations(const Value& v, const JsonPath& path, ConversationParts& d) {
     expect_object(v, path);
     if (find_member(v, "grade")) {
@@ -163,7 +163,7 @@ void read_declarations(const Value& v, const JsonPath& path, ConversationParts& 
     }
 }
 
-/// The restore path's rule (seed 000 "What Survives JVM Restart"): every tool_result whose
+/// The restore path's rule (persistence.20): every tool_result whose
 /// tool_use id appears nowhere is dropped, its id recorded; a message left without blocks goes
 /// too (an empty turn is refused by every provider), and the points of declaration of the tools
 /// declared after it move back with the messages.

@@ -1,4 +1,4 @@
-// Writing the conversation document v1 (DESIGN.md "The conversation document"): fixed field
+// Writing the conversation document v1 (conversation.30): fixed field
 // order, defaults written out, JSON-valued fields re-emitted canonically — so equal documents are
 // byte-identical and a stored snapshot diffs well.
 #include <optional>
@@ -115,8 +115,8 @@ void write_document(Writer& w, const ConversationParts& doc) {
         internal::write_tool_fields(w, t.definition, tools.at(i));
         w.Key("declared_at");
         w.Uint64(t.declared_at);
-        // Seed 000: "The announced set derives from the conversation content itself, never a
-        // side field" — the same derivation ConversationContext::announced_in uses.
+        // tools.5: the announced set derives from the conversation content itself, never a
+        // side field — the same derivation ConversationContext::announced_in uses.
         if (auto where = internal::find_announcement(doc, t.definition.name)) {
             w.Key("announced_in");
             write_string(w, *where);

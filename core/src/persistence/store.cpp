@@ -120,7 +120,7 @@ std::string snapshot_text(const ConversationParts& parts) {
 
 }  // namespace
 
-// ---- restore (seed 000 "What Survives JVM Restart") ----
+// ---- restore (persistence.20-22) ----
 
 ConversationParts restore_parts(std::string_view snapshot_json) {
     // The reader's store-restore variant drops each orphan and names it; logging is ours, once.

@@ -1,5 +1,5 @@
 // The host side handed to plugins at init (plugin.h nucleo_host): extensions by id.
-// Issue 2 item 6: plugins log through "nucleo.host.log/1", never to stdout; the records land in
+// abi.15: plugins log through "nucleo.host.log/1", never to stdout; the records land in
 // nucleo::log under the logger "plugin:<name>".
 #include <cstring>
 #include <string_view>

@@ -1,8 +1,8 @@
-// C++ wrappers of plugin instances (issue 2 item 4): host-owned sinks in, nucleo::Error out.
+// C++ wrappers of plugin instances (abi.11, abi.12): host-owned sinks in, nucleo::Error out.
 //
 // A status from a plugin maps onto ErrorKind by plugin.h's rule (status == kind + 1); an unknown
-// status is kPlugin. NOT_IMPLEMENTED throws NotImplementedException (seed 000: an unbuilt store
-// surface refuses loudly), UNCORRECTABLE and CONTEXT_OVERFLOW their seed exception types, so a
+// status is kPlugin. NOT_IMPLEMENTED throws NotImplementedException (persistence.4: an unbuilt
+// store surface refuses loudly), UNCORRECTABLE and CONTEXT_OVERFLOW their exception types, so a
 // caller can catch them by type. The message names the plugin, the slot and the plugin's text.
 #include <optional>
 

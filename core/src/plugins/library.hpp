@@ -36,7 +36,7 @@ struct Library {
 /// "nucleo.host.log/1" (records go to nucleo::log::write under "plugin:<name>").
 nucleo_host make_host(Library* library) noexcept;
 
-/// The one lock that serialises init and deinit of every plugin (DESIGN.md). Recursive: a
+/// The one lock that serialises init and deinit of every plugin (abi.22). Recursive: a
 /// Library whose load fails after init is destroyed (and deinitialised) while load holds it.
 std::recursive_mutex& lifecycle_mutex() noexcept;
 

@@ -1,4 +1,4 @@
-// The plugin loader (issue 2 item 4; DESIGN.md "The plugin ABI").
+// The plugin loader (abi.1-5, abi.20-22).
 //
 // Decisions where the issue is silent:
 //  - A plugin is refused with ONE line, "cannot load plugin <file>: <reason>", thrown as

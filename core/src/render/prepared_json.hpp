@@ -1,7 +1,7 @@
 // Internal: the JSON form of a PreparedConversation — what `nucleo render --prepared` prints, what
 // bench/prepare serializes, and the `prepared` member of the request document a provider plugin's
 // encode slot reads (core/src/llm/provider_client.cpp, docs/provider-abi-documents.md). It shows
-// the core's decisions as data (seed 000 "The channel contract", "Breakpoint Limit"). Because
+// the core's decisions as data (channel.14, caching.1). Because
 // plugins read it across the ABI, its shape only grows: add fields, never rename or drop one.
 #pragma once
 
@@ -20,9 +20,9 @@ namespace nucleo::internal {
 ///      "turns": [{"role": "user" | "assistant", "message_id": "m1", "cache": true,
 ///                 "blocks": [BLOCK...]}]}
 ///
-/// Blocks are written as the conversation document writes them (DESIGN.md: Anthropic field
-/// names). A role is only ever "user" or "assistant": it is TurnRole::name(). Refuses
-/// (kInvalidArgument, with the position) a JSON-valued field whose text is not JSON.
+/// Blocks are written as the conversation document writes them (docs/conversation-document.md:
+/// Anthropic field names). A role is only ever "user" or "assistant": it is TurnRole::name().
+/// Refuses (kInvalidArgument, with the position) a JSON-valued field whose text is not JSON.
 std::string prepared_to_json(const PreparedConversation& prepared, bool pretty = false);
 
 }  // namespace nucleo::internal

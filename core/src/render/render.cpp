@@ -1,5 +1,5 @@
 // The render concern: turn roles, the fixed formatter, tool definition text and the block
-// transformation of seed 000 "Transformation Pipeline".
+// transformation of channel.7.
 #include <string>
 
 #include <rapidjson/document.h>
@@ -17,8 +17,8 @@ namespace nucleo {
 TurnRole TurnRole::of(std::string_view role) {
     if (role == "user") return kUser;
     if (role == "assistant") return kAssistant;
-    // Seed 000: "A message carrying any other role string is refused at the mapping
-    // (TurnRole.of), never silently relabelled."
+    // channel.5: a message carrying any other role string is refused at the mapping
+    // (TurnRole::of), never silently relabelled.
     throw Error(ErrorKind::kInvalidArgument,
                 "unknown turn role \"" + std::string(role) +
                     "\": a turn is \"user\" or \"assistant\"; system content goes through "

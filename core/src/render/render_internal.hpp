@@ -1,6 +1,6 @@
-// Internals of the render concern: how blocks become what the model sees (seed 000
-// "Transformation Pipeline"). Shared by the conversation's prepare step and, later, the token
-// counter, so every count measures the same text the wire carries.
+// Internals of the render concern: how blocks become what the model sees (channel.7). Shared by the
+// conversation's prepare step and, later, the token counter, so every count measures the same text
+// the wire carries.
 #pragma once
 
 #include <string>
@@ -11,18 +11,18 @@
 
 namespace nucleo::render {
 
-/// Seed 000 NucleoJsonSerializer.writeSummarizedWithRefs: a PojoBlock becomes a JsonBlock, its
+/// artifacts.6: a PojoBlock becomes a JsonBlock, its
 /// artifacts replaced by {"@ref": ...} and its long summarizable fields summarized
 /// (ArtifactRegistry::write_summarized_with_refs); the only place a PojoBlock is turned into JSON.
 JsonBlock write_summarized_with_refs(const PojoBlock& pojo, ArtifactRegistry& registry);
 
 /// The text a block puts in front of the model, used to decide whether two objective values
-/// "render identically" (seed 000 freeze rule). Text, JSON, skill content, a tool definition's
+/// "render identically" (conversation.14). Text, JSON, skill content, a tool definition's
 /// render_tool_definition_text; attachments and tool traffic render as their kind and payload.
 std::string rendered_text(const ContentBlock& block);
 
 /// The conversion of a tool definition to its wire form, done once at the first render after
-/// declaration (seed 000 "never eagerly"): the schema is parsed and re-emitted compact. Throws
+/// declaration (tools.2: never eagerly): the schema is parsed and re-emitted compact. Throws
 /// Error(kInvalidArgument) naming the tool when the schema is not a JSON object.
 ToolDefinitionBlock to_wire_definition(const ToolDefinitionBlock& definition);
 

@@ -1,5 +1,5 @@
-// Reading and writing described types as JSON (seed 000 "Schema Generation": the schema
-// publishes enum constants "in the form the serializer reads back", so both live on one
+// Reading and writing described types as JSON (tools.32: the schema
+// publishes enum constants in the form the reader reads back, so both live on one
 // description).
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -267,8 +267,8 @@ class JsonReader {
             const TypeNode& type = f.type();
             path_.push_field(f.name);
             if (absent) {
-                // A stripped reasoning field is legitimately missing (seed 000 "Schema
-                // stripping"), so its `required` is not enforced on read.
+                // A stripped reasoning field is legitimately missing (tools.22), so its `required`
+                // is not enforced on read.
                 if (f.required && f.role != FieldRole::kReasoning) {
                     fail("the required property is missing");
                 }

@@ -1,4 +1,4 @@
-// JSON Schema and the @-notation from type descriptions (seed 000 "Schema Generation").
+// JSON Schema and the @-notation from type descriptions (tools.30-33).
 #include "nucleo/schema.hpp"
 
 #include <rapidjson/document.h>
@@ -83,7 +83,7 @@ void write_schema(Writer& w, const TypeNode& node, Walk& walk, const FieldNode* 
     }
     switch (n.kind) {
         case Kind::kEnum:
-            // Seed 000: "an enum array of the constants in the form the serializer reads back".
+            // tools.32: an enum array of the constants in the form the reader reads back.
             write_key(w, "enum");
             w.StartArray();
             for (const std::string& c : n.constants) w.String(c);

@@ -1,5 +1,5 @@
-// The ThinkingResponse handler's type-independent half (seed 000 "Schema stripping", "How LLMs
-// See Tools").
+// The ThinkingResponse handler's type-independent half (tools.13,
+// tools.20-22).
 #include "nucleo/thinking_response.hpp"
 
 #include <cctype>

@@ -1,4 +1,4 @@
-// ConversationService (core/include/nucleo/service.hpp; seed 000 "ConversationService").
+// ConversationService (core/include/nucleo/service.hpp; docs/spec/ownership.md).
 //
 // Locking: State::mu guards the holder map and the job index; each Holder's mu guards its owner,
 // retention and save bookkeeping and is the mutex of its handed_off condition. Order: State::mu
@@ -58,7 +58,7 @@ std::string default_host_id() {
            std::to_string(++instances);
 }
 
-// Seed 000: the title derives from the first user message. Decision: its first line, at most
+// ownership.21: the title derives from the first user message. Decision: its first line, at most
 // 100 bytes, cut at a UTF-8 character boundary.
 std::string title_from(const std::string& utterance) {
     std::string title = utterance.substr(0, utterance.find('\n'));
@@ -199,8 +199,7 @@ struct ConversationService::State {
               const std::shared_ptr<const ResponseHandler>& handler, bool must_exist) {
         if (h.context) return;
         if (h.temporary) {
-            // Seed 000: "obtainConversation does not consult the stores at all for the
-            // jobId-keyed default".
+            // ownership.3: a temporary (job-id keyed) conversation never consults the stores.
             h.context = std::make_shared<ConversationContext>(h.id, h.user);
             stamp_declarations(*h.context, thinker);
             return;
@@ -245,8 +244,8 @@ struct ConversationService::State {
         }
         auto context = std::make_shared<ConversationContext>(
             ConversationContext::from_parts(std::move(*parts)));
-        // Seed 000: "a rehydrated conversation takes the adopting thinker's CURRENT
-        // declarations" and the thinker "re-declares its current palette (add-only)".
+        // ownership.13, persistence.23: a rehydrated conversation takes the adopting thinker's
+        // CURRENT declarations, and the thinker re-declares its current palette (add-only).
         stamp_declarations(*context, thinker);
         if (thinker.palette) context->add_tools(thinker.palette());
         h.context = std::move(context);
@@ -268,7 +267,7 @@ struct ConversationService::State {
             std::lock_guard lock(mu);
             jobs[thinker->job_id].insert(h->id);
         }
-        // Seed 000: "stamps the context's workflowId with the acquiring turn's".
+        // ownership.13: stamps the context's workflow id with the acquiring turn's.
         h->context->set_workflow_id(thinker->workflow_id);
         return h->context;
     }

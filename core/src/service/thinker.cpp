@@ -8,8 +8,8 @@
 namespace nucleo {
 
 std::string Thinker::mint_conversation_id() {
-    // Seed 000: "in the readable job-id shape with a conv marker (e.g.
-    // ChatThinker-conv-a26f-52b01fa3bd75)": 64 random bits, 4 + 12 hex digits.
+    // ownership.1: the readable job-id shape with a conv marker (e.g.
+    // ChatThinker-conv-a26f-52b01fa3bd75): 64 random bits, 4 + 12 hex digits.
     thread_local std::mt19937_64 rng{std::random_device{}()};
     const std::uint64_t bits = rng();
     char hex[20];

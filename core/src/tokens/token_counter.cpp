@@ -1,4 +1,4 @@
-// TokenCounter and getTotalTokens (seed 000 "Token Tracking", issue 5 item 2).
+// TokenCounter and get_total_tokens (tokens.10-14).
 //
 // Fresh every time, yet not quadratic: a message's count is memoized under a hash of its content,
 // and the running sum of a conversation's messages is remembered per messages_epoch(), so a total

@@ -11,7 +11,7 @@
  *        by the host, decoded into incremental deltas (text, thinking, tool-call start and input,
  *        usage) so a host sees an answer as it arrives. The answer itself is still decode()'s.
  *
- * The rules (DESIGN.md "The plugin ABI"; modelled on CLAP and SQLite, not on exact-match ABIs):
+ * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
  *    function nucleo_plugin_entry_v1. The major version is part of that symbol's name.
  *  - Every struct that crosses the boundary (except the two-word nucleo_string_view, passed by
@@ -85,7 +85,7 @@ extern "C" {
  *   NUCLEO_ERR_INVALID_ARGUMENT   ErrorKind::kInvalidArgument  bad input: name what and where
  *   NUCLEO_ERR_NOT_FOUND          ErrorKind::kNotFound         no such conversation, version, key
  *   NUCLEO_ERR_NOT_IMPLEMENTED    ErrorKind::kNotImplemented   a surface not built (never an
- *                                                              empty result instead; seed 000)
+ *                                                              empty result; persistence.4)
  *   NUCLEO_ERR_CONFIG             ErrorKind::kConfig           the create() config was refused
  *   NUCLEO_ERR_PLUGIN             ErrorKind::kPlugin           the plugin failed (any other error)
  *   NUCLEO_ERR_RATE_LIMITED       ErrorKind::kRateLimited      provider said 429
@@ -185,7 +185,7 @@ typedef struct nucleo_host_log {
 } nucleo_host_log;
 
 /* "nucleo.host.model_call/1" (since 1.1): one model call made by the host on the plugin's behalf
- * (seed 001 "What it costs": every summary is a call run as a job of its own, at the SMALL grade
+ * (compaction.40: every summary is a call run as a job of its own, at the SMALL grade
  * unless configured otherwise, admitted against rate limits, recorded and costed). The host
  * chooses the model, its provider and credentials; the plugin only says what to ask.
  * request_json: {"schema_version":1, "prompt":"...", "system":"..." (optional),
@@ -246,7 +246,7 @@ typedef const nucleo_plugin_entry* (*nucleo_plugin_entry_fn)(void);
  *   Thread rule: any thread, once, after every other call on that instance has returned.
  * ------------------------------------------------------------------------------------------- */
 
-/* "nucleo.summarizer/1": shrinks text for compaction (seed 001). */
+/* "nucleo.summarizer/1": shrinks text for compaction (compaction.40). */
 typedef struct nucleo_summarizer_factory {
     uint32_t struct_size;
     int32_t (*create)(nucleo_string_view config_json, nucleo_instance** out, nucleo_error* err);
@@ -260,7 +260,7 @@ typedef struct nucleo_summarizer_factory {
                          const nucleo_sink* out, nucleo_error* err);
 } nucleo_summarizer_factory;
 
-/* "nucleo.provider/1": one provider dialect (DESIGN.md "Data flow of one call"). The core
+/* "nucleo.provider/1": one provider dialect (abi.24: the data flow of one call). The core
  * decides everything (breakpoints, roles, budgets); the provider only renders and parses.
  * encode and decode are pure functions: no I/O, no clock, no hidden state between calls. */
 typedef struct nucleo_provider_factory {
@@ -311,8 +311,8 @@ typedef struct nucleo_provider_factory {
                             nucleo_string_view data, const nucleo_sink* out, nucleo_error* err);
 } nucleo_provider_factory;
 
-/* "nucleo.store/1": persistent and session stores of conversations (seed 000 "Persistence &
- * Restoration", issue 6). Every conversation-addressed slot takes the ACTING principal (the user
+/* "nucleo.store/1": persistent and session stores of conversations (docs/spec/persistence.md).
+ * Every conversation-addressed slot takes the ACTING principal (the user
  * id); the store enforces that a conversation belongs to that user: another user's conversation
  * reads as NUCLEO_ERR_NOT_FOUND. Snapshots are conversation documents (schema_version 1).
  * A surface the store has not built is a NULL slot or answers NUCLEO_ERR_NOT_IMPLEMENTED --
@@ -380,7 +380,7 @@ typedef struct nucleo_store_factory {
     int32_t (*session_invalidate)(nucleo_instance* instance, nucleo_string_view principal,
                                   nucleo_string_view conversation_id, nucleo_error* err);
 
-    /* --- ownership lease across hosts (issue 6 "Many hosts, one conversation") --- */
+    /* --- ownership lease across hosts (ownership.40-42: many hosts, one conversation) --- */
     /* request_json: {"schema_version":1, "op":"acquire"|"renew"|"release", "holder":"...",
      * "ttl_ms":N, "fencing_token":N?}. out: {"schema_version":1, "fencing_token":N,
      * "holder":"...", "expires_at":"RFC 3339"}. Held by another holder: NUCLEO_ERR_OWNERSHIP

@@ -1,4 +1,4 @@
-// nucleo/plugin.hpp -- header-only C++ helper for plugin authors (DESIGN.md "The plugin ABI").
+// nucleo/plugin.hpp -- header-only C++ helper for plugin authors (docs/spec/plugin-abi.md).
 //
 // A C++ plugin derives from nucleo::plugin::Summarizer, Provider or Store, implements the slots it
 // serves, and defines its entry with NUCLEO_PLUGIN_ENTRY:
@@ -16,7 +16,8 @@
 // NUCLEO_ERR_INVALID_ARGUMENT, std::bad_alloc to NUCLEO_ERR_INTERNAL, anything else to
 // NUCLEO_ERR_PLUGIN with what() as the message. No standard library type crosses the boundary:
 // only the C structs of plugin.h do. Slots a Store does not override answer
-// NUCLEO_ERR_NOT_IMPLEMENTED (seed 000: an unbuilt store surface never returns an empty result).
+// NUCLEO_ERR_NOT_IMPLEMENTED (persistence.4: an unbuilt store surface never returns an empty
+// result).
 //
 // Everything here lives in the plugin's own binary (plugins are built with hidden visibility),
 // so two plugins built from different versions of this header never collide.

@@ -1,11 +1,11 @@
-// nucleo-anthropic: the Anthropic Messages API provider dialect ("nucleo.provider/1"; issue 4
-// items 1 and 4; DESIGN.md "The rule that shapes everything").
+// nucleo-anthropic: the Anthropic Messages API provider dialect ("nucleo.provider/1"; abi.24:
+// the core decides, plugins render).
 //
 // The plugin is a pure function pair: encode renders the core's provider request
 // (docs/provider-abi-documents.md) as POST /v1/messages, decode turns the answer into the
 // normalized response. It adds, drops or moves no cache breakpoint, routes no content and
-// invents no role (seed 000 "The channel contract": "Clients render what they are handed and
-// decide nothing about routing"). The core sends, retries, rate-limits and attaches the key.
+// invents no role (channel.1: clients render what they are handed and decide nothing about
+// routing). The core sends, retries, rate-limits and attaches the key.
 #include <string>
 #include <string_view>
 
@@ -35,8 +35,8 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
         }
     }
 
-    /// Seed 000 "How LLMs See Tools": Anthropic is a native tool-calling dialect; "Prompt
-    /// Caching (Anthropic)": explicit breakpoints, at most 4.
+    /// tools.10: Anthropic is a native tool-calling dialect; caching.7: explicit breakpoints, at
+    /// most 4.
     void capabilities(nucleo::plugin::Sink& out) override {
         out << R"({"schema_version":1,"dialect":"anthropic","native_tools":true,"caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"

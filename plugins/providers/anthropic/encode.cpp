@@ -1,13 +1,13 @@
 // encode: the provider request (docs/provider-abi-documents.md) → POST /v1/messages.
 //
-// What the Messages API gets, and the decisions taken where the seeds and the issue are silent:
-//  - `system`: the prepared system blocks as text blocks, in order (seed 000 "The channel
-//    contract": the objective is the conversation's only system content and a provider with a
+// What the Messages API gets, and the decisions taken where the contract is silent:
+//  - `system`: the prepared system blocks as text blocks, in order (channel.2, channel.3:
+//    the objective is the conversation's only system content and a provider with a
 //    system channel puts it there). `text` as is, `skill` as its content (the core's own text
 //    rendering), `json` as its compact JSON. No system blocks → no `system` field.
 //  - `messages`: each prepared turn in order. Consecutive turns of one role are concatenated into
-//    one message (issue 4 item 4; docs: "a dialect that needs strict alternation concatenates
-//    adjacent same-role turns in order"). In a user message every `tool_result` block leads, in
+//    one message (channel.6: a dialect that needs strict alternation concatenates
+//    adjacent same-role turns in order). In a user message every `tool_result` block leads, in
 //    order, followed by the other blocks in order: the API wants the results at the beginning of
 //    the message that answers a `tool_use`.
 //  - Blank text is never sent: a `text` or `skill` block that is empty or whitespace only is
@@ -24,8 +24,8 @@
 //    written only when true (the API's default is false) and `content` only when something is
 //    left in it; `thinking` {thinking, signature}; `redacted_thinking` {data}.
 //  - `cache_control: {"type": "ephemeral"}` (plus `"ttl": "1h"` when cache_ttl is "1h") on exactly
-//    the system block and turn blocks the cache plan names — seed 000 "Breakpoint Limit":
-//    "Anthropic allows 4 cache breakpoints per request". The plan is checked (at most 4, in range,
+//    the system block and turn blocks the cache plan names — caching.2:
+//    Anthropic allows 4 cache breakpoints per request. The plan is checked (at most 4, in range,
 //    no duplicates, not on a thinking block, equal to its own `breakpoints` count) and the rendered
 //    count is checked against it: the plugin adds, drops or moves nothing.
 //  - `tools`: prepared.tool_definitions as {name, description, input_schema}; a schema without a
@@ -69,7 +69,7 @@ using nucleo::plugin::Failure;
 using rapidjson::Value;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-constexpr std::size_t kMaxBreakpoints = 4;  // seed 000 "Breakpoint Limit"
+constexpr std::size_t kMaxBreakpoints = 4;  // caching.2
 constexpr std::int64_t kMinThinkingBudget = 1024;
 constexpr std::size_t kMaxTitleBytes = 500;
 constexpr const char* kDefaultVersion = "2023-06-01";
@@ -188,7 +188,7 @@ struct Inspected {
     std::string_view type;
     Kind kind;
     const Value* text;  // text and skill blocks: the string sent
-    bool dropped;       // blank text: never sent (issue 4 item 4)
+    bool dropped;       // blank text: never sent (channel.12)
 };
 
 Inspected inspect(const Value& block, const Where& where) {
@@ -245,7 +245,7 @@ std::string_view utf8_prefix(std::string_view s, std::size_t max) {
     return s.substr(0, n);
 }
 
-/// The decided cache plan (seed 000 "Breakpoint Limit"), checked before anything is rendered.
+/// The decided cache plan (caching.1-5), checked before anything is rendered.
 struct Plan {
     std::optional<std::size_t> system_block;
     std::vector<std::pair<std::size_t, std::size_t>> anchors;  // (turn, block), at most 4

@@ -1,12 +1,12 @@
-// nucleo-bedrock: the Amazon Bedrock Converse provider dialect ("nucleo.provider/1"; issue 4
-// items 3 and 4; DESIGN.md "The rule that shapes everything").
+// nucleo-bedrock: the Amazon Bedrock Converse provider dialect ("nucleo.provider/1"; abi.24:
+// the core decides, plugins render).
 //
 // A pure function pair. encode renders the core's provider request (docs/provider-abi-documents.md)
 // as POST /model/{modelId}/converse; decode turns Bedrock's answer into the normalized response.
-// It adds, drops or moves no cache breakpoint, routes no content and invents no role (seed 000
-// "The channel contract": "Clients render what they are handed and decide nothing about
-// routing"). The core owns the base URL, SigV4 signing (auth "sigv4"), retries and rate limits.
-// The wire decisions are written where they are made: encode.cpp and decode.cpp.
+// It adds, drops or moves no cache breakpoint, routes no content and invents no role
+// (channel.1: clients render what they are handed and decide nothing about routing). The core owns
+// the base URL, SigV4 signing (auth "sigv4"), retries and rate limits. The wire decisions are
+// written where they are made: encode.cpp and decode.cpp.
 #include <string>
 #include <string_view>
 
@@ -35,7 +35,7 @@ class BedrockProvider final : public nucleo::plugin::Provider {
         }
     }
 
-    /// Seed 000 "How LLMs See Tools" names Converse as the text-based dialect: tool definitions
+    /// tools.11 names Converse as the text-based dialect: tool definitions
     /// render as text where they sit. Converse also HAS a tools parameter (toolConfig), so the
     /// dialect answers native_tools: true -- it can do both -- and the catalog entry's
     /// `native_tools` chooses per model; prepared.native_tools tells encode which one to render.

@@ -32,7 +32,7 @@
 //    (status only on errors: the field is honoured by Nova and Claude, refused by none when
 //    absent). Tool blocks without definitions are refused: Converse rejects toolUse/toolResult
 //    without toolConfig.
-//  - tools, text (seed 000 "How LLMs See Tools": the default for Converse; the definitions are
+//  - tools, text (tools.11: the default for Converse; the definitions are
 //    already inline text in the turns, prepared.tool_definitions is empty, and no toolConfig is
 //    sent). A tool_use renders as the envelope the model writes, one text block per run of
 //    adjacent calls: {"tool_calls":[{"name":N,"input":I},...]} -- unless the turn's own text

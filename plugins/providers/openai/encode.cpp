@@ -253,7 +253,7 @@ class Encoder {
 
     // ---- system -------------------------------------------------------------------------------
 
-    /// Seed 000 "The channel contract": OpenAI has no system channel, so the objective is one
+    /// channel.3: OpenAI has no system channel, so the objective is one
     /// leading system (or developer) message, the blocks' texts joined by a blank line.
     void write_system(const Value& prepared, const Options& opt) {
         const Value* blocks = member(prepared, "system_blocks");
@@ -299,8 +299,8 @@ class Encoder {
         return turn_where(turns, t) + ".blocks[" + std::to_string(k) + "]";
     }
 
-    /// True for a user turn, false for an assistant turn; anything else is refused (seed 000:
-    /// "Turns are TurnRole.USER or TurnRole.ASSISTANT, nothing else").
+    /// True for a user turn, false for an assistant turn; anything else is refused (channel.4:
+    /// turns are USER or ASSISTANT, nothing else).
     bool is_user(const Value& turns, SizeType t) const {
         const Value& turn = turns[t];
         if (!turn.IsObject()) refuse(turn_where(turns, t) + ": expected an object");

@@ -1,6 +1,6 @@
 // The OpenAI Chat Completions encoder of nucleo-openai: a provider request document in, the HTTP
 // request document out (docs/provider-abi-documents.md "encode"). The rendering rules and every
-// decision the seeds leave open are listed in openai.cpp's header comment.
+// decision the contract leaves open are listed in openai.cpp's header comment.
 #pragma once
 
 #include <string_view>
@@ -11,7 +11,7 @@ namespace nucleo::openai {
 
 /// Renders `provider_request_json` as {"schema_version":1, "method":"POST", "path", "headers",
 /// "body"} into `out`. Throws plugin::Failure NUCLEO_ERR_INVALID_ARGUMENT naming the field, turn
-/// or block that cannot be expressed (seed 000 "The channel contract": the plugin renders what it
+/// or block that cannot be expressed (channel.1: the plugin renders what it
 /// is handed and decides nothing, so it refuses rather than repairs).
 void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& out);
 

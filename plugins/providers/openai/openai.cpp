@@ -1,11 +1,11 @@
-// nucleo-openai: the OpenAI Chat Completions dialect ("nucleo.provider/1", issue 4 items 2 and 4).
+// nucleo-openai: the OpenAI Chat Completions dialect ("nucleo.provider/1", abi.24).
 //
-// A pure function pair (DESIGN.md "The rule that shapes everything"): encode renders the core's
+// A pure function pair (the core decides, plugins render): encode renders the core's
 // provider request as POST <base_url>/chat/completions, decode turns the answer into the normalized
 // response. No network, no clock, no state between calls. The documents are specified in
-// docs/provider-abi-documents.md; what the seeds leave open is decided here.
+// docs/provider-abi-documents.md; what the contract leaves open is decided here.
 //
-// Encoding (seed 000 "The channel contract", "How LLMs See Tools"):
+// Encoding (channel.3, channel.6, tools.10):
 //  - The objective is one leading `system` message -- `developer` with options.system_role
 //    "developer" -- holding the system blocks' texts joined by a blank line. Blank system blocks
 //    are left out; no system blocks, no system message.

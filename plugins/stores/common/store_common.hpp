@@ -1,5 +1,5 @@
 // Shared by the store plugins: the documents of "nucleo.store/1" (docs/store-documents.md) and
-// the stored form of a conversation (seed 000 "Persistence & Restoration", issue 6 item 2).
+// the stored form of a conversation (docs/spec/persistence.md).
 //
 // A stored conversation is its top-level fields in document order (each a compact JSON value)
 // plus its messages (each a compact JSON object). A save after the first carries a "changes"
@@ -146,7 +146,7 @@ struct LeaseRequest {
 };
 LeaseRequest parse_lease(std::string_view json);
 
-/// The fencing rule of a persistent store (issue 6 item 6). The store keeps the highest token a
+/// The fencing rule of a persistent store (ownership.42). The store keeps the highest token a
 /// save presented for the conversation: a save presenting a lower one, or none once a token was
 /// seen, was made by a writer whose lease was lost or taken over: NUCLEO_ERR_OWNERSHIP.
 /// Returns the token to keep.

@@ -1,8 +1,8 @@
-// nucleo-memory: the in-process "nucleo.store/1" for tests (issue 6 item 2: "memory (tests
-// only)"). It offers every surface -- persistent with version history, session with TTLs, the
-// ownership lease with fencing tokens -- with the semantics docs/store-documents.md gives the real
-// stores, so the conformance suite holds it to the same rules. Everything lives in maps behind one
-// mutex and is gone when the instance is destroyed.
+// nucleo-memory: the in-process "nucleo.store/1" for tests only
+// (persistence.2). It offers every surface -- persistent with version history, session with TTLs,
+// the ownership lease with fencing tokens -- with the semantics docs/store-documents.md gives the
+// real stores, so the conformance suite holds it to the same rules. Everything lives in maps behind
+// one mutex and is gone when the instance is destroyed.
 //
 // Config: {"default_session_ttl_ms": N} (default 3,600,000).
 #include <rapidjson/document.h>

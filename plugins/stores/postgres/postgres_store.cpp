@@ -1,4 +1,4 @@
-// nucleo-postgres: the durable persistent store shared by many hosts (issue 6 item 2), over libpq.
+// nucleo-postgres: the durable persistent store shared by many hosts (persistence.2), over libpq.
 //
 // The same layout as the sqlite store (docs/store-documents.md): conversations, fields, messages,
 // versions, all prefixed "nucleo_" so the database can be shared. The schema is created and

@@ -1,5 +1,5 @@
-// nucleo-redis: the SESSION store and the cross-host ownership LEASE (issue 6 items 2, 4 and 6),
-// over hiredis.
+// nucleo-redis: the SESSION store and the cross-host ownership LEASE (persistence.2,
+// ownership.40-42), over hiredis.
 //
 // Session: SET key snapshot PX ttl / GET / DEL. Leases: one hash per conversation {holder, token}
 // with a PX expiry; acquire, renew and release run as one Lua script each (atomic on the server).

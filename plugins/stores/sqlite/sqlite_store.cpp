@@ -1,4 +1,4 @@
-// nucleo-sqlite: the embedded default persistent store (issue 6 item 2) over libsqlite3.
+// nucleo-sqlite: the embedded default persistent store (persistence.2) over libsqlite3.
 //
 // One file (config "path") in WAL mode with a busy timeout, so several processes may share it;
 // the schema is created on first open (PRAGMA user_version 1). Statements are prepared once and

@@ -1,11 +1,11 @@
-// nucleo-extractive: an offline, deterministic summarizer ("nucleo.summarizer/1", issue 2).
+// nucleo-extractive: an offline, deterministic summarizer ("nucleo.summarizer/1", compaction.42).
 //
-// Seed 001 ("What must survive"): a summary must keep what the conversation cannot afford to lose
+// compaction.30-33: a summary must keep what the conversation cannot afford to lose
 // -- names, numbers, paths, errors and decisions. This plugin keeps whole sentences: each sentence
 // scores by the kinds of such facts it carries, and the best-scoring sentences are kept until the
 // target size; the kept sentences come back in their original order.
 //
-// Decisions where the issue is silent:
+// Decisions of our own:
 //  - Size is approximated as bytes/4 (rounded up) until the tokens engineer's counter exists;
 //    the answer says so in "token_estimate".
 //  - A sentence ends at '.', '!' or '?' followed by whitespace or the end, or at a line break.

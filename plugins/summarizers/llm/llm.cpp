@@ -1,8 +1,8 @@
-// nucleo-llm: a summarizer that asks a model ("nucleo.summarizer/1", issue 5 item 7).
+// nucleo-llm: a summarizer that asks a model ("nucleo.summarizer/1", compaction.40).
 //
-// Seed 001 "What it costs": "Every summary is a call to a model, run as a CompactionJob of its
-// own: a job at the Grade.SMALL grade unless the compactor is built with another, admitted
-// against rate limits, recorded and costed like any other call." The plugin does not call a
+// compaction.40: every summary is a call to a model, run as a job of its own at the SMALL grade
+// unless the compactor is built with another, admitted against rate limits, recorded and costed
+// like any other call. The plugin does not call a
 // provider itself: it asks the host through "nucleo.host.model_call/1" (plugin.h 1.1), and the
 // host picks the model, limits, records and costs the call. The answer carries the call's cost
 // and model so the core's compaction report can show them.

@@ -1,5 +1,5 @@
-// nucleo-anthropic decode, through the loader and the C ABI (issue 4 item 1 "Decoding" and "Bad
-// input"). The cases are fixtures/decode/*.json: arrays of {name, status, headers, body |
+// nucleo-anthropic decode, through the loader and the C ABI (docs/spec/answers.md, including bad
+// input). The cases are fixtures/decode/*.json: arrays of {name, status, headers, body |
 // body_lines, expect | error}. Bodies are written in the shapes of the Messages API reference
 // (Message, the server-sent event stream, the error object); `body` is sent compact when it is
 // JSON and as is when it is a string, `body_lines` is joined with "\n".

@@ -1,5 +1,5 @@
-// nucleo-anthropic against the real nucleo-emulator over loopback HTTP (issue 4: the emulator
-// "enforces the providers' documented request rules", so a body it accepts has the alternation,
+// nucleo-anthropic against the real nucleo-emulator over loopback HTTP (the emulator
+// enforces the providers' documented request rules, so a body it accepts has the alternation,
 // tool pairing, non-blank text and breakpoint count right). Each request is the plugin's own
 // encode output; each answer goes back through the plugin's decode.
 #include <gtest/gtest.h>
@@ -152,7 +152,7 @@ const std::string kTurn2 =
     R"({"role":"assistant","message_id":"m2","blocks":[{"type":"text","text":"First answer."}]},)"
     R"({"role":"user","message_id":"m3","cache":true,"blocks":[{"type":"text","text":"Second question."}]})";
 
-// Seed 000 "Prompt Caching (Anthropic)": the second call of a growing conversation reads, from
+// caching.7, caching.11: the second call of a growing conversation reads, from
 // the cache, exactly the prefix the first call wrote — the rendered prefix is byte-stable.
 TEST_F(AnthropicEmulator, TheSecondCallOfAGrowingConversationReadsWhatTheFirstWrote) {
     const Call one = post(emu, growing_request(kTurn1, R"({"turn":0,"block":0})", 2));
@@ -195,7 +195,7 @@ TEST_F(AnthropicEmulator, AStreamedAnswerDecodesLikeThePlainOne) {
     expect_valid_wire({plain.body, streamed.body});
 }
 
-// The emulator's faults come back through decode as the mapped kinds (issue 4: 429 rate limited
+// The emulator's faults come back through decode as the mapped kinds (answers.30: 429 rate limited
 // with retry-after, 529/5xx overloaded, a malformed body a protocol error, truncation max_tokens).
 TEST_F(AnthropicEmulator, FaultsDecodeToTheirKinds) {
     const std::string request = read_file(fixtures() / "encode" / "minimal.request.json");

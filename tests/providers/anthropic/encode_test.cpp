@@ -1,4 +1,4 @@
-// nucleo-anthropic encode, through the loader and the C ABI (issue 4 items 1 and 4).
+// nucleo-anthropic encode, through the loader and the C ABI (channel.3-13, caching.7).
 //
 // Golden request bodies: fixtures/encode/NAME.request.json (a provider request as the core sends
 // it, docs/provider-abi-documents.md) must encode to fixtures/encode/NAME.http.json, byte for byte
@@ -42,7 +42,7 @@ bool blank(const std::string& s) {
     return s.find_first_not_of(" \t\r\n\f\v") == std::string::npos;
 }
 
-/// Issue 4 item 4, checked on every body: alternating roles from a user turn, never a blank
+/// channel.6, channel.12, checked on every body: alternating roles from a user turn, never a blank
 /// text block (also inside tool results and the system), tool results first in their message.
 void expect_dialect_rules(const rapidjson::Value& body, const std::string& name) {
     if (body.HasMember("system")) {
@@ -99,7 +99,7 @@ TEST_P(Golden, EncodesToTheExpectedHttpRequest) {
     expect_dialect_rules(actual["body"], name);
 }
 
-// DESIGN.md: "A provider plugin cannot add, drop or move a breakpoint" — the body carries exactly
+// caching.1: a provider plugin cannot add, drop or move a breakpoint — the body carries exactly
 // as many cache_control markers as the plan has marks (positions are pinned by the goldens).
 TEST_P(Golden, RendersExactlyThePlannedBreakpoints) {
     const std::string name = GetParam();
@@ -155,8 +155,8 @@ TEST(AnthropicEncode, TheRequestLineAndHeadersNeverCarryCredentials) {
     EXPECT_STREQ(http["body"]["model"].GetString(), "claude-haiku-4-5");
 }
 
-// Issue 4 item 4: "consecutive same-role turns merged where the provider needs alternation ...
-// a tool_result always first in its user turn", and the cache anchors follow their blocks into
+// channel.6: consecutive same-role turns merged where the provider needs alternation, a
+// tool_result always first in its user turn, and the cache anchors follow their blocks into
 // the merged message.
 TEST(AnthropicEncode, MergedTurnsLeadWithToolResultsAndKeepTheirAnchors) {
     const rapidjson::Document body =
@@ -182,7 +182,7 @@ TEST(AnthropicEncode, MergedTurnsLeadWithToolResultsAndKeepTheirAnchors) {
     EXPECT_EQ(count_cache_control(body), 2);
 }
 
-// Seed 000 "Breakpoint Limit": "Anthropic allows 4 cache breakpoints per request." A plan with
+// caching.2: Anthropic allows 4 cache breakpoints per request. A plan with
 // 4 marks renders exactly 4, each with the configured TTL.
 TEST(AnthropicEncode, AFourMarkPlanRendersExactlyFourWithTheOneHourTtl) {
     const rapidjson::Document body =

@@ -95,7 +95,7 @@ class BedrockEmulator : public ::testing::Test {
     }
 
     void TearDown() override {
-        // Issue 4: every request body the suite produces is validated against the schema.
+        // Every request body the suite produces is validated against the schema.
         if (!sent_.empty()) {
             EXPECT_EQ(validate_bodies(sent_), "");
         }
@@ -132,7 +132,7 @@ TEST_F(BedrockEmulator, NativeToolsRoundTripToAToolCall) {
     EXPECT_STREQ(use["input"]["query"].GetString(), "Thanks");  // the question's last word
 }
 
-// Seed 000: Converse's text dialect -- no toolConfig, so the emulator answers in text, and the
+// tools.11: Converse's text dialect -- no toolConfig, so the emulator answers in text, and the
 // request passes its alternation and blank-text rules.
 TEST_F(BedrockEmulator, TextToolDialectIsAnsweredInText) {
     const rapidjson::Document r = call(request("text_tools"));
@@ -188,7 +188,7 @@ TEST_F(BedrockEmulator, FaultsDecodeToTheirKinds) {
     EXPECT_STREQ(cut["stop_reason"].GetString(), "max_tokens");
 }
 
-// Issue 4: "cache read tokens on the second call of a growing conversation" -- the decoded
+// caching.11: cache read tokens on the second call of a growing conversation -- the decoded
 // split is the emulator's: call 1 writes the system prefix, call 2 (one exchange longer)
 // reads exactly what call 1 wrote.
 TEST_F(BedrockEmulator, TheSecondCallOfAGrowingConversationReadsTheCache) {

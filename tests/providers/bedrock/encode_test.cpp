@@ -33,7 +33,7 @@ TEST_P(GoldenEncode, MatchesTheExpectedHttpRequest) {
                                     << pretty(expected);
 }
 
-// DESIGN.md: "A provider plugin cannot add, drop or move a breakpoint": the body carries exactly
+// caching.1: a provider plugin cannot add, drop or move a breakpoint: the body carries exactly
 // as many cachePoint blocks as the plan has marks.
 TEST_P(GoldenEncode, RendersExactlyThePlannedBreakpoints) {
     const rapidjson::Document request = parse(request_of(GetParam()));
@@ -44,7 +44,7 @@ TEST_P(GoldenEncode, RendersExactlyThePlannedBreakpoints) {
     EXPECT_EQ(count_cache_points(actual["body"]), planned);
 }
 
-// Issue 4 item 4: "never a blank text block".
+// channel.12: never a blank text block.
 TEST_P(GoldenEncode, SendsNoBlankText) {
     const rapidjson::Document actual = encode(request_of(GetParam()));
     for (const std::string& text : texts(actual["body"])) {
@@ -54,7 +54,7 @@ TEST_P(GoldenEncode, SendsNoBlankText) {
 }
 
 // Converse: "A conversation must alternate between user and assistant roles" and starts with
-// a user message; issue 4 item 4: "a tool_result always first in its user turn".
+// a user message; channel.6: a tool_result always first in its user turn.
 TEST_P(GoldenEncode, AlternatesRolesAndLeadsWithToolResults) {
     const rapidjson::Document actual = encode(request_of(GetParam()));
     const Value& messages = actual["body"]["messages"];
@@ -78,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenEncode,
                          ::testing::ValuesIn(fixture_names("encode", ".request.json")),
                          [](const auto& info) { return info.param; });
 
-// Issue 4: "Every request body the suite produces is validated against ../shared/specs".
+// Every request body the suite produces is validated against the providers' published schemas.
 TEST(BedrockWire, EveryGoldenBodyPassesThePublishedSchema) {
     std::vector<std::string> bodies;
     for (const std::string& name : fixture_names("encode", ".request.json")) {
@@ -112,7 +112,7 @@ TEST(BedrockEncode, StreamingUsesConverseStreamAndAsksForTheEventStream) {
     EXPECT_STREQ(r["headers"]["accept"].GetString(), "application/vnd.amazon.eventstream");
 }
 
-// Seed 000 "Breakpoint Limit": "Anthropic allows 4 cache breakpoints per request" -- a plan with
+// caching.2, caching.7: at most 4 cache breakpoints per request -- a plan with
 // 4 marks renders exactly 4, each right after its anchored block (never after the image).
 TEST(BedrockEncode, FourMarksRenderFourCachePointsAfterTheirBlocks) {
     const rapidjson::Document r = encode(request_of("four_breakpoints"));
@@ -140,8 +140,8 @@ TEST(BedrockEncode, FiveMarksAreRefusedNotTrimmed) {
     EXPECT_NE(c.message.find("5 breakpoints"), std::string::npos) << c.message;
 }
 
-// Seed 000 "How LLMs See Tools": "Text-based (Bedrock Converse): ToolDefinitionBlocks render as
-// text where they sit in the conversation" -- no toolConfig, calls and results as text.
+// tools.11: in the text dialect (Bedrock Converse) tool definitions render as text where they
+// sit in the conversation -- no toolConfig, calls and results as text.
 TEST(BedrockEncode, TextToolDialectRendersCallsAndResultsAsText) {
     const rapidjson::Document r = encode(request_of("text_tools"));
     const Value& body = r["body"];
@@ -197,8 +197,8 @@ TEST(BedrockEncode, NativeToolsUseToolConfigAndPairedBlocks) {
     EXPECT_EQ(body["inferenceConfig"]["maxTokens"].GetInt(), 8192);
 }
 
-// Issue 4 item 4: "consecutive same-role turns merged where the provider needs alternation" and
-// "a tool_result always first in its user turn"; the anchors keep their blocks.
+// channel.6: consecutive same-role turns merged where the provider needs alternation, and a
+// tool_result always first in its user turn; the anchors keep their blocks.
 TEST(BedrockEncode, MergedTurnsKeepTheirAnchorsAndPutResultsFirst) {
     const rapidjson::Document r = encode(request_of("merged_turns"));
     const Value& m = r["body"]["messages"];

@@ -58,7 +58,7 @@ TEST(OpenAiDecode, UsageSplitsCachedTokensOutOfPromptTokens) {
 }
 
 TEST(OpenAiDecode, ATruncatedToolCallIsRecognizable) {
-    // Issue 4 item 6: "A tool call cut off by truncation is never handed to a tool": the core
+    // budget.9: a tool call cut off by truncation is never handed to a tool: the core
     // sees max_tokens, and the cut arguments survive verbatim instead of a made-up input.
     const auto d =
         parse(decode(200, read_file(fixtures() / "decode" / "truncated_tool_call.body.json")));

@@ -54,7 +54,7 @@ TEST(OpenAiEncode, EveryBlockKindHasAGoldenFixture) {
 // ---- the channel contract and the envelope ------------------------------------------------------
 
 TEST(OpenAiEncode, ObjectiveIsOneLeadingSystemMessage) {
-    // Seed 000 "The channel contract": "a provider without one expresses it as that provider
+    // channel.3: "a provider without one expresses it as that provider
     // carries instructions (OpenAI: a leading role:system message)".
     const auto d = parse(encode(read_file(fixtures() / "encode" / "system_and_text.in.json")));
     const auto& messages = d["body"]["messages"];
@@ -111,10 +111,10 @@ TEST(OpenAiEncode, APlanWithFourMarksAddsNoMarkerAndChangesNoByte) {
     EXPECT_EQ(encode(compact(unplanned)), out);
 }
 
-// ---- rules every dialect keeps (issue 4 item 4) ----------------------------------------------
+// ---- rules every dialect keeps (channel.6, channel.12) ---------------------------------------
 
 TEST(OpenAiEncode, ToolResultsLeadTheirMergedUserTurn) {
-    // Issue 4 item 4: "a tool_result always first in its user turn". The text of m5 came before
+    // channel.6: a tool_result always first in its user turn. The text of m5 came before
     // the result in m6; the result still comes first, right after the call.
     const auto d = parse(encode(read_file(fixtures() / "encode" / "merged_turns.in.json")));
     const auto& m = d["body"]["messages"];
@@ -125,7 +125,7 @@ TEST(OpenAiEncode, ToolResultsLeadTheirMergedUserTurn) {
 }
 
 TEST(OpenAiEncode, MergedTurnsAlternate) {
-    // Issue 4 item 4: "consecutive same-role turns merged where the provider needs alternation".
+    // channel.6: consecutive same-role turns merged where the provider needs alternation.
     for (const auto& name : fixture_names("encode", ".in.json")) {
         const auto d = parse(encode(read_file(fixtures() / "encode" / (name + ".in.json"))));
         std::string previous;
@@ -140,7 +140,7 @@ TEST(OpenAiEncode, MergedTurnsAlternate) {
 }
 
 TEST(OpenAiEncode, NeverABlankTextPart) {
-    // Issue 4 item 4: "never a blank text block".
+    // channel.12: never a blank text block.
     for (const auto& name : fixture_names("encode", ".in.json")) {
         const auto d = parse(encode(read_file(fixtures() / "encode" / (name + ".in.json"))));
         for (const auto& m : d["body"]["messages"].GetArray()) {

@@ -1,4 +1,4 @@
-// The deterministic mixed corpus of the tokenizer parity test and benchmark (issue 5): English,
+// The deterministic mixed corpus of the tokenizer parity test and benchmark (tokens.1): English,
 // code, JSON, CJK, emoji, other scripts with combining marks, long whitespace runs, digits, a
 // random "soup" of the characters the pre-split patterns treat specially and, unless disabled,
 // invalid UTF-8. Same seed and size → same bytes, on any machine.

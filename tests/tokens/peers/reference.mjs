@@ -1,4 +1,4 @@
-// Reference token ids for the tokenizer parity test (issue 5), produced by the npm packages:
+// Reference token ids for the tokenizer parity test (tokens.1), produced by the npm packages:
 // `tiktoken` (the WASM build of OpenAI's Rust tiktoken: THE reference) and `js-tiktoken`.
 //
 // Usage: node reference.mjs NODE_MODULES_DIR OUT_DIR [BYTES]
