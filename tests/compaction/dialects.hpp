@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compaction_support.hpp"
 #include "emulator_client.hpp"
@@ -17,8 +20,8 @@ namespace nucleo::compaction_test {
 inline constexpr const char* kDialects[] = {"anthropic", "openai", "bedrock"};
 
 /// A client of `plugin` (one of kDialects) pointed at `emulator`, one attempt per call.
-inline ProviderClient dialect_client(const emulator_test::EmulatorProcess& emulator,
-                                     const std::string& plugin) {
+inline std::unique_ptr<ProviderClient> dialect_client(const emulator_test::EmulatorProcess& emulator,
+                                                      const std::string& plugin) {
     ProviderConfig config;
     config.name = plugin;
     config.plugin = plugin;
@@ -31,8 +34,8 @@ inline ProviderClient dialect_client(const emulator_test::EmulatorProcess& emula
     config.credentials.region = "us-east-1";
     TransportOptions transport;
     transport.retry.max_attempts = 1;
-    return {config, PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load(plugin).make_provider(),
-            transport};
+    return std::make_unique<ProviderClient>(
+        config, PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load(plugin).make_provider(), transport);
 }
 
 /// Whether the dialect's plugin is built; fails the test when none of them is.
@@ -44,25 +47,35 @@ inline bool dialect_built(const std::string& plugin) {
                                    ".so");
 }
 
-/// The encoder of every built dialect accepts `c` and the emulator answers the call.
-inline void expect_accepted_by_every_dialect(const emulator_test::EmulatorProcess& emulator,
-                                             const ConversationContext& c, ModelSpec model) {
-    for (const char* dialect : kDialects) {
-        SCOPED_TRACE(dialect);
-        if (!dialect_built(dialect)) continue;
-        ConversationContext copy = c;
-        ProviderClient pc = dialect_client(emulator, dialect);
-        model.provider = dialect;
-        // The encoder accepts it (a dialect refuses a request it cannot express) ...
-        EXPECT_NO_THROW((void)pc.build_request(copy, model));
-        // ... and the emulator's pairing rules accept the call.
-        try {
-            const LLMResponse answer = pc.call(copy, model);
-            EXPECT_FALSE(answer.message.blocks.empty());
-        } catch (const Error& e) {
-            ADD_FAILURE() << "the emulator refused the compacted conversation: " << e.what();
+/// One client per built dialect against one emulator, made once and reused call after call.
+class DialectClients {
+  public:
+    explicit DialectClients(const emulator_test::EmulatorProcess& emulator) {
+        for (const char* dialect : kDialects) {
+            if (dialect_built(dialect)) clients_.emplace_back(dialect, dialect_client(emulator, dialect));
         }
     }
-}
+
+    /// The encoder of every built dialect accepts `c` and the emulator answers the call.
+    void expect_accepted(const ConversationContext& c, ModelSpec model) const {
+        for (const auto& [dialect, client] : clients_) {
+            SCOPED_TRACE(dialect);
+            ConversationContext copy = c;
+            model.provider = dialect;
+            // The encoder accepts it (a dialect refuses a request it cannot express) ...
+            EXPECT_NO_THROW((void)client->build_request(copy, model));
+            // ... and the emulator's pairing rules accept the call.
+            try {
+                const LLMResponse answer = client->call(copy, model);
+                EXPECT_FALSE(answer.message.blocks.empty());
+            } catch (const Error& e) {
+                ADD_FAILURE() << "the emulator refused the compacted conversation: " << e.what();
+            }
+        }
+    }
+
+  private:
+    std::vector<std::pair<std::string, std::unique_ptr<ProviderClient>>> clients_;
+};
 
 }  // namespace nucleo::compaction_test

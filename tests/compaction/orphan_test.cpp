@@ -42,6 +42,7 @@ TEST_F(OrphanFreedom, EveryCompactedFixtureIsAcceptedByEveryDialect) {
          R"({"fail_levels":["LIGHT","MODERATE"],"overshoot":3.0})", 2500},
     };
     const ModelSpec model = test_model();
+    const DialectClients dialects(*emulator_);
     for (const Case& k : cases) {
         SCOPED_TRACE(k.name);
         ConversationContext c = k.fixture();
@@ -49,7 +50,7 @@ TEST_F(OrphanFreedom, EveryCompactedFixtureIsAcceptedByEveryDialect) {
         const CompactionReport r = manager.ensure_fits(c, model, 512);
         ASSERT_TRUE(r.compacted());
         expect_no_orphans(c);
-        expect_accepted_by_every_dialect(*emulator_, c, model);
+        dialects.expect_accepted(c, model);
     }
 }
 
@@ -59,8 +60,7 @@ TEST_F(OrphanFreedom, TheEmulatorDoesRefuseAnOrphan) {
     c.add_message(Message::outgoing_text("Read module 1."));
     c.add_message(tool_call("a1", {"x1"}));
     c.add_message(Message::outgoing_text("Never mind."));
-    ProviderClient pc = dialect_client(*emulator_, "anthropic");
-    EXPECT_THROW(pc.call(c, test_model()), Error);
+    EXPECT_THROW(dialect_client(*emulator_, "anthropic")->call(c, test_model()), Error);
 }
 
 }  // namespace
