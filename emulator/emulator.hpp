@@ -114,6 +114,9 @@ class Router {
     const Options& options() const { return ctx_.options; }
 
   private:
+    /// x-emulator-reply-first=N: whether this call is among the first N that get the canned
+    /// answer (always, without the header).
+    bool canned_call(const Request& req);
     Response provider_call(const Dialect& dialect, const Request& req);
     Response stats();
 

@@ -42,7 +42,9 @@ const char* const kUsage =
     "                       [--exit-with-parent] [--verbose]\n"
     "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
     "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
-    "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n";
+    "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n"
+    "Canned answers: header x-emulator-reply (the body, base64), optional x-emulator-reply-type\n"
+    "and x-emulator-reply-first=N.\n";
 
 bool parse_int(const std::string& text, int& out) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);

@@ -1,4 +1,6 @@
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -6,6 +8,38 @@
 #include "json.hpp"
 
 namespace nucleo::emulator {
+namespace {
+
+/// Standard base64 (padding optional, whitespace not allowed); nullopt when malformed.
+std::optional<std::string> base64_decode(std::string_view in) {
+    std::string out;
+    std::uint32_t acc = 0;
+    int bits = 0;
+    bool padding = false;
+    for (const char c : in) {
+        int v = -1;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        if (c >= '0' && c <= '9') v = c - '0' + 52;
+        if (c == '+') v = 62;
+        if (c == '/') v = 63;
+        if (c == '=') {
+            padding = true;
+            continue;
+        }
+        if (v < 0 || padding) return std::nullopt;
+        acc = (acc << 6) | static_cast<std::uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+        }
+    }
+    if (bits >= 6) return std::nullopt;
+    return out;
+}
+
+}  // namespace
 
 std::string Request::header(std::string_view lower_name) const {
     const auto it = headers.find(std::string(lower_name));
@@ -116,6 +150,28 @@ Response Router::provider_call(const Dialect& dialect, const Request& req) {
         ctx_.stats.errors++;
         return dialect.error(ErrorClass::kInvalidRequest, e.what());
     }
+    // A canned answer: the request is checked and served as any call (a refusal is returned as
+    // it is), then the reply's body is replaced by the one the client sent, base64-encoded, so a
+    // client can test how it reads answers the emulator never writes (an empty content, a
+    // refusal, a context-window stop).
+    if (req.has_header("x-emulator-reply") && canned_call(req)) {
+        const auto canned = base64_decode(req.header("x-emulator-reply"));
+        if (!canned) {
+            ctx_.stats.errors++;
+            return dialect.error(ErrorClass::kInvalidRequest,
+                                 "x-emulator-reply: not a base64 body");
+        }
+        Response served = dialect.serve(req, faults, ctx_);
+        if (served.status >= 400) {
+            ctx_.stats.errors++;
+            return served;
+        }
+        ctx_.stats.faults++;
+        Response r = json_response(200, *canned);
+        const std::string type = req.header("x-emulator-reply-type");
+        if (!type.empty()) r.content_type = type;
+        return r;
+    }
     const int delay = ctx_.options.latency_ms + faults.delay_ms;
     if (delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     if (faults.any()) ctx_.stats.faults++;
@@ -153,6 +209,27 @@ Response Router::provider_call(const Dialect& dialect, const Request& req) {
     if (r.status >= 400) ctx_.stats.errors++;
     if (r.streamed) ctx_.stats.streams++;
     return r;
+}
+
+bool Router::canned_call(const Request& req) {
+    const std::string first = req.header("x-emulator-reply-first");
+    if (first.empty()) return true;
+    std::int64_t n = 0;
+    try {
+        n = std::stoll(first);
+    } catch (const std::exception&) {
+        n = 0;  // not a count: no call is canned
+    }
+    // Counted like fail-first, under its own name: the calls that carry the same
+    // x-emulator-request-id (or, without it, the same path and body).
+    std::string identity = req.header("x-emulator-request-id");
+    if (identity.empty()) {
+        PrefixHasher h("reply-first");
+        h.append(req.path);
+        h.append(req.body);
+        identity = h.digest();
+    }
+    return ctx_.fail_first.next("reply:" + identity) <= n;
 }
 
 Response Router::stats() {

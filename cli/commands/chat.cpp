@@ -300,6 +300,11 @@ class ChatSession {
                 note("[the round limit (" + std::to_string(r.rounds) +
                      ") was reached with tool calls still wanted; send a message to continue]");
             }
+            if (!r.round_reports.empty() && !r.round_reports.back().answered) {
+                // answers.102: an empty answer is reported, never stored.
+                note("[the model gave no answer (stop reason " + r.round_reports.back().stop_reason +
+                     "); nothing was added to the conversation]");
+            }
             note("[" + std::to_string(r.rounds) + (r.rounds == 1 ? " round, " : " rounds, ") +
                  std::to_string(r.usage.total_input_tokens()) + " in (cache read " +
                  std::to_string(r.usage.cache_read_tokens) + "), " +

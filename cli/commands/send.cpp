@@ -77,7 +77,21 @@ int run_send(const Argv& argv) {
               << r.usage.input_tokens << ", output " << r.usage.output_tokens << ", cache write "
               << r.usage.cache_write_tokens << ", cache read " << r.usage.cache_read_tokens
               << ", hit rate " << std::fixed << std::setprecision(2) << r.cache_hit_rate() << ", cost $"
-              << std::setprecision(6) << r.cost << "\n";
+              << std::setprecision(6) << r.cost;
+    // answers.105: the numbers above are the sum over every billed call; an escalation's
+    // truncated call is named apart.
+    if (r.calls.size() > 1) {
+        std::cerr << " over " << r.calls.size() << " billed calls (";
+        for (std::size_t i = 0; i < r.calls.size(); ++i) {
+            const CallAttempt& a = r.calls[i];
+            std::cerr << (i == 0 ? "" : "; ") << (a.status == CallStatus::kTruncated ? "truncated" : "answered")
+                      << " at " << a.max_tokens << ": output " << a.usage.output_tokens << ", $"
+                      << std::setprecision(6) << a.cost;
+        }
+        std::cerr << ")";
+    }
+    if (!r.appended) std::cerr << "; the answer was empty and was not appended";
+    std::cerr << "\n";
     return kExitOk;
 }
 

@@ -69,6 +69,22 @@ inline nucleo::ProviderClient client_for(const nucleo::emulator_test::EmulatorPr
             transport};
 }
 
+/// An empty conversation with the seat's declarations: a short answer, no thinking.
+inline nucleo::ConversationContext fresh(const std::string& id = "c-agent") {
+    nucleo::ConversationContext c(id, "alice");
+    c.set_output(nucleo::OutputSize::kShort);
+    c.set_depth(nucleo::Depth::kImmediate);
+    return c;
+}
+
+/// fresh() with an objective and the user's question about order 42: ready for a call.
+inline nucleo::ConversationContext asked(const std::string& id) {
+    nucleo::ConversationContext c = fresh(id);
+    c.put_main_objective("task", "You answer questions about orders.");
+    c.add_message(nucleo::Message::outgoing_text("Where is order 42?"));
+    return c;
+}
+
 /// Requests the emulator has answered so far (its /stats "total").
 inline long requests_seen(const nucleo::emulator_test::EmulatorProcess& emulator) {
     const auto stats = emulator.get("/stats");

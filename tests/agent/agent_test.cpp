@@ -16,16 +16,10 @@ namespace nucleo {
 namespace {
 
 using agent_test::client_for;
+using agent_test::fresh;
 using agent_test::LookupInput;
 using agent_test::model_for;
 using agent_test::requests_seen;
-
-ConversationContext fresh() {
-    ConversationContext c("c-agent", "alice");
-    c.set_output(OutputSize::kShort);
-    c.set_depth(Depth::kImmediate);
-    return c;
-}
 
 std::size_t tool_results_in(const Message& m) {
     std::size_t n = 0;

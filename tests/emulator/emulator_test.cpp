@@ -683,6 +683,33 @@ TEST_F(Emulator, Fault500And529) {
     EXPECT_EQ(anthropic_error(o), "Overloaded");
 }
 
+TEST_F(Emulator, ACannedReplyIsReturnedForACheckedRequest) {
+    // x-emulator-reply: the body, base64; the request is still checked like any call.
+    // "eyJjYW5uZWQiOnRydWV9" is base64 of {"canned":true}.
+    const std::vector<std::string> canned = {"x-emulator-reply: eyJjYW5uZWQiOnRydWV9"};
+    auto r = anthropic(anthropic_question(), canned);
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, R"({"canned":true})");
+    auto b = bedrock(bedrock_question(), canned);
+    EXPECT_EQ(b.body, R"({"canned":true})");
+    // A request the provider would refuse is refused, canned reply or not.
+    auto refused = anthropic(R"({"model":"m","messages":[]})", canned);
+    EXPECT_EQ(refused.status, 400);
+    // A header that is not base64 is refused in the provider's error shape.
+    auto bad = anthropic(anthropic_question(), {"x-emulator-reply: not base64!"});
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_NE(anthropic_error(bad).find("x-emulator-reply"), std::string::npos);
+    // x-emulator-reply-first=1: only the first call with the same request id is canned.
+    const std::vector<std::string> once = {"x-emulator-reply: eyJjYW5uZWQiOnRydWV9",
+                                           "x-emulator-reply-first: 1",
+                                           "x-emulator-request-id: canned-once"};
+    EXPECT_EQ(anthropic(anthropic_question(), once).body, R"({"canned":true})");
+    auto second = anthropic(anthropic_question(), once);
+    EXPECT_EQ(second.status, 200);
+    EXPECT_NE(second.body, R"({"canned":true})");
+    EXPECT_EQ(parse(second.body)["type"], "message");
+}
+
 TEST_F(Emulator, FaultDelayStillAnswers) {
     auto r = anthropic(anthropic_question(), {"x-emulator-fault: delay=20"});
     EXPECT_EQ(r.status, 200);

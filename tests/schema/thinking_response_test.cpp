@@ -195,6 +195,31 @@ TEST(ThinkingResponseHandler, ParsingAMessageResolvesReasoningToTheThinkingBlock
     EXPECT_THROW((void)handler.parse(prose_only), Error);
 }
 
+TEST(ThinkingResponseHandler, ATextModeAnswerInAConversationYieldsEachCallOnceUnderItsMintedId) {
+    // tools.101: ProviderClient keeps the model's text and appends the calls it parsed from it,
+    // under ids unique across the conversation; parsing that message gives each call once, under
+    // that id, so a result recorded against it answers exactly one call.
+    const ThinkingResponseHandler<Verdict> handler;
+    Message m;
+    m.direction = Direction::kIncoming;
+    m.blocks = {TextBlock{R"({"reasoning":"need data","tool_calls":[)"
+                          R"({"name":"search","input":{"query":"x"}},{"name":"fetch","input":{}}]})"},
+                ToolUseBlock{mint_tool_call_id("search", 0, 3), "search", R"({"query":"x"})"},
+                ToolUseBlock{mint_tool_call_id("fetch", 1, 3), "fetch", "{}"}};
+    const auto parsed = handler.parse(m);
+    ASSERT_EQ(parsed.tool_calls.size(), 2u);
+    EXPECT_EQ(parsed.tool_calls[0].id, "call_search_0_t3");
+    EXPECT_EQ(parsed.tool_calls[1].id, "call_fetch_1_t3");
+    EXPECT_EQ(parsed.reasoning, "need data");
+}
+
+TEST(ThinkingResponseHandler, ConversationIdsStayWithin64CharactersAndKeepTheirTurn) {
+    const std::string id = mint_tool_call_id(std::string(100, 'n'), 12, 4567);
+    EXPECT_EQ(id.size(), 64u);
+    EXPECT_EQ(id.substr(id.size() - 9), "_12_t4567");
+    EXPECT_NE(mint_tool_call_id("search", 0, 1), mint_tool_call_id("search", 0, 3));
+}
+
 TEST(ThinkingResponseHandler, AnswerWithoutJsonIsAProtocolError) {
     const ThinkingResponseHandler<Verdict> handler;
     try {

@@ -88,7 +88,10 @@ struct RoundReport {
     int round = 0;                  ///< 1-based
     Usage usage;                    ///< the provider's numbers for the call
     double cost = 0;                ///< dollars, the call's (compaction's is apart)
-    std::string stop_reason;        ///< normalized (end_turn, tool_use, ...)
+    /// Normalized (one of kStopReasons: end_turn, tool_use, refusal, content_filter, ...): why
+    /// the round's answer ended; a refusal or a filtered answer ends the turn with it.
+    std::string stop_reason;
+    bool answered = true;           ///< false: the answer was empty and nothing was stored
     std::size_t tool_calls = 0;     ///< calls the model made in this round
     std::size_t tool_errors = 0;    ///< of those, is_error results
     bool escalated = false;         ///< the call was retried at the escalated budget

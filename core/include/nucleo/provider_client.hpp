@@ -7,12 +7,15 @@
 // truncated answer once, and computes the call's cost from the catalog. The plugin only translates.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nucleo/budget.hpp"
 #include "nucleo/catalog.hpp"
@@ -39,18 +42,59 @@ struct Usage {
     }
 };
 
-/// caching.9, tokens.15: the provider's own
-/// numbers for one call belong here, never to the conversation.
+/// The normalized stop reasons (answers.101): why the model stopped, the same words on every
+/// dialect. end_turn (a whole answer), max_tokens (cut at the output limit), tool_use (it waits for
+/// tool results), stop_sequence, pause_turn (a long server-side turn paused; send it back to go
+/// on), refusal (the model declined), content_filter (the provider's filter stopped or blanked the
+/// answer), context_window_exceeded (the input left no room to answer), other (a reason the
+/// dialect has no word for).
+inline constexpr std::array<std::string_view, 9> kStopReasons = {
+    "end_turn", "max_tokens",     "tool_use",
+    "stop_sequence", "pause_turn", "refusal",
+    "content_filter", "context_window_exceeded", "other"};
+
+/// True when `stop_reason` is one of kStopReasons.
+[[nodiscard]] bool known_stop_reason(std::string_view stop_reason) noexcept;
+
+/// How one billed model call ended (answers.105).
+enum class CallStatus {
+    kAnswered,   ///< its answer is the response's
+    kTruncated,  ///< cut at the output limit (or at the requested ceiling) and escalated
+};
+
+/// One billed model call behind an LLMResponse (answers.105): the provider bills a truncated call
+/// as much as the one that answered, so both are on the record.
+struct CallAttempt {
+    CallStatus status = CallStatus::kAnswered;
+    std::string stop_reason;              ///< normalized, as the call's answer said it
+    Usage usage;
+    double cost = 0;                      ///< dollars, from the catalog entry's prices
+    std::int64_t max_tokens = 0;          ///< the output reserve the call was sent with
+    int http_attempts = 1;                ///< HTTP attempts of the call (transport retries)
+    std::chrono::milliseconds latency{0};  ///< from the request out to the answer decoded
+};
+
+/// caching.9, tokens.15: the provider's own numbers for one call belong here, never to the
+/// conversation.
 struct LLMResponse {
-    Message message;          ///< the IncomingMessage appended to the conversation
-    std::string stop_reason;  ///< normalized: end_turn, max_tokens, tool_use, ...
+    /// The IncomingMessage appended to the conversation. When `appended` is false (an empty
+    /// answer, answers.102) it holds the blocks the answer had (at most thinking or blank text)
+    /// and no id: nothing was stored.
+    Message message;
+    std::string stop_reason;  ///< normalized: one of kStopReasons
+    /// The totals over `calls`: every billed call of this response, the truncated ones included.
     Usage usage;
     std::string model;              ///< the wire model that answered
     std::string model_id;           ///< the catalog id it was called as
     std::int64_t max_tokens = 0;    ///< the output reserve sent as the wire maximum
-    double cost = 0;                ///< dollars, from the catalog entry's prices
+    double cost = 0;                ///< dollars over `calls`, from the catalog entry's prices
     int attempts = 1;               ///< HTTP attempts of the final call (retries included)
     bool escalated = false;         ///< a truncation escalation happened before this answer
+    /// False when the answer was empty (no tool call and no text that is not blank): nothing was
+    /// appended to the conversation (answers.102).
+    bool appended = true;
+    /// Every billed call, in order: a truncated call escalated, then the call that answered.
+    std::vector<CallAttempt> calls;
 
     /// Tokens written to the cache (billed at 125%).
     [[nodiscard]] std::int64_t cache_creation_input_tokens() const noexcept {
@@ -133,6 +177,12 @@ public:
     [[nodiscard]] const ProviderCapabilities& capabilities() const noexcept { return caps_; }
     [[nodiscard]] const ProviderConfig& config() const noexcept { return config_; }
 
+    /// Refuses (kConfig) a catalog entry of another provider instance than this client's: an
+    /// entry names the provider it is served by (answers.108), and a Claude entry sent through an
+    /// OpenAI client would reach the wrong API under the wrong dialect. The message names both.
+    /// An entry that names no provider is accepted.
+    void check_model(const ModelSpec& model) const;
+
     /// Rate limits for one model (0 = unlimited), overriding the catalog entry's `rate_limits`.
     void set_rate_limits(const std::string& model_id, RateLimits limits);
 
@@ -143,19 +193,23 @@ public:
     HttpRequest build_request(ConversationContext& conversation, const ModelSpec& model,
                               const CallOptions& options = {}, bool redact_secrets = false);
 
-    /// Calls the model and appends its answer to the conversation. On a truncated answer the
+    /// Calls the model and appends its answer to the conversation. On a truncated answer
+    /// (stop reason max_tokens, or output that reached the requested ceiling: budget.101) the
     /// sent message's budget is raised to the model's ceiling and the call is made once more
     /// (budget.7); the truncated answer is never appended, so a cut-off tool call never reaches a
-    /// tool. Errors (the conversation is then unchanged but for that escalation): a missing key or
-    /// base URL (kConfig, before any request), provider refusals of their kind (kRateLimited,
-    /// kOverloaded, kInvalidArgument, ...), an answer off its format (kProtocol with the status
-    /// and the first bytes), truncation at the ceiling (UncorrectableLLMException).
+    /// tool, and both calls are on the response's record (answers.105). An empty answer is
+    /// returned with `appended` false and nothing stored (answers.102). Errors (the conversation
+    /// is then unchanged but for that escalation): a missing key or base URL (kConfig, before any
+    /// request), provider refusals of their kind (kRateLimited, kOverloaded, kInvalidArgument,
+    /// ...), an answer off its format or a plugin's response off the normalized shape (kProtocol
+    /// naming the plugin and the field), a context-window stop (ContextOverflowException, never an
+    /// escalation: answers.104), truncation at the ceiling (UncorrectableLLMException).
     LLMResponse call(ConversationContext& conversation, const ModelSpec& model,
                      const CallOptions& options = {});
 
 private:
     LLMResponse call_once(ConversationContext& conversation, const ModelSpec& model,
-                          const CallOptions& options);
+                          const CallOptions& options, std::vector<CallAttempt>& record);
     void check_credentials() const;
     /// True when this call asks for a streamed answer: the dialect streams and a callback is set.
     [[nodiscard]] bool streams(const CallOptions& options) const noexcept;

@@ -75,8 +75,15 @@ struct Describe<ThinkingResponse<Answer>> {
 /// 0-based position among the turn's tool calls; characters of the name outside [A-Za-z0-9_-]
 /// become `_` and the name is cut so the id stays within 64 characters (the strictest provider
 /// id rule, Bedrock's toolUseId). Deterministic: the same name and place give the same id.
-/// Ids repeat across turns; a text-based result is recorded against the call of its own turn.
+/// Ids repeat across turns: parse(text) of a lone answer uses this form.
 [[nodiscard]] std::string mint_tool_call_id(std::string_view tool_name, std::size_t index);
+
+/// tools.101: the id a text-mode call gets when its answer joins a conversation,
+/// `call_<name>_<index>_t<turn>` where `turn` is the answer's position among the conversation's
+/// messages: unique across the conversation, so a result names exactly one call. The name is cut
+/// (never the index or the turn) so the id stays within 64 characters.
+[[nodiscard]] std::string mint_tool_call_id(std::string_view tool_name, std::size_t index,
+                                            std::size_t turn);
 
 /// The JSON object in a model's answer text: the text itself when it starts with `{`, else the
 /// inside of the first ``` fence (```json or bare), else the span from the first `{` to the last
@@ -146,20 +153,19 @@ class ThinkingResponseHandler : public ThinkingResponseHandlerBase {
         return parse_json(extract_answer_json(text));
     }
 
-    /// Parses a whole incoming message. Native ToolUseBlocks come first under their provider
-    /// ids. The text is parsed as the envelope unless it is blank, or unless the message made
-    /// native calls and the text holds no JSON object (models narrate before a native call:
-    /// "Let me look that up."). The reasoning resolves to the thinking blocks when there are
-    /// any — the envelope's prose reasoning is then discarded (tools.22).
+    /// Parses a whole incoming message. The text is parsed as the envelope unless it is blank,
+    /// or unless the message made native calls and the text holds no JSON object (models narrate
+    /// before a native call: "Let me look that up."). The message's ToolUseBlocks are its calls,
+    /// under the ids they carry: native calls under the provider's ids, and text-mode calls under
+    /// the ids ProviderClient minted when it parsed the same envelope (tools.101) — the envelope's
+    /// tool_calls are then not added a second time. The reasoning resolves to the thinking
+    /// blocks when there are any — the envelope's prose reasoning is then discarded (tools.22).
     [[nodiscard]] ParsedThinkingResponse<Answer> parse(const Message& incoming) const {
         MessageParts parts = split(incoming);
         ParsedThinkingResponse<Answer> out;
         if (auto json = answer_json(parts)) out = parse_json(*json);
         if (!parts.thinking.empty()) out.reasoning = std::move(parts.thinking);
-        if (!parts.native_calls.empty()) {
-            for (ToolUseBlock& call : out.tool_calls) parts.native_calls.push_back(std::move(call));
-            out.tool_calls = std::move(parts.native_calls);
-        }
+        if (!parts.native_calls.empty()) out.tool_calls = std::move(parts.native_calls);
         return out;
     }
 

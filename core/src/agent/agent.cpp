@@ -219,6 +219,7 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
         rr.usage = r.usage;
         rr.cost = r.cost;
         rr.stop_reason = r.stop_reason;
+        rr.answered = r.appended;
         rr.escalated = r.escalated;
         add_usage(report.usage, r.usage);
         report.cost += r.cost + rr.compaction_cost;
@@ -239,11 +240,16 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
             if (const auto* u = b.get_if<ToolUseBlock>()) uses.push_back(*u);
         }
         if (uses.empty()) {
-            // compaction.31: final answers are kept word for word.
-            conversation.set_message_compactable(r.message.id, false);
             report.end = TurnEnd::kFinalAnswer;
-            report.answer = answer_text(r.message);
-            report.answer_message_id = r.message.id;
+            // answers.102: an empty answer (a refusal, a content filter, nothing to add after
+            // tool results) ends the turn with no answer text and nothing stored; the round's
+            // stop reason says why.
+            if (r.appended) {
+                // compaction.31: final answers are kept word for word.
+                conversation.set_message_compactable(r.message.id, false);
+                report.answer = answer_text(r.message);
+                report.answer_message_id = r.message.id;
+            }
             report.round_reports.push_back(rr);
             if (cb.on_round_end) cb.on_round_end(rr);
             break;
@@ -293,6 +299,8 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
 
 Agent::Agent(ProviderClient& client, ModelSpec model, AgentOptions options)
     : impl_(std::make_unique<Impl>(client, std::move(model), std::move(options))) {
+    // answers.108: a model of another provider than the client's is refused here, naming both.
+    client.check_model(impl_->model);
     if (impl_->options.max_rounds < 1)
         throw Error(ErrorKind::kInvalidArgument,
                     "AgentOptions.max_rounds must be at least 1 (got " +

@@ -1,5 +1,6 @@
 #include "nucleo/provider_client.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -128,6 +129,111 @@ std::string headers_json(const HttpHeaders& headers) {
     return {buf.GetString(), buf.GetSize()};
 }
 
+/// The length of the UTF-8 sequence that starts at `i` when it is well formed (no overlong form,
+/// no surrogate, nothing above U+10FFFF), else 0.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+    const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = at(i);
+    if (c < 0x80) return 1;
+    std::size_t n = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k)
+        if ((at(i + k) & 0xC0U) != 0x80U) return 0;
+    return n;
+}
+
+/// answers.107: every byte that does not start a well-formed UTF-8 sequence becomes U+FFFD. JSON's
+/// structure is ASCII, so the document stays the same document; only its strings change.
+/// Returns how many bytes were replaced.
+std::size_t replace_invalid_utf8(std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t n = utf8_sequence(text, i);
+        if (n == 0) break;
+        i += n;
+    }
+    if (i == text.size()) return 0;
+    std::string out(text, 0, i);
+    std::size_t replaced = 0;
+    while (i < text.size()) {
+        const std::size_t n = utf8_sequence(text, i);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";
+            ++replaced;
+            ++i;
+        } else {
+            out.append(text, i, n);
+            i += n;
+        }
+    }
+    text = std::move(out);
+    return replaced;
+}
+
+/// answers.106: the usage of a plugin's normalized response, every count present and a
+/// non-negative integer; anything else is a protocol error naming the field.
+Usage checked_usage(const rapidjson::Value& d, const std::string& who) {
+    if (!d.HasMember("usage") || !d["usage"].IsObject())
+        throw Error(ErrorKind::kProtocol, who + ": the normalized response lacks the object \"usage\"");
+    const rapidjson::Value& u = d["usage"];
+    Usage out;
+    const std::pair<const char*, std::int64_t*> fields[] = {{"input_tokens", &out.input_tokens},
+                                                            {"output_tokens", &out.output_tokens},
+                                                            {"cache_read_tokens", &out.cache_read_tokens},
+                                                            {"cache_write_tokens", &out.cache_write_tokens}};
+    for (const auto& [key, into] : fields) {
+        if (!u.HasMember(key))
+            throw Error(ErrorKind::kProtocol, who + ": the normalized response lacks usage." + key +
+                                                  " (a non-negative integer)");
+        const rapidjson::Value& v = u[key];
+        if (!v.IsInt64() || v.GetInt64() < 0)
+            throw Error(ErrorKind::kProtocol, who + ": the normalized response has usage." + key + " " +
+                                                  internal::json_compact(v) + ", not a non-negative integer");
+        *into = v.GetInt64();
+    }
+    return out;
+}
+
+/// answers.106: the stop reason of a plugin's normalized response, present and one of
+/// kStopReasons.
+std::string checked_stop_reason(const rapidjson::Value& d, const std::string& who) {
+    if (!d.HasMember("stop_reason") || !d["stop_reason"].IsString())
+        throw Error(ErrorKind::kProtocol, who + ": the normalized response lacks the string \"stop_reason\"");
+    std::string stop(d["stop_reason"].GetString(), d["stop_reason"].GetStringLength());
+    if (!known_stop_reason(stop)) {
+        std::string known;
+        for (std::string_view k : kStopReasons) known += (known.empty() ? "" : ", ") + std::string(k);
+        throw Error(ErrorKind::kProtocol, who + ": the normalized response has stop_reason \"" + stop +
+                                              "\", which is not a normalized stop reason (" + known + ")");
+    }
+    return stop;
+}
+
+/// answers.102: an answer with content a next request can carry: a tool call, or text that is not
+/// blank. Thinking alone, blank text or nothing at all is an empty answer.
+bool has_content(const Message& m) {
+    return std::any_of(m.blocks.begin(), m.blocks.end(), [](const ContentBlock& b) {
+        if (b.get_if<ToolUseBlock>() != nullptr) return true;
+        const auto* t = b.get_if<TextBlock>();
+        return t != nullptr && t->text.find_first_not_of(" \t\r\n\v\f") != std::string::npos;
+    });
+}
+
 std::int64_t usage_field(const rapidjson::Value& usage, const char* key) {
     if (!usage.HasMember(key)) return 0;
     const auto& v = usage[key];
@@ -187,6 +293,10 @@ void deliver_whole(const Message& m, const Usage& usage, const StreamCallbacks& 
 
 }  // namespace
 
+bool known_stop_reason(std::string_view stop_reason) noexcept {
+    return std::find(kStopReasons.begin(), kStopReasons.end(), stop_reason) != kStopReasons.end();
+}
+
 double LLMResponse::cache_hit_rate() const noexcept {
     const std::int64_t total = usage.total_input_tokens();
     return total <= 0 ? 0.0 : static_cast<double>(usage.cache_read_tokens) / static_cast<double>(total);
@@ -226,6 +336,14 @@ ProviderClient ProviderClient::from_config(const Config& config, const PluginLoa
 void ProviderClient::set_rate_limits(const std::string& model_id, RateLimits limits) {
     std::lock_guard<std::mutex> lock(limits_->mutex);
     limits_->by_model[model_id] = limits;
+}
+
+void ProviderClient::check_model(const ModelSpec& model) const {
+    if (model.provider.empty() || model.provider == config_.name) return;
+    throw Error(ErrorKind::kConfig, "model '" + model.id + "' is served by provider '" + model.provider +
+                                        "', but this client is provider '" + config_.name + "' (plugin '" +
+                                        config_.plugin + "'): build the client for '" + model.provider +
+                                        "' or pick a model of '" + config_.name + "'");
 }
 
 void ProviderClient::check_credentials() const {
@@ -274,21 +392,35 @@ bool ProviderClient::streams(const CallOptions& options) const noexcept {
 
 LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelSpec& model,
                                  const CallOptions& options) {
+    check_model(model);  // answers.108: before any request
+    std::vector<CallAttempt> record;
+    LLMResponse r;
     try {
-        return call_once(conversation, model, options);
+        r = call_once(conversation, model, options, record);
     } catch (const OutputTruncationRetryException& e) {
         // budget.7: the retry loop re-enters for a one-shot retry at the escalated budget. A
         // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
         NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
         if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
-        LLMResponse r = call_once(conversation, model, options);
+        r = call_once(conversation, model, options, record);
         r.escalated = true;
-        return r;
     }
+    // answers.105: the response's usage and cost are those of every billed call.
+    r.calls = std::move(record);
+    r.usage = {};
+    r.cost = 0;
+    for (const CallAttempt& a : r.calls) {
+        r.usage.input_tokens += a.usage.input_tokens;
+        r.usage.output_tokens += a.usage.output_tokens;
+        r.usage.cache_read_tokens += a.usage.cache_read_tokens;
+        r.usage.cache_write_tokens += a.usage.cache_write_tokens;
+        r.cost += a.cost;
+    }
+    return r;
 }
 
 LLMResponse ProviderClient::call_once(ConversationContext& conversation, const ModelSpec& model,
-                                      const CallOptions& options) {
+                                      const CallOptions& options, std::vector<CallAttempt>& record) {
     HttpRequest request = build_request(conversation, model, options);
     const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
 
@@ -332,14 +464,22 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
             }
         };
     }
+    const auto sent_at = std::chrono::steady_clock::now();
     HttpResponse http = transport_->send(request, options.cancel, on_chunk);
     if (failed) std::rethrow_exception(failed);
-    const std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
-                                                   headers_json(http.headers), http.body);
+    std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
+                                             headers_json(http.headers), http.body);
+    const std::string who = "provider '" + config_.name + "' (plugin '" + config_.plugin + "', HTTP " +
+                            std::to_string(http.status) + ")";
+    // answers.107: never a raw invalid byte into the conversation (a store such as PostgreSQL
+    // refuses it, and the turn would be lost); one line in the log per answer.
+    if (const std::size_t replaced = replace_invalid_utf8(normalized); replaced > 0)
+        NUCLEO_LOG_WARN("{}: the answer held {} bytes of invalid UTF-8, each replaced with U+FFFD", who,
+                        replaced);
 
+    // answers.106: the core checks what a plugin returns before anything of it is kept.
     rapidjson::Document d;
     d.Parse(normalized.data(), normalized.size());
-    const std::string who = "provider '" + config_.name + "' (HTTP " + std::to_string(http.status) + ")";
     if (d.HasParseError() || !d.IsObject() || !d.HasMember("blocks") || !d["blocks"].IsArray())
         throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response lacks a \"blocks\" "
                                                 "array; answer began: " + first_bytes(http.body));
@@ -348,24 +488,58 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     out.model_id = model.id;
     out.max_tokens = max_tokens;
     out.attempts = http.attempts;
-    if (d.HasMember("stop_reason") && d["stop_reason"].IsString()) out.stop_reason = d["stop_reason"].GetString();
+    out.stop_reason = checked_stop_reason(d, who);
     if (d.HasMember("model") && d["model"].IsString()) out.model = d["model"].GetString();
-    if (d.HasMember("usage") && d["usage"].IsObject()) out.usage = read_usage(d["usage"]);
+    out.usage = checked_usage(d, who);
     if (limiter != nullptr) limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
 
-    // The core validates what a plugin returns: every block must be a block of the document.
+    // Every block must be a block of the conversation document.
     Message incoming;
     incoming.direction = Direction::kIncoming;
     const internal::JsonPath root("response");
     const internal::JsonPath blocks = root.key("blocks");
     std::size_t i = 0;
-    for (const auto& b : d["blocks"].GetArray()) {
-        incoming.blocks.push_back(internal::read_block(b, internal::JsonPath(&blocks, i++)));
+    try {
+        for (const auto& b : d["blocks"].GetArray()) {
+            incoming.blocks.push_back(internal::read_block(b, internal::JsonPath(&blocks, i++)));
+        }
+    } catch (const Error& e) {
+        throw Error(ErrorKind::kProtocol, who + ": the normalized response has a block off its shape: " +
+                                              e.what());
     }
 
+    CallAttempt attempt;
+    attempt.stop_reason = out.stop_reason;
+    attempt.usage = out.usage;
+    attempt.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
+                              out.usage.cache_read_tokens);
+    attempt.max_tokens = max_tokens;
+    attempt.http_attempts = http.attempts;
+    attempt.latency =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent_at);
+
+    // answers.104: the input left the model no room to answer. A larger output budget cannot
+    // help (the window is input plus output), so it is never escalated: the caller compacts
+    // (ContextWindowManager) or gives up. The conversation is unchanged.
+    if (out.stop_reason == "context_window_exceeded")
+        throw ContextOverflowException(
+            who + ": model '" + model.id + "' stopped at its context window (" +
+            std::to_string(out.usage.total_input_tokens()) + " input tokens, " + std::to_string(max_tokens) +
+            " output tokens reserved); compact the conversation before the next call");
+
     // Truncation: the answer never joins the conversation (a cut-off tool call never reaches a
-    // tool); the sent message's budget is raised and the caller retries once (budget.7).
-    if (out.stop_reason == "max_tokens") escalate_truncation(conversation, model, max_tokens);
+    // tool); the sent message's budget is raised and the caller retries once (budget.7). budget.101:
+    // output that reached the requested ceiling is truncation whatever the stop reason says (a
+    // provider that reports end_turn at the limit cut the answer all the same).
+    if (out.stop_reason == "max_tokens" || out.usage.output_tokens >= max_tokens) {
+        if (out.stop_reason != "max_tokens")
+            NUCLEO_LOG_INFO("{}: {} output tokens reached the requested ceiling of {} (stop reason {}): "
+                            "taken as truncation",
+                            who, out.usage.output_tokens, max_tokens, out.stop_reason);
+        attempt.status = CallStatus::kTruncated;
+        record.push_back(attempt);
+        escalate_truncation(conversation, model, max_tokens);
+    }
 
     // Text-based tool calling (tools.13): calls written in the answer's
     // envelope become ToolUseBlocks with ids the runtime mints from the name and the place.
@@ -383,32 +557,39 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
         if (!json.empty()) envelope.Parse(json.data(), json.size());
         if (!json.empty() && !envelope.HasParseError() && envelope.IsObject() && envelope.HasMember("tool_calls") &&
             envelope["tool_calls"].IsArray()) {
-            // tools.13 mints from the name and the place in the turn; the turn's position in the
-            // conversation is added so that ids stay unique across turns (a result must name
-            // exactly one call).
-            const std::string turn = "_t" + std::to_string(conversation.messages().size());
+            // tools.13 and tools.101 mint from the name and the place in the turn; the turn's
+            // position in the conversation is added so that ids stay unique across turns (a result
+            // must name exactly one call).
+            const std::size_t turn = conversation.messages().size();
             std::size_t place = 0;
             for (const auto& call : envelope["tool_calls"].GetArray()) {
                 if (!call.IsObject() || !call.HasMember("name") || !call["name"].IsString()) continue;
                 const std::string name = call["name"].GetString();
                 const std::string input = call.HasMember("input") ? internal::json_compact(call["input"]) : "{}";
-                incoming.blocks.emplace_back(ToolUseBlock{mint_tool_call_id(name, place++) + turn, name, input});
+                incoming.blocks.emplace_back(ToolUseBlock{mint_tool_call_id(name, place++, turn), name, input});
             }
             if (place > 0 && out.stop_reason == "end_turn") out.stop_reason = "tool_use";
         }
     }
 
-    if (incoming.blocks.empty())
-        throw Error(ErrorKind::kProtocol, who + ": the answer holds no content (stop reason \"" + out.stop_reason +
-                                              "\"); answer began: " + first_bytes(http.body));
-    out.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
-                          out.usage.cache_read_tokens);
+    out.cost = attempt.cost;
+    attempt.stop_reason = out.stop_reason;
+    record.push_back(attempt);
     if (streamed && !event_deltas) deliver_whole(incoming, out.usage, *options.stream);
     // A host that cancelled while the answer streamed (a user's interrupt during the display) has
     // stopped showing it: the answer is abandoned like a transfer cut short, never half-kept.
     if (streamed && options.cancel != nullptr && options.cancel->cancelled())
         throw Error(ErrorKind::kTransport, "provider '" + config_.name +
                                                "': cancelled while the answer streamed; it was not kept");
+    // answers.102: an empty answer (after tool results, a refusal, a content filter) is an
+    // answer, but it is not stored: an assistant turn with nothing a provider can carry would make
+    // the next request invalid (providers refuse empty non-final assistant content). The caller
+    // sees the stop reason and the usage; the conversation is unchanged.
+    if (!has_content(incoming)) {
+        out.appended = false;
+        out.message = std::move(incoming);
+        return out;
+    }
     conversation.add_message(incoming);
     conversation.set_prior_spec_id(model.id);
     out.message = conversation.messages().back();

@@ -37,6 +37,14 @@ std::string mint_tool_call_id(std::string_view tool_name, std::size_t index) {
     return prefix + name + suffix;
 }
 
+std::string mint_tool_call_id(std::string_view tool_name, std::size_t index, std::size_t turn) {
+    const std::string turn_suffix = "_t" + std::to_string(turn);
+    const std::string suffix = "_" + std::to_string(index) + turn_suffix;
+    const std::size_t room = kMaxIdLength - std::string_view("call_").size() - suffix.size();
+    std::string id = mint_tool_call_id(tool_name.substr(0, room), index);
+    return id + turn_suffix;
+}
+
 std::string extract_answer_json(std::string_view text) {
     const std::string_view trimmed = trim(text);
     if (!trimmed.empty() && trimmed.front() == '{') return std::string(trimmed);

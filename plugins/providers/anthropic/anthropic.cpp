@@ -9,14 +9,11 @@
 #include <string>
 #include <string_view>
 
-#include <rapidjson/document.h>
-
 #include "anthropic.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace {
-
-using nucleo::plugin::Failure;
 
 /// One Anthropic provider instance. It keeps no state between calls: the instance
 /// configuration (base URL, key) is the core's business, and every per-call choice (TTL, beta
@@ -26,13 +23,7 @@ using nucleo::plugin::Failure;
 class AnthropicProvider final : public nucleo::plugin::Provider {
   public:
     explicit AnthropicProvider(std::string_view config_json) {
-        if (config_json.empty()) return;
-        rapidjson::Document doc;
-        doc.Parse(config_json.data(), config_json.size());
-        if (doc.HasParseError() || !doc.IsObject()) {
-            throw Failure(NUCLEO_ERR_CONFIG,
-                          "anthropic: the instance configuration is not a JSON object");
-        }
+        nucleo::providers::check_instance_config(config_json, "anthropic");
     }
 
     /// tools.10: Anthropic is a native tool-calling dialect; caching.7: explicit breakpoints, at

@@ -16,8 +16,10 @@
 //    declares; they are skipped with a warning to the host log rather than failing the answer.
 //    Citations on text are not carried (the conversation document has no field for them).
 //  - stop_reason: end_turn, max_tokens, tool_use, stop_sequence, pause_turn and refusal pass as
-//    they are; model_context_window_exceeded is max_tokens (the API says: treat as truncated);
-//    anything else, or null, is "other".
+//    they are; model_context_window_exceeded is context_window_exceeded (the input left no room
+//    to answer: the core refuses it as a context overflow, never as an output truncation);
+//    anything else, or null, is "other". An empty content (documented after tool results, and
+//    with a refusal) is an answer with no blocks.
 //  - usage: input_tokens is already the uncached part (Anthropic's split);
 //    cache_creation_input_tokens → cache_write_tokens, cache_read_input_tokens →
 //    cache_read_tokens; a missing or null cache count is 0. In a stream, message_delta's counts
@@ -41,60 +43,23 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "anthropic.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::anthropic {
 namespace {
 
 using nucleo::plugin::Failure;
 using nucleo::plugin::Host;
+using providers::member;
+using providers::quote_first_bytes;
+using providers::view;
 using rapidjson::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-constexpr std::size_t kQuoteBytes = 200;
-
-std::string_view str(const Value& v) {
-    return {v.GetString(), v.GetStringLength()};
-}
-
-const Value* find(const Value& object, const char* key) {
-    if (!object.IsObject()) return nullptr;
-    const auto it = object.FindMember(key);
-    return it == object.MemberEnd() ? nullptr : &it->value;
-}
-
-/// The first bytes of a body as one printable line: `"..."` with control and non-ASCII bytes as
-/// \xNN, cut at 200 bytes with the total size said.
-std::string quote(std::string_view body) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out = "\"";
-    for (std::size_t i = 0; i < body.size() && i < kQuoteBytes; ++i) {
-        const auto c = static_cast<unsigned char>(body[i]);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20 || c >= 0x7F) {
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 0xF];
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    out += '"';
-    if (body.size() > kQuoteBytes) out += " (of " + std::to_string(body.size()) + " bytes)";
-    return out;
-}
 
 [[noreturn]] void off_format(int32_t http_status, const std::string& what, std::string_view body) {
-    throw Failure(NUCLEO_ERR_PROTOCOL,
-                  "anthropic: HTTP " + std::to_string(http_status) + " answer " + what +
-                      "; first bytes: " + quote(body),
-                  http_status);
+    providers::off_format("anthropic", http_status, what, body);
 }
 
 /// The Messages API's error types, the HTTP status each comes with and the status it maps to.
@@ -116,33 +81,15 @@ constexpr ErrorType kErrorTypes[] = {
     {"overloaded_error", 529, NUCLEO_ERR_OVERLOADED},
 };
 
-int32_t code_for_status(int32_t http_status) {
-    if (http_status == 429) return NUCLEO_ERR_RATE_LIMITED;
-    if (http_status >= 500) return NUCLEO_ERR_OVERLOADED;  // 529 overloaded and every 5xx
-    if (http_status == 401 || http_status == 402 || http_status == 403) return NUCLEO_ERR_CONFIG;
-    if (http_status == 404) return NUCLEO_ERR_NOT_FOUND;
-    if (http_status >= 400) return NUCLEO_ERR_INVALID_ARGUMENT;  // 400, 413, 422, ...
-    return NUCLEO_ERR_PROTOCOL;  // 1xx and 3xx are not answers the core should hand over
-}
-
 /// The answer's headers (lower-case names); an unreadable document counts as no headers.
 struct Headers {
     std::string content_type, retry_after, request_id;
 };
 
 Headers read_headers(std::string_view headers_json) {
-    Headers h;
-    rapidjson::Document doc;
-    doc.Parse(headers_json.data(), headers_json.size());
-    if (doc.HasParseError() || !doc.IsObject()) return h;
-    auto get = [&](const char* name, std::string& into) {
-        const Value* v = find(doc, name);
-        if (v != nullptr && v->IsString()) into = str(*v);
-    };
-    get("content-type", h.content_type);
-    get("retry-after", h.retry_after);
-    get("request-id", h.request_id);
-    return h;
+    return {providers::header(headers_json, "content-type"),
+            providers::header(headers_json, "retry-after"),
+            providers::header(headers_json, "request-id")};
 }
 
 /// Throws the mapped failure for an error answer. `by_type`: an error inside a 2xx answer (an
@@ -150,11 +97,11 @@ Headers read_headers(std::string_view headers_json) {
 /// reported with the status that type comes with.
 [[noreturn]] void fail_with_error(int32_t http_status, const Value* error, std::string_view body,
                                   const Headers& headers, bool by_type) {
-    const Value* type = error != nullptr ? find(*error, "type") : nullptr;
-    const Value* message = error != nullptr ? find(*error, "message") : nullptr;
+    const Value* type = error != nullptr ? member(*error, "type") : nullptr;
+    const Value* message = error != nullptr ? member(*error, "message") : nullptr;
     const std::string_view type_name =
-        type != nullptr && type->IsString() ? str(*type) : std::string_view();
-    int32_t code = code_for_status(http_status);
+        type != nullptr && type->IsString() ? view(*type) : std::string_view();
+    int32_t code = providers::status_for_http(http_status);
     std::string text = "anthropic: HTTP " + std::to_string(http_status);
     if (by_type) {
         text += " carrying an error";
@@ -167,11 +114,11 @@ Headers read_headers(std::string_view headers_json) {
         }
     }
     if (type_name.empty() || message == nullptr || !message->IsString()) {
-        text += " and a body that is not an Anthropic error: " + quote(body);
+        text += " and a body that is not an Anthropic error: " + quote_first_bytes(body);
     } else {
-        text += " " + std::string(type_name) + ": " + std::string(str(*message));
+        text += " " + std::string(type_name) + ": " + std::string(view(*message));
         if (code == NUCLEO_ERR_INVALID_ARGUMENT &&
-            str(*message).find("prompt is too long") != std::string_view::npos) {
+            view(*message).find("prompt is too long") != std::string_view::npos) {
             code = NUCLEO_ERR_CONTEXT_OVERFLOW;
         }
     }
@@ -182,18 +129,18 @@ Headers read_headers(std::string_view headers_json) {
 
 std::string_view normalize_stop_reason(const Value* v) {
     if (v == nullptr || !v->IsString()) return "other";
-    const std::string_view s = str(*v);
+    const std::string_view s = view(*v);
     for (std::string_view known :
          {"end_turn", "max_tokens", "tool_use", "stop_sequence", "pause_turn", "refusal"}) {
         if (s == known) return known;
     }
-    if (s == "model_context_window_exceeded") return "max_tokens";
+    if (s == "model_context_window_exceeded") return "context_window_exceeded";
     return "other";
 }
 
 std::string compact(const Value& v) {
     rapidjson::StringBuffer buf;
-    Writer w(buf);
+    providers::JsonWriter w(buf);
     v.Accept(w);
     return {buf.GetString(), buf.GetSize()};
 }
@@ -210,7 +157,7 @@ struct Response {
     std::string model;
     std::vector<Block> blocks;
     std::string_view stop_reason = "other";
-    std::uint64_t usage[4] = {};  // input, output, cache read, cache write
+    providers::Usage usage;
 };
 
 class Reader {
@@ -223,8 +170,8 @@ class Reader {
 
     std::string string(const Value& object, const char* key, const std::string& where,
                        bool optional = false) const {
-        const Value* v = find(object, key);
-        if (v != nullptr && v->IsString()) return std::string(str(*v));
+        const Value* v = member(object, key);
+        if (v != nullptr && v->IsString()) return std::string(view(*v));
         if (optional && (v == nullptr || v->IsNull())) return {};
         lacks(where, key);
     }
@@ -240,7 +187,7 @@ class Reader {
             out.kind = Block::kToolUse;
             out.a = string(b, "id", where);
             out.b = string(b, "name", where);
-            const Value* input = find(b, "input");
+            const Value* input = member(b, "input");
             if (input == nullptr || !input->IsObject()) lacks(where, "input");
             // A stream starts every tool_use with input {} and sends the real one as deltas.
             if (!streamed) out.input = compact(*input);
@@ -261,23 +208,25 @@ class Reader {
         static constexpr const char* kFields[4] = {"input_tokens", "output_tokens",
                                                    "cache_read_input_tokens",
                                                    "cache_creation_input_tokens"};
+        std::int64_t* counts[4] = {&r.usage.input, &r.usage.output, &r.usage.cache_read,
+                                   &r.usage.cache_write};
         for (int i = 0; i < 4; ++i) {
-            const Value* v = find(u, kFields[i]);
-            if (v != nullptr && v->IsUint64()) {
-                r.usage[i] = v->GetUint64();
-            } else if (i < 2 && !partial) {
-                lacks("usage", kFields[i]);
+            const Value* v = member(u, kFields[i]);
+            if (v != nullptr && v->IsInt64() && v->GetInt64() >= 0) {
+                *counts[i] = v->GetInt64();
             } else if (v != nullptr && !v->IsNull()) {
                 off_format(status_, std::string("usage.") + kFields[i] + " is not a count", body_);
+            } else if (i < 2 && !partial) {
+                lacks("usage", kFields[i]);
             }
         }
     }
 
     Response message(const Value& m) const {
         Response r;
-        const Value* model = find(m, "model");
-        if (model != nullptr && model->IsString()) r.model = str(*model);
-        const Value* content = find(m, "content");
+        const Value* model = member(m, "model");
+        if (model != nullptr && model->IsString()) r.model = view(*model);
+        const Value* content = member(m, "content");
         if (content == nullptr || !content->IsArray()) lacks("the message", "content");
         for (rapidjson::SizeType i = 0; i < content->Size(); ++i) {
             const Value& b = (*content)[i];
@@ -285,10 +234,10 @@ class Reader {
             if (!b.IsObject()) off_format(status_, where + " is not an object", body_);
             r.blocks.push_back(block(b, where, false));
         }
-        const Value* stop = find(m, "stop_reason");
+        const Value* stop = member(m, "stop_reason");
         if (stop == nullptr) lacks("the message", "stop_reason");
         r.stop_reason = normalize_stop_reason(stop);
-        const Value* u = find(m, "usage");
+        const Value* u = member(m, "usage");
         if (u == nullptr || !u->IsObject()) lacks("the message", "usage");
         usage(*u, r, false);
         return r;
@@ -298,30 +247,28 @@ class Reader {
     Response stream(const Headers& headers) const {
         Response r;
         bool started = false, stopped = false;
-        std::string data;
-        auto dispatch = [&] {
+        auto dispatch = [&](std::string_view data) {
             if (data.empty()) return;
             rapidjson::Document event;
             event.Parse(data.data(), data.size());
             if (event.HasParseError() || !event.IsObject()) {
-                off_format(status_, "carries a stream event that is not JSON (" + quote(data) + ")",
+                off_format(status_, "carries a stream event that is not JSON (" + quote_first_bytes(data) + ")",
                            body_);
             }
-            data.clear();
             const std::string type = string(event, "type", "a stream event");
             if (type == "error") {
-                fail_with_error(status_, find(event, "error"), body_, headers, true);
+                fail_with_error(status_, member(event, "error"), body_, headers, true);
             } else if (type == "message_start") {
-                const Value* m = find(event, "message");
+                const Value* m = member(event, "message");
                 if (m == nullptr || !m->IsObject()) lacks("message_start", "message");
-                const Value* model = find(*m, "model");
-                if (model != nullptr && model->IsString()) r.model = str(*model);
-                if (const Value* u = find(*m, "usage"); u != nullptr && u->IsObject()) {
+                const Value* model = member(*m, "model");
+                if (model != nullptr && model->IsString()) r.model = view(*model);
+                if (const Value* u = member(*m, "usage"); u != nullptr && u->IsObject()) {
                     usage(*u, r, true);
                 }
                 started = true;
             } else if (type == "content_block_start") {
-                const Value* b = find(event, "content_block");
+                const Value* b = member(event, "content_block");
                 if (b == nullptr || !b->IsObject()) lacks("content_block_start", "content_block");
                 const std::size_t at = index(event, "content_block_start");
                 if (at != r.blocks.size()) {
@@ -338,7 +285,7 @@ class Reader {
                                    ", which never started",
                                body_);
                 }
-                const Value* delta = find(event, "delta");
+                const Value* delta = member(event, "delta");
                 if (delta == nullptr) lacks("content_block_delta", "delta");
                 Block& b = r.blocks[at];
                 const std::string kind = string(*delta, "type", "content_block_delta.delta");
@@ -352,10 +299,10 @@ class Reader {
                     b.b += string(*delta, "signature", "signature_delta");
                 }
             } else if (type == "message_delta") {
-                const Value* delta = find(event, "delta");
+                const Value* delta = member(event, "delta");
                 if (delta == nullptr) lacks("message_delta", "delta");
-                r.stop_reason = normalize_stop_reason(find(*delta, "stop_reason"));
-                if (const Value* u = find(event, "usage"); u != nullptr && u->IsObject()) {
+                r.stop_reason = normalize_stop_reason(member(*delta, "stop_reason"));
+                if (const Value* u = member(event, "usage"); u != nullptr && u->IsObject()) {
                     usage(*u, r, true);
                 }
             } else if (type == "message_stop") {
@@ -363,23 +310,7 @@ class Reader {
             }
             // ping, content_block_stop and unknown events carry nothing to keep.
         };
-        std::size_t pos = 0;
-        while (pos < body_.size()) {
-            std::size_t end = body_.find('\n', pos);
-            if (end == std::string_view::npos) end = body_.size();
-            std::string_view line = body_.substr(pos, end - pos);
-            pos = end + 1;
-            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-            if (line.empty()) {
-                dispatch();
-            } else if (line.starts_with("data:")) {
-                line.remove_prefix(5);
-                if (line.starts_with(' ')) line.remove_prefix(1);
-                if (!data.empty()) data += '\n';
-                data += line;
-            }
-        }
-        dispatch();
+        providers::for_each_sse_data(body_, dispatch);
         if (!started) off_format(status_, "is a stream without message_start", body_);
         if (!stopped) off_format(status_, "is a stream cut off before message_stop", body_);
         for (Block& b : r.blocks) {
@@ -389,14 +320,14 @@ class Reader {
             input.Parse(b.input.data(), b.input.size());
             if (!input.HasParseError() && input.IsObject()) {
                 b.input = compact(input);
-            } else if (r.stop_reason == "max_tokens") {
-                b.input = "{}";  // cut off by the output limit: never handed to a tool
+            } else if (r.stop_reason == "max_tokens" || r.stop_reason == "context_window_exceeded") {
+                b.input = "{}";  // cut off: the core never hands it to a tool
             } else {
                 off_format(status_,
                            "streams tool_use " + b.a +
                                " with an input that is not a "
                                "JSON object (" +
-                               quote(b.input) + ")",
+                               quote_first_bytes(b.input) + ")",
                            body_);
             }
         }
@@ -405,7 +336,7 @@ class Reader {
 
   private:
     std::size_t index(const Value& event, const char* where) const {
-        const Value* i = find(event, "index");
+        const Value* i = member(event, "index");
         if (i == nullptr || !i->IsUint64()) lacks(where, "index");
         return static_cast<std::size_t>(i->GetUint64());
     }
@@ -415,68 +346,26 @@ class Reader {
 };
 
 std::string write(const Response& r) {
-    rapidjson::StringBuffer buf;
-    Writer w(buf);
-    auto s = [&](const std::string& v) {
-        w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-    };
-    w.StartObject();
-    w.Key("schema_version");
-    w.Int(1);
-    w.Key("model");
-    s(r.model);
-    w.Key("blocks");
-    w.StartArray();
+    providers::ResponseWriter w(r.model);
     for (const Block& b : r.blocks) {
-        if (b.kind == Block::kSkipped) continue;
-        w.StartObject();
-        w.Key("type");
         switch (b.kind) {
             case Block::kText:
-                w.String("text");
-                w.Key("text");
-                s(b.a);
+                w.text(b.a);
                 break;
             case Block::kToolUse:
-                w.String("tool_use");
-                w.Key("id");
-                s(b.a);
-                w.Key("name");
-                s(b.b);
-                w.Key("input");
-                w.RawValue(b.input.data(), b.input.size(), rapidjson::kObjectType);
+                w.tool_use_raw(b.a, b.b, b.input);
                 break;
             case Block::kThinking:
-                w.String("thinking");
-                w.Key("thinking");
-                s(b.a);
-                w.Key("signature");
-                s(b.b);
+                w.thinking(b.a, b.b);
                 break;
             case Block::kRedacted:
-                w.String("redacted_thinking");
-                w.Key("data");
-                s(b.a);
+                w.redacted_thinking(b.a);
                 break;
             case Block::kSkipped:
                 break;
         }
-        w.EndObject();
     }
-    w.EndArray();
-    w.Key("stop_reason");
-    w.String(r.stop_reason.data(), static_cast<rapidjson::SizeType>(r.stop_reason.size()));
-    w.Key("usage");
-    w.StartObject();
-    static constexpr const char* kNames[4] = {"input_tokens", "output_tokens", "cache_read_tokens",
-                                              "cache_write_tokens"};
-    for (int i = 0; i < 4; ++i) {
-        w.Key(kNames[i]);
-        w.Uint64(r.usage[i]);
-    }
-    w.EndObject();
-    w.EndObject();
-    return {buf.GetString(), buf.GetSize()};
+    return w.finish(r.stop_reason, r.usage);
 }
 
 bool looks_like_stream(const Headers& headers, std::string_view body) {
@@ -496,7 +385,7 @@ std::string decode_response(int32_t http_status, std::string_view headers_json,
         rapidjson::Document doc;
         doc.Parse(body.data(), body.size());
         const bool parsed = !doc.HasParseError() && doc.IsObject();
-        fail_with_error(http_status, parsed ? find(doc, "error") : nullptr, body, headers, false);
+        fail_with_error(http_status, parsed ? member(doc, "error") : nullptr, body, headers, false);
     }
     const Reader reader(http_status, body);
     if (looks_like_stream(headers, body)) return write(reader.stream(headers));
@@ -516,9 +405,9 @@ std::string decode_response(int32_t http_status, std::string_view headers_json,
                    body);
     }
     if (!doc.IsObject()) off_format(http_status, "is not a JSON object", body);
-    if (const Value* type = find(doc, "type");
-        type != nullptr && type->IsString() && str(*type) == "error") {
-        fail_with_error(http_status, find(doc, "error"), body, headers, true);
+    if (const Value* type = member(doc, "type");
+        type != nullptr && type->IsString() && view(*type) == "error") {
+        fail_with_error(http_status, member(doc, "error"), body, headers, true);
     }
     return write(reader.message(doc));
 }

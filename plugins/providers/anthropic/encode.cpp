@@ -38,12 +38,6 @@
 //  - Headers: anthropic-version from options.anthropic_version (default "2023-06-01"),
 //    content-type, and anthropic-beta only when options.anthropic_beta names flags (a string or an
 //    array of strings, joined by commas): no feature this plugin renders needs a beta today.
-#if defined(__SSE2__) && !defined(RAPIDJSON_SSE2)
-// SIMD scanning in rapidjson's reader (always available on x86-64): parsing the request is half
-// of an encode.
-#define RAPIDJSON_SSE2
-#endif
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -55,12 +49,12 @@
 #include <vector>
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "anthropic.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::anthropic {
 namespace {
@@ -75,23 +69,14 @@ constexpr std::size_t kMaxTitleBytes = 500;
 constexpr const char* kDefaultVersion = "2023-06-01";
 
 [[noreturn]] void refuse(const std::string& what) {
-    throw Failure(NUCLEO_ERR_INVALID_ARGUMENT, "anthropic encode: " + what);
+    providers::refuse("anthropic", what);
 }
 
-std::string_view str(const Value& v) {
-    return {v.GetString(), v.GetStringLength()};
-}
+using providers::view;
 
-/// A member of an object, or nullptr. Inline with the key's length known at the call, so the
-/// name comparison is a fixed-size compare rather than a library call per member.
+/// A member of an object, or nullptr.
 inline const Value* find(const Value& object, std::string_view key) {
-    for (const auto& m : object.GetObject()) {
-        if (m.name.GetStringLength() == key.size() &&
-            std::memcmp(m.name.GetString(), key.data(), key.size()) == 0) {
-            return &m.value;
-        }
-    }
-    return nullptr;
+    return providers::member(object, key);
 }
 
 /// Where a value sits in the provider request. Formatted only when something is refused, so the
@@ -118,7 +103,7 @@ struct Where {
         if (turn != nullptr) {
             const Value* id = find(*turn, "message_id");
             if (id != nullptr && id->IsString() && id->GetStringLength() > 0) {
-                s += " (message \"" + std::string(anthropic::str(*id)) + "\")";
+                s += " (message \"" + std::string(view(*id)) + "\")";
             }
         }
         if (block >= 0) s += ".blocks[" + std::to_string(block) + "]";
@@ -135,52 +120,8 @@ const Value& need_string(const Value& object, std::string_view key, const Where&
     return *v;
 }
 
-bool is_blank(std::string_view text) {
-    return std::all_of(text.begin(), text.end(), [](char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-    });
-}
-
-/// The block types of the conversation document (docs/conversation-document.md).
-enum class Kind : std::uint8_t {
-    kText,
-    kSkill,
-    kJson,
-    kImage,
-    kFile,
-    kToolUse,
-    kToolResult,
-    kThinking,
-    kRedactedThinking,
-    kOther,
-};
-
-Kind classify(std::string_view t) {
-    switch (t.size()) {  // by length first: each comparison is then one fixed-size compare
-        case 4:
-            if (t == "text") return Kind::kText;
-            if (t == "json") return Kind::kJson;
-            if (t == "file") return Kind::kFile;
-            break;
-        case 5:
-            if (t == "skill") return Kind::kSkill;
-            if (t == "image") return Kind::kImage;
-            break;
-        case 8:
-            if (t == "tool_use") return Kind::kToolUse;
-            if (t == "thinking") return Kind::kThinking;
-            break;
-        case 11:
-            if (t == "tool_result") return Kind::kToolResult;
-            break;
-        case 17:
-            if (t == "redacted_thinking") return Kind::kRedactedThinking;
-            break;
-        default:
-            break;
-    }
-    return Kind::kOther;
-}
+using Kind = providers::BlockKind;
+using providers::is_blank;
 
 /// A block looked at once: its type, and for the text-like kinds the text that is sent.
 struct Inspected {
@@ -193,11 +134,11 @@ struct Inspected {
 
 Inspected inspect(const Value& block, const Where& where) {
     if (!block.IsObject()) refuse(where.str() + " is not a block object");
-    const std::string_view type = str(need_string(block, "type", where));
-    Inspected in{&block, type, classify(type), nullptr, false};
+    const std::string_view type = view(need_string(block, "type", where));
+    Inspected in{&block, type, providers::block_kind(type), nullptr, false};
     if (in.kind == Kind::kText || in.kind == Kind::kSkill) {
         in.text = &need_string(block, in.kind == Kind::kText ? "text" : "content", where);
-        in.dropped = is_blank(str(*in.text));
+        in.dropped = is_blank(view(*in.text));
     }
     return in;
 }
@@ -475,7 +416,7 @@ class Encoder {
     }
 
     void media(const Value& b, std::string_view type, bool cache, const Where& where) {
-        const std::string_view media_type = str(need_string(b, "media_type", where));
+        const std::string_view media_type = view(need_string(b, "media_type", where));
         const Value* data = find(b, "data");
         const Value* url = find(b, "url");
         if ((data != nullptr) == (url != nullptr) || (data != nullptr && !data->IsString()) ||
@@ -506,7 +447,7 @@ class Encoder {
         } else if (media_type == "application/pdf") {
             base64_source(media_type, *data);
         } else if (media_type.starts_with("text/")) {
-            const std::optional<std::string> text = base64_decode(str(*data));
+            const std::optional<std::string> text = base64_decode(view(*data));
             if (!text) refuse(where.str() + ": \"data\" is not base64");
             w_.String("text");
             w_.Key("media_type");
@@ -522,8 +463,8 @@ class Encoder {
         w_.EndObject();
         if (!image) {
             const Value* name = find(b, "name");
-            if (name != nullptr && name->IsString() && !is_blank(str(*name))) {
-                const std::string_view title = utf8_prefix(str(*name), kMaxTitleBytes);
+            if (name != nullptr && name->IsString() && !is_blank(view(*name))) {
+                const std::string_view title = utf8_prefix(view(*name), kMaxTitleBytes);
                 w_.Key("title");
                 w_.String(title.data(), static_cast<rapidjson::SizeType>(title.size()));
             }
@@ -637,7 +578,7 @@ Turns read_turns(const Value& prepared, const Plan& plan) {
         const Value& turn = turns[t];
         Where where{"prepared.turns", t, turn.IsObject() ? &turn : nullptr};
         if (!turn.IsObject()) refuse(where.str() + " is not an object");
-        const std::string_view role = str(need_string(turn, "role", where));
+        const std::string_view role = view(need_string(turn, "role", where));
         if (role != "user" && role != "assistant") {
             refuse(where.str() + " has the role \"" + std::string(role) +
                    "\"; a turn is \"user\" or \"assistant\"");
@@ -772,12 +713,12 @@ void write_tools(Writer& w, const Value& prepared) {
             w.String("object");
             w.EndObject();
         } else if (!schema->IsObject()) {
-            refuse(where.str() + " (tool \"" + std::string(str(name)) +
+            refuse(where.str() + " (tool \"" + std::string(view(name)) +
                    "\"): \"schema\" is not an object");
         } else {
             const Value* type = find(*schema, "type");
-            if (type != nullptr && !(type->IsString() && str(*type) == "object")) {
-                refuse(where.str() + " (tool \"" + std::string(str(name)) +
+            if (type != nullptr && !(type->IsString() && view(*type) == "object")) {
+                refuse(where.str() + " (tool \"" + std::string(view(name)) +
                        "\"): the Messages API needs an input schema of type \"object\"");
             }
             if (type != nullptr) {
@@ -798,20 +739,8 @@ void write_tools(Writer& w, const Value& prepared) {
     w.EndArray();
 }
 
-std::int64_t need_int(const Value& object, const char* key, const char* where) {
-    const Value* v = find(object, key);
-    if (v == nullptr || !v->IsInt64()) {
-        refuse(std::string(where) + " lacks the integer \"" + key + "\"");
-    }
-    return v->GetInt64();
-}
-
-void write_headers(Writer& w, const Value& request) {
-    const Value* options = find(request, "options");
-    if (options != nullptr && !options->IsNull() && !options->IsObject()) {
-        refuse("\"options\" is not an object");
-    }
-    const bool has_options = options != nullptr && options->IsObject();
+void write_headers(Writer& w, const Value* options) {
+    const bool has_options = options != nullptr;
     w.Key("headers");
     w.StartObject();
     w.Key("anthropic-version");
@@ -829,13 +758,13 @@ void write_headers(Writer& w, const Value& request) {
     if (beta != nullptr && !beta->IsNull()) {
         std::string flags;
         if (beta->IsString()) {
-            flags = str(*beta);
+            flags = view(*beta);
         } else if (beta->IsArray()) {
             for (const Value& f : beta->GetArray()) {
                 if (!f.IsString())
                     refuse("options.anthropic_beta holds a value that is not a string");
                 if (!flags.empty()) flags += ",";
-                flags += str(f);
+                flags += view(f);
             }
         } else {
             refuse("options.anthropic_beta is neither a string nor an array of strings");
@@ -853,68 +782,23 @@ void write_headers(Writer& w, const Value& request) {
 void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& sink) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
     // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
-    // RapidJSON's SSE2 scanner loads aligned 16-byte blocks and may read up to 15 bytes past the
-    // terminating NUL; the padding keeps those reads inside the allocation (AddressSanitizer
-    // reports them otherwise). Trailing NULs end the parse like the terminator does.
     std::string buffer;
-    buffer.reserve(provider_request_json.size() + 16);
-    buffer.assign(provider_request_json);
-    buffer.append(15, '\0');
     rapidjson::Document request;
-    request.ParseInsitu(buffer.data());
-    if (request.HasParseError()) {
-        refuse(std::string("the provider request is not JSON: ") +
-               rapidjson::GetParseError_En(request.GetParseError()) + " at byte " +
-               std::to_string(request.GetErrorOffset()));
-    }
-    if (!request.IsObject()) refuse("the provider request is not a JSON object");
-    if (const Value* v = find(request, "schema_version");
-        v != nullptr && !(v->IsInt() && v->GetInt() == 1)) {
-        refuse("the provider request has a schema_version other than 1");
-    }
-
-    const Value* model = find(request, "model");
-    if (model == nullptr || !model->IsObject()) refuse("the provider request lacks \"model\"");
-    const Value* wire_model = find(*model, "wire_model");
-    if (wire_model == nullptr || !wire_model->IsString() || wire_model->GetStringLength() == 0) {
-        wire_model = find(*model, "id");  // a catalog entry whose wire name is its id
-    }
-    if (wire_model == nullptr || !wire_model->IsString() || wire_model->GetStringLength() == 0) {
-        refuse("\"model\" lacks \"wire_model\" (and \"id\")");
-    }
-
-    const std::int64_t max_tokens = need_int(request, "max_tokens", "the provider request");
-    if (max_tokens < 1) {
-        refuse("max_tokens is " + std::to_string(max_tokens) + "; it must be at least 1");
-    }
+    providers::parse_request(provider_request_json, buffer, request, "anthropic");
+    const providers::RequestHead head = providers::read_request_head(request, "anthropic");
+    const std::int64_t max_tokens = head.max_tokens;
     std::optional<std::int64_t> thinking_budget;
-    if (const Value* thinking = find(request, "thinking");
-        thinking != nullptr && thinking->IsObject()) {
-        const Value* active = find(*thinking, "active");
-        if (active != nullptr && active->IsTrue()) {
-            thinking_budget = need_int(*thinking, "budget_tokens", "\"thinking\"");
-            if (*thinking_budget < kMinThinkingBudget || *thinking_budget >= max_tokens) {
-                refuse("thinking.budget_tokens is " + std::to_string(*thinking_budget) +
-                       " and max_tokens is " + std::to_string(max_tokens) +
-                       "; the Messages API needs budget_tokens >= 1024 and max_tokens > "
-                       "budget_tokens");
-            }
+    if (head.thinking_active) {
+        thinking_budget = head.thinking_budget;
+        if (*thinking_budget < kMinThinkingBudget || *thinking_budget >= max_tokens) {
+            refuse("thinking.budget_tokens is " + std::to_string(*thinking_budget) +
+                   " and max_tokens is " + std::to_string(max_tokens) +
+                   "; the Messages API needs budget_tokens >= 1024 and max_tokens > "
+                   "budget_tokens");
         }
     }
-    bool ttl_1h = false;
-    if (const Value* ttl = find(request, "cache_ttl"); ttl != nullptr && !ttl->IsNull()) {
-        if (!ttl->IsString() || (str(*ttl) != "5m" && str(*ttl) != "1h")) {
-            refuse("cache_ttl must be \"5m\" or \"1h\"");
-        }
-        ttl_1h = str(*ttl) == "1h";
-    }
-    const Value* stream = find(request, "stream");
-    const bool streamed = stream != nullptr && stream->IsTrue();
-
-    const Value* prepared = find(request, "prepared");
-    if (prepared == nullptr || !prepared->IsObject()) {
-        refuse("the provider request lacks the object \"prepared\"");
-    }
+    const bool ttl_1h = head.cache_ttl == "1h";
+    const Value* prepared = head.prepared;
     const Plan plan = read_plan(*prepared);
     const Turns turns = read_turns(*prepared, plan);
 
@@ -931,11 +815,11 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
     w.String("POST");
     w.Key("path");
     w.String("/v1/messages");
-    write_headers(w, request);
+    write_headers(w, head.options);
     w.Key("body");
     w.StartObject();
     w.Key("model");
-    w.String(wire_model->GetString(), wire_model->GetStringLength());
+    w.String(head.wire_model.data(), static_cast<rapidjson::SizeType>(head.wire_model.size()));
     w.Key("max_tokens");
     w.Int64(max_tokens);
     write_system(enc, w, *prepared, plan);
@@ -950,7 +834,7 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
         w.Int64(*thinking_budget);
         w.EndObject();
     }
-    if (streamed) {
+    if (head.stream) {
         w.Key("stream");
         w.Bool(true);
     }

@@ -9,27 +9,20 @@
 #include <rapidjson/document.h>
 
 #include "anthropic.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::anthropic {
 namespace {
 
+using providers::member;
 using Value = rapidjson::Value;
 
-const Value* member(const Value& v, const char* key) {
-    if (!v.IsObject()) return nullptr;
-    const auto it = v.FindMember(key);
-    return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
 std::string_view text(const Value& v, const char* key) {
-    const Value* m = member(v, key);
-    return m != nullptr && m->IsString() ? std::string_view(m->GetString(), m->GetStringLength())
-                                         : std::string_view{};
+    return providers::text_or_empty(member(v, key));
 }
 
 int64_t count(const Value& v, const char* key) {
-    const Value* m = member(v, key);
-    return m != nullptr && m->IsInt64() ? m->GetInt64() : 0;
+    return providers::count_or_zero(member(v, key));
 }
 
 void usage(const Value& u, nucleo::plugin::StreamDeltas& out) {

@@ -10,14 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include <rapidjson/document.h>
-
 #include "converse.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace {
-
-using nucleo::plugin::Failure;
 
 /// One Bedrock provider instance. It keeps no state between calls: region, credentials and the
 /// endpoint are the core's (SigV4 through libcurl), and every per-call choice arrives in the
@@ -26,13 +23,7 @@ using nucleo::plugin::Failure;
 class BedrockProvider final : public nucleo::plugin::Provider {
   public:
     explicit BedrockProvider(std::string_view config_json) {
-        if (config_json.empty()) return;
-        rapidjson::Document doc;
-        doc.Parse(config_json.data(), config_json.size());
-        if (doc.HasParseError() || !doc.IsObject()) {
-            throw Failure(NUCLEO_ERR_CONFIG,
-                          "bedrock: the instance configuration is not a JSON object");
-        }
+        nucleo::providers::check_instance_config(config_json, "bedrock");
     }
 
     /// tools.11 names Converse as the text-based dialect: tool definitions

@@ -25,10 +25,6 @@ namespace nucleo::bedrock {
 [[nodiscard]] std::string decode_response(int32_t http_status, std::string_view headers_json,
                                           std::string_view body);
 
-/// The first bytes of a body (at most 200), quoted for an error message, with control bytes
-/// escaped so the message stays one line.
-[[nodiscard]] std::string quote_first_bytes(std::string_view body);
-
 /// One message of an AWS event stream (application/vnd.amazon.eventstream): its `:event-type`
 /// (or `:exception-type`), its `:message-type` and its payload.
 struct StreamEvent {

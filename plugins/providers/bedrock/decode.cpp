@@ -14,9 +14,9 @@
 //
 // stopReason: end_turn, tool_use, max_tokens and stop_sequence keep their names;
 // guardrail_intervened and content_filtered -> content_filter; model_context_window_exceeded ->
-// max_tokens (the answer was cut off: the core must never take it for a whole answer, nor hand a
-// cut-off tool call to a tool); malformed_model_output, malformed_tool_use and anything unknown
-// -> other.
+// context_window_exceeded (the input left no room: the core refuses it as a context overflow,
+// never as an output truncation); malformed_model_output, malformed_tool_use and anything unknown
+// -> other. An empty content is an answer with no blocks.
 //
 // usage: Bedrock reports inputTokens WITHOUT the cached tokens -- cacheReadInputTokens and
 // cacheWriteInputTokens are separate counts and totalTokens is the sum of all four (AWS prompt
@@ -50,72 +50,26 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "converse.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::bedrock {
-
-std::string quote_first_bytes(std::string_view body) {
-    constexpr std::size_t kMax = 200;
-    std::size_t n = std::min(body.size(), kMax);
-    // Do not cut a UTF-8 character in two.
-    while (n < body.size() && n > 0 && (static_cast<unsigned char>(body[n]) & 0xC0U) == 0x80U) --n;
-    std::string out = "\"";
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto c = static_cast<unsigned char>(body[i]);
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(static_cast<char>(c));
-        } else if (c < 0x20 || c == 0x7F) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            out.append("\\x");
-            out.push_back(kHex[c >> 4U]);
-            out.push_back(kHex[c & 0xFU]);
-        } else {
-            out.push_back(static_cast<char>(c));
-        }
-    }
-    out.push_back('"');
-    if (n < body.size()) out.append("...");
-    return out;
-}
 
 namespace {
 
 using nucleo::plugin::Failure;
+using providers::member;
+using providers::quote_first_bytes;
+using providers::string_member;
+using providers::view;
 using rapidjson::SizeType;
 using rapidjson::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-std::string_view view(const Value& v) {
-    return {v.GetString(), v.GetStringLength()};
-}
-
-const Value* member(const Value& obj, std::string_view key) {
-    if (!obj.IsObject()) return nullptr;
-    const Value name(rapidjson::StringRef(key.data(), static_cast<SizeType>(key.size())));
-    const auto it = obj.FindMember(name);
-    return it == obj.MemberEnd() ? nullptr : &it->value;
-}
-
-const Value* string_member(const Value& obj, std::string_view key) {
-    const Value* v = member(obj, key);
-    return v != nullptr && v->IsString() ? v : nullptr;
-}
 
 [[noreturn]] void protocol(int32_t status, const std::string& what, std::string_view body) {
     throw Failure(NUCLEO_ERR_PROTOCOL,
                   "bedrock: " + what + "; the answer began: " + quote_first_bytes(body), status);
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
 }
 
 /// The plugin.h status of a Bedrock error type (case-insensitive: the event stream spells them
@@ -146,32 +100,14 @@ int32_t error_status(std::string_view type, int32_t http_status) {
         {"ResourceNotFoundException", NUCLEO_ERR_NOT_FOUND},
     };
     for (const Rule& r : kRules) {
-        if (iequals(type, r.type)) return r.status;
+        if (providers::iequals(type, r.type)) return r.status;
     }
-    if (http_status == 429) return NUCLEO_ERR_RATE_LIMITED;
-    if (http_status >= 500) return NUCLEO_ERR_OVERLOADED;
-    if (http_status == 401 || http_status == 403) return NUCLEO_ERR_CONFIG;
-    if (http_status == 404) return NUCLEO_ERR_NOT_FOUND;
-    if (http_status == 408) return NUCLEO_ERR_OVERLOADED;
-    if (http_status >= 400) return NUCLEO_ERR_INVALID_ARGUMENT;
-    return NUCLEO_ERR_PROTOCOL;
-}
-
-/// A header's value from the host's {"name":"value"} document ("" when absent).
-std::string header(std::string_view headers_json, std::string_view name) {
-    if (headers_json.empty()) return {};
-    rapidjson::Document doc;
-    doc.Parse(headers_json.data(), headers_json.size());
-    if (doc.HasParseError() || !doc.IsObject()) return {};
-    for (const auto& m : doc.GetObject()) {
-        if (m.value.IsString() && iequals(view(m.name), name)) return std::string(view(m.value));
-    }
-    return {};
+    return providers::status_for_http(http_status);
 }
 
 [[noreturn]] void error_answer(int32_t http_status, std::string_view headers_json,
                                std::string_view body) {
-    std::string type = header(headers_json, "x-amzn-errortype");
+    std::string type = providers::header(headers_json, "x-amzn-errortype");
     if (const auto colon = type.find(':'); colon != std::string::npos) type.resize(colon);
     rapidjson::Document doc;
     doc.Parse(body.data(), body.size());
@@ -204,16 +140,9 @@ const char* normalized_stop_reason(std::string_view r) {
     if (r == "max_tokens") return "max_tokens";
     if (r == "stop_sequence") return "stop_sequence";
     if (r == "guardrail_intervened" || r == "content_filtered") return "content_filter";
-    if (r == "model_context_window_exceeded") return "max_tokens";
+    if (r == "model_context_window_exceeded") return "context_window_exceeded";
     return "other";
 }
-
-struct Usage {
-    std::int64_t input = 0;
-    std::int64_t output = 0;
-    std::int64_t cache_read = 0;
-    std::int64_t cache_write = 0;
-};
 
 bool read_count(const Value& usage, std::string_view key, std::int64_t& out) {
     const Value* v = member(usage, key);
@@ -223,8 +152,8 @@ bool read_count(const Value& usage, std::string_view key, std::int64_t& out) {
     return true;
 }
 
-Usage read_usage(const Value& usage, int32_t status, std::string_view body) {
-    Usage u;
+providers::Usage read_usage(const Value& usage, int32_t status, std::string_view body) {
+    providers::Usage u;
     if (!usage.IsObject()) protocol(status, "the answer lacks \"usage\"", body);
     if (!read_count(usage, "inputTokens", u.input)) {
         protocol(status, "the answer lacks \"usage.inputTokens\" (a count)", body);
@@ -243,99 +172,28 @@ Usage read_usage(const Value& usage, int32_t status, std::string_view body) {
     return u;
 }
 
-void write_string(Writer& w, std::string_view s) {
-    w.String(s.data(), static_cast<SizeType>(s.size()));
-}
-
-void write_tail(Writer& w, std::string_view stop_reason, const Usage& u) {
-    w.Key("stop_reason");
-    w.String(normalized_stop_reason(stop_reason));
-    w.Key("usage");
-    w.StartObject();
-    w.Key("input_tokens");
-    w.Int64(u.input);
-    w.Key("output_tokens");
-    w.Int64(u.output);
-    w.Key("cache_read_tokens");
-    w.Int64(u.cache_read);
-    w.Key("cache_write_tokens");
-    w.Int64(u.cache_write);
-    w.EndObject();
-    w.EndObject();
-}
-
-void write_head(Writer& w) {
-    w.StartObject();
-    w.Key("schema_version");
-    w.Int(1);
-    w.Key("blocks");
-}
-
-void write_thinking(Writer& w, std::string_view text, std::string_view signature) {
-    w.StartObject();
-    w.Key("type");
-    w.String("thinking");
-    w.Key("thinking");
-    write_string(w, text);
-    w.Key("signature");
-    write_string(w, signature);
-    w.EndObject();
-}
-
-void write_redacted(Writer& w, std::string_view data) {
-    w.StartObject();
-    w.Key("type");
-    w.String("redacted_thinking");
-    w.Key("data");
-    write_string(w, data);
-    w.EndObject();
-}
-
-void write_text(Writer& w, std::string_view text) {
-    w.StartObject();
-    w.Key("type");
-    w.String("text");
-    w.Key("text");
-    write_string(w, text);
-    w.EndObject();
-}
-
-void write_block(Writer& w, const Value& block, std::size_t k, int32_t status,
+void write_block(providers::ResponseWriter& w, const Value& block, std::size_t k, int32_t status,
                  std::string_view body) {
     const std::string where = "output.message.content[" + std::to_string(k) + "]";
     if (!block.IsObject()) protocol(status, where + " is not an object", body);
     if (const Value* text = string_member(block, "text")) {
-        write_text(w, view(*text));
+        w.text(view(*text));
     } else if (const Value* use = member(block, "toolUse")) {
         const Value* id = string_member(*use, "toolUseId");
         const Value* name = string_member(*use, "name");
         if (id == nullptr || name == nullptr) {
             protocol(status, where + ".toolUse lacks \"toolUseId\" or \"name\"", body);
         }
-        w.StartObject();
-        w.Key("type");
-        w.String("tool_use");
-        w.Key("id");
-        write_string(w, view(*id));
-        w.Key("name");
-        write_string(w, view(*name));
-        w.Key("input");
         const Value* input = member(*use, "input");
-        if (input != nullptr && input->IsObject()) {
-            input->Accept(w);
-        } else {
-            w.StartObject();
-            w.EndObject();
-        }
-        w.EndObject();
+        w.tool_use(view(*id), view(*name), input != nullptr && input->IsObject() ? input : nullptr);
     } else if (const Value* reasoning = member(block, "reasoningContent")) {
         if (const Value* rt = member(*reasoning, "reasoningText")) {
             const Value* text = string_member(*rt, "text");
             if (text == nullptr) protocol(status, where + ".reasoningText lacks \"text\"", body);
             const Value* sig = string_member(*rt, "signature");
-            write_thinking(w, view(*text), sig != nullptr ? view(*sig) : std::string_view());
+            w.thinking(view(*text), sig != nullptr ? view(*sig) : std::string_view());
         } else if (const Value* redacted = string_member(*reasoning, "redactedContent")) {
-            write_redacted(w, view(*redacted));
+            w.redacted_thinking(view(*redacted));
         } else {
             protocol(status,
                      where +
@@ -372,16 +230,11 @@ std::string decode_json(int32_t status, std::string_view body) {
     if (stop == nullptr) protocol(status, "the answer lacks \"stopReason\"", body);
     const Value* usage = member(doc, "usage");
     if (usage == nullptr) protocol(status, "the answer lacks \"usage\"", body);
-    const Usage u = read_usage(*usage, status, body);
+    const providers::Usage u = read_usage(*usage, status, body);
 
-    rapidjson::StringBuffer out;
-    Writer w(out);
-    write_head(w);
-    w.StartArray();
+    providers::ResponseWriter w({}, false);
     for (SizeType k = 0; k < content->Size(); ++k) write_block(w, (*content)[k], k, status, body);
-    w.EndArray();
-    write_tail(w, view(*stop), u);
-    return {out.GetString(), out.GetSize()};
+    return w.finish(normalized_stop_reason(view(*stop)), u);
 }
 
 /// One content block being assembled from stream deltas.
@@ -398,7 +251,7 @@ std::string decode_stream(int32_t status, std::string_view body) {
     std::string stop_reason;
     bool stopped = false;
     bool have_usage = false;
-    Usage usage;
+    providers::Usage usage;
     for (const StreamEvent& ev : read_event_stream(body)) {
         if (ev.message_type == "exception" || ev.message_type == "error") {
             rapidjson::Document doc;
@@ -466,21 +319,19 @@ std::string decode_stream(int32_t status, std::string_view body) {
     if (!stopped) protocol(status, "the event stream is cut off (no messageStop event)", body);
     if (!have_usage) protocol(status, "the event stream is cut off (no metadata event)", body);
 
-    rapidjson::StringBuffer out;
-    Writer w(out);
-    write_head(w);
-    w.StartArray();
-    const bool cut = normalized_stop_reason(stop_reason) == std::string_view("max_tokens");
+    providers::ResponseWriter w({}, false);
+    const std::string_view normalized = normalized_stop_reason(stop_reason);
+    const bool cut = normalized == "max_tokens" || normalized == "context_window_exceeded";
     for (const auto& [index, p] : blocks) {
         switch (p.kind) {
             case Partial::Kind::kText:
-                write_text(w, p.text);
+                w.text(p.text);
                 break;
             case Partial::Kind::kThinking:
-                write_thinking(w, p.text, p.signature);
+                w.thinking(p.text, p.signature);
                 break;
             case Partial::Kind::kRedacted:
-                write_redacted(w, p.text);
+                w.redacted_thinking(p.text);
                 break;
             case Partial::Kind::kToolUse: {
                 rapidjson::Document input;
@@ -492,30 +343,15 @@ std::string decode_stream(int32_t status, std::string_view body) {
                         "the streamed input of tool call \"" + p.id + "\" is not a JSON object",
                         p.text);
                 }
-                w.StartObject();
-                w.Key("type");
-                w.String("tool_use");
-                w.Key("id");
-                write_string(w, p.id);
-                w.Key("name");
-                write_string(w, p.name);
-                w.Key("input");
-                if (whole) {
-                    input.Accept(w);
-                } else {  // no input, or cut off by max_tokens: never a half call
-                    w.StartObject();
-                    w.EndObject();
-                }
-                w.EndObject();
+                // no input, or cut off by max_tokens: never a half call
+                w.tool_use(p.id, p.name, whole ? &input : nullptr);
                 break;
             }
             case Partial::Kind::kNone:
                 break;
         }
     }
-    w.EndArray();
-    write_tail(w, stop_reason, usage);
-    return {out.GetString(), out.GetSize()};
+    return w.finish(normalized_stop_reason(stop_reason), usage);
 }
 
 }  // namespace
@@ -523,7 +359,7 @@ std::string decode_stream(int32_t status, std::string_view body) {
 std::string decode_response(int32_t http_status, std::string_view headers_json,
                             std::string_view body) {
     if (http_status < 200 || http_status >= 300) error_answer(http_status, headers_json, body);
-    const std::string type = header(headers_json, "content-type");
+    const std::string type = providers::header(headers_json, "content-type");
     if (type.rfind("application/vnd.amazon.eventstream", 0) == 0) {
         return decode_stream(http_status, body);
     }

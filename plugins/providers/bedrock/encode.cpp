@@ -73,6 +73,7 @@
 
 #include "converse.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::bedrock {
 namespace {
@@ -108,7 +109,7 @@ constexpr std::size_t kMaxCachePoints = 4;
 constexpr std::size_t kMaxDocumentName = 200;
 
 [[noreturn]] void refuse(const std::string& what) {
-    throw Failure(NUCLEO_ERR_INVALID_ARGUMENT, "bedrock: " + what);
+    providers::refuse("bedrock", what);
 }
 
 /// Where a block sits in the provider request, for error messages.
@@ -127,23 +128,10 @@ std::string turn_where(std::size_t turn) {
     return "prepared.turns[" + std::to_string(turn) + "]";
 }
 
-std::string_view view(const Value& v) {
-    return {v.GetString(), v.GetStringLength()};
-}
-
-const Value* member(const Value& obj, std::string_view key) {
-    const Value name(rapidjson::StringRef(key.data(), static_cast<SizeType>(key.size())));
-    const auto it = obj.FindMember(name);
-    return it == obj.MemberEnd() ? nullptr : &it->value;
-}
-
-const Value& required_object(const Value& obj, std::string_view key, const std::string& where) {
-    const Value* v = member(obj, key);
-    if (v == nullptr || !v->IsObject()) {
-        refuse(where + std::string(key) + ": missing (an object is required)");
-    }
-    return *v;
-}
+using Kind = providers::BlockKind;
+using providers::is_blank;
+using providers::member;
+using providers::view;
 
 std::string_view required_string(const Value& obj, std::string_view key, const Where& where) {
     const Value* v = member(obj, key);
@@ -163,47 +151,8 @@ bool optional_bool(const Value& obj, std::string_view key) {
     return v != nullptr && v->IsBool() && v->GetBool();
 }
 
-std::int64_t positive_int(const Value& obj, std::string_view key, const std::string& where) {
-    const Value* v = member(obj, key);
-    if (v == nullptr || !v->IsInt64() || v->GetInt64() <= 0) {
-        refuse(where + std::string(key) + ": missing (a positive integer is required)");
-    }
-    return v->GetInt64();
-}
-
-bool is_blank(std::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-    });
-}
-
-enum class Kind : std::uint8_t {
-    kText,
-    kJson,
-    kSkill,
-    kImage,
-    kFile,
-    kToolUse,
-    kToolResult,
-    kThinking,
-    kRedactedThinking,
-};
-
 Kind kind_of(const Value& block, const Where& where) {
-    if (!block.IsObject()) refuse(where.str() + ": a block must be a JSON object");
-    const std::string_view type = required_string(block, "type", where);
-    if (type == "text") return Kind::kText;
-    if (type == "tool_use") return Kind::kToolUse;
-    if (type == "tool_result") return Kind::kToolResult;
-    if (type == "json") return Kind::kJson;
-    if (type == "image") return Kind::kImage;
-    if (type == "file") return Kind::kFile;
-    if (type == "thinking") return Kind::kThinking;
-    if (type == "redacted_thinking") return Kind::kRedactedThinking;
-    if (type == "skill") return Kind::kSkill;
-    refuse(where.str() + ".type: block type \"" + std::string(type) +
-           "\" cannot be sent to Converse (text, json, skill, image, file, tool_use, "
-           "tool_result, thinking, redacted_thinking)");
+    return providers::block_kind_of(block, "bedrock", [&] { return where.str(); });
 }
 
 /// Converse's ImageFormat for a MIME type; empty when there is none.
@@ -327,33 +276,19 @@ class Encoder {
     // ---- reading and checking the provider request ----------------------------------------
 
     void read_request() {
-        if (!request_.IsObject()) refuse("the provider request is not a JSON object");
-        if (const Value* v = member(request_, "schema_version");
-            v != nullptr && (!v->IsInt() || v->GetInt() != 1)) {
-            refuse("schema_version: unsupported (this plugin reads version 1)");
-        }
-        const Value& model = required_object(request_, "model", "");
-        model_ = optional_string(model, "wire_model");
-        if (model_.empty()) model_ = optional_string(model, "id");
-        if (model_.empty()) refuse("model.wire_model: missing (the Converse model id)");
-        max_tokens_ = positive_int(request_, "max_tokens", "");
-        stream_ = optional_bool(request_, "stream");
-
-        const std::string_view ttl = optional_string(request_, "cache_ttl");
-        if (ttl == "1h") {
-            cache_point_ = R"({"type":"default","ttl":"1h"})";
-        } else if (!ttl.empty() && ttl != "5m") {
-            refuse("cache_ttl: \"" + std::string(ttl) + "\" is not a Converse TTL (5m or 1h)");
-        }
+        const providers::RequestHead head = providers::read_request_head(request_, "bedrock");
+        model_ = head.wire_model;
+        max_tokens_ = head.max_tokens;
+        stream_ = head.stream;
+        if (head.cache_ttl == "1h") cache_point_ = R"({"type":"default","ttl":"1h"})";
 
         std::string_view thinking_format;
-        if (const Value* options = member(request_, "options");
-            options != nullptr && options->IsObject()) {
-            thinking_format = optional_string(*options, "thinking_format");
-        }
-        if (const Value* thinking = member(request_, "thinking");
-            thinking != nullptr && thinking->IsObject() && optional_bool(*thinking, "active")) {
-            thinking_budget_ = positive_int(*thinking, "budget_tokens", "thinking.");
+        if (head.options != nullptr) thinking_format = optional_string(*head.options, "thinking_format");
+        if (head.thinking_active) {
+            thinking_budget_ = head.thinking_budget;
+            if (thinking_budget_ <= 0) {
+                refuse("thinking.budget_tokens: missing (a positive integer is required)");
+            }
             const bool anthropic = model_.find("anthropic.") != std::string_view::npos ||
                                    thinking_format == "anthropic";
             if (!anthropic) {
@@ -363,7 +298,7 @@ class Encoder {
             }
         }
 
-        const Value& prepared = required_object(request_, "prepared", "");
+        const Value& prepared = *head.prepared;
         prepared_ = &prepared;
         native_ = optional_bool(prepared, "native_tools");
         const Value* system = member(prepared, "system_blocks");
@@ -749,6 +684,8 @@ class Encoder {
                 w.EndObject();
                 return 1;
             }
+            case Kind::kOther:  // never: kind_of refuses a type the document does not define
+                break;
         }
         return 0;
     }
@@ -1055,19 +992,10 @@ std::string_view encode_request(std::string_view provider_request_json) {
     // encode stays a pure function of its input.
     thread_local std::string input;
     thread_local rapidjson::StringBuffer output;
-    input.assign(provider_request_json);
-    // RapidJSON's SSE2 scanner loads aligned 16-byte blocks and may read up to 15 bytes past the
-    // terminating NUL; the padding keeps those reads inside the allocation (AddressSanitizer
-    // reports them otherwise). Trailing NULs end the parse like the terminator does.
-    input.append(15, '\0');
     output.Clear();
     output.Reserve(provider_request_json.size() + provider_request_json.size() / 4 + 256);
     rapidjson::Document doc;
-    doc.ParseInsitu(input.data());
-    if (doc.HasParseError()) {
-        refuse("the provider request is not JSON (byte offset " +
-               std::to_string(doc.GetErrorOffset()) + ")");
-    }
+    providers::parse_request(provider_request_json, input, doc, "bedrock");
     Encoder(doc, provider_request_json, input.data(), output).run();
     return {output.GetString(), output.GetSize()};
 }

@@ -12,6 +12,7 @@
 
 #include "converse.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::bedrock {
 namespace {
@@ -50,7 +51,7 @@ std::uint32_t be16(std::string_view s, std::size_t at) {
     throw Failure(NUCLEO_ERR_PROTOCOL,
                   "bedrock: the event stream is cut off or corrupt at byte " +
                       std::to_string(offset) + " (" + what +
-                      "); it began: " + quote_first_bytes(body),
+                      "); it began: " + providers::quote_first_bytes(body),
                   200);
 }
 

@@ -12,26 +12,17 @@
 
 #include "converse.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::bedrock {
 namespace {
 
+using providers::member;
+using providers::text_or_empty;
 using Value = rapidjson::Value;
 
-const Value* field(const Value* v, const char* key) {
-    if (v == nullptr || !v->IsObject()) return nullptr;
-    const auto it = v->FindMember(key);
-    return it == v->MemberEnd() ? nullptr : &it->value;
-}
-
-std::string_view text(const Value* v) {
-    return v != nullptr && v->IsString() ? std::string_view(v->GetString(), v->GetStringLength())
-                                         : std::string_view{};
-}
-
 int64_t count(const Value* v, const char* key) {
-    const Value* m = field(v, key);
-    return m != nullptr && m->IsInt64() ? m->GetInt64() : 0;
+    return providers::count_or_zero(member(v, key));
 }
 
 }  // namespace
@@ -41,21 +32,21 @@ void decode_stream_event(std::string_view event_name, std::string_view data,
     rapidjson::Document e;
     e.Parse(data.data(), data.size());
     if (e.HasParseError() || !e.IsObject()) return;
-    const Value* index_value = field(&e, "contentBlockIndex");
+    const Value* index_value = member(&e, "contentBlockIndex");
     const std::size_t index = index_value != nullptr && index_value->IsUint64()
                                   ? static_cast<std::size_t>(index_value->GetUint64())
                                   : 0;
     nucleo::plugin::StreamDeltas deltas;
     if (event_name == "contentBlockStart") {
-        if (const Value* tool = field(field(&e, "start"), "toolUse"))
-            deltas.tool_use(index, text(field(tool, "toolUseId")), text(field(tool, "name")));
+        if (const Value* tool = member(member(&e, "start"), "toolUse"))
+            deltas.tool_use(index, text_or_empty(member(tool, "toolUseId")), text_or_empty(member(tool, "name")));
     } else if (event_name == "contentBlockDelta") {
-        const Value* delta = field(&e, "delta");
-        deltas.text(index, text(field(delta, "text")));
-        deltas.tool_input(index, text(field(field(delta, "toolUse"), "input")));
-        deltas.thinking(index, text(field(field(delta, "reasoningContent"), "text")));
+        const Value* delta = member(&e, "delta");
+        deltas.text(index, text_or_empty(member(delta, "text")));
+        deltas.tool_input(index, text_or_empty(member(member(delta, "toolUse"), "input")));
+        deltas.thinking(index, text_or_empty(member(member(delta, "reasoningContent"), "text")));
     } else if (event_name == "metadata") {
-        if (const Value* u = field(&e, "usage")) {
+        if (const Value* u = member(&e, "usage")) {
             deltas.usage(count(u, "inputTokens"), count(u, "outputTokens"),
                          count(u, "cacheReadInputTokens"), count(u, "cacheWriteInputTokens"));
         }

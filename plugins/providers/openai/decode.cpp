@@ -9,7 +9,6 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/writer.h>
 
 #include "wire.hpp"
 
@@ -46,19 +45,28 @@ class Decoder {
     [[noreturn]] void protocol(const std::string& what) const {
         throw Failure(NUCLEO_ERR_PROTOCOL,
                       "OpenAI answer (HTTP " + std::to_string(status_) + ") " + what +
-                          "; body starts: " + first_bytes(body_),
+                          "; body starts: " + providers::quote_first_bytes(body_),
                       status_);
     }
 
-    /// A non-2xx answer: {"error": {"message", "type", "param", "code"}} mapped by status.
+    /// A non-2xx answer: {"error": {"message", "type", "param", "code"}} mapped by status, but
+    /// for code context_length_exceeded: the conversation does not fit the model's window, which
+    /// is a context overflow (answers.104) the core can act on by compacting, not a bad request.
     [[noreturn]] void fail_with_error() const {
         rapidjson::Document doc;
         doc.Parse(body_.data(), body_.size());
         std::string detail = doc.HasParseError() ? std::string() : error_text(doc);
         if (detail.empty()) {
-            detail = "a body that is not an OpenAI error object: " + first_bytes(body_);
+            detail = "a body that is not an OpenAI error object: " +
+                     providers::quote_first_bytes(body_);
         }
-        throw Failure(status_kind(status_),
+        int32_t code = providers::status_for_http(status_);
+        if (!doc.HasParseError() &&
+            providers::text_or_empty(member(member(doc, "error"), "code")) ==
+                "context_length_exceeded") {
+            code = NUCLEO_ERR_CONTEXT_OVERFLOW;
+        }
+        throw Failure(code,
                       "OpenAI answered HTTP " + std::to_string(status_) + ": " + detail, status_);
     }
 
@@ -113,19 +121,15 @@ class Decoder {
     /// carrying the usage (stream_options.include_usage), then `data: [DONE]`.
     Answer read_stream() const {
         Answer a;
-        std::size_t pos = 0;
         int event = 0;
-        while (pos < body_.size()) {
-            std::size_t end = body_.find('\n', pos);
-            if (end == std::string_view::npos) end = body_.size();
-            std::string_view line = body_.substr(pos, end - pos);
-            pos = end + 1;
-            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-            if (!line.starts_with("data:")) continue;  // blank lines, comments, event names
-            line.remove_prefix(5);
-            if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+        bool done = false;
+        providers::for_each_sse_data(body_, [&](std::string_view line) {
+            if (done) return;
             ++event;
-            if (line == "[DONE]") break;
+            if (line == "[DONE]") {
+                done = true;
+                return;
+            }
             rapidjson::Document chunk;
             chunk.Parse(line.data(), line.size());
             if (chunk.HasParseError() || !chunk.IsObject()) {
@@ -139,7 +143,7 @@ class Decoder {
                               status_);
             }
             read_chunk(chunk, a, event);
-        }
+        });
         if (a.finish_reason.empty())
             protocol("was cut off: the stream ended before a finish_reason");
         if (!a.has_usage) {
@@ -154,16 +158,6 @@ class Decoder {
     }
 
   private:
-    static int32_t status_kind(int32_t status) {
-        if (status == 429) return NUCLEO_ERR_RATE_LIMITED;
-        if (status == 529 || status >= 500) return NUCLEO_ERR_OVERLOADED;
-        if (status == 401 || status == 403) return NUCLEO_ERR_CONFIG;
-        if (status == 404) return NUCLEO_ERR_NOT_FOUND;
-        if (status == 408) return NUCLEO_ERR_OVERLOADED;  // the server gave up waiting: transient
-        if (status >= 400) return NUCLEO_ERR_INVALID_ARGUMENT;
-        return NUCLEO_ERR_PROTOCOL;  // 1xx/3xx: not an answer this dialect has
-    }
-
     static int32_t stream_error_kind(const Value& error) {
         const Value* type = member(error, "type");
         const std::string_view t = type != nullptr && type->IsString() ? view_of(*type) : "";
@@ -282,6 +276,11 @@ class Decoder {
         if (completion == nullptr || !completion->IsInt64()) {
             protocol("lacks usage.completion_tokens");
         }
+        if (prompt->GetInt64() < 0 || completion->GetInt64() < 0) {
+            protocol("has a usage count below zero (prompt_tokens " +
+                     std::to_string(prompt->GetInt64()) + ", completion_tokens " +
+                     std::to_string(completion->GetInt64()) + ")");
+        }
         a.prompt_tokens = prompt->GetInt64();
         a.completion_tokens = completion->GetInt64();
         a.cached_tokens = 0;
@@ -311,88 +310,40 @@ const char* stop_reason(const Answer& a) {
     return "other";
 }
 
-void write_text_block(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::string& text) {
-    w.StartObject();
-    w.Key("type");
-    w.String("text");
-    w.Key("text");
-    w.String(text.data(), static_cast<SizeType>(text.size()));
-    w.EndObject();
-}
-
 /// A call's input: the arguments string parsed. Empty arguments are {} (servers send "" for a
 /// call without parameters). Arguments that are not a JSON object -- cut off by max_tokens, or a
 /// model that wrote bad JSON -- are kept verbatim as {"_raw": "..."}: the call stays visible and
 /// answerable (a tool's schema check refuses it and the model learns why), and with stop_reason
 /// max_tokens the core knows the call is cut off and never hands it to a tool.
-void write_input(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::string& arguments) {
-    if (arguments.find_first_not_of(" \t\r\n") == std::string::npos) {
-        w.StartObject();
-        w.EndObject();
+void write_call(providers::ResponseWriter& w, const ToolCall& c) {
+    if (providers::is_blank(c.arguments)) {
+        w.tool_use(c.id, c.name, nullptr);
         return;
     }
     rapidjson::Document args;
-    args.Parse(arguments.data(), arguments.size());
-    if (!args.HasParseError() && args.IsObject()) {
-        args.Accept(w);
-        return;
+    args.Parse(c.arguments.data(), c.arguments.size());
+    if (args.HasParseError() || !args.IsObject()) {
+        args.SetObject();
+        args.AddMember("_raw", rapidjson::StringRef(c.arguments.data(), c.arguments.size()),
+                       args.GetAllocator());
     }
-    w.StartObject();
-    w.Key("_raw");
-    w.String(arguments.data(), static_cast<SizeType>(arguments.size()));
-    w.EndObject();
+    w.tool_use(c.id, c.name, &args);
 }
 
-void write_answer(const Answer& a, rapidjson::StringBuffer& out) {
-    rapidjson::Writer<rapidjson::StringBuffer> w(out);
-    w.StartObject();
-    w.Key("schema_version");
-    w.Int(1);
-    w.Key("model");
-    w.String(a.model.data(), static_cast<SizeType>(a.model.size()));
-    w.Key("blocks");
-    w.StartArray();
-    if (!a.text.empty()) write_text_block(w, a.text);
-    if (!a.refusal.empty()) write_text_block(w, a.refusal);
-    for (const ToolCall& c : a.calls) {
-        w.StartObject();
-        w.Key("type");
-        w.String("tool_use");
-        w.Key("id");
-        w.String(c.id.data(), static_cast<SizeType>(c.id.size()));
-        w.Key("name");
-        w.String(c.name.data(), static_cast<SizeType>(c.name.size()));
-        w.Key("input");
-        write_input(w, c.arguments);
-        w.EndObject();
-    }
-    w.EndArray();
-    w.Key("stop_reason");
-    w.String(stop_reason(a));
-    // prompt_tokens includes the cached part; the normalized split counts it apart.
+std::string write_answer(const Answer& a) {
+    providers::ResponseWriter w(a.model);
+    if (!a.text.empty()) w.text(a.text);
+    if (!a.refusal.empty()) w.text(a.refusal);
+    for (const ToolCall& c : a.calls) write_call(w, c);
+    // prompt_tokens includes the cached part; the normalized split counts it apart. OpenAI
+    // neither reports nor bills cache writes apart.
     const int64_t cached = a.cached_tokens < a.prompt_tokens ? a.cached_tokens : a.prompt_tokens;
-    w.Key("usage");
-    w.StartObject();
-    w.Key("input_tokens");
-    w.Int64(a.prompt_tokens - cached);
-    w.Key("output_tokens");
-    w.Int64(a.completion_tokens);
-    w.Key("cache_read_tokens");
-    w.Int64(cached);
-    w.Key("cache_write_tokens");
-    w.Int64(0);  // OpenAI neither reports nor bills cache writes apart
-    w.EndObject();
-    w.EndObject();
+    return w.finish(stop_reason(a), {a.prompt_tokens - cached, a.completion_tokens, cached, 0});
 }
 
 bool is_event_stream(std::string_view headers_json, std::string_view body) {
-    rapidjson::Document headers;
-    headers.Parse(headers_json.data(), headers_json.size());
-    if (!headers.HasParseError() && headers.IsObject()) {
-        const Value* type = member(headers, "content-type");
-        if (type != nullptr && type->IsString()) {
-            return view_of(*type).find("text/event-stream") != std::string_view::npos;
-        }
+    if (const std::string type = providers::header(headers_json, "content-type"); !type.empty()) {
+        return type.find("text/event-stream") != std::string::npos;
     }
     const auto start = body.find_first_not_of(" \t\r\n");
     return start != std::string_view::npos && body.substr(start).starts_with("data:");
@@ -400,13 +351,13 @@ bool is_event_stream(std::string_view headers_json, std::string_view body) {
 
 }  // namespace
 
-void decode_response(int32_t http_status, std::string_view headers_json, std::string_view body,
-                     rapidjson::StringBuffer& out) {
+std::string decode_response(int32_t http_status, std::string_view headers_json,
+                            std::string_view body) {
     const Decoder decoder(http_status, body);
     if (http_status < 200 || http_status > 299) decoder.fail_with_error();
     const Answer answer =
         is_event_stream(headers_json, body) ? decoder.read_stream() : decoder.read_completion();
-    write_answer(answer, out);
+    return write_answer(answer);
 }
 
 }  // namespace nucleo::openai

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/writer.h>
 
 #include "wire.hpp"
@@ -21,26 +20,9 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr std::string_view kDefaultPath = "/chat/completions";
 
-/// Block kinds of the conversation document (docs/conversation-document.md "Blocks").
-enum class Kind {
-    kText,
-    kJson,
-    kSkill,
-    kImage,
-    kFile,
-    kToolUse,
-    kToolResult,
-    kThinking,
-    kRedactedThinking,
-};
-
-bool is_blank(std::string_view s) {
-    return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
-
-bool text_like(Kind k) {
-    return k == Kind::kText || k == Kind::kJson || k == Kind::kSkill;
-}
+using Kind = providers::BlockKind;
+using providers::is_blank;
+using providers::text_like;
 
 /// Options of the provider instance (nucleo.yaml `providers.<name>.options`), read per request.
 struct Options {
@@ -65,25 +47,11 @@ class Encoder {
     explicit Encoder(rapidjson::StringBuffer& out) : w_(out) {}
 
     void encode(const Value& req) {
-        if (!req.IsObject()) refuse("provider request: expected a JSON object");
-        if (const Value* v = member(req, "schema_version");
-            v != nullptr && !(v->IsInt() && v->GetInt() == 1)) {
-            refuse("provider request: schema_version: unsupported (this plugin reads version 1)");
-        }
-        const Options opt = read_options(member(req, "options"));
-        const Value& prepared = object_at(req, "prepared", "provider request");
-        const std::string_view model = wire_model(req);
-        const Value* max_tokens = member(req, "max_tokens");
-        if (max_tokens == nullptr || !max_tokens->IsInt64() || max_tokens->GetInt64() <= 0) {
-            refuse(
-                "provider request: max_tokens: a positive integer is required (the resolved "
-                "output reserve)");
-        }
-        bool stream = false;
-        if (const Value* s = member(req, "stream"); s != nullptr) {
-            if (!s->IsBool()) refuse("provider request: stream: expected a boolean");
-            stream = s->GetBool();
-        }
+        const providers::RequestHead head = providers::read_request_head(req, "openai");
+        const Options opt = read_options(head.options);
+        const Value& prepared = *head.prepared;
+        const std::string_view model = head.wire_model;
+        const bool stream = head.stream;
 
         w_.StartObject();
         w_.Key("schema_version");
@@ -113,8 +81,8 @@ class Encoder {
         w_.EndArray();
         write_tools(prepared);
         w_.Key(opt.max_tokens_field.data(), static_cast<SizeType>(opt.max_tokens_field.size()));
-        w_.Int64(max_tokens->GetInt64());
-        write_reasoning(req, opt);
+        w_.Int64(head.max_tokens);
+        write_reasoning(head, opt);
         if (stream) {
             w_.Key("stream");
             w_.Bool(true);
@@ -131,14 +99,6 @@ class Encoder {
   private:
     // ---- the request's own fields ----------------------------------------------------------
 
-    static const Value& object_at(const Value& v, const char* key, const char* where) {
-        const Value* m = member(v, key);
-        if (m == nullptr || !m->IsObject()) {
-            refuse(std::string(where) + ": " + key + ": an object is required");
-        }
-        return *m;
-    }
-
     static std::string_view string_option(const Value& options, const char* key) {
         const Value* v = member(options, key);
         if (v == nullptr) return {};
@@ -148,8 +108,7 @@ class Encoder {
 
     static Options read_options(const Value* options) {
         Options o;
-        if (options == nullptr || options->IsNull()) return o;
-        if (!options->IsObject()) refuse("provider request: options: expected an object");
+        if (options == nullptr) return o;
         if (auto p = string_option(*options, "path"); !p.empty()) {
             if (p.front() != '/') {
                 refuse("options.path: \"" + std::string(p) + "\" must start with '/'");
@@ -175,33 +134,16 @@ class Encoder {
         return o;
     }
 
-    static std::string_view wire_model(const Value& req) {
-        const Value& model = object_at(req, "model", "provider request");
-        for (const char* key : {"wire_model", "id"}) {
-            const Value* v = member(model, key);
-            if (v != nullptr && v->IsString() && v->GetStringLength() > 0) return view_of(*v);
-        }
-        refuse("provider request: model.wire_model: a non-empty string is required");
-    }
-
-    void write_reasoning(const Value& req, const Options& opt) {
-        const Value* thinking = member(req, "thinking");
-        if (thinking == nullptr || thinking->IsNull()) return;
-        if (!thinking->IsObject()) refuse("provider request: thinking: expected an object");
-        const Value* active = member(*thinking, "active");
-        if (active == nullptr || !active->IsBool() || !active->GetBool()) return;
+    void write_reasoning(const providers::RequestHead& head, const Options& opt) {
+        if (!head.thinking_active) return;
         if (!opt.reasoning_effort.empty()) {
             w_.Key("reasoning_effort");
             write_string(opt.reasoning_effort);
             return;
         }
-        const Value* budget = member(*thinking, "budget_tokens");
-        if (budget == nullptr || !budget->IsInt64()) {
-            refuse("provider request: thinking.budget_tokens: an integer is required when active");
-        }
-        if (budget->GetInt64() <= 0) return;
+        if (head.thinking_budget <= 0) return;
         w_.Key("reasoning_effort");
-        w_.String(effort_for(budget->GetInt64()));
+        w_.String(effort_for(head.thinking_budget));
     }
 
     void write_tools(const Value& prepared) {
@@ -390,6 +332,8 @@ class Encoder {
                     case Kind::kThinking:
                     case Kind::kRedactedThinking:
                         break;  // OpenAI takes no thinking input
+                    case Kind::kOther:  // never: kind_of refuses a type the document lacks
+                        break;
                     case Kind::kToolUse:
                         refuse(where() +
                                ": a tool_use block in a user turn (calls are the assistant's)");
@@ -455,6 +399,8 @@ class Encoder {
                     case Kind::kThinking:
                     case Kind::kRedactedThinking:
                         break;  // OpenAI takes no thinking input
+                    case Kind::kOther:  // never: kind_of refuses a type the document lacks
+                        break;
                     case Kind::kImage:
                     case Kind::kFile:
                         refuse(where() +
@@ -525,21 +471,7 @@ class Encoder {
 
     template <class Where>
     static Kind kind_of(const Value& block, const Where& where) {
-        const Value* type = member(block, "type");
-        if (type == nullptr || !type->IsString()) refuse(where() + ".type: a string is required");
-        const std::string_view t = view_of(*type);
-        if (t == "text") return Kind::kText;
-        if (t == "tool_use") return Kind::kToolUse;
-        if (t == "tool_result") return Kind::kToolResult;
-        if (t == "json") return Kind::kJson;
-        if (t == "image") return Kind::kImage;
-        if (t == "file") return Kind::kFile;
-        if (t == "thinking") return Kind::kThinking;
-        if (t == "redacted_thinking") return Kind::kRedactedThinking;
-        if (t == "skill") return Kind::kSkill;
-        refuse(where() + ": block type \"" + std::string(t) +
-               "\" cannot be sent (text, json, skill, image, file, tool_use, tool_result, "
-               "thinking, redacted_thinking)");
+        return providers::block_kind_of(block, "openai", where);
     }
 
     template <class Where>
@@ -764,14 +696,9 @@ class Encoder {
 
 void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& out) {
     // In-situ parsing: strings stay in this copy instead of being allocated one by one.
-    std::string buffer(provider_request_json);
+    std::string buffer;
     rapidjson::Document doc;
-    doc.ParseInsitu(buffer.data());
-    if (doc.HasParseError()) {
-        refuse(std::string("provider request is not JSON: ") +
-               rapidjson::GetParseError_En(doc.GetParseError()) + " at byte " +
-               std::to_string(doc.GetErrorOffset()));
-    }
+    providers::parse_request(provider_request_json, buffer, doc, "openai");
     Encoder(out).encode(doc);
 }
 

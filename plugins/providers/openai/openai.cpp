@@ -80,9 +80,7 @@ class ChatCompletions final : public plugin::Provider {
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
                 plugin::Sink& out) override {
-        rapidjson::StringBuffer buffer;
-        decode_response(http_status, headers_json, body, buffer);
-        out.write(std::string_view(buffer.GetString(), buffer.GetSize()));
+        out << decode_response(http_status, headers_json, body);
     }
 
     void decode_event(std::string_view /*event_name*/, std::string_view data,

@@ -10,26 +10,17 @@
 
 #include "decode.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::openai {
 namespace {
 
+using providers::member;
+using providers::text_or_empty;
 using Value = rapidjson::Value;
 
-const Value* field(const Value& v, const char* key) {
-    if (!v.IsObject()) return nullptr;
-    const auto it = v.FindMember(key);
-    return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-std::string_view text(const Value* v) {
-    return v != nullptr && v->IsString() ? std::string_view(v->GetString(), v->GetStringLength())
-                                         : std::string_view{};
-}
-
 int64_t count(const Value& v, const char* key) {
-    const Value* m = field(v, key);
-    return m != nullptr && m->IsInt64() ? m->GetInt64() : 0;
+    return providers::count_or_zero(member(v, key));
 }
 
 }  // namespace
@@ -39,29 +30,29 @@ void decode_stream_event(std::string_view data, plugin::Sink& out) {
     e.Parse(data.data(), data.size());
     if (e.HasParseError() || !e.IsObject()) return;
     plugin::StreamDeltas deltas;
-    const Value* choices = field(e, "choices");
+    const Value* choices = member(e, "choices");
     if (choices != nullptr && choices->IsArray() && !choices->Empty()) {
-        if (const Value* delta = field((*choices)[0], "delta")) {
-            deltas.text(0, text(field(*delta, "content")));
-            const Value* calls = field(*delta, "tool_calls");
+        if (const Value* delta = member((*choices)[0], "delta")) {
+            deltas.text(0, text_or_empty(member(*delta, "content")));
+            const Value* calls = member(*delta, "tool_calls");
             if (calls != nullptr && calls->IsArray()) {
                 for (const auto& call : calls->GetArray()) {
-                    const Value* i = field(call, "index");
+                    const Value* i = member(call, "index");
                     const std::size_t block =
                         1 + (i != nullptr && i->IsUint64() ? static_cast<std::size_t>(i->GetUint64()) : 0);
-                    const Value* function = field(call, "function");
-                    if (const Value* id = field(call, "id"); id != nullptr && id->IsString())
-                        deltas.tool_use(block, text(id),
-                                        function != nullptr ? text(field(*function, "name")) : "");
+                    const Value* function = member(call, "function");
+                    if (const Value* id = member(call, "id"); id != nullptr && id->IsString())
+                        deltas.tool_use(block, text_or_empty(id),
+                                        function != nullptr ? text_or_empty(member(*function, "name")) : "");
                     if (function != nullptr)
-                        deltas.tool_input(block, text(field(*function, "arguments")));
+                        deltas.tool_input(block, text_or_empty(member(*function, "arguments")));
                 }
             }
         }
     }
-    if (const Value* u = field(e, "usage"); u != nullptr && u->IsObject()) {
+    if (const Value* u = member(e, "usage"); u != nullptr && u->IsObject()) {
         int64_t cached = 0;
-        if (const Value* details = field(*u, "prompt_tokens_details"))
+        if (const Value* details = member(*u, "prompt_tokens_details"))
             cached = count(*details, "cached_tokens");
         deltas.usage(count(*u, "prompt_tokens") - cached, count(*u, "completion_tokens"), cached, 0);
     }

@@ -130,7 +130,7 @@ TEST(AnthropicDecode, EveryCutOfARealAnswerIsAProtocolErrorOrAnAnswer) {
 TEST(AnthropicDecode, AQuoteOfTheBodyStopsAt200Bytes) {
     const std::string body = "x" + std::string(5000, 'y');
     const std::string message = error_of([&] { (void)provider().decode(200, "{}", body); });
-    EXPECT_NE(message.find("\"x" + std::string(199, 'y') + "\" (of 5001 bytes)"), std::string::npos)
+    EXPECT_NE(message.find("\"x" + std::string(199, 'y') + "\"..."), std::string::npos)
         << message;
 }
 

@@ -336,21 +336,21 @@ std::vector<Refusal> refusals() {
          {"budget_tokens is 512 and max_tokens is 2048", ">= 1024"}},
         {"cache_ttl",
          request_with(R"({"turns":[)" + kUserHi + "]}", R"(,"cache_ttl":"10m")"),
-         {"cache_ttl must be \"5m\" or \"1h\""}},
+         {"cache_ttl: \"10m\" is not a cache TTL"}},
         {"not_json", "{\"model\":", {"not JSON"}},
         {"no_prepared",
          R"({"schema_version":1,"model":{"id":"c"},"max_tokens":5})",
-         {"lacks the object \"prepared\""}},
+         {"prepared: missing"}},
         {"no_max_tokens",
          R"({"schema_version":1,"model":{"id":"c"},"prepared":{}})",
-         {"lacks the integer \"max_tokens\""}},
+         {"max_tokens: missing"}},
         {"zero_max_tokens",
          R"({"schema_version":1,"model":{"id":"c"},"max_tokens":0,"prepared":{"turns":[)" +
              kUserHi + "]}}",
          {"max_tokens is 0"}},
         {"schema_version_2",
          R"({"schema_version":2,"model":{"id":"c"},"max_tokens":5,"prepared":{}})",
-         {"schema_version other than 1"}},
+         {"schema_version: unsupported"}},
     };
 }
 

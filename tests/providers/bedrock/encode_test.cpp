@@ -302,7 +302,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"UnknownBlock", "system_and_text", R"({"type": "text", "text": "Where)",
                 R"({"type": "pojo", "text": "Where)", "block type \"pojo\" cannot be sent"},
         Refusal{"MissingMaxTokens", "system_and_text", R"("max_tokens": 1024)",
-                R"("max_tokens": 0)", "max_tokens: missing"},
+                R"("max_tokens": 0)", "max_tokens is 0"},
         Refusal{"BadTtl", "system_and_text", R"("cache_ttl": "5m")", R"("cache_ttl": "2d")",
                 "cache_ttl: \"2d\""},
         Refusal{"NotJson", "system_and_text", R"("options": {})", R"("options": {)", "not JSON"}),

@@ -88,15 +88,17 @@ TEST(OpenAiDecode, ErrorBodiesMapToTheirKindsWithTheProvidersMessage) {
     };
     const std::vector<Case> cases = {
         {429, "error_429.json", ErrorKind::kRateLimited, "Rate limit reached for gpt-4.1"},
-        {400, "error_400.json", ErrorKind::kInvalidArgument,
+        // answers.104: code context_length_exceeded is a context overflow, whatever the status.
+        {400, "error_400.json", ErrorKind::kContextOverflow,
          "maximum context length is 128000 tokens"},
         {401, "error_401.json", ErrorKind::kConfig, "Incorrect API key provided"},
         {404, "error_404.json", ErrorKind::kNotFound, "The model `gpt-9` does not exist"},
         {500, "error_500.json", ErrorKind::kOverloaded, "The server had an error"},
         {503, "error_503.json", ErrorKind::kOverloaded, "currently overloaded"},
         {529, "error_503.json", ErrorKind::kOverloaded, "currently overloaded"},
-        {413, "error_400.json", ErrorKind::kInvalidArgument, "maximum context length"},
-        {422, "error_400.json", ErrorKind::kInvalidArgument, "maximum context length"},
+        {413, "error_400.json", ErrorKind::kContextOverflow, "maximum context length"},
+        {422, "error_400.json", ErrorKind::kContextOverflow, "maximum context length"},
+        {400, "error_401.json", ErrorKind::kInvalidArgument, "Incorrect API key"},
         {403, "error_401.json", ErrorKind::kConfig, "Incorrect API key"},
     };
     for (const auto& c : cases) {
@@ -144,6 +146,10 @@ TEST(OpenAiDecode, BadBodiesAreProtocolErrorsQuotingTheFirstBytes) {
     rapidjson::Document no_call_id =
         parse(read_file(fixtures() / "decode" / "tool_calls.body.json"));
     no_call_id["choices"][0]["message"]["tool_calls"][0].RemoveMember("id");
+    rapidjson::Document negative = parse(text);
+    negative["usage"]["completion_tokens"].SetInt(-5);
+    rapidjson::Document as_string = parse(text);
+    as_string["usage"]["prompt_tokens"].SetString("134");
     struct Case {
         const char* name;
         std::string body;
@@ -157,6 +163,8 @@ TEST(OpenAiDecode, BadBodiesAreProtocolErrorsQuotingTheFirstBytes) {
         {"array", "[]", kJsonHeaders, "is not a JSON object"},
         {"no choices", without("choices"), kJsonHeaders, "lacks choices[0]"},
         {"no usage", without("usage"), kJsonHeaders, "lacks usage"},
+        {"negative count", compact(negative), kJsonHeaders, "completion_tokens -5"},
+        {"count as a string", compact(as_string), kJsonHeaders, "lacks usage.prompt_tokens"},
         {"no finish_reason", compact(no_finish), kJsonHeaders, "lacks choices[0].finish_reason"},
         {"call without id", compact(no_call_id), kJsonHeaders,
          "lacks choices[0].message.tool_calls[0].id"},
@@ -173,8 +181,18 @@ TEST(OpenAiDecode, BadBodiesAreProtocolErrorsQuotingTheFirstBytes) {
         EXPECT_EQ(e.kind(), ErrorKind::kProtocol) << c.name << ": " << what;
         EXPECT_NE(what.find(c.says), std::string::npos) << c.name << ": " << what;
         EXPECT_NE(what.find("HTTP 200"), std::string::npos) << c.name << ": " << what;
-        std::string start = c.body.substr(0, 20);
-        for (char& ch : start) ch = static_cast<unsigned char>(ch) < 0x20 ? '.' : ch;
+        // The quote escapes '"' and '\\', and shows control bytes as \xNN: one line.
+        std::string start;
+        for (const char ch : c.body.substr(0, 20)) {
+            const auto u = static_cast<unsigned char>(ch);
+            if (ch == '"' || ch == '\\') start += '\\';
+            if (u < 0x20) {
+                static constexpr char kHex[] = "0123456789abcdef";
+                start += std::string("\\x") + kHex[u >> 4U] + kHex[u & 0xFU];
+            } else {
+                start += ch;
+            }
+        }
         EXPECT_NE(what.find("body starts: \"" + start), std::string::npos)
             << c.name << ": " << what;
     }

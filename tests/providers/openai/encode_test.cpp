@@ -226,9 +226,9 @@ TEST(OpenAiEncode, RefusesWhatItCannotExpressNamingWhere) {
          "exactly one of \"data\" and \"url\""},
         {"no max_tokens",
          R"({"schema_version":1,"model":{"wire_model":"m"},"prepared":{"turns":[]}})",
-         "max_tokens: a positive integer is required"},
+         "max_tokens: missing"},
         {"no model", R"({"schema_version":1,"max_tokens":5,"prepared":{"turns":[]}})",
-         "model: an object is required"},
+         "model: missing"},
         {"bad system_role",
          R"({"schema_version":1,"model":{"wire_model":"m"},"max_tokens":5,)"
          R"("options":{"system_role":"user"},"prepared":{"turns":[]}})",

@@ -1,0 +1,342 @@
+// The provider dialects' shared JSON reading and writing (see provider_common.hpp).
+#include "provider_common.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <rapidjson/error/en.h>
+
+namespace nucleo::providers {
+
+using plugin::Failure;
+
+const Value* string_member(const Value& object, std::string_view key) {
+    const Value* v = member(object, key);
+    return v != nullptr && v->IsString() ? v : nullptr;
+}
+
+bool is_blank(std::string_view text) {
+    return std::all_of(text.begin(), text.end(), [](char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    });
+}
+
+void refuse(std::string_view plugin, const std::string& what) {
+    throw Failure(NUCLEO_ERR_INVALID_ARGUMENT, std::string(plugin) + ": " + what);
+}
+
+void parse_request(std::string_view json, std::string& buffer, rapidjson::Document& doc,
+                   std::string_view plugin) {
+    buffer.reserve(json.size() + 16);
+    buffer.assign(json);
+    buffer.append(15, '\0');  // trailing NULs end the parse like the terminator does
+    doc.ParseInsitu(buffer.data());
+    if (doc.HasParseError()) {
+        refuse(plugin, std::string("the provider request is not JSON: ") +
+                           rapidjson::GetParseError_En(doc.GetParseError()) + " at byte " +
+                           std::to_string(doc.GetErrorOffset()));
+    }
+}
+
+void check_instance_config(std::string_view config_json, std::string_view plugin) {
+    if (config_json.empty()) return;
+    rapidjson::Document doc;
+    doc.Parse(config_json.data(), config_json.size());
+    if (doc.HasParseError() || !doc.IsObject()) {
+        throw Failure(NUCLEO_ERR_CONFIG,
+                      std::string(plugin) + ": the instance configuration is not a JSON object");
+    }
+}
+
+RequestHead read_request_head(const Value& request, std::string_view plugin) {
+    if (!request.IsObject()) refuse(plugin, "the provider request is not a JSON object");
+    if (const Value* v = member(request, "schema_version");
+        v != nullptr && !(v->IsInt() && v->GetInt() == 1)) {
+        refuse(plugin, "schema_version: unsupported (this plugin reads version 1)");
+    }
+    RequestHead head;
+    const Value* model = member(request, "model");
+    if (model == nullptr || !model->IsObject()) {
+        refuse(plugin, "model: missing (an object is required)");
+    }
+    for (const char* key : {"wire_model", "id"}) {  // id: a catalog entry whose wire name is its id
+        if (const Value* v = string_member(*model, key); v != nullptr && v->GetStringLength() > 0) {
+            head.wire_model = view(*v);
+            break;
+        }
+    }
+    if (head.wire_model.empty()) refuse(plugin, "model.wire_model: a non-empty string is required");
+
+    const Value* max_tokens = member(request, "max_tokens");
+    if (max_tokens == nullptr || !max_tokens->IsInt64()) {
+        refuse(plugin,
+               "max_tokens: missing (a positive integer is required: the resolved output reserve)");
+    }
+    head.max_tokens = max_tokens->GetInt64();
+    if (head.max_tokens <= 0) {
+        refuse(plugin, "max_tokens is " + std::to_string(head.max_tokens) +
+                           "; a positive integer is required (the resolved output reserve)");
+    }
+
+    if (const Value* s = member(request, "stream"); s != nullptr && !s->IsNull()) {
+        if (!s->IsBool()) refuse(plugin, "stream: expected a boolean");
+        head.stream = s->GetBool();
+    }
+    if (const Value* ttl = member(request, "cache_ttl"); ttl != nullptr && !ttl->IsNull()) {
+        if (!ttl->IsString()) refuse(plugin, "cache_ttl: not a string (\"5m\" or \"1h\")");
+        if (view(*ttl) != "5m" && view(*ttl) != "1h") {
+            refuse(plugin, "cache_ttl: \"" + std::string(view(*ttl)) +
+                               "\" is not a cache TTL (\"5m\" or \"1h\")");
+        }
+        head.cache_ttl = view(*ttl);
+    }
+    if (const Value* thinking = member(request, "thinking");
+        thinking != nullptr && !thinking->IsNull()) {
+        if (!thinking->IsObject()) refuse(plugin, "thinking: expected an object");
+        const Value* active = member(*thinking, "active");
+        if (active != nullptr && active->IsTrue()) {
+            const Value* budget = member(*thinking, "budget_tokens");
+            if (budget == nullptr || !budget->IsInt64() || budget->GetInt64() < 0) {
+                refuse(plugin,
+                       "thinking.budget_tokens: a non-negative integer is required when "
+                       "thinking is active");
+            }
+            head.thinking_active = true;
+            head.thinking_budget = budget->GetInt64();
+        }
+    }
+    if (const Value* options = member(request, "options");
+        options != nullptr && !options->IsNull()) {
+        if (!options->IsObject()) refuse(plugin, "options: expected an object");
+        head.options = options;
+    }
+    const Value* prepared = member(request, "prepared");
+    if (prepared == nullptr || !prepared->IsObject()) {
+        refuse(plugin, "prepared: missing (an object is required)");
+    }
+    head.prepared = prepared;
+    return head;
+}
+
+BlockKind block_kind(std::string_view t) {
+    switch (t.size()) {  // by length first: each comparison is then one fixed-size compare
+        case 4:
+            if (t == "text") return BlockKind::kText;
+            if (t == "json") return BlockKind::kJson;
+            if (t == "file") return BlockKind::kFile;
+            break;
+        case 5:
+            if (t == "skill") return BlockKind::kSkill;
+            if (t == "image") return BlockKind::kImage;
+            break;
+        case 8:
+            if (t == "tool_use") return BlockKind::kToolUse;
+            if (t == "thinking") return BlockKind::kThinking;
+            break;
+        case 11:
+            if (t == "tool_result") return BlockKind::kToolResult;
+            break;
+        case 17:
+            if (t == "redacted_thinking") return BlockKind::kRedactedThinking;
+            break;
+        default:
+            break;
+    }
+    return BlockKind::kOther;
+}
+
+BlockKind block_kind_of(const Value& block, std::string_view plugin,
+                        const std::function<std::string()>& where) {
+    if (!block.IsObject()) refuse(plugin, where() + ": a block must be a JSON object");
+    const Value* type = string_member(block, "type");
+    if (type == nullptr) refuse(plugin, where() + ".type: a string is required");
+    const BlockKind kind = block_kind(view(*type));
+    if (kind == BlockKind::kOther) {
+        refuse(plugin, where() + ": block type \"" + std::string(view(*type)) +
+                           "\" cannot be sent (text, json, skill, image, file, tool_use, "
+                           "tool_result, thinking, redacted_thinking)");
+    }
+    return kind;
+}
+
+std::string quote_first_bytes(std::string_view body, std::size_t limit) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::size_t n = std::min(body.size(), limit);
+    while (n < body.size() && n > 0 && (static_cast<unsigned char>(body[n]) & 0xC0U) == 0x80U) --n;
+    std::string out = "\"";
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(body[i]);
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(static_cast<char>(c));
+        } else if (c < 0x20 || c == 0x7F) {
+            out.append("\\x");
+            out.push_back(kHex[c >> 4U]);
+            out.push_back(kHex[c & 0xFU]);
+        } else {
+            out.push_back(static_cast<char>(c));
+        }
+    }
+    out.push_back('"');
+    if (n < body.size()) out.append("...");
+    return out;
+}
+
+void off_format(std::string_view plugin, int32_t http_status, const std::string& what,
+                std::string_view body) {
+    throw Failure(NUCLEO_ERR_PROTOCOL,
+                  std::string(plugin) + ": HTTP " + std::to_string(http_status) + " answer " +
+                      what + "; first bytes: " + quote_first_bytes(body),
+                  http_status);
+}
+
+int32_t status_for_http(int32_t http_status) {
+    if (http_status == 429) return NUCLEO_ERR_RATE_LIMITED;
+    if (http_status >= 500 || http_status == 408) return NUCLEO_ERR_OVERLOADED;
+    if (http_status == 401 || http_status == 402 || http_status == 403) return NUCLEO_ERR_CONFIG;
+    if (http_status == 404) return NUCLEO_ERR_NOT_FOUND;
+    if (http_status >= 400) return NUCLEO_ERR_INVALID_ARGUMENT;
+    return NUCLEO_ERR_PROTOCOL;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+std::string header(std::string_view headers_json, std::string_view name) {
+    if (headers_json.empty()) return {};
+    rapidjson::Document doc;
+    doc.Parse(headers_json.data(), headers_json.size());
+    if (doc.HasParseError() || !doc.IsObject()) return {};
+    for (const auto& m : doc.GetObject()) {
+        if (m.value.IsString() && iequals(view(m.name), name)) return std::string(view(m.value));
+    }
+    return {};
+}
+
+void for_each_sse_data(std::string_view body,
+                       const std::function<void(std::string_view)>& on_data) {
+    std::string data;
+    bool has_data = false;
+    const auto dispatch = [&] {
+        if (has_data) on_data(data);
+        data.clear();
+        has_data = false;
+    };
+    std::size_t pos = 0;
+    while (pos < body.size()) {
+        std::size_t end = body.find('\n', pos);
+        if (end == std::string_view::npos) end = body.size();
+        std::string_view line = body.substr(pos, end - pos);
+        pos = end + 1;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty()) {
+            dispatch();
+        } else if (line.starts_with("data:")) {
+            line.remove_prefix(5);
+            if (line.starts_with(' ')) line.remove_prefix(1);
+            if (has_data) data += '\n';
+            data += line;
+            has_data = true;
+        }
+    }
+    dispatch();
+}
+
+ResponseWriter::ResponseWriter(std::string_view model, bool with_model) : w_(out_) {
+    w_.StartObject();
+    w_.Key("schema_version");
+    w_.Int(1);
+    if (with_model) {
+        w_.Key("model");
+        string(model);
+    }
+    w_.Key("blocks");
+    w_.StartArray();
+}
+
+void ResponseWriter::string(std::string_view s) {
+    w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void ResponseWriter::text(std::string_view text) {
+    w_.StartObject();
+    w_.Key("type");
+    w_.String("text");
+    w_.Key("text");
+    string(text);
+    w_.EndObject();
+}
+
+void ResponseWriter::thinking(std::string_view thinking, std::string_view signature) {
+    w_.StartObject();
+    w_.Key("type");
+    w_.String("thinking");
+    w_.Key("thinking");
+    string(thinking);
+    w_.Key("signature");
+    string(signature);
+    w_.EndObject();
+}
+
+void ResponseWriter::redacted_thinking(std::string_view data) {
+    w_.StartObject();
+    w_.Key("type");
+    w_.String("redacted_thinking");
+    w_.Key("data");
+    string(data);
+    w_.EndObject();
+}
+
+void ResponseWriter::open_tool_use(std::string_view id, std::string_view name) {
+    w_.StartObject();
+    w_.Key("type");
+    w_.String("tool_use");
+    w_.Key("id");
+    string(id);
+    w_.Key("name");
+    string(name);
+    w_.Key("input");
+}
+
+void ResponseWriter::tool_use(std::string_view id, std::string_view name, const Value* input) {
+    open_tool_use(id, name);
+    if (input != nullptr) {
+        input->Accept(w_);
+    } else {
+        w_.StartObject();
+        w_.EndObject();
+    }
+    w_.EndObject();
+}
+
+void ResponseWriter::tool_use_raw(std::string_view id, std::string_view name,
+                                  std::string_view input_json) {
+    open_tool_use(id, name);
+    w_.RawValue(input_json.data(), input_json.size(), rapidjson::kObjectType);
+    w_.EndObject();
+}
+
+std::string ResponseWriter::finish(std::string_view stop_reason, const Usage& usage) {
+    w_.EndArray();
+    w_.Key("stop_reason");
+    string(stop_reason);
+    w_.Key("usage");
+    w_.StartObject();
+    w_.Key("input_tokens");
+    w_.Int64(usage.input);
+    w_.Key("output_tokens");
+    w_.Int64(usage.output);
+    w_.Key("cache_read_tokens");
+    w_.Int64(usage.cache_read);
+    w_.Key("cache_write_tokens");
+    w_.Int64(usage.cache_write);
+    w_.EndObject();
+    w_.EndObject();
+    return {out_.GetString(), out_.GetSize()};
+}
+
+}  // namespace nucleo::providers

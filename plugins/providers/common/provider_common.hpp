@@ -1,0 +1,201 @@
+// The JSON reading and writing the in-tree provider dialects (anthropic, openai, bedrock) share
+// (abi.101): looking members up, the provider request's head (docs/provider-abi-documents.md
+// "encode ← provider request"), the block kinds of the conversation document, the normalized
+// response with its blocks, stop reason and usage ("decode"), and the mapping and quoting of
+// error answers.
+// Against plugin-api/ and RapidJSON only; linked statically into each plugin with hidden
+// visibility, so nothing here is exported and every plugin still loads alone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "nucleo/plugin.hpp"
+
+namespace nucleo::providers {
+
+using Value = rapidjson::Value;
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// ---- reading ---------------------------------------------------------------------------------
+
+/// The characters of a string value.
+inline std::string_view view(const Value& v) {
+    return {v.GetString(), v.GetStringLength()};
+}
+
+/// The member `key` of `object`, or nullptr (also when `object` is not an object). Inline, the
+/// key's length known at the call: the encoders look members up on every block.
+inline const Value* member(const Value& object, std::string_view key) {
+    if (!object.IsObject()) return nullptr;
+    for (const auto& m : object.GetObject()) {
+        if (m.name.GetStringLength() == key.size() &&
+            std::memcmp(m.name.GetString(), key.data(), key.size()) == 0) {
+            return &m.value;
+        }
+    }
+    return nullptr;
+}
+
+/// `member` through a pointer, for chains whose links may be absent: nullptr in, nullptr out.
+inline const Value* member(const Value* object, std::string_view key) {
+    return object != nullptr ? member(*object, key) : nullptr;
+}
+
+/// The string `v` holds; "" when `v` is nullptr or not a string.
+inline std::string_view text_or_empty(const Value* v) {
+    return v != nullptr && v->IsString() ? view(*v) : std::string_view();
+}
+
+/// The count (a non-negative integer) `v` holds; 0 when `v` is nullptr or holds anything else.
+inline std::int64_t count_or_zero(const Value* v) {
+    return v != nullptr && v->IsInt64() && v->GetInt64() >= 0 ? v->GetInt64() : 0;
+}
+
+/// The member `key` when it is a string, else nullptr.
+const Value* string_member(const Value& object, std::string_view key);
+
+/// Empty or only ASCII whitespace (space, tab, CR, LF, VT, FF): text no dialect sends.
+bool is_blank(std::string_view text);
+
+/// Throws plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT) with "<plugin>: <what>": a provider
+/// request this dialect cannot express, or one off the documented shape.
+[[noreturn]] void refuse(std::string_view plugin, const std::string& what);
+
+/// Parses a JSON document in place from `buffer`, a private copy of `json` padded for RapidJSON's
+/// SSE2 scanner (which may read up to 15 bytes past the terminating NUL); strings of the document
+/// point into `buffer` at the offsets of their tokens in `json`. A parse error is refused naming
+/// the byte offset.
+void parse_request(std::string_view json, std::string& buffer, rapidjson::Document& doc,
+                   std::string_view plugin);
+
+/// Checks a provider instance's configuration: empty, or a JSON object. Anything else throws
+/// Failure(NUCLEO_ERR_CONFIG) naming the plugin, so a typo is refused at create, not ignored.
+void check_instance_config(std::string_view config_json, std::string_view plugin);
+
+// ---- the provider request --------------------------------------------------------------------
+
+/// The members of a provider request every dialect reads, checked once:
+///  - schema_version: absent or 1;
+///  - model.wire_model (else model.id): a non-empty string;
+///  - max_tokens: a positive integer (the resolved output reserve);
+///  - stream: absent, null or a boolean;
+///  - cache_ttl: absent, null, "5m" or "1h";
+///  - thinking: absent, null or an object; when thinking.active is true, thinking.budget_tokens
+///    is a non-negative integer;
+///  - options: absent, null or an object;
+///  - prepared: an object.
+/// Anything else is refused (refuse()) naming the member.
+struct RequestHead {
+    std::string_view wire_model;
+    std::int64_t max_tokens = 0;
+    bool stream = false;
+    std::string_view cache_ttl;  ///< "", "5m" or "1h"
+    bool thinking_active = false;
+    std::int64_t thinking_budget = 0;  ///< 0 unless thinking_active
+    const Value* options = nullptr;    ///< an object, or nullptr
+    const Value* prepared = nullptr;   ///< an object
+};
+
+RequestHead read_request_head(const Value& request, std::string_view plugin);
+
+/// The block types of the conversation document (docs/conversation-document.md "Blocks").
+enum class BlockKind : std::uint8_t {
+    kText,
+    kJson,
+    kSkill,
+    kImage,
+    kFile,
+    kToolUse,
+    kToolResult,
+    kThinking,
+    kRedactedThinking,
+    kOther,
+};
+
+/// The kind a block's "type" names; kOther for a type the document does not define.
+BlockKind block_kind(std::string_view type);
+
+/// The kind of `block`, which must be an object whose "type" names a block kind of the
+/// conversation document; anything else is refused (refuse()) as "<where>...". `where` is
+/// called only to refuse.
+BlockKind block_kind_of(const Value& block, std::string_view plugin,
+                        const std::function<std::string()>& where);
+
+/// text, json and skill: the kinds that render as plain text.
+inline bool text_like(BlockKind k) {
+    return k == BlockKind::kText || k == BlockKind::kJson || k == BlockKind::kSkill;
+}
+
+// ---- answers ---------------------------------------------------------------------------------
+
+/// The first bytes of a body (at most `limit`, never cutting a UTF-8 character in two) as one
+/// printable line: quoted, '"' and '\\' escaped, control bytes as \xNN, and "..." when cut.
+std::string quote_first_bytes(std::string_view body, std::size_t limit = 200);
+
+/// Throws plugin::Failure(NUCLEO_ERR_PROTOCOL) with "<plugin>: HTTP <status> answer <what>; first
+/// bytes: <quote>", carrying the HTTP status: a 2xx answer off its wire format.
+[[noreturn]] void off_format(std::string_view plugin, int32_t http_status, const std::string& what,
+                             std::string_view body);
+
+/// The plugin.h status of an error answer by its HTTP status alone: 429 rate limited, 408 and
+/// every 5xx (529 included) overloaded, 401/402/403 config, 404 not found, other 4xx invalid
+/// argument, anything else protocol (1xx and 3xx are not answers).
+int32_t status_for_http(int32_t http_status);
+
+/// Equal but for ASCII case.
+bool iequals(std::string_view a, std::string_view b);
+
+/// A header's value from the host's {"name": "value"} document, the name matched without regard
+/// to case; "" when absent or when the document is unreadable.
+std::string header(std::string_view headers_json, std::string_view name);
+
+/// Calls `on_data` with the data of each server-sent event of `body`, in order: the `data:`
+/// lines of one event (one leading space dropped) joined by '\n', dispatched at a blank line and
+/// at the end of the body. Other fields (event:, id:, comments) are passed over.
+void for_each_sse_data(std::string_view body, const std::function<void(std::string_view)>& on_data);
+
+/// Token counts of one answer in the normalized split: input_tokens without any cached tokens.
+struct Usage {
+    std::int64_t input = 0;
+    std::int64_t output = 0;
+    std::int64_t cache_read = 0;
+    std::int64_t cache_write = 0;
+};
+
+/// Writes the normalized response document: {"schema_version":1, "model"?, "blocks":[...],
+/// "stop_reason", "usage":{input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}}.
+/// Blocks are written in the order their verbs are called; finish() closes the document.
+class ResponseWriter {
+  public:
+    /// `with_model`: write "model" (a dialect whose answers do not name it leaves it out).
+    explicit ResponseWriter(std::string_view model, bool with_model = true);
+
+    void text(std::string_view text);
+    void thinking(std::string_view thinking, std::string_view signature);
+    void redacted_thinking(std::string_view data);
+    /// A tool call whose input is `input` (an object), or {} when nullptr.
+    void tool_use(std::string_view id, std::string_view name, const Value* input);
+    /// A tool call whose input is `input_json`, the compact JSON text of an object.
+    void tool_use_raw(std::string_view id, std::string_view name, std::string_view input_json);
+
+    /// Closes the blocks, writes the stop reason and the usage, and returns the document.
+    [[nodiscard]] std::string finish(std::string_view stop_reason, const Usage& usage);
+
+  private:
+    void open_tool_use(std::string_view id, std::string_view name);
+    void string(std::string_view s);
+
+    rapidjson::StringBuffer out_;
+    JsonWriter w_;
+};
+
+}  // namespace nucleo::providers

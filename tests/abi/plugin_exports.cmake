@@ -1,0 +1,28 @@
+# Every in-tree plugin exports exactly one symbol, its entry nucleo_plugin_entry_v1 (plugin-abi):
+# what a plugin links in (the provider dialects' shared static library, the C++ standard library's
+# templates) never leaks into the host's symbol space. Run with -DNM=<nm> -DPLUGIN_DIR=<dir>.
+file(GLOB plugins "${PLUGIN_DIR}/nucleo-*.so")
+if(NOT plugins)
+  message(FATAL_ERROR "no plugin in ${PLUGIN_DIR}")
+endif()
+set(failed "")
+foreach(plugin IN LISTS plugins)
+  execute_process(COMMAND "${NM}" -D --defined-only "${plugin}"
+    OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(APPEND failed "${plugin}: nm failed (${rc})\n")
+    continue()
+  endif()
+  string(REGEX MATCHALL "[^\n]+" lines "${out}")
+  set(names "")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^.* " "" name "${line}")
+    list(APPEND names "${name}")
+  endforeach()
+  if(NOT names STREQUAL "nucleo_plugin_entry_v1")
+    string(APPEND failed "${plugin} exports: ${names}\n")
+  endif()
+endforeach()
+if(failed)
+  message(FATAL_ERROR "plugins export more than their entry:\n${failed}")
+endif()
