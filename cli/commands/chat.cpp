@@ -284,7 +284,8 @@ class ChatSession {
         cb.on_compaction = [this](const CompactionReport& r) {
             note("[compacted: level " + std::string(to_string(r.level)) + ", " +
                  std::to_string(r.tokens_before) + " -> " + std::to_string(r.tokens_after) +
-                 " tokens]");
+                 " tokens, target " + std::to_string(r.trigger_tokens) +
+                 (r.target_met() ? " met]" : " NOT met]"));
         };
         return cb;
     }
@@ -384,7 +385,8 @@ class ChatSession {
         s_.service.save_conversation(conversation, *thinker_);
         compaction_cost_ += r.cost();
         std::cout << "compaction: level " << to_string(r.level) << ", " << r.tokens_before << " -> "
-                  << r.tokens_after << " tokens (target " << target << "), " << r.summaries.size()
+                  << r.tokens_after << " tokens (target " << target
+                  << (r.target_met() ? ", met" : ", NOT met") << "), " << r.summaries.size()
                   << " summaries, " << dollars(r.cost()) << "\n";
         for (const std::string& f : r.failures) std::cout << "  failed: " << f << "\n";
         std::cout << std::flush;

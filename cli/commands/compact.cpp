@@ -53,6 +53,9 @@ void print_report(const CompactionReport& r, const std::string& reserve_note) {
                  static_cast<long long>(r.hard_limit));
     std::fprintf(stderr, "output reserve  %lld%s\n", static_cast<long long>(r.output_reserve),
                  reserve_note.c_str());
+    // compaction.106: the report says whether the target (the trigger) was met.
+    std::fprintf(stderr, "target          %lld tokens, %s\n",
+                 static_cast<long long>(r.trigger_tokens), r.target_met() ? "met" : "NOT met");
     std::fprintf(stderr, "summaries       %zu\n", r.summaries.size());
     for (const CompactionSummary& s : r.summaries) {
         std::fprintf(

@@ -149,9 +149,12 @@ TEST(ArtifactCompaction, EveryReferenceTheModelSawSurvivesCompaction) {
     model.max_context_tokens = 20000;
     model.max_output_tokens = 1024;
     model.token_counter = "o200k_base";
+    // The window is set under the conversation as it is sent (tokens.101: each artifact counts
+    // as its reference, not its raw JSON), so compaction has work to do.
+    const std::int64_t sent = get_total_tokens(c, model);
     ContextWindowManager manager(
         PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load("extractive").make_summarizer(),
-        ContextWindowSettings{3000, std::nullopt});
+        ContextWindowSettings{sent / 2, std::nullopt});
     const CompactionReport report = manager.ensure_fits(c, model, 256);
     ASSERT_TRUE(report.compacted());
     std::string all;

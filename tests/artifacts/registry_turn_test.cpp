@@ -98,6 +98,37 @@ TEST(RegistryTurn, TheCountMeasuresTheStringSent) {
     EXPECT_EQ(counted, TokenArithmetic::kMessageOverheadTokens + counter.count_text(sent));
 }
 
+// tokens.101: a PojoBlock is counted on the string write_summarized_with_refs sends (each
+// artifact as its reference), before any render and after it, not on its raw JSON.
+TEST(RegistryTurn, APojoIsCountedOnTheStringSent) {
+    ConversationContext c("c", "u");
+    Message m = Message::outgoing_text("results");
+    m.id = "m1";
+    SearchResult r;
+    r.list = citations(200);
+    for (auto& cite : r.list->items) cite.body = long_text(4000, "text");
+    m.blocks.push_back(pojo_block(r));
+    c.add_message(m);
+    TokenCounter counter(Tokenizer::get("o200k_base"));
+    const std::int64_t before_render = counter.breakdown(c).per_message.front();
+    const PreparedConversation p =
+        c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    std::int64_t sent = TokenArithmetic::kMessageOverheadTokens;
+    for (const PreparedTurn& turn : p.turns) {
+        if (turn.message_id != "m1") continue;
+        for (const ContentBlock& b : turn.blocks) {
+            if (const auto* t = b.get_if<TextBlock>()) sent += counter.count_text(t->text);
+            if (const auto* j = b.get_if<JsonBlock>()) sent += counter.count_text(j->json);
+        }
+    }
+    EXPECT_EQ(before_render, sent);
+    counter.clear_cache();
+    EXPECT_EQ(counter.breakdown(c).per_message.front(), sent);
+    // The raw JSON is 200 bodies of 4,000 characters: far more than what is sent.
+    EXPECT_LT(sent * 10, counter.count_text(c.messages().front().blocks.back().get_if<PojoBlock>()
+                                                ->value_json));
+}
+
 TEST(RegistryTurn, ConcurrentConstReadersBuildOneSection) {
     // TokenCounter counts one const conversation from several threads: the summary caches the
     // first render fills are shared by those readers.

@@ -532,11 +532,14 @@ TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
     ASSERT_TRUE(std::regex_search(
         r.out, m,
         std::regex(
-            "compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+)\\)")))
+            "compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+), "
+            "(met|NOT met)\\)")))
         << r.out;
     EXPECT_NE(m[1].str(), "NONE");
     EXPECT_LT(std::stoll(m[3].str()), std::stoll(m[2].str()));
     EXPECT_EQ(std::stoll(m[4].str()), std::stoll(m[2].str()) / 2);
+    // compaction.106: whether the target was met follows from the numbers printed.
+    EXPECT_EQ(m[5].str(), std::stoll(m[3].str()) <= std::stoll(m[4].str()) ? "met" : "NOT met");
     // The transcript after compaction: the question and the answer word for word, the listing
     // no longer whole.
     const std::string after = r.out.substr(static_cast<std::size_t>(m.position(0)));

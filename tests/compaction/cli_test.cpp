@@ -85,7 +85,22 @@ TEST(CompactCommand, PrintsTheCompactedDocumentAndItsReport) {
     EXPECT_NE(r.err.find("level           LIGHT"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("tokens before"), std::string::npos);
     EXPECT_NE(r.err.find("cost            $"), std::string::npos);
+    // compaction.106: the report says whether the target was met.
+    EXPECT_NE(r.err.find("target          9200 tokens, met\n"), std::string::npos) << r.err;
     EXPECT_EQ(nucleo("compact --model gpt-4o-mini --trigger 2 --in x.json").status, 2);
+}
+
+TEST(CompactCommand, TheReportSaysWhenTheTargetIsMissed) {
+    // compaction.106: pinned content keeps the conversation above the trigger; the call fits the
+    // hard limit, so it is accepted, and the report says the target was not met.
+    ConversationContext c = compaction_test::base("missed");
+    Message big = Message::outgoing_text(compaction_test::prose(700, 2));
+    big.compactable = false;
+    c.add_message(big);
+    const CliRun r =
+        nucleo("compact --model gpt-4o-mini --comfort 10000 --report --in " + write_fixture(c));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("target          9200 tokens, NOT met\n"), std::string::npos) << r.err;
 }
 
 }  // namespace

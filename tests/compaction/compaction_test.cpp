@@ -115,11 +115,13 @@ TEST(Ladder, AggressiveCollapsesEverythingCompactableIntoOne) {
     const CompactionReport r = compact(c);
     EXPECT_EQ(r.level, CompactionLevel::kAggressive);
     ASSERT_EQ(r.summaries.size(), 1U);
-    // What is left: the non-compactable instruction and the one summary.
-    ASSERT_EQ(c.messages().size(), 2U);
+    // What is left: the non-compactable instruction, the one summary and the latest question,
+    // kept by position (compaction.102).
+    ASSERT_EQ(c.messages().size(), 3U);
     EXPECT_FALSE(c.messages()[0].compactable);
     EXPECT_EQ(c.messages()[1].id, r.summaries.front().message_id);
-    // The summarizer dropped the reference; the core put it back.
+    EXPECT_NE(compaction::render_for_summary(c.messages()[2]).find("Summarize"), std::string::npos);
+    // The reference survives (the question that carries it is kept).
     EXPECT_NE(all_text(c).find("\xC2\xAB"
                                "artifact:log~a1b2c3\xC2\xBB"),
               std::string::npos);

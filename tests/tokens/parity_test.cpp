@@ -2,6 +2,7 @@
 // JSON, CJK, emoji, long whitespace runs and invalid UTF-8.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "nucleo/tokenizer.hpp"
@@ -126,6 +127,39 @@ TEST_P(Parity, EveryIdEqualsJsTiktokenWhereJavaScriptWhitespaceAgrees) {
     }
     EXPECT_GE(compared, 20u) << "too few documents compared with js-tiktoken";
     EXPECT_EQ(mismatches, 0u) << "documents whose ids differ from js-tiktoken";
+}
+
+// tokens.102: the Unicode tables are at tiktoken's version, so every code point assigned after
+// Unicode 15.0 (CJK Ext-I, Egyptian Hieroglyphs Ext-A, Garay, ...) splits and encodes as tiktoken
+// does, in each context the pre-split classes decide.
+TEST_P(Parity, EveryCodePointAssignedAfterUnicode15EqualsTiktoken) {
+    const Reference* ref = nullptr;
+    try {
+        ref = &testing::code_points_reference();
+    } catch (const std::exception& e) {
+        FAIL() << "no npm reference (node and scripts/fetch-unicode-data are needed; this test "
+                  "never skips): "
+               << e.what();
+    }
+    ASSERT_GE(ref->docs.size(), 5812u * 11u) << "every code point assigned after 15.0, in context";
+    const Tokenizer& tok = Tokenizer::get(GetParam());
+    const testing::IdTable expected = ref->ids(GetParam(), "tiktoken");
+    std::size_t mismatches = 0;
+    for (std::size_t d = 0; d < ref->docs.size(); ++d) {
+        const std::vector<std::uint32_t> ours = tok.encode(ref->docs[d]);
+        ASSERT_TRUE(expected[d].has_value());
+        if (ours != *expected[d] && ++mismatches <= 5) {
+            ADD_FAILURE() << GetParam() << " document " << d << " (" << escape(ref->docs[d])
+                          << "): " << describe(tok, ref->docs[d], ours, *expected[d]);
+        }
+    }
+    EXPECT_EQ(mismatches, 0u) << "documents whose ids differ from tiktoken (" << ref->versions
+                              << ")";
+    // The example of the defect: U+10D50 (Garay) followed by 's.
+    const std::string garay = "\xF0\x90\xB5\x90's";
+    const auto at = std::find(ref->docs.begin(), ref->docs.end(), garay);
+    ASSERT_NE(at, ref->docs.end());
+    EXPECT_EQ(tok.count(garay), expected[static_cast<std::size_t>(at - ref->docs.begin())]->size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Encodings, Parity, ::testing::Values("o200k_base", "cl100k_base"));

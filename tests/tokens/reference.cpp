@@ -31,20 +31,34 @@ std::uint32_t u32(const std::string& s, std::size_t& at, const fs::path& file) {
     return v;
 }
 
-/// True when `out` exists and is newer than every script that makes it.
-bool up_to_date(const fs::path& out) {
+/// How one reference is made: the script of tests/tokens/peers run by node as
+/// `node SCRIPT NODE_MODULES OUT_DIR ARGS...`, and the files whose change makes it again.
+struct Recipe {
+    std::string script;
+    std::vector<fs::path> inputs;  ///< besides corpus.mjs, the script and the npm lock file
+    std::vector<std::string> args;
+};
+
+fs::path peers() {
+    return fs::path(NUCLEO_SOURCE_DIR) / "tests/tokens/peers";
+}
+
+/// True when `out` exists and is newer than every script and input that makes it.
+bool up_to_date(const fs::path& out, const Recipe& recipe) {
     std::error_code ec;
     if (!fs::exists(out, ec)) return false;
     const auto made = fs::last_write_time(out, ec);
-    const fs::path peers = fs::path(NUCLEO_SOURCE_DIR) / "tests/tokens/peers";
-    for (const char* script : {"corpus.mjs", "reference.mjs"}) {
-        if (fs::last_write_time(peers / script, ec) > made) return false;
+    std::vector<fs::path> inputs = recipe.inputs;
+    inputs.push_back(peers() / "corpus.mjs");
+    inputs.push_back(peers() / recipe.script);
+    for (const fs::path& input : inputs) {
+        if (fs::last_write_time(input, ec) > made) return false;
     }
     const fs::path lock = fs::path(NUCLEO_SOURCE_DIR) / ".cache/tokenizer/npm/package-lock.json";
     return !fs::exists(lock, ec) || fs::last_write_time(lock, ec) <= made;
 }
 
-void make(const fs::path& dir) {
+void make(const fs::path& dir, const Recipe& recipe) {
     const fs::path modules = fs::path(NUCLEO_SOURCE_DIR) / ".cache/tokenizer/npm/node_modules";
     if (std::system("node --version >/dev/null 2>&1") != 0) {
         throw std::runtime_error(
@@ -55,15 +69,21 @@ void make(const fs::path& dir) {
         throw std::runtime_error("npm packages tiktoken/js-tiktoken missing in " +
                                  modules.string() + ": run scripts/fetch-tokenizer-ranks");
     }
-    const std::string cmd = "node '" + std::string(NUCLEO_SOURCE_DIR) +
-                            "/tests/tokens/peers/reference.mjs' '" + modules.string() + "' '" +
-                            dir.string() + "' >&2";
+    for (const fs::path& input : recipe.inputs) {
+        if (!fs::exists(input)) {
+            throw std::runtime_error(input.string() + " is missing: run scripts/fetch-unicode-data");
+        }
+    }
+    std::string cmd = "node '" + (peers() / recipe.script).string() + "' '" + modules.string() +
+                      "' '" + dir.string() + "'";
+    for (const std::string& arg : recipe.args) cmd += " '" + arg + "'";
+    cmd += " >&2";
     if (std::system(cmd.c_str()) != 0) {
         throw std::runtime_error("making the tokenizer reference failed: " + cmd);
     }
 }
 
-Reference load(const fs::path& dir) {
+Reference load(const fs::path& dir, const Recipe& recipe) {
     fs::create_directories(dir);
     const fs::path corpus = dir / "corpus.bin";
     {
@@ -72,9 +92,9 @@ Reference load(const fs::path& dir) {
         if (fd < 0) throw std::runtime_error("cannot open lock in " + dir.string());
         ::flock(fd, LOCK_EX);
         try {
-            if (!up_to_date(corpus)) {
+            if (!up_to_date(corpus, recipe)) {
                 fs::remove(corpus);
-                make(dir);
+                make(dir, recipe);
             }
         } catch (...) {
             ::close(fd);
@@ -117,7 +137,16 @@ IdTable Reference::ids(const std::string& encoding, const std::string& package) 
 }
 
 const Reference& reference() {
-    static const Reference ref = load(fs::path(NUCLEO_BINARY_DIR) / "tokens-ref");
+    static const Reference ref =
+        load(fs::path(NUCLEO_BINARY_DIR) / "tokens-ref", {"reference.mjs", {}, {}});
+    return ref;
+}
+
+const Reference& code_points_reference() {
+    const fs::path list =
+        fs::path(NUCLEO_SOURCE_DIR) / ".cache/tokenizer/ucd/assigned-after-15.0.0.txt";
+    static const Reference ref = load(fs::path(NUCLEO_BINARY_DIR) / "tokens-ref-code-points",
+                                      {"code_points.mjs", {list}, {list.string()}});
     return ref;
 }
 

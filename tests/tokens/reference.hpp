@@ -23,4 +23,8 @@ struct Reference {
 /// std::runtime_error with the reason and the fix when node or the npm packages are missing.
 const Reference& reference();
 
+/// The same for the code points assigned after Unicode 15.0, each in a few contexts
+/// (tests/tokens/peers/code_points.mjs); only the "tiktoken" ids. Needs scripts/fetch-unicode-data.
+const Reference& code_points_reference();
+
 }  // namespace nucleo::testing

@@ -74,6 +74,10 @@ struct CompactionReport {
     /// (compaction.21: accepted as long as the whole call fits the model's hard limit).
     bool accepted_above_trigger = false;
 
+    /// compaction.106: whether the ladder reached its target, the trigger (tokens_after at or
+    /// under trigger_tokens). False with accepted_above_trigger: the call fits, the target not.
+    [[nodiscard]] bool target_met() const noexcept { return tokens_after <= trigger_tokens; }
+
     [[nodiscard]] double cost() const noexcept;
     [[nodiscard]] bool compacted() const noexcept { return !summaries.empty(); }
 };
@@ -81,11 +85,15 @@ struct CompactionReport {
 /// The ContextWindowManager: keeps a conversation inside its comfort window, walking the
 /// compaction ladder when the trigger is crossed, and refusing a call that cannot fit.
 ///
-/// The ladder (compaction.10-16), stopping at the first level after which the
-/// conversation is at or under the trigger:
+/// The ladder (compaction.10-16), stopping at the first level after which the conversation is
+/// at or under the trigger AND input plus the output reserve fits the hard limit (compaction.101:
+/// a reserve larger than the room between the trigger and the hard limit keeps the ladder
+/// climbing even under the trigger):
 ///  - LIGHT: only tool results. Each ToolResultBlock of a compactable message (above
 ///    kMinSummarizedTokens) gets its content replaced by one text summary; the block, its id and
-///    its is_error stay, so pairing is untouched.
+///    its is_error stay, so pairing is untouched, and a pinned tool_use does not shield the
+///    result that answers it; a compactable tool call next to a pinned result has its input
+///    summarized in place as {"summary": "..."} (compaction.103).
 ///  - MODERATE: each exchange becomes one summary; the older the exchange, the shorter its
 ///    summary (targets weighted by 1 / (1 + age), age 0 the newest). An exchange is one answer of
 ///    the model and what our side sent back before the next answer (a call and its results fall
@@ -101,22 +109,30 @@ struct CompactionReport {
 /// pair it belongs to (a pair is summarized or kept together, never split); every
 /// «artifact:TYPE~ID» reference in summarized text is in its summary (appended when the
 /// summarizer dropped it); a conversation with compactable=false is never compacted. The most
-/// recent message our side sent (and its pair) stays as it is below AGGRESSIVE; at AGGRESSIVE
-/// and MAXIMUM, when it holds tool results, those results get a summary of their own in place and
-/// the tool_use message they answer stays, so the model can still answer the call.
+/// recent message our side sent (and its pair) and the last message are kept by position at
+/// every level (compaction.102): at AGGRESSIVE and MAXIMUM a question stays word for word and,
+/// when the message holds tool results, those results get a summary of their own in place and
+/// the call they answer stays (a large input summarized in place), so the model answers the
+/// latest question and a compacted conversation ends with the message it ended with. The
+/// collapse gives the same in-place summaries to every tool result and call input of a pair
+/// group it cannot take because a pinned message is in it (compaction.103).
 ///
 /// Summaries are outgoing, app-authored, compactable text messages that begin with
 /// kSummaryHeader; one sits where the first message it replaces sat. Summaries at LIGHT and
 /// MODERATE run in parallel (up to kMaxParallelSummaries at once); the summarizer instance is
-/// thread-safe (plugin.h). Below MAXIMUM a summary that fails — the plugin's error, or an answer
-/// larger than what it summarizes — keeps the original messages and the ladder moves up; a
-/// failure at MAXIMUM fails the call (the summarizer's error, with the level named). Each summary
-/// reports its size; the core counts it again and logs a summary over its target (cut only at
-/// MAXIMUM).
+/// thread-safe (plugin.h). Below MAXIMUM a summary that fails — the plugin's error — keeps the
+/// original messages and the ladder moves up; a plugin failure at MAXIMUM fails the call (the
+/// summarizer's error, with the level named). A summary that would count at least as many tokens
+/// as what it replaces (framing included) is refused at every level and the originals stay
+/// (compaction.104). A summary summarized again enters without its header, so the new summary
+/// replaces it instead of nesting it (compaction.105). Each summary reports its size; the core
+/// counts it again and logs a summary over its target (cut only at MAXIMUM).
 ///
 /// After the ladder (compaction.21): still above the trigger is accepted while input plus the
-/// output reserve fits the model's hard limit; otherwise ContextOverflowException. Every failure
-/// leaves the conversation exactly as it was: the ladder works on a copy of the message list and
+/// output reserve fits the model's hard limit; otherwise ContextOverflowException, naming the
+/// input reached and the input before, the reserve, the hard limit and the highest level run
+/// (compaction.101). Every failure leaves the conversation exactly as it was: the ladder works
+/// on a copy of the message list and
 /// commits once (ConversationContext::replace_messages).
 ///
 /// Thread rule: one ensure_fits per conversation at a time (the conversation's owner calls it);

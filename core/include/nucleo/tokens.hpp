@@ -103,10 +103,17 @@ class TokenCounter {
 
     /// Tokens of a text.
     [[nodiscard]] std::int64_t count_text(std::string_view text) const;
-    /// Tokens of one block (raw content plus the arithmetic above; not memoized).
-    [[nodiscard]] std::int64_t count_block(const ContentBlock& block) const;
-    /// Tokens of a message: its blocks plus kMessageOverheadTokens; memoized by content.
-    [[nodiscard]] std::int64_t count_message(const Message& message) const;
+    /// Tokens of one block (raw content plus the arithmetic above; not memoized). tokens.101:
+    /// with the conversation's `registry`, a PojoBlock counts as the string
+    /// write_summarized_with_refs sends (each artifact the registry holds as its reference);
+    /// without one, as its raw JSON.
+    [[nodiscard]] std::int64_t count_block(const ContentBlock& block,
+                                           const ArtifactRegistry* registry = nullptr) const;
+    /// Tokens of a message: its blocks plus kMessageOverheadTokens; memoized by content (a
+    /// PojoBlock by the string it is sent as). Conversation totals pass the conversation's
+    /// registry.
+    [[nodiscard]] std::int64_t count_message(const Message& message,
+                                             const ArtifactRegistry* registry = nullptr) const;
     /// Tokens of a tool definition, on render_tool_definition_text.
     [[nodiscard]] std::int64_t count_tool_definition(const ToolDefinitionBlock& definition) const;
 

@@ -94,17 +94,23 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     report.tokens_after = report.tokens_before;
     const std::int64_t hard_room = report.hard_limit - output_reserve;
 
-    auto overflow = [&](std::int64_t tokens, const char* after) {
+    // compaction.101: a refusal carries the input it reached, the input it started from, the
+    // reserve, the hard limit and the highest level run; the conversation is left as it was.
+    auto overflow = [&](std::int64_t tokens, const std::string& after) {
         return ContextOverflowException(
             "conversation '" + conversation.conversation_id() + "': " + std::to_string(tokens) +
-            " input tokens + " + std::to_string(output_reserve) +
-            " reserved for the answer exceed " + "the " + std::to_string(report.hard_limit) +
-            "-token context of model '" + model.id + "' " + after);
+            " input tokens " + after + " (from " + std::to_string(report.tokens_before) +
+            ") + " + std::to_string(output_reserve) + " reserved for the answer exceed the " +
+            std::to_string(report.hard_limit) + "-token context of model '" + model.id +
+            "'; the conversation is unchanged");
+    };
+    // compaction.101: the conversation fits when it is under the trigger AND input plus the
+    // reserve fits the hard limit; the ladder climbs until both hold (or MAXIMUM has run).
+    auto fits = [&](std::int64_t tokens) {
+        return tokens <= report.trigger_tokens && tokens <= hard_room;
     };
 
-    if (report.tokens_before <= report.trigger_tokens && report.tokens_before <= hard_room) {
-        return report;
-    }
+    if (fits(report.tokens_before)) return report;
     if (!conversation.compactable()) {
         // compaction.34: a conversation marked compactable=false is never compacted.
         if (report.tokens_before > hard_room) {
@@ -118,27 +124,33 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     const std::int64_t fixed = counter.fixed_tokens(conversation);
     work.fixed = fixed;
 
+    // The aim sits a little under the trigger, and never above the room the reserve leaves.
+    const std::int64_t aim = std::min(
+        static_cast<std::int64_t>(kAimShare * static_cast<double>(report.trigger_tokens)),
+        hard_room);
     for (CompactionLevel level : {CompactionLevel::kLight, CompactionLevel::kModerate,
                                   CompactionLevel::kAggressive, CompactionLevel::kMaximum}) {
         report.level = level;
-        const std::int64_t aim =
-            static_cast<std::int64_t>(kAimShare * static_cast<double>(report.trigger_tokens));
-        work.run_level(level, aim, report.trigger_tokens, hard_room);
-        if (work.total() <= report.trigger_tokens) break;
+        work.run_level(level, aim, std::min(report.trigger_tokens, hard_room), hard_room);
+        if (fits(work.total())) break;
     }
 
     report.tokens_after = work.total();
     if (report.tokens_after > hard_room) {
-        throw overflow(report.tokens_after, "even after MAXIMUM compaction");
+        throw overflow(report.tokens_after,
+                       std::string("after compaction up to ") + to_string(report.level));
     }
     report.accepted_above_trigger = report.tokens_after > report.trigger_tokens;
     if (!report.summaries.empty()) {
         conversation.replace_messages(std::move(work.msgs), work.origins);
         report.tokens_after = counter.total_tokens(conversation);
     }
-    NUCLEO_LOG_INFO("compaction: conversation '{}': {} -> {} tokens at {} ({} summaries)",
-                    conversation.conversation_id(), report.tokens_before, report.tokens_after,
-                    to_string(report.level), report.summaries.size());
+    // compaction.106: the log says whether the target (the trigger) was met.
+    NUCLEO_LOG_INFO(
+        "compaction: conversation '{}': {} -> {} tokens at {} ({} summaries), target {} {}",
+        conversation.conversation_id(), report.tokens_before, report.tokens_after,
+        to_string(report.level), report.summaries.size(), report.trigger_tokens,
+        report.target_met() ? "met" : "NOT met (accepted: input + reserve fit the hard limit)");
     return report;
 }
 

@@ -35,6 +35,8 @@ constexpr const char* kInstructions =
 
 /// The first words of a tool result's summary (LIGHT, and the last result at AGGRESSIVE).
 constexpr std::string_view kResultSummaryHeader = "[Summary of the tool result]";
+/// The first words of a tool call input's summary, sent as {"summary": "..."} (compaction.103).
+constexpr std::string_view kInputSummaryHeader = "[Summary of the tool call input]";
 
 constexpr std::string_view kRefOpen =
     "\xC2\xAB"
@@ -84,15 +86,25 @@ std::optional<std::size_t> last_outgoing(const std::vector<Message>& msgs) {
     return std::nullopt;
 }
 
+/// The messages kept by position at every level (compaction.102): the most recent one our side
+/// sent and the very last one, so a compacted conversation ends with the message it ended with.
+std::vector<std::size_t> kept_by_position(const std::vector<Message>& msgs) {
+    std::vector<std::size_t> out;
+    if (msgs.empty()) return out;
+    if (const auto last = last_outgoing(msgs)) out.push_back(*last);
+    if (out.empty() || out.front() != msgs.size() - 1) out.push_back(msgs.size() - 1);
+    return out;
+}
+
 /// Which messages a level may summarize: compactable, and not in a pair group that holds a
-/// message which must stay (compactable=false, or `keep_also`).
+/// message which must stay (compactable=false, or one of `keep_also`).
 std::vector<bool> summarizable(const std::vector<Message>& msgs, Ranges& groups,
-                               std::optional<std::size_t> keep_also) {
+                               const std::vector<std::size_t>& keep_also) {
     std::vector<bool> kept_group(msgs.size(), false);
     for (std::size_t i = 0; i < msgs.size(); ++i) {
         if (!msgs[i].compactable) kept_group[groups.find(i)] = true;
     }
-    if (keep_also) kept_group[groups.find(*keep_also)] = true;
+    for (std::size_t k : keep_also) kept_group[groups.find(k)] = true;
     std::vector<bool> out(msgs.size());
     for (std::size_t i = 0; i < msgs.size(); ++i) out[i] = !kept_group[groups.find(i)];
     return out;
@@ -119,6 +131,28 @@ bool is_result_summary(const ToolResultBlock& r) {
     if (r.content.size() != 1) return false;
     const auto* t = r.content.front().get_if<TextBlock>();
     return t != nullptr && t->text.starts_with(kResultSummaryHeader);
+}
+
+/// The text of a summary after its header (and the blank that follows it).
+std::string summary_body(std::string_view text, std::string_view header) {
+    text.remove_prefix(std::min(header.size(), text.size()));
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.remove_prefix(1);
+    return std::string(text);
+}
+
+bool is_input_summary(const ToolUseBlock& u) {
+    return u.input_json.starts_with(R"({"summary":")" + std::string(kInputSummaryHeader));
+}
+
+/// {"summary": text} as compact JSON: a tool call's input summarized in place stays an object.
+std::string input_summary_json(const std::string& text) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("summary");
+    w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
 }
 
 bool is_summary_message(const Message& m) {
@@ -255,7 +289,8 @@ std::string cut_to_tokens(const TokenCounter& counter, std::string_view text, st
 
 struct Work::Job {
     std::vector<std::size_t> members;  ///< a run of messages, or the one holding the result
-    std::optional<std::size_t> block;  ///< set: a tool-result summary of msgs[members[0]]
+    std::optional<std::size_t> block;  ///< set: a summary in place in msgs[members[0]]
+    bool input = false;                ///< with block: of a tool call's input, not a result
     std::vector<std::string> segments;
     std::vector<std::string> refs;
     std::int64_t source = 0;
@@ -286,7 +321,7 @@ Work::Work(const TokenCounter& counter, const SummarizerInstance& summarizer,
     origins.resize(msgs.size());
     std::iota(origins.begin(), origins.end(), 0);
     counts.reserve(msgs.size());
-    for (const Message& m : msgs) counts.push_back(counter_.count_message(m));
+    for (const Message& m : msgs) counts.push_back(counter_.count_message(m, registry_));
 }
 
 std::int64_t Work::total() const {
@@ -384,7 +419,9 @@ std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, Compacti
 bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
     const bool maximum = level == CompactionLevel::kMaximum;
     const std::string where = std::string(to_string(level)) + ": summary of " +
-                              (job.block ? "the tool result in message '" : "messages from '") +
+                              (!job.block      ? "messages from '"
+                               : job.input ? "the tool call input in message '"
+                                           : "the tool result in message '") +
                               msgs[job.members.front()].id + "'";
     if (!outcome.ok) {
         if (maximum) {
@@ -397,7 +434,8 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
         return false;
     }
     // What must survive: every artifact reference of the summarized text.
-    const std::string header = job.block ? std::string(kResultSummaryHeader) + " "
+    const std::string header = job.input   ? std::string(kInputSummaryHeader) + " "
+                               : job.block ? std::string(kResultSummaryHeader) + " "
                                          : std::string(ContextWindowManager::kSummaryHeader) + "\n";
     std::string tail = refs_line(missing_refs(outcome.summary, job.refs));
     std::string body = outcome.summary;
@@ -414,10 +452,15 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
         outcome.tokens = counter_.count_text(outcome.text);
         outcome.cut = true;
     }
-    if (!maximum && outcome.tokens >= job.source) {
-        report_.failures.push_back(where +
-                                   " refused (originals kept): " + std::to_string(outcome.tokens) +
-                                   " tokens for " + std::to_string(job.source) + " summarized");
+    // compaction.104: a summary is never longer than what it replaces, counted as it will sit in
+    // the conversation (message or block framing included). A longer one is a failed summary at
+    // every level: the originals stay (at MAXIMUM too: they are the shorter form) and the ladder
+    // goes on.
+    if (const std::int64_t replacing = replacing_tokens(job, outcome.text);
+        replacing >= job.source) {
+        report_.failures.push_back(where + " refused (originals kept): " +
+                                   std::to_string(replacing) + " tokens for " +
+                                   std::to_string(job.source) + " summarized");
         NUCLEO_LOG_WARN("compaction: {}", report_.failures.back());
         return false;
     }
@@ -433,10 +476,28 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
     return true;
 }
 
-void Work::apply_result_summary(std::size_t message, std::size_t block, const std::string& text) {
-    auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
-    result.content = {TextBlock{text}};  // tool_use_id and is_error stay: the pair is intact
-    counts[message] = counter_.count_message(msgs[message]);
+std::int64_t Work::replacing_tokens(const Job& job, const std::string& text) const {
+    if (job.block) {
+        ContentBlock block = msgs[job.members.front()].blocks[*job.block];
+        if (job.input) {
+            std::get<ToolUseBlock>(block.value).input_json = input_summary_json(text);
+        } else {
+            std::get<ToolResultBlock>(block.value).content = {TextBlock{text}};
+        }
+        return counter_.count_block(block, registry_);
+    }
+    return TokenArithmetic::kMessageOverheadTokens + counter_.count_text(text);
+}
+
+void Work::apply_in_place(std::size_t message, std::size_t block, const std::string& text) {
+    ContentBlock& target = msgs[message].blocks[block];
+    if (auto* use = target.get_if<ToolUseBlock>()) {
+        use->input_json = input_summary_json(text);  // id and name stay: the pair is intact
+    } else {
+        auto& result = std::get<ToolResultBlock>(target.value);
+        result.content = {TextBlock{text}};  // tool_use_id and is_error stay: the pair is intact
+    }
+    counts[message] = counter_.count_message(msgs[message], registry_);
 }
 
 void Work::replace_run(const std::vector<std::size_t>& members, std::string text) {
@@ -454,7 +515,7 @@ void Work::replace_run(const std::vector<std::size_t>& members, std::string text
 
     const std::size_t at = members.front();
     msgs[at] = std::move(summary);
-    counts[at] = counter_.count_message(msgs[at]);
+    counts[at] = counter_.count_message(msgs[at], registry_);
     for (auto it = members.rbegin(); it != members.rend() && *it != at; ++it) {
         msgs.erase(msgs.begin() + static_cast<std::ptrdiff_t>(*it));
         origins.erase(origins.begin() + static_cast<std::ptrdiff_t>(*it));
@@ -490,7 +551,7 @@ void Work::execute(std::vector<Job>& jobs, CompactionLevel level) {
         s.cost = outcome.cost;
         s.model = outcome.model;
         if (job.block) {
-            apply_result_summary(job.members.front(), *job.block, outcome.text);
+            apply_in_place(job.members.front(), *job.block, outcome.text);
             s.message_id = msgs[job.members.front()].id;
         } else {
             replace_run(job.members, std::move(outcome.text));
@@ -503,21 +564,40 @@ void Work::execute(std::vector<Job>& jobs, CompactionLevel level) {
     for (auto& s : made) report_.summaries.push_back(std::move(s));
 }
 
-Work::Job Work::result_job(std::size_t message, std::size_t block) const {
-    const auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
+Work::Job Work::in_place_job(std::size_t message, std::size_t block) const {
     Job job;
     job.members = {message};
     job.block = block;
-    job.segments = {render_result_for_summary(result, registry_)};
+    job.source = counter_.count_block(msgs[message].blocks[block], registry_);
+    if (const auto* use = msgs[message].blocks[block].get_if<ToolUseBlock>()) {
+        // compaction.103: a tool call's input, summarized in place (the call's id and name stay).
+        job.input = true;
+        job.segments = {is_input_summary(*use)
+                            ? use->input_json
+                            : "[tool call " + use->name + "] " + use->input_json};
+        job.refs = artifact_refs(job.segments.front());
+        return job;
+    }
+    const auto& result = std::get<ToolResultBlock>(msgs[message].blocks[block].value);
+    // compaction.105: a summary summarized again is read without its header, so the new one
+    // replaces it instead of quoting it.
+    job.segments = {is_result_summary(result)
+                        ? summary_body(std::get<TextBlock>(result.content.front().value).text,
+                                       kResultSummaryHeader)
+                        : render_result_for_summary(result, registry_)};
     job.refs = artifact_refs(job.segments.front());
-    job.source = counter_.count_block(msgs[message].blocks[block]);
     return job;
 }
 
 Work::Job Work::run_job(std::vector<std::size_t> members) const {
     Job job;
     for (std::size_t i : members) {
-        job.segments.push_back(render_for_summary(msgs[i], registry_));
+        // compaction.105: an earlier summary enters as its body, not as "User: [Summary ...".
+        job.segments.push_back(
+            is_summary_message(msgs[i])
+                ? summary_body(std::get<TextBlock>(msgs[i].blocks.front().value).text,
+                               ContextWindowManager::kSummaryHeader)
+                : render_for_summary(msgs[i], registry_));
         job.source += counts[i];
         for (std::string& ref : artifact_refs(job.segments.back())) {
             if (std::find(job.refs.begin(), job.refs.end(), ref) == job.refs.end()) {
@@ -531,16 +611,33 @@ Work::Job Work::run_job(std::vector<std::size_t> members) const {
 
 void Work::light(std::int64_t aim) {
     // LIGHT: "Only tool results; everything else stays as it was." The most recent outgoing
-    // message (and its pair) stays as it is.
+    // message (and its pair) stays as it is. compaction.103: a result summarized in place keeps
+    // its block, id and is_error, so its pair stays whole; a pinned message elsewhere in its pair
+    // group does not shield it, only its own message being pinned does.
+    // A compactable tool call whose pair group holds a pinned message is summarized in place too
+    // (its input): no later level can take it, since the group stays.
     Ranges groups = pair_groups(msgs);
-    const std::vector<bool> ok = summarizable(msgs, groups, last_outgoing(msgs));
+    std::vector<bool> kept_group(msgs.size(), false);
+    for (std::size_t k : kept_by_position(msgs)) kept_group[groups.find(k)] = true;
+    std::vector<bool> pinned_group(msgs.size(), false);
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        if (!msgs[i].compactable) pinned_group[groups.find(i)] = true;
+    }
     std::vector<Job> jobs;
     for (std::size_t i = 0; i < msgs.size(); ++i) {
-        if (!ok[i]) continue;
+        if (!msgs[i].compactable || kept_group[groups.find(i)]) continue;
         for (std::size_t b = 0; b < msgs[i].blocks.size(); ++b) {
+            if (const auto* use = msgs[i].blocks[b].get_if<ToolUseBlock>()) {
+                if (!pinned_group[groups.find(i)] || is_input_summary(*use)) continue;
+                Job job = in_place_job(i, b);
+                if (job.source >= ContextWindowManager::kMinSummarizedTokens) {
+                    jobs.push_back(std::move(job));
+                }
+                continue;
+            }
             const auto* result = msgs[i].blocks[b].get_if<ToolResultBlock>();
             if (result == nullptr || is_result_summary(*result)) continue;
-            Job job = result_job(i, b);
+            Job job = in_place_job(i, b);
             if (job.source >= ContextWindowManager::kMinSummarizedTokens) jobs.push_back(job);
         }
     }
@@ -559,7 +656,7 @@ void Work::moderate(std::int64_t aim) {
     // the first answer are one exchange too), so a call and its results fall in one exchange; it
     // is widened until no tool pair crosses its edge.
     Ranges groups = pair_groups(msgs);
-    const std::vector<bool> ok = summarizable(msgs, groups, last_outgoing(msgs));
+    const std::vector<bool> ok = summarizable(msgs, groups, kept_by_position(msgs));
     Ranges exchanges = pair_groups(msgs);
     for (std::size_t i = 1; i < msgs.size(); ++i) {
         if (!(msgs[i].incoming() && msgs[i - 1].outgoing())) exchanges.join_range(i - 1, i);
@@ -594,17 +691,12 @@ void Work::moderate(std::int64_t aim) {
 void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigger,
                     std::int64_t hard_room) {
     // AGGRESSIVE: "Everything that may be compacted becomes one summary of the whole
-    // conversation." The most recent outgoing message, when it holds tool results, "gets a
-    // summary of its own": its results are summarized in place and the call they answer stays.
+    // conversation." compaction.102: the most recent outgoing message is never folded in: a
+    // question is kept by position, and when it holds tool results they get "a summary of their
+    // own" in place while the call they answer stays. The last message is kept too.
     const bool maximum = level == CompactionLevel::kMaximum;
     Ranges groups = pair_groups(msgs);
-    const std::optional<std::size_t> last = last_outgoing(msgs);
-    const std::vector<bool> free = summarizable(msgs, groups, std::nullopt);
-    const bool own_result =
-        last && free[*last] &&
-        std::any_of(msgs[*last].blocks.begin(), msgs[*last].blocks.end(),
-                    [](const ContentBlock& b) { return b.is<ToolResultBlock>(); });
-    const std::vector<bool> ok = own_result ? summarizable(msgs, groups, last) : free;
+    const std::vector<bool> ok = summarizable(msgs, groups, kept_by_position(msgs));
 
     std::vector<Job> jobs;
     std::vector<std::size_t> members;
@@ -613,15 +705,22 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
     }
     const bool only_a_summary = members.size() == 1 && is_summary_message(msgs[members[0]]);
     if (!members.empty() && (maximum || !only_a_summary)) jobs.push_back(run_job(members));
-    if (own_result) {
-        for (std::size_t b = 0; b < msgs[*last].blocks.size(); ++b) {
-            const auto* result = msgs[*last].blocks[b].get_if<ToolResultBlock>();
-            if (result == nullptr) continue;
-            Job job = result_job(*last, b);
-            const bool worth =
-                maximum || (!is_result_summary(*result) &&
-                            job.source >= ContextWindowManager::kMinSummarizedTokens);
-            if (worth) jobs.push_back(job);
+    // The tool results the collapse cannot take — in the message kept by position, or in a pair
+    // group that holds a pinned message — get a summary of their own in place (compaction.102,
+    // compaction.103), so what stays whole is only what is pinned. MAXIMUM summarizes an earlier
+    // result summary again to cut it further.
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        if (ok[i] || !msgs[i].compactable) continue;
+        for (std::size_t b = 0; b < msgs[i].blocks.size(); ++b) {
+            const auto* result = msgs[i].blocks[b].get_if<ToolResultBlock>();
+            const auto* use = msgs[i].blocks[b].get_if<ToolUseBlock>();
+            if (result == nullptr && use == nullptr) continue;
+            const bool summarized = result != nullptr ? is_result_summary(*result)
+                                                      : is_input_summary(*use);
+            Job job = in_place_job(i, b);
+            const bool worth = job.source >= ContextWindowManager::kMinSummarizedTokens &&
+                               (maximum || !summarized);
+            if (worth) jobs.push_back(std::move(job));
         }
     }
     if (jobs.empty()) return;
@@ -640,7 +739,10 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
         if (floor > aim) aim = floor <= trigger ? trigger : hard_room;
     }
     const auto targets = targets_for(sources, weights, total(), aim, maximum);
-    for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].target = targets[k];
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+        // compaction.104: never ask for more than the source; the cut then keeps it shorter.
+        jobs[k].target = std::max<std::int64_t>(1, std::min(targets[k], jobs[k].source - 1));
+    }
     execute(jobs, level);
 
     if (maximum) {
@@ -663,7 +765,7 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
             }
             cut += refs_line(missing_refs(cut, refs));
             text = std::move(cut);
-            counts[at] = counter_.count_message(*it);
+            counts[at] = counter_.count_message(*it, registry_);
         }
     }
 }

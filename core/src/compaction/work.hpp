@@ -59,9 +59,11 @@ struct Work {
                                   bool parallel);
     bool accept(const Job& job, Outcome& outcome, CompactionLevel level);
     void execute(std::vector<Job>& jobs, CompactionLevel level);
-    [[nodiscard]] Job result_job(std::size_t message, std::size_t block) const;
+    [[nodiscard]] Job in_place_job(std::size_t message, std::size_t block) const;
     [[nodiscard]] Job run_job(std::vector<std::size_t> members) const;
-    void apply_result_summary(std::size_t message, std::size_t block, const std::string& text);
+    /// What the summary `text` of `job` will count where it sits (its message or its block).
+    [[nodiscard]] std::int64_t replacing_tokens(const Job& job, const std::string& text) const;
+    void apply_in_place(std::size_t message, std::size_t block, const std::string& text);
     void replace_run(const std::vector<std::size_t>& members, std::string text);
 
     const TokenCounter& counter_;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "artifacts/artifacts_internal.hpp"
 #include "conversation/context_internal.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/prepared.hpp"
@@ -48,15 +49,22 @@ class Hasher {
     std::uint64_t h_ = 0xCBF29CE484222325ULL;
 };
 
-void hash_block(const ContentBlock& block, Hasher& h) {
+/// The string a PojoBlock is sent as (tokens.101): with the conversation's registry, what
+/// write_summarized_with_refs emits (each known artifact as its reference); without one, its JSON.
+std::string pojo_sent(const PojoBlock& b, const ArtifactRegistry* registry) {
+    return registry != nullptr ? artifacts::rendered_with_refs(*registry, b) : b.value_json;
+}
+
+void hash_block(const ContentBlock& block, Hasher& h, const ArtifactRegistry* registry) {
     h.tag(block.value.index() + 1);
     struct Visitor {
         Hasher& h;
+        const ArtifactRegistry* registry;
         void operator()(const TextBlock& b) const { h.add(b.text); }
         void operator()(const JsonBlock& b) const { h.add(b.json); }
         void operator()(const PojoBlock& b) const {
             h.add(b.type_name);
-            h.add(b.value_json);
+            h.add(pojo_sent(b, registry));
         }
         void operator()(const ImageBlock& b) const {
             h.add(b.media_type);
@@ -78,7 +86,7 @@ void hash_block(const ContentBlock& block, Hasher& h) {
             h.add(b.tool_use_id);
             h.tag(b.is_error ? 2 : 1);
             h.tag(b.content.size());
-            for (const ContentBlock& inner : b.content) hash_block(inner, h);
+            for (const ContentBlock& inner : b.content) hash_block(inner, h, registry);
         }
         void operator()(const ThinkingBlock& b) const { h.add(b.thinking); }
         void operator()(const RedactedThinkingBlock& b) const { h.add(b.data); }
@@ -92,13 +100,13 @@ void hash_block(const ContentBlock& block, Hasher& h) {
             h.add(b.schema_json);
         }
     };
-    std::visit(Visitor{h}, block.value);
+    std::visit(Visitor{h, registry}, block.value);
 }
 
-std::uint64_t hash_message(const Message& message) {
+std::uint64_t hash_message(const Message& message, const ArtifactRegistry* registry) {
     Hasher h;
     h.tag(message.blocks.size());
-    for (const ContentBlock& b : message.blocks) hash_block(b, h);
+    for (const ContentBlock& b : message.blocks) hash_block(b, h, registry);
     return h.value();
 }
 
@@ -165,14 +173,18 @@ std::int64_t TokenCounter::count_tool_definition(const ToolDefinitionBlock& defi
     return count_text(render_tool_definition_text(definition));
 }
 
-std::int64_t TokenCounter::count_block(const ContentBlock& block) const {
+std::int64_t TokenCounter::count_block(const ContentBlock& block,
+                                       const ArtifactRegistry* registry) const {
     using A = TokenArithmetic;
     struct Visitor {
         const TokenCounter& c;
+        const ArtifactRegistry* registry;
         std::int64_t operator()(const TextBlock& b) const { return c.count_text(b.text); }
         std::int64_t operator()(const JsonBlock& b) const { return c.count_text(b.json); }
-        // What write_summarized_with_refs emits: the value as JSON.
-        std::int64_t operator()(const PojoBlock& b) const { return c.count_text(b.value_json); }
+        // tokens.101: what write_summarized_with_refs emits, not the raw JSON.
+        std::int64_t operator()(const PojoBlock& b) const {
+            return c.count_text(pojo_sent(b, registry));
+        }
         std::int64_t operator()(const ImageBlock&) const { return A::kImageTokens; }
         std::int64_t operator()(const FileBlock& b) const { return file_tokens(b); }
         std::int64_t operator()(const ToolUseBlock& b) const {
@@ -181,7 +193,7 @@ std::int64_t TokenCounter::count_block(const ContentBlock& block) const {
         }
         std::int64_t operator()(const ToolResultBlock& b) const {
             std::int64_t n = A::kToolBlockOverheadTokens + c.count_text(b.tool_use_id);
-            for (const ContentBlock& inner : b.content) n += c.count_block(inner);
+            for (const ContentBlock& inner : b.content) n += c.count_block(inner, registry);
             return n;
         }
         std::int64_t operator()(const ThinkingBlock& b) const { return c.count_text(b.thinking); }
@@ -196,11 +208,12 @@ std::int64_t TokenCounter::count_block(const ContentBlock& block) const {
             return c.count_tool_definition(b);
         }
     };
-    return std::visit(Visitor{*this}, block.value);
+    return std::visit(Visitor{*this, registry}, block.value);
 }
 
-std::int64_t TokenCounter::count_message(const Message& message) const {
-    const std::uint64_t key = hash_message(message);
+std::int64_t TokenCounter::count_message(const Message& message,
+                                         const ArtifactRegistry* registry) const {
+    const std::uint64_t key = hash_message(message, registry);
     {
         std::lock_guard lock(impl_->mutex);
         if (auto it = impl_->memo.find(key); it != impl_->memo.end()) {
@@ -210,7 +223,7 @@ std::int64_t TokenCounter::count_message(const Message& message) const {
     }
     // Tokenize outside the lock: other threads keep counting meanwhile.
     std::int64_t n = TokenArithmetic::kMessageOverheadTokens;
-    for (const ContentBlock& b : message.blocks) n += count_block(b);
+    for (const ContentBlock& b : message.blocks) n += count_block(b, registry);
     impl_->misses.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(impl_->mutex);
     if (impl_->memo.size() >= kMaxMemoEntries) impl_->memo.clear();
@@ -221,11 +234,12 @@ std::int64_t TokenCounter::count_message(const Message& message) const {
 namespace {
 
 /// Folds messages [from, end) into a prefix walk: their counts and the head-relevant facts.
-void scan(const TokenCounter& counter, const std::vector<Message>& messages,
+void scan(const TokenCounter& counter, const ConversationContext& conversation,
           TokenCounter::Impl::Prefix& prefix, std::vector<std::int64_t>* per_message = nullptr) {
+    const std::vector<Message>& messages = conversation.messages();
     for (std::size_t i = prefix.messages; i < messages.size(); ++i) {
         const Message& m = messages[i];
-        const std::int64_t n = counter.count_message(m);
+        const std::int64_t n = counter.count_message(m, &conversation.artifacts());
         prefix.sum += n;
         if (per_message != nullptr) per_message->push_back(n);
         for (const ContentBlock& b : m.blocks) {
@@ -306,7 +320,7 @@ TokenCounter::Impl::Prefix scan_facts(const TokenCounter& counter, TokenCounter:
         }
     }
     if (prefix.messages < messages.size()) {
-        scan(counter, messages, prefix);
+        scan(counter, conversation, prefix);
         std::lock_guard lock(impl.mutex);
         if (impl.prefixes.size() >= TokenCounter::kMaxPrefixEntries) impl.prefixes.clear();
         auto& slot = impl.prefixes[epoch];
@@ -333,7 +347,7 @@ TokenBreakdown TokenCounter::breakdown(const ConversationContext& conversation) 
     TokenBreakdown out;
     Impl::Prefix facts;
     out.per_message.reserve(conversation.messages().size());
-    scan(*this, conversation.messages(), facts, &out.per_message);
+    scan(*this, conversation, facts, &out.per_message);
     out.messages = facts.sum;
     std::tie(out.objective, out.tools) = count_head(*this, conversation, facts);
     out.artifacts = count_registry(*this, conversation);

@@ -1,8 +1,9 @@
 // Unicode classes the tiktoken pre-split patterns test, one flag byte per code point.
 //
 // The tables are generated at configure time by scripts/gen-unicode-tables from the Unicode
-// Character Database of Debian's `unicode-data` package (nothing third-party is copied into the
-// tree). The flag values must match that script.
+// Character Database at the version tiktoken uses (tokens.102), exported from a pinned npm package
+// by scripts/fetch-unicode-data (nothing third-party is copied into the tree). The flag values
+// must match that script.
 #pragma once
 
 #include <cstdint>
