@@ -129,6 +129,30 @@ TEST(RegistryTurn, APojoIsCountedOnTheStringSent) {
                                                 ->value_json));
 }
 
+// tokens.101: a PojoBlock in the objective is counted on the string the render puts in the
+// system content, as one in a message is, not on its raw JSON.
+TEST(RegistryTurn, AnObjectivePojoIsCountedOnTheStringSent) {
+    ConversationContext c("c", "u");
+    SearchResult r;
+    r.list = citations(200);
+    for (auto& cite : r.list->items) cite.body = long_text(4000, "text");
+    c.put_main_objective("data", pojo_block(r));
+    TokenCounter counter(Tokenizer::get("o200k_base"));
+    const std::int64_t before_render = counter.breakdown(c).objective;
+    const PreparedConversation p =
+        c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
+    std::int64_t sent = 0;
+    for (const ContentBlock& b : p.system_blocks) {
+        if (const auto* t = b.get_if<TextBlock>()) sent += counter.count_text(t->text);
+        if (const auto* j = b.get_if<JsonBlock>()) sent += counter.count_text(j->json);
+    }
+    ASSERT_GT(sent, 0);
+    EXPECT_EQ(before_render, sent);
+    EXPECT_EQ(counter.breakdown(c).objective, sent);
+    EXPECT_LT(sent * 10, counter.count_text(
+                             c.main_objective().front().value.get_if<PojoBlock>()->value_json));
+}
+
 TEST(RegistryTurn, ConcurrentConstReadersBuildOneSection) {
     // TokenCounter counts one const conversation from several threads: the summary caches the
     // first render fills are shared by those readers.

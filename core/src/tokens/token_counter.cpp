@@ -273,7 +273,11 @@ std::pair<std::int64_t, std::int64_t> count_head(const TokenCounter& counter,
         }
         legend_slot = legend_slot || slot.key == ConversationContext::kLegendSlot;
         weights_slot = weights_slot || slot.key == ConversationContext::kToolWeightsSlot;
-        objective += counter.count_text(render::rendered_text(slot.value));
+        // A PojoBlock slot is counted on the string the render sends (tokens.101), like one in
+        // a message; every other block on its rendered text.
+        objective += slot.value.is<PojoBlock>()
+                         ? counter.count_block(slot.value, &conversation.artifacts())
+                         : counter.count_text(render::rendered_text(slot.value));
     }
     // Pending tools: declared, not yet in the content. Counted on their wire form (the render
     // re-emits the schema compact) so the estimate matches the text that will be sent.
