@@ -74,6 +74,10 @@ bool ConversationContext::put_main_objective(std::string_view key, ContentBlock 
                 : "put of a divergent value under objective key '" + std::string(key) + "'";
         return refuse_frozen(what, where);
     }
+    // artifacts.4: an objective's artifacts are registered as it is put, like a message's, so
+    // the registry, and the objective's count on the string it is sent as (tokens.101), are
+    // complete before anything is rendered.
+    if (const auto* pojo = value.get_if<PojoBlock>()) state_.artifacts.register_artifacts_in(*pojo);
     if (slot != state_.objective.end()) {
         slot->value = std::move(value);  // in place: "a re-put keeps the slot's original position"
     } else {
