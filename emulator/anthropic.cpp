@@ -581,9 +581,7 @@ class Anthropic final : public Dialect {
         record_cache(ctx.stats, usage);
         const std::string digest = prefix.hasher.digest();
         ReplyInput in = reply_input(doc, digest);
-        in.force_truncate = faults.truncate;
-        in.tool_rounds = faults.tool_rounds;
-        in.tool_cycle = faults.tool_cycle;
+        apply_reply_faults(faults, in);
         return render(doc, make_reply(in), usage, digest);
     }
 };

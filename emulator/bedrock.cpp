@@ -393,9 +393,7 @@ class Bedrock final : public Dialect {
                                                 ctx.options.min_cacheable_tokens);
         record_cache(ctx.stats, usage);
         ReplyInput in = reply_input(doc, prefix.hasher.digest());
-        in.force_truncate = faults.truncate;
-        in.tool_rounds = faults.tool_rounds;
-        in.tool_cycle = faults.tool_cycle;
+        apply_reply_faults(faults, in);
         return render(make_reply(in), usage, streaming_);
     }
 

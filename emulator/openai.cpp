@@ -326,9 +326,7 @@ class OpenAi final : public Dialect {
 
         const std::string digest = hasher.digest();
         ReplyInput in = reply_input(doc, digest);
-        in.force_truncate = faults.truncate;
-        in.tool_rounds = faults.tool_rounds;
-        in.tool_cycle = faults.tool_cycle;
+        apply_reply_faults(faults, in);
         return render(doc, make_reply(in), usage, digest);
     }
 };

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "faults.hpp"
 #include "json.hpp"
 
 namespace nucleo::emulator {
@@ -40,6 +41,14 @@ struct ReplyInput {
     /// Anthropic `stop_sequences`, OpenAI `stop`, Converse `inferenceConfig.stopSequences`.
     std::vector<std::string> stop_sequences;
 };
+
+/// The faults that shape the answer rather than the HTTP exchange (truncate, tool-rounds,
+/// tool-cycle), the same for the three dialects.
+inline void apply_reply_faults(const Faults& faults, ReplyInput& in) {
+    in.force_truncate = faults.truncate;
+    in.tool_rounds = faults.tool_rounds;
+    in.tool_cycle = faults.tool_cycle;
+}
 
 /// The answer, before any wire format.
 struct Reply {
