@@ -266,8 +266,8 @@ std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest&
     }
     if (family == WireFamily::kUnknown) return std::nullopt;
     if (auto e = check_size(family, request.body.size())) return e;
-    if (auto e = check_breakpoints(family, *body, plan)) return e;
     if (auto e = check_system(family, *body, plan)) return e;
+    if (auto e = check_breakpoints(family, *body, plan)) return e;
     if (auto e = check_max_tokens(family, *body, plan)) return e;
     return check_request(family, *body, Scope::kCore);
 }

@@ -72,7 +72,8 @@ struct CallPlan {
 };
 
 /// The audit after encode: the generic checks (wire.150-wire.153) for every family, then for a
-/// known family the plan checks (wire.160-wire.163), its size limit and its rule book
+/// known family its size limit, the plan checks (system wire.161, breakpoints wire.160,
+/// max_tokens wire.163) and its rule book
 /// (check_request, Scope::kCore). The first violation, or nullopt.
 std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
                                        const CallPlan& plan);
