@@ -174,20 +174,21 @@ std::optional<Violation> unanswered_uses(const Value& messages, rapidjson::SizeT
     return std::nullopt;
 }
 
-// wire.106-wire.112
+// wire.106-wire.112. The texts and places are built only for a violation: this loop runs over
+// every message of every audited request.
 std::optional<Violation> messages(const Value& messages) {
     const rapidjson::SizeType n = messages.Size();
     std::string_view prev_role;
     for (rapidjson::SizeType i = 0; i < n; ++i) {
         const Value& m = messages[i];
-        const std::string at = "messages." + std::to_string(i);
+        const auto at = [i] { return "messages." + std::to_string(i); };
         const std::string_view role = str(m, "role");
         if (role != "user" && role != "assistant")
-            return broken("wire.106", at + ".role", at + ".role: Input should be 'user' or 'assistant'");
+            return broken("wire.106", at() + ".role", at() + ".role: Input should be 'user' or 'assistant'");
         if (i == 0 && role != "user")
-            return broken("wire.107", at, R"(messages: first message must use the "user" role)");
+            return broken("wire.107", at(), R"(messages: first message must use the "user" role)");
         if (role == prev_role) {
-            return broken("wire.108", at,
+            return broken("wire.108", at(),
                           R"(messages: roles must alternate between "user" and "assistant", but found multiple ")" +
                               std::string(role) + R"(" roles in a row)");
         }
@@ -198,23 +199,25 @@ std::optional<Violation> messages(const Value& messages) {
         const bool empty = (content->IsString() && content->GetStringLength() == 0) ||
                            (content->IsArray() && content->Empty());
         if (empty && !final_assistant) {
-            return broken("wire.109", at,
-                          at + ": all messages must have non-empty content except for the "
-                               "optional final assistant message");
+            return broken("wire.109", at(),
+                          at() + ": all messages must have non-empty content except for the "
+                                 "optional final assistant message");
         }
         if (!content->IsArray()) continue;
+        bool results = false;
         for (rapidjson::SizeType k = 0; k < content->Size(); ++k) {
             const Value& b = (*content)[k];
-            if (str(b, "type") != "text") continue;
+            const std::string_view type = str(b, "type");
+            results = results || type == "tool_result";
+            if (type != "text") continue;
             const std::string_view text = str(b, "text");
-            const std::string where = at + ".content." + std::to_string(k);
+            if (!text.empty() && has_non_whitespace(text)) continue;
+            const std::string where = at() + ".content." + std::to_string(k);
             if (text.empty()) return broken("wire.110", where, "messages: text content blocks must be non-empty");
-            if (!has_non_whitespace(text)) {
-                return broken("wire.110", where,
-                              "messages: text content blocks must contain non-whitespace text");
-            }
+            return broken("wire.110", where, "messages: text content blocks must contain non-whitespace text");
         }
         if (role == "user") {
+            if (!results) continue;
             if (auto e = orphan_results(messages, i)) return e;
         } else if (auto e = unanswered_uses(messages, i)) {
             return e;
