@@ -93,7 +93,10 @@ std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bo
 }
 
 /// The plugin's HTTP request document → an HttpRequest against the instance's base URL.
-HttpRequest read_http_request(const std::string& json, const ProviderConfig& config) {
+/// `parsed`, when given, receives the parsed document, so the audit reads the body without parsing
+/// it again (wire.150).
+HttpRequest read_http_request(const std::string& json, const ProviderConfig& config,
+                              rapidjson::Document* parsed = nullptr) {
     rapidjson::Document d;
     d.Parse(json.data(), json.size());
     const std::string who = "plugin '" + config.plugin + "' encode";
@@ -115,6 +118,7 @@ HttpRequest read_http_request(const std::string& json, const ProviderConfig& con
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no \"body\"");
     req.body = d["body"].IsString() ? std::string(d["body"].GetString(), d["body"].GetStringLength())
                                      : internal::json_compact(d["body"]);
+    if (parsed != nullptr) *parsed = std::move(d);
     return req;
 }
 
@@ -380,7 +384,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     const std::string request =
         provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options), config_,
                          internal::prepared_to_json(prepared));
-    HttpRequest http = read_http_request(dialect_.encode(request), config_);
+    rapidjson::Document encoded;
+    HttpRequest http = read_http_request(dialect_.encode(request), config_, &encoded);
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
     std::string secret = config_.credentials.api_key;
     if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
@@ -390,7 +395,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     std::string_view base(config_.base_url);
     while (!base.empty() && base.back() == '/') base.remove_suffix(1);
     internal::audit_encoded_request(config_, caps_, std::string_view(http.url).substr(base.size()), http,
-                                    {&prepared, max_tokens, request_body_limit_});
+                                    {&prepared, max_tokens, request_body_limit_,
+                                     encoded["body"].IsObject() ? &encoded["body"] : nullptr});
     if (caps_.auth == "sigv4" && redact_secrets)
         http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
     return http;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <rapidjson/document.h>
+
 #include "nucleo/conversation.hpp"
 #include "nucleo/prepared.hpp"
 #include "nucleo/provider_client.hpp"
@@ -16,6 +18,9 @@ struct AuditedCall {
     const PreparedConversation* prepared = nullptr;
     std::int64_t max_tokens = 0;       ///< the reserved output budget
     std::size_t body_limit = 0;        ///< wire.153's cap in bytes
+    /// The body already parsed (the value `http.body` was written from), or nullptr: the audit
+    /// then parses the bytes itself.
+    const rapidjson::Value* parsed_body = nullptr;
 };
 
 /// wire.149-wire.163: audits `http` (as the plugin encoded it, headers included) against the rule
