@@ -218,9 +218,11 @@ class ConversationContext {
 
     // ---- tools (tools.1-5) ----
     /// Declares a tool. Add-only by name: "a name already declared is a no-op, whatever the new
-    /// declaration would produce". Nothing is converted or validated here ("never eagerly"): the
-    /// definition reaches the conversation's content at the next render. Returns true when the
-    /// name was new.
+    /// declaration would produce". Nothing is converted here ("never eagerly"): the definition
+    /// reaches the conversation's content at the next render. What no provider takes is refused
+    /// here, not at the first call (tools.102): a name outside ^[a-zA-Z0-9_-]{1,64}$ or an input
+    /// schema that is not a JSON object of type "object" throws Error(kInvalidArgument) and
+    /// declares nothing. Returns true when the name was new.
     bool add_tool(ToolDefinitionBlock definition);
     /// add_tool for each; returns how many names were new.
     std::size_t add_tools(std::vector<ToolDefinitionBlock> definitions);
