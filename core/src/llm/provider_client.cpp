@@ -312,7 +312,11 @@ ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, 
     : config_(std::move(config)),
       dialect_(std::move(dialect)),
       caps_(read_capabilities(dialect_.capabilities(), config_.plugin)),
-      transport_(std::make_shared<HttpTransport>(std::move(transport))),
+      // limits.101-104: the provider's configured limits bound every call of this client.
+      transport_(std::make_shared<HttpTransport>([&] {
+          transport.limits = config_.transport;
+          return std::move(transport);
+      }())),
       limits_(std::make_shared<Limits>()) {
     if (caps_.auth == "sigv4") {
         AwsSigV4 sig;
