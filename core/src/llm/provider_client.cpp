@@ -387,6 +387,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
     if (caps_.auth == "sigv4" && redact_secrets)
         http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
+    if (redact_secrets) http.url = redact_url(http.url);  // limits.105
     return http;
 }
 
