@@ -255,8 +255,9 @@ std::string_view string_field(const rapidjson::Value& v, const char* key) {
 void deliver_deltas(std::string_view doc, const StreamCallbacks& cb) {
     if (doc.empty()) return;
     rapidjson::Document d;
-    d.Parse(doc.data(), doc.size());
-    if (d.HasParseError() || !d.IsObject() || !d.HasMember("deltas") || !d["deltas"].IsArray()) return;
+    if (json_guard::parse(d, doc, json_guard::kDocumentMaxDepth) || !d.IsObject() ||
+        !d.HasMember("deltas") || !d["deltas"].IsArray())
+        return;
     for (const auto& delta : d["deltas"].GetArray()) {
         if (!delta.IsObject()) continue;
         const std::string_view type = string_field(delta, "type");
@@ -483,8 +484,10 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
 
     // answers.106: the core checks what a plugin returns before anything of it is kept.
     rapidjson::Document d;
-    d.Parse(normalized.data(), normalized.size());
-    if (d.HasParseError() || !d.IsObject() || !d.HasMember("blocks") || !d["blocks"].IsArray())
+    // limits.120: the plugin's output is read under the document depth limit, named when hit.
+    if (auto refusal = json_guard::parse(d, normalized, json_guard::kDocumentMaxDepth))
+        throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response: " + refusal->text());
+    if (!d.IsObject() || !d.HasMember("blocks") || !d["blocks"].IsArray())
         throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response lacks a \"blocks\" "
                                                 "array; answer began: " + first_bytes(http.body));
 
@@ -566,8 +569,8 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
         } catch (const Error&) {
             json.clear();  // plain prose: no tool calls
         }
-        if (!json.empty()) envelope.Parse(json.data(), json.size());
-        if (!json.empty() && !envelope.HasParseError() && envelope.IsObject() && envelope.HasMember("tool_calls") &&
+        const bool parsed = !json.empty() && !json_guard::parse(envelope, json);  // limits.120
+        if (parsed && envelope.IsObject() && envelope.HasMember("tool_calls") &&
             envelope["tool_calls"].IsArray()) {
             // tools.13 and tools.101 mint from the name and the place in the turn; the turn's
             // position in the conversation is added so that ids stay unique across turns (a result
