@@ -10,10 +10,28 @@
 #include <string>
 
 #include "nucleo/errors.hpp"
+#include "nucleo/plugins.hpp"
 #include "nucleo/store.hpp"
-#include "support.hpp"
 
 namespace {
+
+namespace fs = std::filesystem;
+
+nucleo::StoreInstance sqlite_store(const std::string& path) {
+    static const nucleo::Plugin plugin = nucleo::PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load("sqlite");
+    return plugin.make_store(R"({"path":")" + path + R"("})");
+}
+
+/// A conversation of two text messages, m1 and m2.
+nucleo::ConversationParts two_messages(const std::string& id) {
+    nucleo::ConversationParts parts;
+    parts.conversation_id = id;
+    parts.messages.push_back(nucleo::Message::outgoing_text("Where is parcel 42?"));
+    parts.messages.back().id = "m1";
+    parts.messages.push_back(nucleo::Message::incoming_text("On its way."));
+    parts.messages.back().id = "m2";
+    return parts;
+}
 
 std::string bytes_of(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -23,11 +41,14 @@ std::string bytes_of(const std::string& path) {
 }
 
 TEST(DeepSnapshot, LoadingAnEightyEightThousandDeepSnapshotIsRefusedAndChangesNothing) {
-    const std::string path = store_test::temp_sqlite_path();
-    const std::string id = store_test::unique("deep");
+    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "document" / "deep-snapshot";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string path = (dir / "store.db").string();
+    const std::string id = "deep-1";
     {
-        const nucleo::PersistentStore store(store_test::make_store("sqlite", path));
-        (void)store.create("alice", store_test::conversation(id, 2), "deep");
+        const nucleo::PersistentStore store(sqlite_store(path));
+        (void)store.create("alice", two_messages(id), "deep");
     }
     {
         sqlite3* db = nullptr;
@@ -44,7 +65,7 @@ TEST(DeepSnapshot, LoadingAnEightyEightThousandDeepSnapshotIsRefusedAndChangesNo
         sqlite3_close(db);
     }
     const std::string before = bytes_of(path);
-    const nucleo::PersistentStore store(store_test::make_store("sqlite", path));
+    const nucleo::PersistentStore store(sqlite_store(path));
     std::string message;
     try {
         (void)store.load("alice", id);
@@ -56,6 +77,7 @@ TEST(DeepSnapshot, LoadingAnEightyEightThousandDeepSnapshotIsRefusedAndChangesNo
     // The process goes on: the store still answers, and the file is as it was.
     EXPECT_FALSE(store.load_document("alice", id).empty());
     EXPECT_EQ(bytes_of(path), before);
+    fs::remove_all(dir);
 }
 
 }  // namespace
