@@ -323,9 +323,10 @@ void write_call(providers::ResponseWriter& w, const ToolCall& c) {
     }
     rapidjson::Document args;
     const auto refusal = json_guard::parse(args, c.arguments);
-    if (refusal && refusal->kind == json_guard::Refusal::Kind::kDepth) {
-        // limits.120: arguments nested past the limit are refused, not kept as "_raw" text the
-        // next request would send back.
+    if (refusal && refusal->kind != json_guard::Refusal::Kind::kSyntax) {
+        // limits.120 to limits.122: arguments nested past the limit, with a duplicate key or a
+        // raw NUL are refused, not kept as "_raw" text the next request would send back; text
+        // that is merely not JSON stays "_raw", as a model's malformed arguments always did.
         throw plugin::Failure(NUCLEO_ERR_PROTOCOL, "openai: the arguments of tool call \"" + c.id +
                                                        "\" are not usable JSON (" +
                                                        refusal->text() + ")");
