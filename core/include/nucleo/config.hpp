@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "nucleo/catalog.hpp"
+#include "nucleo/transport.hpp"
 
 namespace nucleo {
 
@@ -44,6 +45,9 @@ struct ProviderConfig {
     /// Provider-specific options as a JSON object text ("{}" when none); secrets it holds are
     /// this struct's to keep: never log it, log Config::redacted() instead.
     std::string options_json = "{}";
+    /// `transport:` {connect_timeout_ms, idle_timeout_ms, deadline_ms, max_response_bytes}, each a
+    /// positive integer; absent keys keep TransportLimits' defaults (limits.101-104).
+    TransportLimits transport;
 };
 
 /// A plugin chosen for a role (session store, persistent store, summarizer) and its options.
@@ -147,8 +151,10 @@ class Config {
     std::optional<PluginChoice> summarizer_;
 };
 
-/// `scheme://user:password@host/...` → `scheme://user:***@host/...`, and the value of a
-/// `password=` / `secret=` / `token=` query or DSN parameter → `***`. For store URLs in logs.
+/// `scheme://user:password@host/...` → `scheme://user:***@host/...` (`scheme://token@host` →
+/// `scheme://***@host`), and the value of a `password=` / `secret=` / `token=` query or DSN
+/// parameter → `***`. The one helper every URL passes before a log, an error or `nucleo render`
+/// shows it (limits.105).
 [[nodiscard]] std::string redact_url(std::string_view url);
 
 /// Whether an option key names a secret (api_key, secret, token, password, credentials...): such

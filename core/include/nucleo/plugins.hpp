@@ -59,10 +59,11 @@ class Plugin {
     std::shared_ptr<plugins_detail::Library> library_;
 };
 
-/// Where plugins are looked for and how they are loaded. Search order (abi.21): the paths given
-/// (config `plugins.paths`), then NUCLEO_PLUGIN_PATH (colon-separated), then the build tree's
-/// plugin folder when this libnucleo runs from its build tree, then the installed plugin folder.
-/// The first file of a name wins.
+/// Where plugins are looked for and how they are loaded. Search order (abi.21, abi.104): the
+/// paths given (config `plugins.paths`), then the build tree's plugin folder when this libnucleo
+/// runs from its build tree, then the installed plugin folder, then NUCLEO_PLUGIN_PATH
+/// (colon-separated). The first file of a name wins; its entry must name the plugin of its file
+/// name (abi.103).
 class PluginLoader {
   public:
     explicit PluginLoader(std::vector<std::filesystem::path> paths = {});

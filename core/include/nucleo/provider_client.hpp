@@ -137,6 +137,8 @@ struct CallOptions {
 /// and the per-model rate limiters.
 class ProviderClient {
 public:
+    /// The transport's limits are the provider's configured ones (`config.transport`,
+    /// limits.101-104), whatever `transport.limits` held; its retry policy is `transport`'s.
     ProviderClient(ProviderConfig config, ProviderInstance dialect, TransportOptions transport = {});
 
     /// The client for the provider instance `name` of `config`, its plugin found by `loader`.

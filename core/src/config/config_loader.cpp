@@ -462,7 +462,8 @@ class ConfigBuilder {
                            "provider instance defined twice (also at " + provider_where_[p.name] +
                                ")");
             const YAML::Node& body = kv.second;
-            r.expect_map(body, path, {"plugin", "base_url", "api_key", "credentials", "options"});
+            r.expect_map(body, path,
+                         {"plugin", "base_url", "api_key", "credentials", "options", "transport"});
             p.plugin = r.plugin_name(body, path);
             if (auto v = Reader::get(body, "base_url"); Reader::present(v))
                 p.base_url = r.string(v, child(path, "base_url"));
@@ -482,9 +483,28 @@ class ConfigBuilder {
                 field("region", p.credentials.region, false);
             }
             p.options_json = r.options(body, path);
+            if (auto t = Reader::get(body, "transport"); Reader::present(t))
+                read_transport(r, t, child(path, "transport"), p.transport);
             provider_where_[p.name] = r.where(kv.first.Mark());
             config_.providers_.push_back(std::move(p));
         }
+    }
+
+    /// limits.101-104: a provider's transport limits, each a positive integer.
+    static void read_transport(const Reader& r, const YAML::Node& n, const std::string& path,
+                               TransportLimits& out) {
+        r.expect_map(n, path,
+                     {"connect_timeout_ms", "idle_timeout_ms", "deadline_ms", "max_response_bytes"});
+        const auto ms = [&](std::string_view key, std::chrono::milliseconds& into) {
+            if (auto v = Reader::get(n, key); Reader::present(v))
+                into = std::chrono::milliseconds(r.positive(v, child(path, std::string(key))));
+        };
+        ms("connect_timeout_ms", out.connect_timeout);
+        ms("idle_timeout_ms", out.idle_timeout);
+        ms("deadline_ms", out.deadline);
+        if (auto v = Reader::get(n, "max_response_bytes"); Reader::present(v))
+            out.max_response_bytes =
+                static_cast<std::size_t>(r.positive(v, child(path, "max_response_bytes")));
     }
 
     PluginChoice read_choice(const Reader& r, const YAML::Node& n, const std::string& path) {

@@ -313,7 +313,11 @@ ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, 
     : config_(std::move(config)),
       dialect_(std::move(dialect)),
       caps_(read_capabilities(dialect_.capabilities(), config_.plugin)),
-      transport_(std::make_shared<HttpTransport>(std::move(transport))),
+      // limits.101-104: the provider's configured limits bound every call of this client.
+      transport_(std::make_shared<HttpTransport>([&] {
+          transport.limits = config_.transport;
+          return std::move(transport);
+      }())),
       limits_(std::make_shared<Limits>()) {
     if (caps_.auth == "sigv4") {
         AwsSigV4 sig;
@@ -384,6 +388,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
     if (caps_.auth == "sigv4" && redact_secrets)
         http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
+    if (redact_secrets) http.url = redact_url(http.url);  // limits.105
     return http;
 }
 
