@@ -11,6 +11,7 @@
 
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
+#include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/thinking_response.hpp"
@@ -42,6 +43,8 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     c.streaming = flag("streaming");
     if (d.HasMember("dialect") && d["dialect"].IsString()) c.dialect = d["dialect"].GetString();
     if (d.HasMember("auth") && d["auth"].IsString()) c.auth = d["auth"].GetString();
+    // wire.149: the wire family whose rule book audits the plugin's requests.
+    if (d.HasMember("wire_family") && d["wire_family"].IsString()) c.wire_family = d["wire_family"].GetString();
     if (d.HasMember("stream_framing") && d["stream_framing"].IsString())
         c.stream_framing = d["stream_framing"].GetString();
     return c;
@@ -374,7 +377,9 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     const FixedContentFormatter formatter(model.native_tools && caps_.native_tools,
                                           model.supports_caching && caps_.caching);
     const Depth depth = resolve_depth(conversation, options.binding);
-    const bool thinking = thinking_active(model, depth);
+    // wire.170, wire.171: the core's decisions before any plugin sees the request.
+    internal::check_first_turn(config_, caps_, conversation);
+    const bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
     const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
     PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking);
     const std::string request =
@@ -386,6 +391,11 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
     if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
     if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
+    // wire.150: the request as it would leave, audited before anything is sent (or shown).
+    std::string_view base(config_.base_url);
+    while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+    internal::audit_encoded_request(config_, caps_, std::string_view(http.url).substr(base.size()), http,
+                                    {&prepared, max_tokens, request_body_limit_});
     if (caps_.auth == "sigv4" && redact_secrets)
         http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
     if (redact_secrets) http.url = redact_url(http.url);  // limits.105

@@ -268,7 +268,12 @@ typedef struct nucleo_provider_factory {
     int32_t (*create)(nucleo_string_view config_json, nucleo_instance** out, nucleo_error* err);
     void (*destroy)(nucleo_instance* instance);
     /* out receives {"schema_version":1, "native_tools":bool, "caching":bool, "streaming":bool,
-     *               "max_cache_breakpoints":N, "inputs":["images","documents"], ...}.
+     *               "max_cache_breakpoints":N, "inputs":["images","documents"],
+     *               "wire_family":"anthropic-messages|openai-chat|bedrock-converse", ...}.
+     * "wire_family" names the rule book the core audits every encoded request against before
+     * sending it (the plan's breakpoints, the system channel, roles, max_tokens, the provider's
+     * documented request rules); a plugin of another wire omits it and gets the generic checks
+     * only (a relative path, no CR/LF/NUL in headers, a JSON body under the size cap).
      * Thread rule: callable concurrently on one instance. */
     int32_t (*capabilities)(nucleo_instance* instance, const nucleo_sink* out, nucleo_error* err);
     /* prepared_json: the PreparedConversation document (schema_version 1: model, system text,

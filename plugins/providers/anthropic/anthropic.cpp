@@ -29,7 +29,7 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
     /// tools.10: Anthropic is a native tool-calling dialect; caching.7: explicit breakpoints, at
     /// most 4.
     void capabilities(nucleo::plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"anthropic","native_tools":true,"caching":true,)"
+        out << R"({"schema_version":1,"dialect":"anthropic","wire_family":"anthropic-messages","native_tools":true,"caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
                R"("auth":"x-api-key","stream_framing":"sse"})";
     }

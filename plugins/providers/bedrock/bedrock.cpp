@@ -32,7 +32,7 @@ class BedrockProvider final : public nucleo::plugin::Provider {
     /// `native_tools` chooses per model; prepared.native_tools tells encode which one to render.
     /// Caching: explicit cachePoint blocks, at most 4 (Bedrock passes Anthropic's limit through).
     void capabilities(nucleo::plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"bedrock-converse","native_tools":true,)"
+        out << R"({"schema_version":1,"dialect":"bedrock-converse","wire_family":"bedrock-converse","native_tools":true,)"
                R"("caching":true,"streaming":true,"max_cache_breakpoints":4,)"
                R"("inputs":["images","documents"],"auth":"sigv4",)"
                R"("stream_framing":"aws-eventstream"})";

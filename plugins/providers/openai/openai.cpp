@@ -65,7 +65,7 @@ class ChatCompletions final : public plugin::Provider {
     explicit ChatCompletions(std::string_view /*config_json*/) {}
 
     void capabilities(plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"openai","native_tools":true,"caching":false,)"
+        out << R"({"schema_version":1,"dialect":"openai","wire_family":"openai-chat","native_tools":true,"caching":false,)"
                R"("streaming":true,"max_cache_breakpoints":0,"inputs":["images","documents"],)"
                R"("auth":"bearer","stream_framing":"sse"})";
     }
