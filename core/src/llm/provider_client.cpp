@@ -338,7 +338,16 @@ ProviderClient ProviderClient::from_config(const Config& config, const PluginLoa
                                            std::string_view provider_name) {
     const ProviderConfig& pc = config.provider(provider_name);
     Plugin plugin = loader.load(pc.plugin);
-    return ProviderClient(pc, plugin.make_provider(pc.options_json));
+    ProviderClient client(pc, plugin.make_provider(pc.options_json));
+    client.set_declaration_defaults(config.defaults());  // budget.102
+    return client;
+}
+
+BindingDeclarations ProviderClient::with_defaults(const BindingDeclarations& binding) const {
+    BindingDeclarations out = binding;
+    if (!out.output) out.output = defaults_.output;
+    if (!out.depth) out.depth = defaults_.depth;
+    return out;
 }
 
 void ProviderClient::set_rate_limits(const std::string& model_id, RateLimits limits) {
@@ -376,11 +385,12 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     if (!redact_secrets) check_credentials();
     const FixedContentFormatter formatter(model.native_tools && caps_.native_tools,
                                           model.supports_caching && caps_.caching);
-    const Depth depth = resolve_depth(conversation, options.binding);
+    const BindingDeclarations binding = with_defaults(options.binding);  // budget.102
+    const Depth depth = resolve_depth(conversation, binding);
     // wire.170, wire.171: the core's decisions before any plugin sees the request.
     internal::check_first_turn(config_, caps_, conversation);
     const bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
-    const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
+    const std::int64_t max_tokens = output_reserve(conversation, model, binding);
     PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking);
     const std::string request =
         provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options), config_,
@@ -442,7 +452,7 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
 LLMResponse ProviderClient::call_once(ConversationContext& conversation, const ModelSpec& model,
                                       const CallOptions& options, std::vector<CallAttempt>& record) {
     HttpRequest request = build_request(conversation, model, options);
-    const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
+    const std::int64_t max_tokens = output_reserve(conversation, model, with_defaults(options.binding));
 
     // budget.6: the reservation is the conversation's input tokens plus the output reserve.
     RateLimiter* limiter = nullptr;
