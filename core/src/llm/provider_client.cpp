@@ -51,10 +51,11 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
 }
 
 /// The provider request document (docs/provider-abi-documents.md).
-std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bool thinking,
-                             std::int64_t thinking_budget, bool stream, const ProviderConfig& config,
-                             const std::string& prepared_json) {
-    rapidjson::StringBuffer buf;
+/// abi.106: the prepared conversation is written once, straight into `buf`, which the plugin
+/// then reads in place.
+void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model, std::int64_t max_tokens,
+                            bool thinking, std::int64_t thinking_budget, bool stream,
+                            const ProviderConfig& config, const PreparedConversation& prepared) {
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     w.StartObject();
     w.Key("schema_version");
@@ -87,16 +88,13 @@ std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bo
     w.Key("options");
     options.Accept(w);
     w.Key("prepared");
-    w.RawValue(prepared_json.data(), prepared_json.size(), rapidjson::kObjectType);
+    internal::write_prepared_json(w, prepared);
     w.EndObject();
-    return {buf.GetString(), buf.GetSize()};
 }
 
-/// The plugin's HTTP request document → an HttpRequest against the instance's base URL.
-HttpRequest read_http_request(const std::string& json, const ProviderConfig& config) {
-    rapidjson::Document d;
-    d.Parse(json.data(), json.size());
-    const std::string who = "plugin '" + config.plugin + "' encode";
+/// The head of the plugin's HTTP request document (method, path, headers) → an HttpRequest
+/// against the instance's base URL, without its body.
+HttpRequest read_http_head(const rapidjson::Document& d, const std::string& who, const ProviderConfig& config) {
     if (d.HasParseError() || !d.IsObject())
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request is not a JSON object");
     HttpRequest req;
@@ -111,6 +109,27 @@ HttpRequest read_http_request(const std::string& json, const ProviderConfig& con
             if (h.value.IsString()) req.headers.emplace_back(h.name.GetString(), h.value.GetString());
         }
     }
+    return req;
+}
+
+/// abi.106: the plugin's request. A plugin with encode_parts (ABI 1.3) writes the head and the
+/// body apart, and its body bytes are sent as written; an older plugin writes one document whose
+/// "body" is taken out and written compactly (a string body as its characters).
+HttpRequest encode_http_request(const ProviderInstance& dialect, std::string_view provider_request,
+                                const ProviderConfig& config) {
+    if (dialect.has_encode_parts()) {
+        ProviderInstance::EncodedParts parts = dialect.encode_parts(provider_request);
+        rapidjson::Document d;
+        d.Parse(parts.head.data(), parts.head.size());
+        HttpRequest req = read_http_head(d, "plugin '" + config.plugin + "' encode_parts", config);
+        req.body = std::move(parts.body);
+        return req;
+    }
+    const std::string json = dialect.encode(provider_request);
+    rapidjson::Document d;
+    d.Parse(json.data(), json.size());
+    const std::string who = "plugin '" + config.plugin + "' encode";
+    HttpRequest req = read_http_head(d, who, config);
     if (!d.HasMember("body"))
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no \"body\"");
     req.body = d["body"].IsString() ? std::string(d["body"].GetString(), d["body"].GetStringLength())
@@ -392,10 +411,11 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     const bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
     const std::int64_t max_tokens = output_reserve(conversation, model, binding);
     PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking);
-    const std::string request =
-        provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options), config_,
-                         internal::prepared_to_json(prepared));
-    HttpRequest http = read_http_request(dialect_.encode(request), config_);
+    rapidjson::StringBuffer request;
+    write_provider_request(request, model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options),
+                           config_, prepared);
+    HttpRequest http =
+        encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
     std::string secret = config_.credentials.api_key;
     if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";

@@ -207,6 +207,28 @@ std::string ProviderInstance::decode_event(std::string_view event_name,
     });
 }
 
+bool ProviderInstance::has_encode_parts() const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts);
+}
+
+ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view prepared_json) const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts)) {
+        throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +
+                                      std::to_string(handle_->library->info.abi_minor) +
+                                      ") has no encode_parts slot (ABI 1.3): call encode");
+    }
+    EncodedParts parts;
+    const nucleo_sink head = {sizeof(nucleo_sink), &parts.head, &append_to_string};
+    const nucleo_sink body = {sizeof(nucleo_sink), &parts.body, &append_to_string};
+    nucleo_error err;
+    nucleo_error_init(&err);
+    const int32_t status = f->encode_parts(handle_->instance, sv(prepared_json), &head, &body, &err);
+    if (status != NUCLEO_OK) throw_status(*handle_, "encode_parts", status, err);
+    return parts;
+}
+
 // ---- store --------------------------------------------------------------------------------
 
 namespace {
