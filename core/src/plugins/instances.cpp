@@ -207,6 +207,32 @@ std::string ProviderInstance::decode_event(std::string_view event_name,
     });
 }
 
+bool ProviderInstance::has_encode_parts() const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts);
+}
+
+ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view prepared_json) const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts)) {
+        throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +
+                                      std::to_string(handle_->library->info.abi_minor) +
+                                      ") has no encode_parts slot (ABI 1.3): call encode");
+    }
+    EncodedParts parts;
+    nucleo_error err;
+    nucleo_error_init(&err);
+    int32_t status = NUCLEO_OK;
+    {
+        // abi.102: both sinks refuse writes once the call returned.
+        const plugins_detail::CallSink head(parts.head, handle_->library->info.name, "encode_parts");
+        const plugins_detail::CallSink body(parts.body, handle_->library->info.name, "encode_parts");
+        status = f->encode_parts(handle_->instance, sv(prepared_json), head.get(), body.get(), &err);
+    }
+    if (status != NUCLEO_OK) throw_status(*handle_, "encode_parts", status, err);
+    return parts;
+}
+
 // ---- store --------------------------------------------------------------------------------
 
 namespace {
