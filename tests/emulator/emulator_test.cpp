@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <zlib.h>
 
 #include <map>
 #include <memory>
@@ -1040,6 +1041,42 @@ TEST_F(Emulator, EveryProviderAnswerCarriesItsRequestIdHeader) {
     ASSERT_EQ(b2.headers.count("x-amzn-requestid"), 1u);
     EXPECT_EQ(b1.headers.at("x-amzn-requestid").size(), 36u);  // a UUID
     EXPECT_NE(b1.headers.at("x-amzn-requestid"), b2.headers.at("x-amzn-requestid"));
+}
+
+/// The body of a gzip-encoded answer, inflated (empty when it is not gzip).
+std::string gunzip(const std::string& in) {
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return {};
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(in.size());
+    std::string out;
+    char buf[16384];
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        z.next_out = reinterpret_cast<Bytef*>(buf);
+        z.avail_out = sizeof buf;
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(buf, sizeof buf - z.avail_out);
+    }
+    inflateEnd(&z);
+    return rc == Z_STREAM_END ? out : std::string();
+}
+
+TEST_F(Emulator, AnswersUncompressedOrGzipNeverBrotli) {
+    // channel.106: a client that offers brotli gets the answer uncompressed, or gzip when it
+    // offers gzip too, so a benchmark over HTTP measures the client and not a brotli encoder.
+    const auto br_only = anthropic(anthropic_question(), {"accept-encoding: br"});
+    ASSERT_EQ(br_only.status, 200);
+    EXPECT_EQ(br_only.headers.count("content-encoding"), 0u);
+    EXPECT_TRUE(parse(br_only.body).IsObject());
+    const auto any = openai(openai_question(), {"accept-encoding: gzip, deflate, br"});
+    ASSERT_EQ(any.status, 200);
+    ASSERT_EQ(any.headers.count("content-encoding"), 1u);
+    EXPECT_EQ(any.headers.at("content-encoding"), "gzip");
+    EXPECT_TRUE(parse(gunzip(any.body)).IsObject());
+    const auto none = bedrock(bedrock_question());
+    ASSERT_EQ(none.status, 200);
+    EXPECT_EQ(none.headers.count("content-encoding"), 0u);
 }
 
 TEST_F(Emulator, AnthropicSplitsCacheCreationByTtl) {

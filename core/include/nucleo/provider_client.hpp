@@ -140,6 +140,8 @@ struct CallOptions {
 /// and the per-model rate limiters.
 class ProviderClient {
 public:
+    /// The transport's limits are the provider's configured ones (`config.transport`,
+    /// limits.101-104), whatever `transport.limits` held; its retry policy is `transport`'s.
     ProviderClient(ProviderConfig config, ProviderInstance dialect, TransportOptions transport = {});
 
     /// The client for the provider instance `name` of `config`, its plugin found by `loader`.
@@ -154,6 +156,14 @@ public:
     /// OpenAI client would reach the wrong API under the wrong dialect. The message names both.
     /// An entry that names no provider is accepted.
     void check_model(const ModelSpec& model) const;
+
+    /// budget.102: the declarations a call falls back to after the binding's (the last layer of
+    /// the output and depth chains). from_config sets the config's `defaults:`; a client built
+    /// directly has none, and a host opts out with set_declaration_defaults({}) (budget.103).
+    void set_declaration_defaults(BindingDeclarations defaults) noexcept { defaults_ = defaults; }
+    [[nodiscard]] const BindingDeclarations& declaration_defaults() const noexcept { return defaults_; }
+    /// `binding` with each undeclared field taken from the declaration defaults.
+    [[nodiscard]] BindingDeclarations with_defaults(const BindingDeclarations& binding) const;
 
     /// Rate limits for one model (0 = unlimited), overriding the catalog entry's `rate_limits`.
     void set_rate_limits(const std::string& model_id, RateLimits limits);
@@ -201,6 +211,7 @@ private:
     std::shared_ptr<HttpTransport> transport_;
     std::shared_ptr<Limits> limits_;
     std::size_t request_body_limit_ = 32U * 1024U * 1024U;
+    BindingDeclarations defaults_;
 };
 
 }  // namespace nucleo

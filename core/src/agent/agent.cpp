@@ -191,7 +191,9 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
 
         // compaction.4: the window is checked before every call to the model.
         if (options.window) {
-            const std::int64_t reserve = output_reserve(conversation, model, options.binding);
+            // budget.102: the reserve the call will send, the client's defaults included.
+            const std::int64_t reserve =
+                output_reserve(conversation, model, client.with_defaults(options.binding));
             CompactionReport c = options.window->ensure_fits(conversation, model, reserve);
             rr.compaction = c.level;
             rr.compaction_cost = c.cost();

@@ -10,6 +10,9 @@
  *   1.2  nucleo_provider_factory.decode_event (appended): one event of a streamed answer, framed
  *        by the host, decoded into incremental deltas (text, thinking, tool-call start and input,
  *        usage) so a host sees an answer as it arrives. The answer itself is still decode()'s.
+ *   1.3  nucleo_provider_factory.encode_parts (appended): encode writing the HTTP request's head
+ *        (method, path, headers) and its body bytes to two sinks, so the body a plugin writes is
+ *        the body sent, never parsed and written again by the host.
  *
  * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -47,7 +50,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 2
+#define NUCLEO_PLUGIN_ABI_MINOR 3
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -137,7 +140,8 @@ typedef struct nucleo_string_view {
 /* A host-owned output sink. The plugin calls write() zero or more times during the call it was
  * passed to; the bytes are appended in order. write returns NUCLEO_OK, or a non-zero status
  * (e.g. NUCLEO_ERR_INTERNAL when the host ran out of memory): the plugin then stops and returns
- * that status. The sink is valid for that call only.
+ * that status. The sink is valid for that call only: a copy written to after the call returned
+ * gets NUCLEO_ERR_PLUGIN and nothing of the host is touched (abi.102).
  * Thread rule: a sink is used by the thread of the call it was passed to. */
 typedef struct nucleo_sink {
     uint32_t struct_size;
@@ -314,6 +318,15 @@ typedef struct nucleo_provider_factory {
      * Thread rule: callable concurrently on one instance. */
     int32_t (*decode_event)(nucleo_instance* instance, nucleo_string_view event_name,
                             nucleo_string_view data, const nucleo_sink* out, nucleo_error* err);
+    /* Since 1.3; optional (a host calls encode when the slot is absent or NULL). encode with the
+     * HTTP request in two parts (abi.106): head receives encode's document without "body",
+     * {"schema_version":1, "method":"POST", "path":"/v1/messages", "headers":{...}}, and body
+     * receives the body bytes exactly as they are to be sent (a JSON body as compact JSON text).
+     * The host sends those bytes as they are. Same input and errors as encode; a failed call may
+     * have written part of either output, which the host discards.
+     * Thread rule: callable concurrently on one instance. */
+    int32_t (*encode_parts)(nucleo_instance* instance, nucleo_string_view prepared_json,
+                            const nucleo_sink* head, const nucleo_sink* body, nucleo_error* err);
 } nucleo_provider_factory;
 
 /* "nucleo.store/1": persistent and session stores of conversations (docs/spec/persistence.md).

@@ -35,7 +35,13 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
-        nucleo::anthropic::encode_request(prepared_json, out);
+        nucleo::providers::encode_joined(prepared_json, out, nucleo::anthropic::encode_request);
+    }
+
+    /// abi.106: the body bytes written here are the bytes the host sends.
+    void encode_parts(std::string_view prepared_json, nucleo::plugin::Sink& head,
+                      nucleo::plugin::Sink& body) {
+        nucleo::anthropic::encode_request(prepared_json, head, body);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

@@ -39,7 +39,15 @@ class BedrockProvider final : public nucleo::plugin::Provider {
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
-        out << nucleo::bedrock::encode_request(prepared_json);
+        nucleo::providers::encode_joined(prepared_json, out, encode_parts);
+    }
+
+    /// abi.106: the body bytes written here are the bytes the host sends.
+    static void encode_parts(std::string_view prepared_json, nucleo::plugin::Sink& head,
+                             nucleo::plugin::Sink& body) {
+        const nucleo::bedrock::EncodedRequest parts = nucleo::bedrock::encode_request(prepared_json);
+        head.write(parts.head);
+        body.write(parts.body);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
