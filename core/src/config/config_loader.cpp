@@ -396,13 +396,15 @@ class ConfigBuilder {
     void read_document(const Reader& r, const YAML::Node& root, const fs::path& folder) {
         if (!root.IsDefined() || root.IsNull()) return;  // an empty file configures nothing
         r.expect_map(root, "",
-                     {"include", "plugins", "providers", "stores", "summarizer", "models"});
+                     {"include", "plugins", "providers", "stores", "summarizer", "models",
+                      "defaults"});
         if (auto n = Reader::get(root, "plugins"); Reader::present(n)) read_plugins(r, n, folder);
         if (auto n = Reader::get(root, "providers"); Reader::present(n)) read_providers(r, n);
         if (auto n = Reader::get(root, "stores"); Reader::present(n)) read_stores(r, n);
         if (auto n = Reader::get(root, "summarizer"); Reader::present(n))
             set_once(r, n, "summarizer", config_.summarizer_, read_choice(r, n, "summarizer"));
         if (auto n = Reader::get(root, "models"); Reader::present(n)) read_models(r, n);
+        if (auto n = Reader::get(root, "defaults"); Reader::present(n)) read_defaults(r, n);
         if (auto n = Reader::get(root, "include"); Reader::present(n)) {
             if (n.IsScalar()) {
                 include(r, n, folder, "include");
@@ -462,8 +464,10 @@ class ConfigBuilder {
                            "provider instance defined twice (also at " + provider_where_[p.name] +
                                ")");
             const YAML::Node& body = kv.second;
-            r.expect_map(body, path, {"plugin", "base_url", "api_key", "credentials", "options"});
+            r.expect_map(body, path,
+                         {"plugin", "base_url", "api_key", "credentials", "options", "transport"});
             p.plugin = r.plugin_name(body, path);
+            p.where = r.where(Reader::get(body, "plugin").Mark());
             if (auto v = Reader::get(body, "base_url"); Reader::present(v))
                 p.base_url = r.string(v, child(path, "base_url"));
             if (auto v = Reader::get(body, "api_key"); Reader::present(v))
@@ -482,9 +486,28 @@ class ConfigBuilder {
                 field("region", p.credentials.region, false);
             }
             p.options_json = r.options(body, path);
+            if (auto t = Reader::get(body, "transport"); Reader::present(t))
+                read_transport(r, t, child(path, "transport"), p.transport);
             provider_where_[p.name] = r.where(kv.first.Mark());
             config_.providers_.push_back(std::move(p));
         }
+    }
+
+    /// limits.101-104: a provider's transport limits, each a positive integer.
+    static void read_transport(const Reader& r, const YAML::Node& n, const std::string& path,
+                               TransportLimits& out) {
+        r.expect_map(n, path,
+                     {"connect_timeout_ms", "idle_timeout_ms", "deadline_ms", "max_response_bytes"});
+        const auto ms = [&](std::string_view key, std::chrono::milliseconds& into) {
+            if (auto v = Reader::get(n, key); Reader::present(v))
+                into = std::chrono::milliseconds(r.positive(v, child(path, std::string(key))));
+        };
+        ms("connect_timeout_ms", out.connect_timeout);
+        ms("idle_timeout_ms", out.idle_timeout);
+        ms("deadline_ms", out.deadline);
+        if (auto v = Reader::get(n, "max_response_bytes"); Reader::present(v))
+            out.max_response_bytes =
+                static_cast<std::size_t>(r.positive(v, child(path, "max_response_bytes")));
     }
 
     PluginChoice read_choice(const Reader& r, const YAML::Node& n, const std::string& path) {
@@ -507,6 +530,41 @@ class ConfigBuilder {
     }
 
     /// A role an included file may set only if no other file did.
+    // budget.102: `defaults: {depth, output}`, each a value or `none` (budget.103).
+    void read_defaults(const Reader& r, const YAML::Node& n) {
+        r.expect_map(n, "defaults", {"depth", "output"});
+        if (!set_where_.emplace("defaults", r.where(n.Mark())).second)
+            r.fail(n.Mark(), "defaults", "set twice (also at " + set_where_["defaults"] + ")");
+        if (auto v = Reader::get(n, "depth"); v.IsDefined()) {
+            const std::string s = v.IsScalar() ? v.Scalar() : std::string();
+            if (s == "none") {
+                config_.defaults_.depth.reset();
+            } else if (auto d = parse_depth(s); d && v.IsScalar()) {
+                config_.defaults_.depth = *d;
+            } else {
+                r.fail(v.Mark(), "defaults.depth",
+                       "expected IMMEDIATE, STANDARD, DEEP or none, got " + describe(v));
+            }
+        }
+        if (auto v = Reader::get(n, "output"); v.IsDefined()) {
+            const std::string s = v.IsScalar() ? v.Scalar() : std::string();
+            std::int64_t tokens = 0;
+            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), tokens);
+            if (s == "none") {
+                config_.defaults_.output.reset();
+            } else if (auto rung = parse_output_size(s); rung && v.IsScalar()) {
+                config_.defaults_.output = OutputDeclaration{*rung};
+            } else if (v.IsScalar() && !s.empty() && ec == std::errc() && end == s.data() + s.size() &&
+                       tokens > 0) {
+                config_.defaults_.output = OutputDeclaration{tokens};
+            } else {
+                r.fail(v.Mark(), "defaults.output",
+                       "expected SHORT, MEDIUM, LONG, EXTENDED, a positive token count or none, "
+                       "got " + describe(v));
+            }
+        }
+    }
+
     void set_once(const Reader& r, const YAML::Node& n, const std::string& path,
                   std::optional<PluginChoice>& slot, PluginChoice value) {
         if (slot) r.fail(n.Mark(), path, "set twice (also at " + set_where_[path] + ")");

@@ -344,4 +344,30 @@ std::string ResponseWriter::finish(std::string_view stop_reason, const Usage& us
     return {out_.GetString(), out_.GetSize()};
 }
 
+StringSink::StringSink() noexcept
+    : c_sink_{sizeof(nucleo_sink), &text_,
+              [](void* ctx, const char* data, size_t size) noexcept -> int32_t {
+                  try {
+                      static_cast<std::string*>(ctx)->append(data, size);
+                      return NUCLEO_OK;
+                  } catch (...) {
+                      return NUCLEO_ERR_INTERNAL;
+                  }
+              }},
+      wrapped_(&c_sink_) {}
+
+void encode_joined(std::string_view request, plugin::Sink& out,
+                   const std::function<void(std::string_view, plugin::Sink&, plugin::Sink&)>& parts) {
+    StringSink head;
+    StringSink body;
+    parts(request, head.sink(), body.sink());
+    const std::string& h = head.text();
+    if (h.size() < 2 || h.front() != '{' || h.back() != '}')
+        throw plugin::Failure(NUCLEO_ERR_INTERNAL, "encode: the request head is not a JSON object");
+    out.write(std::string_view(h).substr(0, h.size() - 1));
+    out.write(h.size() > 2 ? R"(,"body":)" : R"("body":)");
+    out.write(body.text());
+    out.write("}");
+}
+
 }  // namespace nucleo::providers
