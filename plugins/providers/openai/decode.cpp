@@ -129,11 +129,13 @@ class Decoder {
                 return;
             }
             rapidjson::Document chunk;
-            if (const auto refusal = json_guard::parse(chunk, line)) {
-                protocol("has stream event " + std::to_string(event) + " that is not JSON (" +
+            const auto refusal = json_guard::parse(chunk, line);
+            if (refusal && refusal->kind != json_guard::Refusal::Kind::kSyntax) {
+                // limits.120 to limits.122: the limit is named.
+                protocol("has stream event " + std::to_string(event) + " that is not a JSON object (" +
                          providers::refusal_words(*refusal) + ")");
             }
-            if (!chunk.IsObject()) {
+            if (refusal || !chunk.IsObject()) {
                 protocol("has stream event " + std::to_string(event) +
                          " that is not a JSON object");
             }
