@@ -21,6 +21,7 @@
 
 #include "nucleo/budget.hpp"
 #include "nucleo/catalog.hpp"
+#include "nucleo/transport.hpp"
 
 namespace nucleo {
 
@@ -45,6 +46,9 @@ struct ProviderConfig {
     /// Provider-specific options as a JSON object text ("{}" when none); secrets it holds are
     /// this struct's to keep: never log it, log Config::redacted() instead.
     std::string options_json = "{}";
+    /// `transport:` {connect_timeout_ms, idle_timeout_ms, deadline_ms, max_response_bytes}, each a
+    /// positive integer; absent keys keep TransportLimits' defaults (limits.101-104).
+    TransportLimits transport;
     /// "FILE:LINE:COLUMN" of its `plugin:` value (empty when not read from a file): what a plugin
     /// that cannot be loaded is reported at.
     std::string where;
@@ -158,8 +162,10 @@ class Config {
     BindingDeclarations defaults_{OutputDeclaration{OutputSize::kMedium}, Depth::kImmediate};
 };
 
-/// `scheme://user:password@host/...` → `scheme://user:***@host/...`, and the value of a
-/// `password=` / `secret=` / `token=` query or DSN parameter → `***`. For store URLs in logs.
+/// `scheme://user:password@host/...` → `scheme://user:***@host/...` (`scheme://token@host` →
+/// `scheme://***@host`), and the value of a `password=` / `secret=` / `token=` query or DSN
+/// parameter → `***`. The one helper every URL passes before a log, an error or `nucleo render`
+/// shows it (limits.105).
 [[nodiscard]] std::string redact_url(std::string_view url);
 
 /// Whether an option key names a secret (api_key, secret, token, password, credentials...): such

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "common/log_internal.hpp"
+#include "conversation/tool_check.hpp"
 #include "nucleo/budget.hpp"
 #include "nucleo/errors.hpp"
 
@@ -319,8 +320,8 @@ Agent::Agent(ProviderClient& client, ModelSpec model, AgentOptions options)
 Agent::~Agent() = default;
 
 void Agent::add_tool(AgentTool tool) {
-    if (tool.definition.name.empty())
-        throw Error(ErrorKind::kInvalidArgument, "Agent::add_tool: the tool has no name");
+    // tools.102: a name and schema every provider takes, checked here, at the declaration.
+    internal::check_tool_declaration(tool.definition, "Agent::add_tool");
     if (impl_->find(tool.definition.name) != nullptr)
         throw Error(ErrorKind::kInvalidArgument,
                     "Agent::add_tool: a tool named '" + tool.definition.name +

@@ -164,9 +164,12 @@ std::string redact_url(std::string_view url) {
         const std::size_t end = out.find_first_of("/?#", start);
         const std::size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
         if (at != std::string::npos && at > start) {
+            // limits.105: the password, or the whole userinfo when it is one word (a bare token).
             const std::size_t colon = out.find(':', start);
             if (colon != std::string::npos && colon < at)
                 out.replace(colon + 1, at - colon - 1, kMask);
+            else
+                out.replace(start, at - start, kMask);
         }
     }
     // key=value parameters (URL query, libpq "k=v k=v" DSN): mask the secret ones.
