@@ -163,7 +163,7 @@ const CommandSpec& ask_command() {
          config_option()},
         "PROMPT",
         "the question; without it, stdin is read to its end",
-        "The depth and output length are the config's defaults: (IMMEDIATE and MEDIUM unless "
+        "The thinking depth and answer length are the config's `defaults:` (IMMEDIATE and MEDIUM unless "
         "set). Usage and cost go to stderr.",
         run_ask};
     return spec;

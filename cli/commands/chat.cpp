@@ -173,7 +173,8 @@ class ChatSession {
                                                   ": no such conversation for user '" + s_.user +
                                                   "' in " + s_.store_where);
         }
-        note("conversation " + *id + " (resumed, " + count_of(static_cast<std::int64_t>(messages), "message") + ")");
+        note("conversation " + *id + " (resumed, " +
+             count_of(static_cast<std::int64_t>(messages), "message") + ")");
     }
 
     /// The read loop; returns the exit status (0: end of input or /quit).
