@@ -1,4 +1,4 @@
-// abi.102: ABI 1.3 encode_parts. The in-tree providers write the HTTP request's head and body
+// abi.106: ABI 1.3 encode_parts. The in-tree providers write the HTTP request's head and body
 // apart, and the body they write is byte for byte the compact "body" of their one-document
 // encode on every encode fixture; a provider built against the frozen 1.2 header keeps building
 // requests through encode.

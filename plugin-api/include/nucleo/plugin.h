@@ -271,7 +271,12 @@ typedef struct nucleo_provider_factory {
     int32_t (*create)(nucleo_string_view config_json, nucleo_instance** out, nucleo_error* err);
     void (*destroy)(nucleo_instance* instance);
     /* out receives {"schema_version":1, "native_tools":bool, "caching":bool, "streaming":bool,
-     *               "max_cache_breakpoints":N, "inputs":["images","documents"], ...}.
+     *               "max_cache_breakpoints":N, "inputs":["images","documents"],
+     *               "wire_family":"anthropic-messages|openai-chat|bedrock-converse", ...}.
+     * "wire_family" names the rule book the core audits every encoded request against before
+     * sending it (the plan's breakpoints, the system channel, roles, max_tokens, the provider's
+     * documented request rules); a plugin of another wire omits it and gets the generic checks
+     * only (a relative path, no CR/LF/NUL in headers, a JSON body under the size cap).
      * Thread rule: callable concurrently on one instance. */
     int32_t (*capabilities)(nucleo_instance* instance, const nucleo_sink* out, nucleo_error* err);
     /* prepared_json: the PreparedConversation document (schema_version 1: model, system text,
@@ -313,7 +318,7 @@ typedef struct nucleo_provider_factory {
     int32_t (*decode_event)(nucleo_instance* instance, nucleo_string_view event_name,
                             nucleo_string_view data, const nucleo_sink* out, nucleo_error* err);
     /* Since 1.3; optional (a host calls encode when the slot is absent or NULL). encode with the
-     * HTTP request in two parts (abi.102): head receives encode's document without "body",
+     * HTTP request in two parts (abi.106): head receives encode's document without "body",
      * {"schema_version":1, "method":"POST", "path":"/v1/messages", "headers":{...}}, and body
      * receives the body bytes exactly as they are to be sent (a JSON body as compact JSON text).
      * The host sends those bytes as they are. Same input and errors as encode; a failed call may

@@ -205,7 +205,7 @@ class Provider : public Instance {
     /// ABI 1.2 decode_event: the deltas of one streamed event (plugin.h). Default: none.
     virtual void decode_event(std::string_view /*event_name*/, std::string_view /*data*/,
                               Sink& /*out*/) {}
-    // ABI 1.3 encode_parts (abi.102) is offered when the derived class defines
+    // ABI 1.3 encode_parts (abi.106) is offered when the derived class defines
     //     void encode_parts(std::string_view prepared_json, Sink& head, Sink& body);
     // writing encode's document without "body" to head and the body bytes to body. Without it
     // the slot stays NULL and the host calls encode.

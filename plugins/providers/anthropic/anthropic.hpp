@@ -11,7 +11,7 @@
 namespace nucleo::anthropic {
 
 /// Writes the HTTP request (docs/provider-abi-documents.md "encode → HTTP request") for one
-/// provider request document in two parts (abi.102): `head` receives the document without
+/// provider request document in two parts (abi.106): `head` receives the document without
 /// "body", `body` the body's JSON text. Throws nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT)
 /// naming what cannot be expressed in the Messages API and where.
 void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& head,

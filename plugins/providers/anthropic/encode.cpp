@@ -810,7 +810,7 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
                 Source{buffer.data(), buffer.data() + buffer.size(), provider_request_json.data()},
                 ttl_1h);
     {
-        // abi.102: the head (method, path, headers) apart from the body bytes.
+        // abi.106: the head (method, path, headers) apart from the body bytes.
         rapidjson::StringBuffer head_out;
         Writer hw(head_out);
         hw.StartObject();

@@ -12,7 +12,7 @@
 
 namespace nucleo::bedrock {
 
-/// The two parts of an HTTP request (abi.102): the document without "body" and the body's JSON.
+/// The two parts of an HTTP request (abi.106): the document without "body" and the body's JSON.
 struct EncodedRequest {
     std::string_view head;
     std::string_view body;

@@ -248,7 +248,7 @@ class Encoder {
             rapidjson::StringBuffer& out)
         : request_(request), raw_(raw), parsed_(parsed), out_(out) {}
 
-    /// abi.102: the head (method, path, headers) into `head_out`, the body into `out`.
+    /// abi.106: the head (method, path, headers) into `head_out`, the body into `out`.
     void run(rapidjson::StringBuffer& head_out) {
         read_request();
         Writer h(head_out);

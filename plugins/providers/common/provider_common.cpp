@@ -159,6 +159,11 @@ BlockKind block_kind_of(const Value& block, std::string_view plugin,
     return kind;
 }
 
+std::string refusal_words(const json_guard::Refusal& refusal) {
+    if (refusal.offset == json_guard::Refusal::kNoOffset) return refusal.reason + " at " + refusal.where;
+    return refusal.reason + " at byte " + std::to_string(refusal.offset);
+}
+
 std::string quote_first_bytes(std::string_view body, std::size_t limit) {
     static constexpr char kHex[] = "0123456789abcdef";
     std::size_t n = std::min(body.size(), limit);

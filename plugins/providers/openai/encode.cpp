@@ -46,7 +46,7 @@ class Encoder {
   public:
     explicit Encoder(rapidjson::StringBuffer& out) : w_(out) {}
 
-    /// abi.102: the head (method, path, headers) into `head_out`, the body into this encoder's
+    /// abi.106: the head (method, path, headers) into `head_out`, the body into this encoder's
     /// buffer.
     void encode(const Value& req, rapidjson::StringBuffer& head_out) {
         const providers::RequestHead head = providers::read_request_head(req, "openai");

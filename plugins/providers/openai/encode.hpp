@@ -9,7 +9,7 @@
 
 namespace nucleo::openai {
 
-/// Renders `provider_request_json` in two parts (abi.102): {"schema_version":1, "method":"POST",
+/// Renders `provider_request_json` in two parts (abi.106): {"schema_version":1, "method":"POST",
 /// "path", "headers"} into `head` and the body's JSON text into `body`. Throws plugin::Failure NUCLEO_ERR_INVALID_ARGUMENT naming the field, turn
 /// or block that cannot be expressed (channel.1: the plugin renders what it
 /// is handed and decides nothing, so it refuses rather than repairs).

@@ -66,7 +66,7 @@ class ChatCompletions final : public plugin::Provider {
     explicit ChatCompletions(std::string_view /*config_json*/) {}
 
     void capabilities(plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"openai","native_tools":true,"caching":false,)"
+        out << R"({"schema_version":1,"dialect":"openai","wire_family":"openai-chat","native_tools":true,"caching":false,)"
                R"("streaming":true,"max_cache_breakpoints":0,"inputs":["images","documents"],)"
                R"("auth":"bearer","stream_framing":"sse"})";
     }
@@ -78,7 +78,7 @@ class ChatCompletions final : public plugin::Provider {
                                  });
     }
 
-    /// abi.102: the body bytes written here are the bytes the host sends.
+    /// abi.106: the body bytes written here are the bytes the host sends.
     void encode_parts(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& body) {
         // The body is about as long as the request: reserving that once saves the buffer's
         // repeated regrowth on long conversations (bench/encode).
