@@ -4,6 +4,7 @@
 
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nucleo/document.hpp"
@@ -65,17 +66,23 @@ TEST(SnapshotDelta, AChangedFlagRewritesThatMessageOnlyAndHeaderFieldsTravelWhol
     EXPECT_EQ(delta.changes_json().find("\"m1\""), std::string::npos) << "m1 did not change";
 }
 
-TEST(SnapshotDelta, ADeclaredToolAnnouncedInAMessageChangesTheToolsField) {
-    // announced_in derives from the messages: the tools field follows the message carrying it.
-    auto saved = conversation("c", 2);
-    saved.tools.push_back(
-        {nucleo::ToolDefinitionBlock{"search", "Search.", R"({"type":"object"})"}, 2});
-    auto now = saved;
+/// `parts` with the tool "search" declared at the end, and the same with the app-authored message
+/// that announces it appended.
+std::pair<ConversationParts, ConversationParts> announcing_search(ConversationParts parts) {
+    parts.tools.push_back({nucleo::ToolDefinitionBlock{"search", "Search.", R"({"type":"object"})"},
+                           parts.messages.size()});
+    auto now = parts;
     nucleo::Message announce = nucleo::Message::outgoing_text("Additional tools now available:");
     announce.id = "tools-1";
     announce.app_authored = true;
-    announce.blocks.push_back(saved.tools[0].definition);
+    announce.blocks.push_back(parts.tools[0].definition);
     now.messages.push_back(announce);
+    return {parts, now};
+}
+
+TEST(SnapshotDelta, ADeclaredToolAnnouncedInAMessageChangesTheToolsField) {
+    // announced_in derives from the messages: the tools field follows the message carrying it.
+    const auto [saved, now] = announcing_search(conversation("c", 2));
     const auto delta = SnapshotDelta::between(saved, now);
     EXPECT_EQ(delta.fields_changed(), 1u);
     EXPECT_NE(delta.changes_json().find(R"("announced_in":"tools-1")"), std::string::npos)
@@ -108,15 +115,7 @@ TEST(SnapshotDelta, AppendedEqualsBetweenForEveryGrowth) {
     fields_only.prior_spec_id = "anthropic/claude";
     same(fields_only);
     // A tool announced in an appended message changes the tools field too.
-    auto announced = saved;
-    announced.tools.push_back(
-        {nucleo::ToolDefinitionBlock{"search", "Search.", R"({"type":"object"})"}, 20});
-    auto tools_saved = announced;
-    nucleo::Message announce = nucleo::Message::outgoing_text("Additional tools now available:");
-    announce.id = "tools-1";
-    announce.app_authored = true;
-    announce.blocks.push_back(announced.tools[0].definition);
-    announced.messages.push_back(announce);
+    const auto [tools_saved, announced] = announcing_search(saved);
     ConversationParts head = announced;
     head.messages.clear();
     EXPECT_EQ(SnapshotDelta::appended(tools_saved, head, announced.messages).changes_json(),
