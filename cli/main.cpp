@@ -9,6 +9,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/log_format.hpp"
 #include "nucleo/errors.hpp"
 
 namespace {
@@ -47,6 +48,12 @@ std::string billed_note(const nucleo::Error& e) {
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        nucleo::cli::take_log_format(args);  // obs.106
+    } catch (const nucleo::cli::UsageError& e) {
+        std::cerr << "nucleo: " << e.message << "\n";
+        return nucleo::cli::kExitBadInput;
+    }
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         print_usage(args.empty() ? std::cerr : std::cout);
         return args.empty() ? nucleo::cli::kExitBadInput : nucleo::cli::kExitOk;

@@ -43,6 +43,8 @@ SPEC_FILES = {
     "plugin-abi.md": "abi",
     "answers.md": "answers",
     "limits.md": "limits",
+    "observability.md": "obs",
+    "chat.md": "chat",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))
 _PREFIX_ALT = "|".join(PREFIXES)
