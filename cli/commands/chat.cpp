@@ -426,12 +426,13 @@ class ChatSession {
                 show_status("cancelling (Ctrl-C again ends the session)");
                 continue;
             }
-            // The second Ctrl-C: the session ends now. The user's message was saved at its
-            // boundary; the answer being cancelled is not kept.
+            // The second Ctrl-C: the session ends now, as Ctrl-C at the prompt ends it (whichever
+            // the user's two presses meet, the same end and the same status). The user's message
+            // was saved at its boundary; the answer being cancelled is not kept.
             note("[cancelled; the session ends]");
             print_resume_command();
             std::cout << std::flush;
-            std::_Exit(130);
+            std::_Exit(kExitOk);
         }
         worker.join();
         ::close(done[0]);
