@@ -734,6 +734,15 @@ TEST(ChatPipe, ContinueResumesTheLatestConversationAndHistoryLabelsToolResults) 
     ASSERT_EQ(second.status, 0) << second.err;
     const std::string latest = minted_id(second.err);
     ASSERT_FALSE(latest.empty()) << second.err;
+    {
+        // --system is the conversation's objective: the stored document holds it.
+        std::string bytes;
+        for (const char* file : {"chat.db", "chat.db-wal"}) {
+            std::ifstream db(dir.path / file, std::ios::binary);
+            bytes.append(std::istreambuf_iterator<char>(db), std::istreambuf_iterator<char>());
+        }
+        EXPECT_NE(bytes.find("Be brief."), std::string::npos);
+    }
 
     const ChatRun resumed = run_piped(emulator.port(), dir.path, {"-c"}, "/history\n/help\n");
     ASSERT_EQ(resumed.status, 0) << resumed.err;
