@@ -14,8 +14,7 @@
 
 namespace nucleo::cli {
 
-/// The option name every config-reading subcommand accepts (`--config FILE`); add it to
-/// Args::allow_only.
+/// The key of the option every config-reading subcommand declares (config_option(), args.hpp).
 inline constexpr const char* kConfigOption = "config";
 
 /// `--config FILE` if given, else nucleo::Config::default_path().

@@ -75,22 +75,6 @@ namespace nucleo::cli {
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: nucleo chat [--model ID] [--user U] [--conversation ID | -c | --new] [--system TEXT]\n"
-    "                   [--tools-dir DIR] [--comfort N] [--config FILE]\n"
-    "  --model ID         a catalog id (default: the first whose provider has its key set)\n"
-    "  --user U           the user the conversations belong to (default: $USER, else local)\n"
-    "  --conversation ID  resume a stored conversation of this user\n"
-    "  -c, --continue     resume this user's latest conversation\n"
-    "  --new              start a new conversation (the default); its id is printed\n"
-    "  --system TEXT      the instructions the model gets (default: a terminal assistant's)\n"
-    "  --tools-dir DIR    give the model list_files and read_file, confined to DIR\n"
-    "                     (default: no tools)\n"
-    "  --comfort N        the comfort window in tokens (default: the catalog's, else 128000)\n"
-    "  With a terminal, type messages at the prompt; without one, one message per line.\n"
-    "  At a terminal: line editing and history (kept in $XDG_STATE_HOME/nucleo/chat_history);\n"
-    "  Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session.\n"
-    "  Commands: /history /transcript /compact [TOKENS] /cost /new /quit /exit /help";
 
 constexpr const char* kCommands =
     "/history, /transcript, /compact [TOKENS], /cost, /new, /quit, /exit, /help";
@@ -217,7 +201,7 @@ class ChatSession {
                                                   ": no such conversation for user '" + s_.user +
                                                   "' in " + s_.store_where);
         }
-        note("conversation " + *id + " (resumed, " + std::to_string(messages) + " messages)");
+        note("conversation " + *id + " (resumed, " + count_of(static_cast<std::int64_t>(messages), "message") + ")");
     }
 
     ~ChatSession() {
@@ -599,11 +583,6 @@ void check_provider(ProviderClient& client, const ModelSpec& model) {
     (void)client.build_request(probe, model);
 }
 
-std::string default_user() {
-    const char* user = std::getenv("USER");
-    return user != nullptr && *user != '\0' ? user : "local";
-}
-
 /// chat.107: the catalog's first model whose provider has its credentials (an api key, or AWS
 /// keys), else the catalog's first (whose missing key the start-up check then names).
 const ModelSpec& default_model(const Config& config) {
@@ -649,24 +628,7 @@ std::string shell_word(const std::string& word) {
 
 }  // namespace
 
-int run_chat(const Argv& given) {
-    // The short forms: -c for --continue, -h for --help.
-    Argv argv = given;
-    for (std::string& a : argv) {
-        if (a == "-c") a = "--continue";
-        if (a == "-h") a = "--help";
-    }
-    Args args(argv, {"new", "help", "continue"});
-    if (args.has("help")) {
-        std::cout << kUsage << "\n";
-        return kExitOk;
-    }
-    args.allow_only({"model", "user", "conversation", "new", "continue", "system", "tools-dir",
-                     "comfort", "help", kConfigOption});
-    if (!args.positionals().empty()) {
-        throw UsageError{"unexpected argument '" + args.positionals()[0] +
-                         "' (messages are read from stdin)"};
-    }
+int run_chat(const Args& args) {
     if (static_cast<int>(args.has("conversation")) + static_cast<int>(args.has("new")) +
             static_cast<int>(args.has("continue")) >
         1) {
@@ -767,6 +729,32 @@ int run_chat(const Argv& given) {
             << ": stores.persistent is not configured; this conversation lives in memory only\n";
     }
     return session.run();
+}
+
+}  // namespace
+
+const CommandSpec& chat_command() {
+    static const CommandSpec spec{
+        "chat",
+        "an interactive agent session, streamed and saved",
+        {{"--model", "ID", "a catalog id (default: the first whose provider has its key set)"},
+         {"--user", "U", "the user the conversations belong to (default: $USER, else local)"},
+         {"--conversation", "ID", "resume a stored conversation of this user"},
+         {"-c,--continue", "", "resume this user's latest conversation"},
+         {"--new", "", "start a new conversation (the default); its id is printed"},
+         {"--system", "TEXT", "the instructions the model gets (default: a terminal assistant's)"},
+         {"--tools-dir", "DIR",
+          "give the model list_files and read_file, confined to DIR (default: no tools)"},
+         {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
+         config_option()},
+        "",
+        "",
+        "With a terminal, type messages at the prompt; without one, one message per line.\n"
+        "At a terminal: line editing and history (kept in $XDG_STATE_HOME/nucleo/chat_history);\n"
+        "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session.\n"
+        "Commands: /history /transcript /compact [TOKENS] /cost /new /quit /exit /help",
+        run_chat};
+    return spec;
 }
 
 }  // namespace nucleo::cli

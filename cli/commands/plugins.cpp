@@ -1,8 +1,9 @@
-// `nucleo plugins [--json] [--path FILE.so|DIR] [NAME|FILE.so ...]` (abi.20, abi.21): lists each
-// plugin found on the search path -- name, version, ABI major.minor, factories, file.
+// `nucleo plugins [--json] [--config FILE] [--path FILE.so|DIR] [NAME|FILE.so ...]` (abi.20,
+// abi.21): lists each plugin found on the search path -- name, version, ABI major.minor,
+// factories, file.
 //
-// --path FILE.so checks that one file; --path DIR puts DIR first on the search path (as config
-// `plugins.paths` does). Positional arguments load those plugins only, by name or by file.
+// --config FILE searches that config's `plugins.paths` first, as every command reading it does;
+// --path FILE.so checks that one file; --path DIR puts DIR first on the search path. Positional arguments load those plugins only, by name or by file.
 // A plugin that is refused prints its one-line reason on stderr; the good ones are still listed
 // and the command exits 2 (bad input).
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "config_loading.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 
@@ -88,18 +90,14 @@ void print_table(const std::vector<PluginInfo>& plugins) {
     }
 }
 
-}  // namespace
-
-int run_plugins(const Argv& argv) {
-    Args args(argv, {"json"});
-    args.allow_only({"json", "path"});
-
+int run_plugins(const Args& args) {
     std::vector<fs::path> config_paths;
+    if (args.has(kConfigOption)) config_paths = load_config(args).plugin_paths();
     std::vector<std::string> targets = args.positionals();
     if (auto path = args.get("path")) {
         std::error_code ec;
         if (fs::is_directory(*path, ec)) {
-            config_paths.emplace_back(*path);
+            config_paths.insert(config_paths.begin(), fs::path(*path));
         } else {
             targets.push_back(*path);  // a file: check that one (missing files are refused too)
         }
@@ -125,6 +123,23 @@ int run_plugins(const Argv& argv) {
         print_table(found);
     }
     return refused ? kExitBadInput : kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& plugins_command() {
+    static const CommandSpec spec{
+        "plugins",
+        "list the plugins on the search path, or check some",
+        {json_option(),
+         {"--path", "FILE.so|DIR", "check that plugin file, or search DIR first"},
+         {"--config", "FILE", "search the config's plugins.paths first"}},
+        "TARGETS",
+        "plugin names or files to load (default: every plugin on the search path)",
+        "A plugin that is refused prints its reason on stderr; the others are still listed and "
+        "the exit status is 2.",
+        run_plugins};
+    return spec;
 }
 
 }  // namespace nucleo::cli
