@@ -626,8 +626,6 @@ std::string shell_word(const std::string& word) {
     return out + "'";
 }
 
-}  // namespace
-
 int run_chat(const Args& args) {
     if (static_cast<int>(args.has("conversation")) + static_cast<int>(args.has("new")) +
             static_cast<int>(args.has("continue")) >
