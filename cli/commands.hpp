@@ -11,6 +11,7 @@ namespace nucleo::cli {
 /// The table main.cpp builds its CLI11 subcommands from, defined in commands/table.cpp.
 const std::vector<const CommandSpec*>& commands();
 
+const CommandSpec& ask_command();
 const CommandSpec& chat_command();
 const CommandSpec& compact_command();
 const CommandSpec& config_command();

@@ -2,6 +2,7 @@
 // The command line is read by CLI11: every subcommand (commands.hpp) takes -h/--help, and
 // `nucleo help CMD` prints the same text. Exit status (docs/cli-json.md): 0 success, 1 a call or
 // runtime failure, 2 usage or bad input (config, plugin, document, unknown id).
+#include <cstdlib>
 #include <exception>
 #include <iomanip>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -134,6 +136,16 @@ int run(const Bound& b) {
     }
 }
 
+/// NUCLEO_LOG_LEVEL names a level the logger knows, or is unset; the message otherwise.
+std::string log_level_problem() {
+    const char* level = std::getenv("NUCLEO_LOG_LEVEL");
+    if (level == nullptr) return "";
+    for (const char* known : {"trace", "debug", "info", "warn", "warning", "error", "err", "critical", "off"})
+        if (std::string_view(level) == known) return "";
+    return std::string("NUCLEO_LOG_LEVEL: unknown level '") + level +
+           "' (expected trace, debug, info, warn, error, critical or off)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,6 +239,11 @@ int main(int argc, char** argv) {
             }
         }
         std::cerr << "nucleo help: unknown command '" << help_topic << "'\n";
+        return nucleo::cli::kExitBadInput;
+    }
+    // An unknown level would silently turn logging off: refused before any command runs.
+    if (const std::string problem = log_level_problem(); !problem.empty()) {
+        std::cerr << "nucleo: " << problem << "\n";
         return nucleo::cli::kExitBadInput;
     }
     for (const Bound& b : bound) {

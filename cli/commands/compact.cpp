@@ -7,7 +7,8 @@
 // Decisions: the summarizer is --summarizer, else the config's `summarizer.plugin`, else the
 // embedded default `extractive`; `llm` calls models through the config's catalog and providers
 // (nucleo.host.model_call/1). The output reserve is the document's own (output_reserve); a
-// document that declares no output reserves nothing, and the report says so.
+// document that declares no output is reserved the config's default (budget.102); with no default
+// either (`defaults: {output: none}`) it reserves nothing, and the report says so.
 #include <cstdio>
 #include <iostream>
 
@@ -93,7 +94,7 @@ int run_compact(const Args& args) {
     std::int64_t reserve = 0;
     std::string reserve_note;
     try {
-        reserve = output_reserve(conversation, model);
+        reserve = output_reserve(conversation, model, config.defaults());  // budget.102
     } catch (const UncorrectableLLMException&) {
         reserve_note = " (the document declares no output)";
     }

@@ -1,6 +1,11 @@
-// `nucleo config [--config FILE] [--json]`: the loaded config after ${VAR} expansion and includes,
-// as YAML with every secret shown as `***` (a secret never reaches a log or an error
-// message). Which file was read is the first line, so the lookup order can be checked.
+// `nucleo config [--config FILE] [--check] [--json]`: the loaded config after ${VAR} expansion
+// and includes, as YAML with every secret shown as `***` (a secret never reaches a log or an
+// error message). Which file was read is the first line, so the lookup order can be checked.
+//
+// The config is checked whole first: every plugin it names is loaded (one that cannot be is an
+// error at its file:line, exit 2), a `plugins.paths` folder that does not exist and every unset
+// ${VAR} without a default are warnings on stderr naming file and line. --check prints one line
+// ("FILE: ok, ...") instead of the config.
 // --json prints the same content as one JSON document (docs/cli-json.md): quoted YAML scalars
 // stay strings, plain ones that read as a number, true/false or null take that type.
 #include <yaml-cpp/yaml.h>
@@ -15,6 +20,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "config_loading.hpp"
+#include "nucleo/plugins.hpp"
 
 namespace nucleo::cli {
 namespace {
@@ -71,7 +77,21 @@ void yaml_to_json(const YAML::Node& node, JsonWriter& w) {
 }
 
 int run_config(const Args& args) {
-    const std::string yaml = load_config(args).redacted();
+    const Config config = load_config(args);
+    resolve_plugins(config, PluginLoader(config.plugin_paths()));
+    for (const UnsetVariable& v : unset_variables(config)) {
+        std::cerr << "nucleo config: warning: " << v.where << ": ${" << v.name
+                  << "} is unset, so it expands to \"\"\n";
+    }
+    if (args.has("check")) {
+        const std::size_t plugins = config.providers().size() + (config.persistent_store() ? 1 : 0) +
+                                    (config.session_store() ? 1 : 0) + (config.summarizer() ? 1 : 0);
+        std::cout << config.path().string() << ": ok, "
+                  << count_of(static_cast<std::int64_t>(config.catalog().all().size()), "model") << ", "
+                  << count_of(static_cast<std::int64_t>(plugins), "plugin choice") << " resolved\n";
+        return kExitOk;
+    }
+    const std::string yaml = config.redacted();
     if (!args.has("json")) {
         std::cout << yaml;
         return kExitOk;
@@ -89,7 +109,9 @@ const CommandSpec& config_command() {
     static const CommandSpec spec{
         "config",
         "print the config with secrets shown as ***",
-        {config_option(), json_option()},
+        {config_option(),
+         {"--check", "", "check the config whole (plugins resolved, unset ${VAR}s named) and print one line"},
+         json_option()},
         "",
         "",
         "Prints the config after ${VAR} expansion and includes; the first line names the file "

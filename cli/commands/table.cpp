@@ -5,7 +5,7 @@ namespace nucleo::cli {
 // Add a line per subcommand (alphabetical), and declare its function in commands.hpp.
 const std::vector<const CommandSpec*>& commands() {
     static const std::vector<const CommandSpec*> table = {
-        &chat_command(),    &compact_command(), &config_command(), &conversations_command(),
+        &ask_command(),     &chat_command(),    &compact_command(), &config_command(), &conversations_command(),
         &demo_command(),    &models_command(),  &plugins_command(), &render_command(),
         &send_command(),    &tokens_command(),  &transcript_command(), &version_command(),
     };

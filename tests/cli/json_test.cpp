@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "emulator_client.hpp"
 
 namespace nucleo::cli_test {
 namespace {
@@ -94,13 +95,15 @@ std::string check(const rapidjson::Value& schema, const rapidjson::Value& v, con
     return "";
 }
 
-/// Runs `nucleo ARGS`, expects exit 0 and one compact JSON document matching the schema
-/// docs/cli-json.md documents under `heading`; returns the document.
-rapidjson::Document expect_documented(const std::string& args, const std::string& heading) {
+/// Runs `nucleo ARGS` (with `env`, "VAR=value ...", when given), expects exit 0 and one compact
+/// JSON document matching the schema docs/cli-json.md documents under `heading`; returns it.
+rapidjson::Document expect_documented(const std::string& args, const std::string& heading,
+                                      const std::string& env = "") {
     static const auto schemas = documented_schemas();
     const auto schema_text = schemas.find(heading);
     EXPECT_NE(schema_text, schemas.end()) << "docs/cli-json.md documents no " << heading;
-    const CliRun r = nucleo(args);
+    const CliRun r = env.empty() ? nucleo(args)
+                                 : test_support::run_command("env " + env + " '" + NUCLEO_CLI + "' " + args);
     EXPECT_EQ(r.status, 0) << args << ": " << r.err;
     EXPECT_FALSE(r.out.empty()) << args;
     EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << args << ": not one compact line: " << r.out;
@@ -144,6 +147,19 @@ TEST(CliJson, VersionModelsPluginsConfigTokens) {
         "tokens --json --model gpt-4o-mini --in " + quoted(doc) + config, "nucleo tokens --json");
     ASSERT_TRUE(breakdown.HasMember("messages"));
     EXPECT_EQ(breakdown["messages"].Size(), 5u);
+}
+
+TEST(CliJson, Ask) {
+    emulator_test::EmulatorProcess emulator;
+    const auto answer = expect_documented(
+        "ask --json --model claude-sonnet-4-5 --system 'Be brief.' Hello there --config " +
+            quoted(kShippedConfig),
+        "nucleo ask --json",
+        "ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(emulator.port()) +
+            " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR);
+    ASSERT_TRUE(answer.IsObject());
+    EXPECT_STREQ(answer["text"].GetString(), "This is the emulator's answer to: Hello there");
+    EXPECT_EQ(answer["calls"].GetInt(), 1);
 }
 
 TEST(CliJson, Conversations) {

@@ -96,6 +96,31 @@ TEST(CachePlan, CachedTurnWithoutTextHasNoAnchorAndSpendsNothing) {
                                                        CacheAnchor{5, 0}, CacheAnchor{6, 0}));
 }
 
+// caching.102: a blank text block is never sent, so no breakpoint anchors on it: the turn's anchor
+// is its first text that is sent, and the system breakpoint falls back to the last system block
+// that is sent (a dialect would otherwise refuse the whole call).
+TEST(CachePlan, BlankBlocksNeverAnchorAndTheAnchorFallsBackToTheNextSentText) {
+    ConversationContext ctx;
+    ctx.put_main_objective("task", "Answer about orders.");
+    ctx.put_main_objective("late", "   ");
+    ctx.add_message(cached({TextBlock{""}, TextBlock{" \n"}, TextBlock{"the question"}}));
+    ctx.add_message(cached({TextBlock{"  "}}, Direction::kIncoming));
+    const PreparedConversation p = ctx.prepare_messages_for_llm(kCaching, false);
+    ASSERT_EQ(p.system_blocks.size(), 2U);
+    EXPECT_EQ(p.cache_plan.system_block, std::optional<std::size_t>(0));
+    EXPECT_THAT(p.cache_plan.turn_anchors, ElementsAre(CacheAnchor{0, 2}));
+    EXPECT_EQ(p.cache_plan.breakpoints(), 2U);
+}
+
+TEST(CachePlan, AnAllBlankSystemTakesNoBreakpoint) {
+    ConversationContext ctx;
+    ctx.put_main_objective("task", " ");
+    ctx.add_message(cached({TextBlock{"q"}}));
+    const PreparedConversation p = ctx.prepare_messages_for_llm(kCaching, false);
+    EXPECT_FALSE(p.cache_plan.system_block.has_value());
+    EXPECT_THAT(p.cache_plan.turn_anchors, ElementsAre(CacheAnchor{0, 0}));
+}
+
 // caching.4: "message.setCache(true) places a mark at that message" — unmarked turns never get one.
 TEST(CachePlan, OnlyMarkedTurnsAnchor) {
     ConversationContext ctx;

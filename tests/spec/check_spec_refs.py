@@ -43,6 +43,7 @@ SPEC_FILES = {
     "plugin-abi.md": "abi",
     "answers.md": "answers",
     "limits.md": "limits",
+    "wire.md": "wire",
     "observability.md": "obs",
     "chat.md": "chat",
 }

@@ -86,6 +86,9 @@ struct ProviderCapabilities {
     std::string auth = "none";  ///< x-api-key | bearer | sigv4 | none
     /// How a streamed answer is framed (ABI 1.2): "sse" (default) or "aws-eventstream".
     std::string stream_framing = "sse";
+    /// wire.149: "anthropic-messages", "openai-chat", "bedrock-converse"; anything else (or
+    /// none) gets the generic request checks only.
+    std::string wire_family;
 };
 
 /// The incremental events of a streamed answer, delivered to host code AS THE
@@ -137,6 +140,8 @@ struct CallOptions {
 /// and the per-model rate limiters.
 class ProviderClient {
 public:
+    /// The transport's limits are the provider's configured ones (`config.transport`,
+    /// limits.101-104), whatever `transport.limits` held; its retry policy is `transport`'s.
     ProviderClient(ProviderConfig config, ProviderInstance dialect, TransportOptions transport = {});
 
     /// The client for the provider instance `name` of `config`, its plugin found by `loader`.
@@ -152,8 +157,20 @@ public:
     /// An entry that names no provider is accepted.
     void check_model(const ModelSpec& model) const;
 
+    /// budget.102: the declarations a call falls back to after the binding's (the last layer of
+    /// the output and depth chains). from_config sets the config's `defaults:`; a client built
+    /// directly has none, and a host opts out with set_declaration_defaults({}) (budget.103).
+    void set_declaration_defaults(BindingDeclarations defaults) noexcept { defaults_ = defaults; }
+    [[nodiscard]] const BindingDeclarations& declaration_defaults() const noexcept { return defaults_; }
+    /// `binding` with each undeclared field taken from the declaration defaults.
+    [[nodiscard]] BindingDeclarations with_defaults(const BindingDeclarations& binding) const;
+
     /// Rate limits for one model (0 = unlimited), overriding the catalog entry's `rate_limits`.
     void set_rate_limits(const std::string& model_id, RateLimits limits);
+
+    /// wire.153: the largest request body a call may send, in bytes (default 32 MiB); a larger
+    /// encoded body is refused before sending.
+    void set_request_body_limit(std::size_t bytes) noexcept { request_body_limit_ = bytes; }
 
     /// The exact wire request the next call would send (prepares the conversation: this is its
     /// render, so the head freezes as for a call). Credentials are attached; with
@@ -196,6 +213,8 @@ private:
     struct Limits;
     std::shared_ptr<HttpTransport> transport_;
     std::shared_ptr<Limits> limits_;
+    std::size_t request_body_limit_ = 32U * 1024U * 1024U;
+    BindingDeclarations defaults_;
 };
 
 }  // namespace nucleo

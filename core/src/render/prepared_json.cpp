@@ -84,4 +84,9 @@ std::string prepared_to_json(const PreparedConversation& prepared, bool pretty) 
     return write_json(pretty, [&](auto& writer) { write_prepared(writer, prepared); });
 }
 
+void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
+                         const PreparedConversation& prepared) {
+    write_prepared(writer, prepared);
+}
+
 }  // namespace nucleo::internal

@@ -779,7 +779,8 @@ void write_headers(Writer& w, const Value* options) {
 
 }  // namespace
 
-void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& sink) {
+void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& head_sink,
+                    nucleo::plugin::Sink& sink) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
     // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
     std::string buffer;
@@ -808,15 +809,21 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
     Encoder enc(w, out,
                 Source{buffer.data(), buffer.data() + buffer.size(), provider_request_json.data()},
                 ttl_1h);
-    w.StartObject();
-    w.Key("schema_version");
-    w.Int(1);
-    w.Key("method");
-    w.String("POST");
-    w.Key("path");
-    w.String("/v1/messages");
-    write_headers(w, head.options);
-    w.Key("body");
+    {
+        // abi.106: the head (method, path, headers) apart from the body bytes.
+        rapidjson::StringBuffer head_out;
+        Writer hw(head_out);
+        hw.StartObject();
+        hw.Key("schema_version");
+        hw.Int(1);
+        hw.Key("method");
+        hw.String("POST");
+        hw.Key("path");
+        hw.String("/v1/messages");
+        write_headers(hw, head.options);
+        hw.EndObject();
+        head_sink.write({head_out.GetString(), head_out.GetSize()});
+    }
     w.StartObject();
     w.Key("model");
     w.String(head.wire_model.data(), static_cast<rapidjson::SizeType>(head.wire_model.size()));
@@ -838,7 +845,6 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
         w.Key("stream");
         w.Bool(true);
     }
-    w.EndObject();
     w.EndObject();
     if (enc.breakpoints_written() != plan.total()) {
         throw Failure(NUCLEO_ERR_INTERNAL,
