@@ -18,6 +18,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/log_format.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/version.hpp"
 
@@ -148,6 +149,21 @@ std::string log_level_problem() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // obs.106: `--log-format text|json` anywhere on the line (before or after the command) sets
+    // the log's format for the whole run; it is taken out before the command line is parsed.
+    std::vector<std::string> words(argv, argv + argc);
+    try {
+        nucleo::cli::take_log_format(words);
+    } catch (const nucleo::cli::UsageError& e) {
+        std::cerr << "nucleo: " << e.message << "\n";
+        return nucleo::cli::kExitBadInput;
+    }
+    std::vector<char*> kept;
+    for (std::string& w : words) kept.push_back(w.data());
+    kept.push_back(nullptr);
+    argc = static_cast<int>(words.size());
+    argv = kept.data();
+
     CLI::App app{kDescription, "nucleo"};
     app.footer(kFooter);
     app.get_formatter()->column_width(30);
@@ -155,6 +171,11 @@ int main(int argc, char** argv) {
     // One command per run: a later word that names a command is an argument of the first.
     app.require_subcommand(0, 1);
     app.set_version_flag("--version", version_line(), "print the version of nucleo and exit");
+    // Shown in the help; the value was taken out above (take_log_format).
+    std::string log_format_shown;
+    app.add_option("--log-format", log_format_shown,
+                   "text or json: the log's format, for any command (default: NUCLEO_LOG_FORMAT, else text)")
+        ->type_name("FORMAT");
 
     std::vector<Bound> bound;
     bound.reserve(nucleo::cli::commands().size());

@@ -29,6 +29,8 @@ struct Options {
     int cache_ttl_seconds = 300;
     int min_cacheable_tokens = 1024;
     int latency_ms = 0;  ///< added to every provider call
+    /// A streamed answer stops this long halfway through its chunks (a slow model mid-answer).
+    int stream_stall_ms = 0;
     bool verbose = false;
     /// Stop (as on SIGTERM) when the process that started the emulator dies (Linux prctl).
     bool exit_with_parent = false;

@@ -39,7 +39,7 @@ constexpr int kExitBadInput = 2;
 const char* const kUsage =
     "usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE]\n"
     "                       [--cache-ttl SECONDS] [--min-cacheable TOKENS] [--latency-ms MS]\n"
-    "                       [--exit-with-parent] [--verbose]\n"
+    "                       [--stream-stall-ms MS] [--exit-with-parent] [--verbose]\n"
     "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
     "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
     "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n"
@@ -90,6 +90,8 @@ std::string parse_args(const std::vector<std::string>& args, Options& o, bool& h
             number = &o.min_cacheable_tokens;
         } else if (a == "--latency-ms") {
             number = &o.latency_ms;
+        } else if (a == "--stream-stall-ms") {
+            number = &o.stream_stall_ms;
         } else {
             return "unknown option " + a;
         }
@@ -133,7 +135,7 @@ nucleo::emulator::Request to_request(const httplib::Request& h) {
     return r;
 }
 
-void write_response(nucleo::emulator::Response r, httplib::Response& out) {
+void write_response(nucleo::emulator::Response r, httplib::Response& out, int stall_ms) {
     out.status = r.status;
     for (const auto& [name, value] : r.headers) out.set_header(name, value);
     if (!r.streamed) {
@@ -141,13 +143,19 @@ void write_response(nucleo::emulator::Response r, httplib::Response& out) {
         return;
     }
     // Each chunk (one SSE event, one event-stream message) is written and flushed on its own.
+    // --stream-stall-ms: one pause halfway, after the first half of the chunks went out.
     struct Cursor {
         std::vector<std::string> chunks;
         std::size_t next = 0;
     };
     auto cursor = std::make_shared<Cursor>(Cursor{std::move(r.chunks), 0});
     out.set_chunked_content_provider(r.content_type,
-                                     [cursor](std::size_t, httplib::DataSink& sink) {
+                                     [cursor, stall_ms](std::size_t, httplib::DataSink& sink) {
+                                         if (stall_ms > 0 && cursor->next > 0 &&
+                                             cursor->next == cursor->chunks.size() / 2) {
+                                             std::this_thread::sleep_for(
+                                                 std::chrono::milliseconds(stall_ms));
+                                         }
                                          if (cursor->next < cursor->chunks.size()) {
                                              const std::string& c = cursor->chunks[cursor->next++];
                                              return sink.write(c.data(), c.size());
@@ -233,10 +241,11 @@ int main(int argc, char** argv) {
 
     nucleo::emulator::Router router(options);
     httplib::Server server;
-    const auto handler = [&router](const httplib::Request& req, httplib::Response& res) {
+    const int stall_ms = options.stream_stall_ms;
+    const auto handler = [&router, stall_ms](const httplib::Request& req, httplib::Response& res) {
         // The server owns a mutable Request; the handler's view of it is const by signature only.
         withhold_brotli(const_cast<httplib::Request&>(req));
-        write_response(router.handle(to_request(req)), res);
+        write_response(router.handle(to_request(req)), res, stall_ms);
     };
     // Streamed deltas are small writes: without TCP_NODELAY, Nagle's algorithm would hold them
     // back and a client would see the first token late. Clients that reuse connections (the

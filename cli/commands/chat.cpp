@@ -1,5 +1,5 @@
-// `nucleo chat [--model ID] [--user U] [--conversation ID | --new] [--tools-dir DIR]
-// [--comfort N] [--config FILE]`: an interactive session over the agent loop.
+// `nucleo chat [--model ID] [--user U] [--conversation ID | -c | --new] [--system TEXT]
+// [--tools-dir DIR] [--comfort N] [--config FILE]`: an interactive session over the agent loop.
 //
 // Every message is one Agent turn through a ConversationService wired to the config's persistent
 // store, so the save discipline holds (saved after the user's message, after the answer, and on
@@ -14,8 +14,14 @@
 //    no ANSI; the notes go to stderr. Errors always go to stderr as one line.
 //  - Exit status: non-zero only for start-up errors (bad usage 2, bad config/model/conversation
 //    id 2, a store that cannot open 1...). End of input and /quit exit 0, whatever turns failed.
-//  - The model is --model, else the catalog's first entry; the user is --user, else $USER, else
-//    "local". The seat declares a MEDIUM output and IMMEDIATE depth.
+//  - The model is --model, else the catalog's first entry whose provider has its key (chat.107),
+//    else the catalog's first; the user is --user, else $USER, else "local". The seat declares a
+//    MEDIUM output and IMMEDIATE depth. --system replaces the default instructions.
+//  - At a terminal (chat.102-chat.106): libedit edits the line and keeps the history; Ctrl-C
+//    cancels the running turn, and a second Ctrl-C (or Ctrl-C or Ctrl-D at the prompt) ends the
+//    session; a status line says why the turn waits; every byte from the model or a tool is made
+//    safe before it reaches the screen (chat.101). On exit the command that resumes the
+//    conversation is printed (chat.108). -c/--continue resumes the user's latest conversation.
 //  - Tools: none unless --tools-dir DIR, then list_files and read_file confined to DIR
 //    (chat_tools.hpp says why).
 //  - Caching: every message is marked for caching (AgentOptions::cache_all_messages).
@@ -28,21 +34,28 @@
 //  - Logging: warnings and errors only unless NUCLEO_LOG_LEVEL says otherwise; the session's own
 //    notes already say what info records would (compaction, usage), and a retried call still
 //    shows its warning while the user waits.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <clocale>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/chat_terminal.hpp"
 #include "commands/chat_tools.hpp"
 #include "commands/provider_output.hpp"
 #include "config_loading.hpp"
@@ -51,6 +64,7 @@
 #include "nucleo/compaction.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
+#include "nucleo/observability.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/service.hpp"
 #include "nucleo/store.hpp"
@@ -63,7 +77,7 @@ namespace {
 
 
 constexpr const char* kCommands =
-    "/history, /transcript, /compact [TOKENS], /cost, /new, /quit, /help";
+    "/history, /transcript, /compact [TOKENS], /cost, /new, /quit, /exit, /help";
 
 constexpr const char* kHelp =
     "/history          the messages so far, one line each\n"
@@ -71,8 +85,10 @@ constexpr const char* kHelp =
     "/compact [TOKENS] compact now to TOKENS (default: half the conversation), report the level\n"
     "/cost             tokens, cache hit rate and spend of this session\n"
     "/new              start a new conversation\n"
-    "/quit             end the session (so does end of input)\n"
-    "//text            send a message that starts with /\n";
+    "/quit, /exit      end the session (so do Ctrl-D and end of input)\n"
+    "/help             this list\n"
+    "//text            send a message that starts with /\n"
+    "Ctrl-C            cancel the running answer; at the prompt, end the session\n";
 
 /// How long the argument preview of a tool call may be on its note line.
 constexpr std::size_t kArgsPreview = 80;
@@ -148,7 +164,19 @@ struct ChatSetup {
     std::string tools;         ///< which tools the model has, for the greeting
     bool interactive = false;  ///< a terminal on stdin
     bool ansi = false;         ///< colour the prompt and the notes
+    bool safe_output = false;  ///< stdout is a terminal: the answer is made safe (chat.101)
+    /// chat.108: the command that resumes a conversation, but for its id ("" without a
+    /// persistent store: nothing to resume).
+    std::string resume_command;
 };
+
+/// True when every block of `m` is a tool result: a user turn the runtime sent, not the user.
+bool tool_results_only(const Message& m) {
+    if (!m.outgoing() || m.blocks.empty()) return false;
+    for (const ContentBlock& b : m.blocks)
+        if (b.get_if<ToolResultBlock>() == nullptr) return false;
+    return true;
+}
 
 class ChatSession {
   public:
@@ -177,27 +205,39 @@ class ChatSession {
              count_of(static_cast<std::int64_t>(messages), "message") + ")");
     }
 
-    /// The read loop; returns the exit status (0: end of input or /quit).
+    ~ChatSession() {
+        if (s_.interactive) set_call_progress_observer(std::move(previous_progress_));
+    }
+    ChatSession(const ChatSession&) = delete;
+    ChatSession& operator=(const ChatSession&) = delete;
+
+    /// The read loop; returns the exit status (0: end of input, Ctrl-D, Ctrl-C at the prompt or
+    /// /quit).
     int run() {
         if (s_.interactive) {
             note("model " + s_.model.id + ", user " + s_.user + ", " + s_.tools +
-                 "; /help for commands, /quit to end");
+                 "; /help for commands, Ctrl-D or /exit to end");
+            interrupts_ = std::make_unique<Interrupts>();
+            editor_ = std::make_unique<LineEditor>(
+                s_.ansi ? "\1\x1b[1;36m\1you> \1\x1b[0m\1" : "you> ", chat_history_file(),
+                *interrupts_);
+            if (!editor_->history_problem().empty()) note(editor_->history_problem());
+            // chat.105: why a turn waits, on the status line.
+            previous_progress_ = set_call_progress_observer(
+                [this](const CallProgress& p) { show_status(describe(p)); });
         }
         std::string line;
-        while (true) {
-            prompt();
-            if (!std::getline(std::cin, line)) break;
-            if (!line.empty() && line.back() == '\r') line.pop_back();
+        while (next_line(line)) {
             if (line.find_first_not_of(" \t") == std::string::npos) continue;
             if (line.starts_with("//")) {
                 turn(line.substr(1));
             } else if (line.starts_with("/")) {
-                if (!command(line)) return kExitOk;
+                if (!command(line)) break;
             } else {
                 turn(line);
             }
         }
-        if (s_.interactive) std::cout << "\n" << std::flush;
+        print_resume_command();
         return kExitOk;
     }
 
@@ -207,9 +247,45 @@ class ChatSession {
     const char* dim() const { return s_.ansi ? "\x1b[2m" : ""; }
     const char* reset() const { return s_.ansi ? "\x1b[0m" : ""; }
 
-    void prompt() {
-        if (!s_.interactive) return;
-        std::cout << (s_.ansi ? "\x1b[1;36myou> \x1b[0m" : "you> ") << std::flush;
+    /// The next line: from the line editor at a terminal, else from stdin. False at the end.
+    bool next_line(std::string& line) {
+        if (!editor_) {
+            if (!std::getline(std::cin, line)) return false;
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            return true;
+        }
+        // chat.104: Ctrl-C at the prompt ends the session as Ctrl-D does.
+        return editor_->read(line) == LineEditor::Read::kLine;
+    }
+
+    /// chat.108: how to come back to this conversation, said on the way out.
+    void print_resume_command() {
+        if (!s_.interactive) return;  // a script knows the id from the first note
+        std::cout << "\n" << std::flush;
+        if (s_.resume_command.empty() || !thinker_) return;
+        note("resume with: " + s_.resume_command + " --conversation " + thinker_->conversation_id());
+    }
+
+    // ---- the status line (chat.105) ------------------------------------------------------
+
+    /// Shows `text` on the status line (at a terminal, while no answer text is mid-line).
+    void show_status(const std::string& text) {
+        std::lock_guard<std::mutex> lock(screen_);
+        if (answer_line_open_) return;
+        clear_status_locked();
+        const std::string shown = "... " + neutralize(text);
+        std::cout << dim() << shown << reset() << std::flush;
+        status_width_ = shown.size();
+    }
+
+    void clear_status_locked() {
+        if (status_width_ == 0) return;
+        if (s_.ansi) {
+            std::cout << "\r\x1b[2K";
+        } else {
+            std::cout << "\r" << std::string(status_width_, ' ') << "\r";
+        }
+        status_width_ = 0;
     }
 
     /// Ends the answer's line on stdout when text was left without a newline.
@@ -220,15 +296,25 @@ class ChatSession {
     }
 
     /// A note line (conversation id, tool calls, usage): dim on a terminal, stderr for scripts.
+    /// Made safe (chat.101): notes quote tool names, arguments and provider errors.
     void note(const std::string& text) {
+        std::lock_guard<std::mutex> lock(screen_);
+        clear_status_locked();
         if (s_.interactive) end_answer_line();
-        notes_ << dim() << text << reset() << "\n" << std::flush;
+        notes_ << dim() << neutralize(text) << reset() << "\n" << std::flush;
     }
 
     void error_line(const std::string& text) {
+        std::lock_guard<std::mutex> lock(screen_);
+        clear_status_locked();
         end_answer_line();
         std::cout << std::flush;
-        std::cerr << "nucleo chat: " << text << "\n" << std::flush;
+        std::cerr << "nucleo chat: " << neutralize(text) << "\n" << std::flush;
+    }
+
+    /// What a command prints on stdout: made safe at a terminal (chat.101).
+    [[nodiscard]] std::string shown(std::string_view text) const {
+        return s_.safe_output ? neutralize(text) : std::string(text);
     }
 
     // ---- conversations ---------------------------------------------------------------------
@@ -249,8 +335,14 @@ class ChatSession {
         TurnCallbacks cb;
         cb.on_text_delta = [this](std::string_view text) {
             if (text.empty()) return;
-            std::cout << text << std::flush;
-            answer_line_open_ = text.back() != '\n';
+            std::lock_guard<std::mutex> lock(screen_);
+            clear_status_locked();
+            // chat.101: the model's bytes never reach the terminal raw.
+            const std::string out = s_.safe_output ? answer_text_.feed(text) : std::string(text);
+            if (out.empty()) return;
+            std::cout << out << std::flush;
+            answer_line_open_ = out.back() != '\n';
+            answer_shown_ = true;
         };
         cb.on_discard = [this](std::string_view reason) {
             note("[the answer so far was cut short (" + std::string(reason) +
@@ -258,13 +350,17 @@ class ChatSession {
         };
         cb.on_tool_call_started = [this](const ToolCallEvent& call) {
             // Text said before a tool call ends its line, on a terminal and for scripts alike.
+            std::lock_guard<std::mutex> lock(screen_);
+            clear_status_locked();
+            if (s_.safe_output) std::cout << answer_text_.flush();
             end_answer_line();
-            notes_ << dim() << "[tool " << call.name << " "
-                   << one_line(call.input_json, kArgsPreview) << "]" << std::flush;
+            notes_ << dim() << "[tool " << neutralize(call.name) << " "
+                   << neutralize(one_line(call.input_json, kArgsPreview)) << "]" << std::flush;
         };
         cb.on_tool_call_finished = [this](const ToolCallEvent&, const ToolOutput& output) {
+            std::lock_guard<std::mutex> lock(screen_);
             if (output.is_error) {
-                notes_ << " error: " << one_line(output.text, kArgsPreview);
+                notes_ << " error: " << neutralize(one_line(output.text, kArgsPreview));
             } else {
                 notes_ << " ok";
             }
@@ -279,12 +375,77 @@ class ChatSession {
         return cb;
     }
 
+    /// One turn: at a terminal on a worker thread while this one watches for Ctrl-C (chat.104),
+    /// else here.
     void turn(std::string message) {
+        if (!interrupts_) {
+            run_turn(std::move(message), nullptr);
+            return;
+        }
+        interrupts_->take();  // a Ctrl-C typed before the turn began is not for it
+        CancellationToken cancel;
+        int done[2] = {-1, -1};
+        if (::pipe2(done, O_CLOEXEC) != 0) {
+            run_turn(std::move(message), nullptr);
+            return;
+        }
+        show_status("sending to " + s_.model.id);
+        std::thread worker([&] {
+            sigset_t block;
+            sigemptyset(&block);
+            sigaddset(&block, SIGINT);
+            ::pthread_sigmask(SIG_BLOCK, &block, nullptr);  // Ctrl-C is the main thread's
+            run_turn(std::move(message), &cancel);
+            const char byte = 1;
+            (void)!::write(done[1], &byte, 1);
+        });
+        bool cancelled = false;
+        while (true) {
+            pollfd fds[2] = {{done[0], POLLIN, 0}, {interrupts_->fd(), POLLIN, 0}};
+            if (::poll(fds, 2, -1) < 0) continue;  // EINTR: the Ctrl-C byte is in the pipe
+            if (fds[0].revents != 0) break;
+            if (fds[1].revents == 0 || !interrupts_->take()) continue;
+            if (!cancelled) {
+                cancelled = true;
+                cancel.cancel();
+                show_status("cancelling (Ctrl-C again ends the session)");
+                continue;
+            }
+            // The second Ctrl-C: the session ends now, as Ctrl-C at the prompt ends it (whichever
+            // the user's two presses meet, the same end and the same status). The user's message
+            // was saved at its boundary; the answer being cancelled is not kept.
+            note("[cancelled; the session ends]");
+            print_resume_command();
+            std::cout << std::flush;
+            std::_Exit(kExitOk);
+        }
+        worker.join();
+        ::close(done[0]);
+        ::close(done[1]);
+    }
+
+    void run_turn(std::string message, const CancellationToken* cancel) {
+        answer_text_ = TerminalText();
+        answer_shown_ = false;
+        const auto cancelled_note = [this] {
+            note(std::string(answer_shown_ ? "[cancelled: the answer above is cut and was not kept"
+                                           : "[cancelled before the answer") +
+                 "; conversation " + thinker_->conversation_id() + " holds your message]");
+        };
         try {
             const TurnReport r =
-                s_.agent.run_turn(s_.service, thinker_, std::move(message), callbacks());
-            end_answer_line();
-            std::cout << std::flush;
+                s_.agent.run_turn(s_.service, thinker_, std::move(message), callbacks(), cancel);
+            {
+                std::lock_guard<std::mutex> lock(screen_);
+                clear_status_locked();
+                if (s_.safe_output) std::cout << answer_text_.flush();
+                end_answer_line();
+                std::cout << std::flush;
+            }
+            if (r.end == TurnEnd::kCancelled) {
+                cancelled_note();
+                return;
+            }
             if (r.end == TurnEnd::kRoundLimit) {
                 note("[the round limit (" + std::to_string(r.rounds) +
                      ") was reached with tool calls still wanted; send a message to continue]");
@@ -299,6 +460,10 @@ class ChatSession {
                  std::to_string(r.usage.cache_read_tokens) + "), " +
                  std::to_string(r.usage.output_tokens) + " out, " + dollars(r.cost) + "]");
         } catch (const std::exception& e) {
+            if (cancel != nullptr && cancel->cancelled()) {
+                cancelled_note();
+                return;
+            }
             // The save discipline saved the conversation at the last boundary it reached.
             error_line("model " + s_.model.id + " (provider " + s_.model.provider +
                        "): the turn failed, conversation " + thinker_->conversation_id() +
@@ -321,7 +486,7 @@ class ChatSession {
             } else if (name == "/history") {
                 history();
             } else if (name == "/transcript") {
-                std::cout << Transcript::render(Borrowed(s_.service, thinker_).conversation())
+                std::cout << shown(Transcript::render(Borrowed(s_.service, thinker_).conversation()))
                           << std::flush;
             } else if (name == "/compact") {
                 compact(arg);
@@ -347,10 +512,12 @@ class ChatSession {
         std::size_t n = 0;
         for (const Message& m : messages) {
             ++n;
-            // The transcript's rendering of one message: "user:\n..." or "assistant:\n...".
-            const std::string text = Transcript::render(std::span<const Message>(&m, 1));
+            // The transcript's rendering of one message: "user:\n..." or "assistant:\n...";
+            // chat.106: a turn of tool results is labelled as such, not as the user's.
+            std::string text = Transcript::render(std::span<const Message>(&m, 1));
             if (text.empty()) continue;
-            std::cout << n << ". " << one_line(text, kHistoryPreview) << "\n";
+            if (tool_results_only(m) && text.starts_with("user:")) text = "tool result:" + text.substr(5);
+            std::cout << n << ". " << shown(one_line(text, kHistoryPreview)) << "\n";
         }
         if (messages.empty()) std::cout << "(no messages yet)\n";
         std::cout << std::flush;
@@ -396,7 +563,14 @@ class ChatSession {
     ChatSetup s_;
     std::ostream& notes_;
     std::shared_ptr<Thinker> thinker_;
+    std::unique_ptr<Interrupts> interrupts_;   ///< at a terminal only
+    std::unique_ptr<LineEditor> editor_;       ///< at a terminal only
+    CallProgressObserver previous_progress_;
+    std::mutex screen_;          ///< the worker's output, the status line and notes interleave
+    std::size_t status_width_ = 0;  ///< the status line on screen (0: none)
+    TerminalText answer_text_;   ///< the streamed answer, made safe piece by piece
     bool answer_line_open_ = false;
+    bool answer_shown_ = false;  ///< this turn's answer text is (partly) on screen
     double compaction_cost_ = 0;  ///< what /compact's summaries cost (turns count their own)
 };
 
@@ -410,9 +584,58 @@ void check_provider(ProviderClient& client, const ModelSpec& model) {
     (void)client.build_request(probe, model);
 }
 
+/// chat.107: the catalog's first model whose provider has its credentials (an api key, or AWS
+/// keys), else the catalog's first (whose missing key the start-up check then names).
+const ModelSpec& default_model(const Config& config) {
+    for (const ModelSpec& m : config.catalog().all()) {
+        if (m.provider.empty()) continue;
+        try {
+            const ProviderCredentials& c = config.provider(m.provider).credentials;
+            if (!c.api_key.empty() || !c.access_key_id.empty()) return m;
+        } catch (const Error&) {
+            // A provider the config does not define: not a default.
+        }
+    }
+    return config.catalog().all().front();
+}
+
+/// chat.109: the user's conversation saved last in `store` (their list, every page), if any.
+std::optional<std::string> latest_conversation(const PersistentStore& store, const std::string& user) {
+    std::optional<ConversationSummary> latest;
+    std::optional<std::string> cursor;
+    do {
+        ConversationPage page = store.list(user, 1000, cursor);
+        for (ConversationSummary& c : page.conversations) {
+            // Timestamps are ISO 8601 in UTC: their text orders them; a tie goes to the later
+            // created (the list is in creation order).
+            if (!latest || c.updated_at >= latest->updated_at) latest = std::move(c);
+        }
+        cursor = page.next_cursor;
+    } while (cursor);
+    if (!latest) return std::nullopt;
+    return latest->conversation_id;
+}
+
+/// A word for the shell: quoted when it holds anything but letters, digits and -_./:=@.
+std::string shell_word(const std::string& word) {
+    const bool plain = !word.empty() && word.find_first_not_of(
+                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_./:=@") == std::string::npos;
+    if (plain) return word;
+    std::string out = "'";
+    for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
 int run_chat(const Args& args) {
-    if (args.has("conversation") && args.has("new")) {
-        throw UsageError{"--conversation and --new exclude each other"};
+    if (static_cast<int>(args.has("conversation")) + static_cast<int>(args.has("new")) +
+            static_cast<int>(args.has("continue")) >
+        1) {
+        throw UsageError{"--conversation, --continue and --new exclude each other"};
+    }
+    if (auto system = args.get("system");
+        system && system->find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw UsageError{"--system: empty instructions"};
     }
     const std::string user = args.get("user").value_or(default_user());
     if (user.empty()) throw UsageError{"--user: empty user id"};
@@ -425,8 +648,8 @@ int run_chat(const Args& args) {
     if (config.catalog().empty()) {
         throw Error(ErrorKind::kConfig, config.path().string() + ": the model catalog is empty");
     }
-    const ModelSpec& model = args.get("model") ? config.catalog().find(*args.get("model"))
-                                               : config.catalog().all().front();
+    const ModelSpec& model =
+        args.get("model") ? config.catalog().find(*args.get("model")) : default_model(config);
     const PluginLoader loader(config.plugin_paths());
     // persistence.106: both configured stores, opened at start (before any provider call).
     ConfiguredStores stores = open_stores(config, loader);
@@ -440,6 +663,17 @@ int run_chat(const Args& args) {
     ProviderClient client = provider_client_for(config, model);
     check_provider(client, model);
 
+    std::optional<std::string> resume = args.get("conversation");
+    bool nothing_to_continue = false;
+    if (args.has("continue")) {
+        if (!stores.persistent) {
+            throw Error(ErrorKind::kConfig, config.path().string() +
+                                                ": stores.persistent is not configured, so there is "
+                                                "no conversation to continue");
+        }
+        resume = latest_conversation(*stores.persistent, user);
+        nothing_to_continue = !resume;
+    }
     ConversationServiceOptions so;
     so.persistent = std::move(stores.persistent);
     so.session = std::move(stores.session);
@@ -455,8 +689,8 @@ int run_chat(const Args& args) {
     AgentOptions options;
     options.window =
         std::make_shared<ContextWindowManager>(make_summarizer(config, loader), window);
-    options.objective =
-        "You are a helpful assistant in a terminal chat. Answer concisely in plain text.";
+    options.objective = args.get("system").value_or(
+        "You are a helpful assistant in a terminal chat. Answer concisely in plain text.");
     // caching.8 (cache_all_messages): every turn resends the whole conversation, so marking
     // it for caching is what makes the next turn's prefix a cache read (the core's cache plan
     // keeps to the provider's breakpoint limit and minimum cacheable size).
@@ -473,9 +707,21 @@ int run_chat(const Args& args) {
     const bool ansi = interactive && ::isatty(STDOUT_FILENO) == 1 &&
                       std::getenv("NO_COLOR") == nullptr &&
                       !(term != nullptr && std::string_view(term) == "dumb");
+    if (interactive) std::setlocale(LC_CTYPE, "");  // the line editor reads the user's encoding
+    std::string resume_command;
+    if (!store_where.empty()) {
+        resume_command = "nucleo chat";
+        if (args.get(kConfigOption)) resume_command += " --config " + shell_word(*args.get(kConfigOption));
+        if (user != default_user()) resume_command += " --user " + shell_word(user);
+    }
     ChatSession session(ChatSetup{config, model, loader, agent, service, user, store_where,
-                                  tools_note, interactive, ansi});
-    session.open(args.get("conversation"));
+                                  tools_note, interactive, ansi, ::isatty(STDOUT_FILENO) == 1,
+                                  resume_command});
+    if (nothing_to_continue) {
+        std::cerr << "nucleo chat: user '" << user << "' has no conversation in " << store_where
+                  << " to continue; starting a new one\n";
+    }
+    session.open(resume);
     if (store_where.empty()) {
         std::cerr
             << "nucleo chat: " << config.path().string()
@@ -490,10 +736,12 @@ const CommandSpec& chat_command() {
     static const CommandSpec spec{
         "chat",
         "an interactive agent session, streamed and saved",
-        {{"--model", "ID", "a catalog id (default: the catalog's first model)"},
+        {{"--model", "ID", "a catalog id (default: the first whose provider has its key set)"},
          {"--user", "U", "the user the conversations belong to (default: $USER, else local)"},
          {"--conversation", "ID", "resume a stored conversation of this user"},
+         {"-c,--continue", "", "resume this user's latest conversation"},
          {"--new", "", "start a new conversation (the default); its id is printed"},
+         {"--system", "TEXT", "the instructions the model gets (default: a terminal assistant's)"},
          {"--tools-dir", "DIR",
           "give the model list_files and read_file, confined to DIR (default: no tools)"},
          {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
@@ -501,7 +749,9 @@ const CommandSpec& chat_command() {
         "",
         "",
         "With a terminal, type messages at the prompt; without one, one message per line.\n"
-        "Commands: /history /transcript /compact [TOKENS] /cost /new /quit /help",
+        "At a terminal: line editing and history (kept in $XDG_STATE_HOME/nucleo/chat_history);\n"
+        "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session.\n"
+        "Commands: /history /transcript /compact [TOKENS] /cost /new /quit /exit /help",
         run_chat};
     return spec;
 }

@@ -5,13 +5,20 @@
 // and run by the test suite: examples/c-provider, built the same way, loaded by
 // PluginLoader and driven through ProviderClient against nucleo-emulator.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -212,6 +219,170 @@ TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
             << out;
         EXPECT_NE(out.find("rounds 3, tool calls 2, notes 1"), std::string::npos) << out;
     }
+}
+
+// ---- examples/otlp-export: every call as OpenTelemetry spans over OTLP/HTTP JSON --------------
+
+rapidjson::Document parse_json(const std::string& text);
+
+/// A loopback HTTP server standing in for an OpenTelemetry collector: it keeps each request's
+/// head and body and answers 200 with `{}`.
+class LoopbackCollector {
+  public:
+    struct Request {
+        std::string head;
+        std::string body;
+    };
+
+    LoopbackCollector() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 8) != 0 ||
+            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+            ADD_FAILURE() << "the loopback collector cannot listen";
+            return;
+        }
+        port_ = ntohs(addr.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~LoopbackCollector() {
+        ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
+        if (thread_.joinable()) thread_.join();
+        ::close(fd_);
+    }
+    LoopbackCollector(const LoopbackCollector&) = delete;
+    LoopbackCollector& operator=(const LoopbackCollector&) = delete;
+
+    [[nodiscard]] int port() const { return port_; }
+    [[nodiscard]] std::vector<Request> requests() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return requests_;
+    }
+
+  private:
+    void serve() {
+        while (true) {
+            const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (client < 0) return;
+            Request r;
+            std::string data;
+            char buf[4096];
+            std::size_t need = std::string::npos;
+            while (need == std::string::npos || data.size() < need) {
+                const ssize_t n = ::recv(client, buf, sizeof buf, 0);
+                if (n <= 0) break;
+                data.append(buf, static_cast<std::size_t>(n));
+                const auto end = data.find("\r\n\r\n");
+                if (need == std::string::npos && end != std::string::npos) {
+                    r.head = data.substr(0, end);
+                    std::string lower = r.head;
+                    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                    const auto cl = lower.find("content-length:");
+                    need = end + 4 + (cl == std::string::npos ? 0 : std::stoul(lower.substr(cl + 15)));
+                }
+            }
+            if (need != std::string::npos) r.body = data.substr(r.head.size() + 4);
+            const std::string answer =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                "Connection: close\r\n\r\n{}";
+            (void)!::send(client, answer.data(), answer.size(), MSG_NOSIGNAL);
+            ::close(client);
+            std::lock_guard<std::mutex> lock(mutex_);
+            requests_.push_back(std::move(r));
+        }
+    }
+
+    int fd_ = -1;
+    int port_ = 0;
+    std::thread thread_;
+    std::mutex mutex_;
+    std::vector<Request> requests_;
+};
+
+/// The OTLP attribute `key` of a span: its value object, or nullptr.
+const rapidjson::Value* otlp_attribute(const rapidjson::Value& span, const char* key) {
+    for (const auto& a : span["attributes"].GetArray())
+        if (std::string(a["key"].GetString()) == key) return &a["value"];
+    return nullptr;
+}
+
+bool lower_hex(const std::string& s, std::size_t size) {
+    return s.size() == size && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// obs.101-obs.103: a host forwards the records as spans; the collector receives OTLP/HTTP JSON
+// in the shape the OTLP specification gives (resourceSpans > scopeSpans > spans, ids in hex,
+// 64-bit integers as strings), one span for the call and a child span per HTTP attempt.
+TEST_F(Install, OutOfTreeOtlpExportForwardsEveryCallAsSpans) {
+    const fs::path build = kWork / "otlp-export";
+    ASSERT_NO_FATAL_FAILURE(
+        build_out_of_tree(fs::path(NUCLEO_SOURCE_DIR) / "examples/otlp-export", build, "CXX"));
+    nucleo::emulator_test::EmulatorProcess emulator;
+    LoopbackCollector collector;
+    const fs::path log = kWork / "otlp-export.run.log";
+    const std::string cmd =
+        "env -u NUCLEO_PLUGIN_PATH " + q(build / "otlp-export") + " --base-url http://127.0.0.1:" +
+        std::to_string(emulator.port()) + " --api-key sk-test --collector http://127.0.0.1:" +
+        std::to_string(collector.port()) +
+        " --header 'x-emulator-fault:fail-first=1:500' --header 'x-emulator-request-id:otlp-1'"
+        " 'Where is order 42?'";
+    ASSERT_EQ(run(cmd, log), 0) << slurp(log);
+    const std::string out = slurp(log);
+    EXPECT_NE(out.find("answer: This is the emulator's answer to: Where is order 42?"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("exported 3 spans"), std::string::npos) << out;
+
+    const auto requests = collector.requests();
+    ASSERT_EQ(requests.size(), 1U);
+    EXPECT_EQ(requests[0].head.rfind("POST /v1/traces HTTP/1.1", 0), 0U) << requests[0].head;
+    EXPECT_NE(requests[0].head.find("Content-Type: application/json"), std::string::npos) << requests[0].head;
+    const rapidjson::Document d = parse_json(requests[0].body);
+    const auto& resource = d["resourceSpans"][0];
+    EXPECT_STREQ(resource["resource"]["attributes"][0]["key"].GetString(), "service.name");
+    const auto& scope = resource["scopeSpans"][0];
+    EXPECT_STREQ(scope["scope"]["name"].GetString(), "nucleo");
+    const auto& spans = scope["spans"];
+    ASSERT_EQ(spans.Size(), 3U);
+    const auto& call = spans[0];
+    EXPECT_STREQ(call["name"].GetString(), "chat claude-sonnet-4-5");
+    EXPECT_EQ(call["kind"].GetInt(), 3);
+    EXPECT_TRUE(lower_hex(call["traceId"].GetString(), 32)) << call["traceId"].GetString();
+    EXPECT_TRUE(lower_hex(call["spanId"].GetString(), 16)) << call["spanId"].GetString();
+    EXPECT_FALSE(call.HasMember("parentSpanId"));
+    EXPECT_EQ(call["status"]["code"].GetInt(), 1);
+    EXPECT_LE(std::stoull(call["startTimeUnixNano"].GetString()),
+              std::stoull(call["endTimeUnixNano"].GetString()));
+    ASSERT_NE(otlp_attribute(call, "gen_ai.operation.name"), nullptr);
+    EXPECT_STREQ((*otlp_attribute(call, "gen_ai.operation.name"))["stringValue"].GetString(), "chat");
+    EXPECT_STREQ((*otlp_attribute(call, "gen_ai.provider.name"))["stringValue"].GetString(), "anthropic");
+    EXPECT_STREQ((*otlp_attribute(call, "gen_ai.conversation.id"))["stringValue"].GetString(),
+                 "otlp-export-conversation");
+    EXPECT_GT(std::stoll((*otlp_attribute(call, "gen_ai.usage.output_tokens"))["intValue"].GetString()), 0);
+    EXPECT_STREQ((*otlp_attribute(call, "nucleo.attempts"))["intValue"].GetString(), "2");
+    EXPECT_STREQ((*otlp_attribute(call, "gen_ai.response.finish_reasons"))["arrayValue"]["values"][0]
+                     ["stringValue"].GetString(),
+                 "end_turn");
+    EXPECT_TRUE((*otlp_attribute(call, "nucleo.cost.usd")).HasMember("doubleValue"));
+    const std::string request_id =
+        (*otlp_attribute(call, "nucleo.provider.request_id"))["stringValue"].GetString();
+    EXPECT_EQ(request_id.rfind("req_emu_", 0), 0U) << request_id;
+    for (unsigned i = 1; i < 3; ++i) {
+        const auto& attempt = spans[i];
+        EXPECT_EQ(std::string(attempt["name"].GetString()), "attempt " + std::to_string(i));
+        EXPECT_STREQ(attempt["traceId"].GetString(), call["traceId"].GetString());
+        EXPECT_STREQ(attempt["parentSpanId"].GetString(), call["spanId"].GetString());
+        EXPECT_STRNE(attempt["spanId"].GetString(), call["spanId"].GetString());
+    }
+    EXPECT_STREQ((*otlp_attribute(spans[1], "http.response.status_code"))["intValue"].GetString(), "500");
+    EXPECT_EQ(spans[1]["status"]["code"].GetInt(), 2);
+    EXPECT_STREQ((*otlp_attribute(spans[1], "error.type"))["stringValue"].GetString(), "500");
+    EXPECT_STREQ((*otlp_attribute(spans[2], "http.response.status_code"))["intValue"].GetString(), "200");
+    EXPECT_EQ(spans[2]["status"]["code"].GetInt(), 1);
+    EXPECT_STREQ((*otlp_attribute(spans[2], "nucleo.provider.request_id"))["stringValue"].GetString(),
+                 request_id.c_str());
 }
 
 // ---- examples/c-provider: the acme-chat dialect in plain C ----------------------------------

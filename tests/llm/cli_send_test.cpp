@@ -89,6 +89,39 @@ TEST(CliSend, AppendsTheAnswerAndReportsUsageAndCost) {
     EXPECT_NE(r.err.find("stop end_turn"), std::string::npos) << r.err;
 }
 
+// obs.102, obs.106: `--log-format json` makes every log line one JSON object; the call's record is
+// one of them, with the GenAI attributes beside the message. An unknown format is a usage error.
+TEST(CliSend, LogFormatJsonWritesTheCallRecordAsOneJsonLine) {
+    emulator_test::EmulatorProcess emulator;
+    const std::string env = "ANTHROPIC_API_KEY=sk-test NUCLEO_LOG_LEVEL=info ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                            std::to_string(emulator.port());
+    const CliRun r = nucleo(env, "send --log-format json --in " + kDoc + " --model claude-sonnet-4-5");
+    ASSERT_EQ(r.status, 0) << r.err;
+    bool found = false;
+    std::istringstream lines(r.err);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find("\"nucleo.record\":\"call\"") == std::string::npos) continue;
+        found = true;
+        rapidjson::Document d;
+        d.Parse(line.c_str());
+        ASSERT_FALSE(d.HasParseError()) << line;
+        EXPECT_STREQ(d["level"].GetString(), "info");
+        EXPECT_STREQ(d["gen_ai.provider.name"].GetString(), "anthropic");
+        EXPECT_STREQ(d["nucleo.model.id"].GetString(), "claude-sonnet-4-5");
+        EXPECT_GT(d["gen_ai.usage.output_tokens"].GetInt64(), 0);
+        EXPECT_EQ(std::string(d["nucleo.provider.request_id"].GetString()).rfind("req_emu_", 0), 0U);
+    }
+    EXPECT_TRUE(found) << r.err;
+
+    const CliRun bad = nucleo(env, "send --log-format yaml --in " + kDoc + " --model claude-sonnet-4-5");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--log-format: unknown log format 'yaml' (text or json)"), std::string::npos)
+        << bad.err;
+    const CliRun bad_env = nucleo(env + " NUCLEO_LOG_FORMAT=xml", "send --in " + kDoc + " --model claude-sonnet-4-5");
+    EXPECT_EQ(bad_env.status, 2);
+    EXPECT_NE(bad_env.err.find("NUCLEO_LOG_FORMAT: unknown log format 'xml'"), std::string::npos) << bad_env.err;
+}
+
 /// The number that follows the first `key` at or after `from` in `text`; -1 when `key` is absent.
 double number_after(const std::string& text, const std::string& key, std::size_t from = 0) {
     const std::size_t at = text.find(key, from);

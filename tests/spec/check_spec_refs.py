@@ -44,6 +44,8 @@ SPEC_FILES = {
     "answers.md": "answers",
     "limits.md": "limits",
     "wire.md": "wire",
+    "observability.md": "obs",
+    "chat.md": "chat",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))
 _PREFIX_ALT = "|".join(PREFIXES)

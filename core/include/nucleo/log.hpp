@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string_view>
 
 namespace nucleo::log {
@@ -21,5 +22,20 @@ void set_sink(Sink sink);
 
 /// Writes one record (used by the host log extension and by code outside libnucleo).
 void write(Level level, std::string_view logger, std::string_view message);
+
+/// How records are written to stderr when no sink is installed (obs.106): kText, one line
+/// `[level] message`; kJson, one JSON object per line with "level", "logger", "message" and the
+/// record's attributes. Default kText, or NUCLEO_LOG_FORMAT (text | json).
+enum class Format { kText, kJson };
+void set_format(Format format);
+Format format();
+
+/// Parses "text" or "json"; nullopt for anything else.
+std::optional<Format> parse_format(std::string_view text);
+
+/// Writes one record with structured attributes (`attributes_json`: one JSON object). A host
+/// sink receives `message` alone; the stderr writer in kJson puts the attributes beside it.
+void write_with_attributes(Level level, std::string_view logger, std::string_view message,
+                           std::string_view attributes_json);
 
 }  // namespace nucleo::log

@@ -200,6 +200,9 @@ public:
 private:
     LLMResponse call_once(ConversationContext& conversation, const ModelSpec& model,
                           const CallOptions& options, std::vector<CallAttempt>& record);
+    /// call_once without its record (obs.101): call_once observes this.
+    LLMResponse call_once_unobserved(ConversationContext& conversation, const ModelSpec& model,
+                                     const CallOptions& options, std::vector<CallAttempt>& record);
     void check_credentials() const;
     /// True when this call asks for a streamed answer: the dialect streams and a callback is set.
     [[nodiscard]] bool streams(const CallOptions& options) const noexcept;

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <cstdlib>
@@ -36,6 +37,27 @@ log::Level from_spdlog(spdlog::level::level_enum level) {
     }
 }
 
+/// The attributes of the record being written on this thread (write_with_attributes).
+thread_local std::string_view tl_attributes;
+
+std::string json_quoted(std::string_view text) {
+    std::string out = "\"";
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
 /// Forwards to the host's sink when one is installed, else writes one line to stderr.
 class HostSink final : public spdlog::sinks::base_sink<std::mutex> {
 public:
@@ -43,6 +65,8 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         sink_ = std::move(sink);
     }
+
+    std::atomic<log::Format> log_format{log::Format::kText};
 
 protected:
     void sink_it_(const spdlog::details::log_msg& msg) override {
@@ -53,6 +77,19 @@ protected:
             return;
         }
         const auto level_name = spdlog::level::to_string_view(msg.level);
+        if (log_format.load() == log::Format::kJson) {
+            // obs.106: one object per line; a record's attributes stand beside its message.
+            std::string line = "{\"level\":" + json_quoted(std::string_view(level_name.data(), level_name.size())) +
+                               ",\"logger\":" + json_quoted(name) + ",\"message\":" + json_quoted(text);
+            if (tl_attributes.size() > 2 && tl_attributes.front() == '{') {
+                line += ",";
+                line.append(tl_attributes.substr(1));
+            } else {
+                line += "}";
+            }
+            std::fprintf(stderr, "%s\n", line.c_str());
+            return;
+        }
         if (name == "nucleo") {
             std::fprintf(stderr, "[%.*s] %.*s\n", static_cast<int>(level_name.size()), level_name.data(),
                          static_cast<int>(text.size()), text.data());
@@ -90,6 +127,9 @@ struct LogState {
         if (const char* env = std::getenv("NUCLEO_LOG_LEVEL")) {
             logger.set_level(spdlog::level::from_str(env));
         }
+        if (const char* env = std::getenv("NUCLEO_LOG_FORMAT")) {
+            if (auto f = log::parse_format(env)) sink->log_format = *f;
+        }
     }
 };
 
@@ -119,6 +159,27 @@ void write(Level level, std::string_view logger_name, std::string_view message) 
     } else {
         state().named_logger(logger_name).log(lvl, "{}", message);
     }
+}
+
+void set_format(Format format) { state().sink->log_format = format; }
+Format format() { return state().sink->log_format.load(); }
+
+std::optional<Format> parse_format(std::string_view text) {
+    if (text == "text") return Format::kText;
+    if (text == "json") return Format::kJson;
+    return std::nullopt;
+}
+
+void write_with_attributes(Level level, std::string_view logger_name, std::string_view message,
+                           std::string_view attributes_json) {
+    if (!state().logger.should_log(to_spdlog(level))) return;
+    struct Scope {
+        explicit Scope(std::string_view a) { tl_attributes = a; }
+        ~Scope() { tl_attributes = {}; }
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+    } scope(attributes_json);
+    write(level, logger_name, message);
 }
 
 }  // namespace log

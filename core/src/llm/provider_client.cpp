@@ -1,6 +1,7 @@
 #include "nucleo/provider_client.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@
 
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
+#include "llm/call_records.hpp"
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
 #include "nucleo/thinking.hpp"
@@ -417,6 +419,12 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     HttpRequest http =
         encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
+    // obs.105: every request names the runtime, unless the plugin or the caller named one.
+    const bool has_agent = std::any_of(http.headers.begin(), http.headers.end(), [](const auto& h) {
+        return h.first.size() == 10 && std::equal(h.first.begin(), h.first.end(), "user-agent",
+                                                  [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    });
+    if (!has_agent) http.headers.emplace_back("user-agent", user_agent());
     std::string secret = config_.credentials.api_key;
     if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
     if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
@@ -471,6 +479,21 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
 
 LLMResponse ProviderClient::call_once(ConversationContext& conversation, const ModelSpec& model,
                                       const CallOptions& options, std::vector<CallAttempt>& record) {
+    // obs.101: one record for the call, and one per HTTP attempt from the transport.
+    internal::CallObservation observed(config_.name, config_.plugin, model, conversation.conversation_id(),
+                                       transport_->options().retry.max_attempts, record);
+    try {
+        LLMResponse r = call_once_unobserved(conversation, model, options, record);
+        observed.succeeded(r.model);
+        return r;
+    } catch (const std::exception& e) {
+        observed.failed(e);
+        throw;
+    }
+}
+
+LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversation, const ModelSpec& model,
+                                                 const CallOptions& options, std::vector<CallAttempt>& record) {
     HttpRequest request = build_request(conversation, model, options);
     const std::int64_t max_tokens = output_reserve(conversation, model, with_defaults(options.binding));
 

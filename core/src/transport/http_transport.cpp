@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
+#include "llm/call_records.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/transport.hpp"
@@ -263,6 +264,8 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
             throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
         if (remaining().count() <= 0) throw past_deadline(attempt - 1);
 
+        internal::attempt_started(attempt, max_attempts);  // obs.104
+        const auto attempt_began = std::chrono::steady_clock::now();
         EasyHandle handle = pool_->acquire();
         CURL* h = handle.get();
         Transfer transfer;
@@ -326,6 +329,11 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
         curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &connected_us);
         // The handle goes back only after a clean transfer: a broken one may hold a dead socket.
         if (code == CURLE_OK) pool_->release(std::move(handle));
+        // obs.101: one record per HTTP attempt, whatever came of it.
+        internal::attempt_ended(
+            attempt, max_attempts, code == CURLE_OK ? status : 0, transfer.response.headers,
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - attempt_began),
+            code == CURLE_OK ? std::string_view() : std::string_view(curl_easy_strerror(code)));
 
         std::optional<std::chrono::milliseconds> delay;
         if (transfer.tripped == Tripped::kCancelled) throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
@@ -376,6 +384,9 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
             NUCLEO_LOG_WARN("{} answered {}; retrying in {} ms (attempt {} of {})", shown_url, status,
                             delay->count(), attempt + 1, max_attempts);
         }
+        internal::retry_waiting(attempt + 1, max_attempts, code == CURLE_OK ? status : 0,
+                                code == CURLE_OK ? std::string_view() : std::string_view(curl_easy_strerror(code)),
+                                *delay);  // obs.104
         if (cancel != nullptr) {
             if (cancel->wait_for(*delay)) throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
         } else {

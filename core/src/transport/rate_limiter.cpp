@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "llm/call_records.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/transport.hpp"
 
@@ -70,6 +71,7 @@ std::int64_t RateLimiter::acquire(std::int64_t tokens, const CancellationToken* 
         const auto now = Clock::now();
         if (try_acquire(tokens, now)) return tokens;
         const auto wait = std::max(wait_needed(tokens, now), std::chrono::milliseconds(1));
+        internal::rate_limit_waiting(wait);  // obs.104
         if (cancel != nullptr) {
             if (cancel->wait_for(wait)) throw Error(ErrorKind::kTransport, "rate-limit wait cancelled");
         } else {
