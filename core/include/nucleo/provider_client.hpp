@@ -86,6 +86,8 @@ struct ProviderCapabilities {
     std::string auth = "none";  ///< x-api-key | bearer | sigv4 | none
     /// How a streamed answer is framed (ABI 1.2): "sse" (default) or "aws-eventstream".
     std::string stream_framing = "sse";
+    /// caching.105: the dialect renders a request-level cache marker ("automatic_caching").
+    bool automatic_caching = false;
 };
 
 /// The incremental events of a streamed answer, delivered to host code AS THE
@@ -190,6 +192,10 @@ private:
     ProviderConfig config_;
     ProviderInstance dialect_;
     ProviderCapabilities caps_;
+    /// caching.104, caching.106: options.cache_policy and options.cache_head_ttl of the provider
+    /// instance, read once at construction.
+    CachePolicy cache_policy_ = CachePolicy::kMarkedTurns;
+    bool head_ttl_1h_ = false;
     struct Limits;
     std::shared_ptr<HttpTransport> transport_;
     std::shared_ptr<Limits> limits_;
