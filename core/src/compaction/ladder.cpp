@@ -170,11 +170,11 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
         conversation.replace_messages(std::move(work.msgs), work.origins);
         report.tokens_after = counter.total_tokens(conversation);
     }
-    // compaction.106: the log says whether the target (the trigger) was met.
+    // compaction.106, compaction.108: the log says whether the target was met.
     NUCLEO_LOG_INFO(
         "compaction: conversation '{}': {} -> {} tokens at {} ({} summaries), target {} {}",
         conversation.conversation_id(), report.tokens_before, report.tokens_after,
-        to_string(report.level), report.summaries.size(), report.trigger_tokens,
+        to_string(report.level), report.summaries.size(), report.target_tokens,
         report.target_met() ? "met" : "NOT met (accepted: input + reserve fit the hard limit)");
     return report;
 }
