@@ -1,31 +1,10 @@
 #include "args.hpp"
 
-#include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
 namespace nucleo::cli {
-
-Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>& flags) {
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        const std::string& a = argv[i];
-        if (a.rfind("--", 0) != 0 || a == "--") {
-            positionals_.push_back(a);
-            continue;
-        }
-        std::string name = a.substr(2);
-        if (auto eq = name.find('='); eq != std::string::npos) {
-            options_[name.substr(0, eq)] = name.substr(eq + 1);
-            continue;
-        }
-        if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
-            options_[name] = "";
-            continue;
-        }
-        if (i + 1 >= argv.size()) throw UsageError{"option --" + name + " needs a value"};
-        options_[name] = argv[++i];
-    }
-}
 
 bool Args::has(const std::string& name) const { return options_.count(name) != 0; }
 
@@ -51,11 +30,26 @@ std::int64_t parse_positive(const std::string& what, const std::string& value) {
     throw UsageError{what + " must be a positive whole number, got '" + value + "'"};
 }
 
-void Args::allow_only(const std::vector<std::string>& known) const {
-    for (const auto& [name, value] : options_) {
-        if (std::find(known.begin(), known.end(), name) == known.end())
-            throw UsageError{"unknown option --" + name};
-    }
+std::string count_of(std::int64_t n, std::string_view singular, std::string_view plural) {
+    std::string out = std::to_string(n) + " ";
+    if (n == 1) return out.append(singular);
+    if (plural.empty()) return out.append(singular).append("s");
+    return out.append(plural);
+}
+
+std::string default_user() {
+    const char* user = std::getenv("USER");
+    return user != nullptr && *user != '\0' ? user : "local";
+}
+
+OptionSpec config_option() {
+    return {"--config", "FILE",
+            "the config file (default: $NUCLEO_CONFIG, else ./config/nucleo.yaml, else the "
+            "installed one)"};
+}
+
+OptionSpec json_option() {
+    return {"--json", "", "print one compact JSON document (schema: docs/cli-json.md)"};
 }
 
 }  // namespace nucleo::cli

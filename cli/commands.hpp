@@ -1,34 +1,28 @@
-// The subcommands of `nucleo`. Each takes the arguments after its name and returns an exit
-// status (args.hpp). Each lives in commands/<name>.cpp.
+// The subcommands of `nucleo`. Each lives in commands/<name>.cpp and describes itself with a
+// CommandSpec (args.hpp): options, positionals, help text and the function that runs it.
 #pragma once
 
-#include <string>
 #include <vector>
+
+#include "args.hpp"
 
 namespace nucleo::cli {
 
-using Argv = std::vector<std::string>;
+/// The table main.cpp builds its CLI11 subcommands from, defined in commands/table.cpp.
+const std::vector<const CommandSpec*>& commands();
 
-struct Command {
-    const char* name;
-    int (*run)(const Argv& args);
-    const char* summary;
-};
-
-/// The table main.cpp dispatches on, defined in commands/table.cpp.
-const std::vector<Command>& commands();
-
-int run_chat(const Argv& args);
-int run_compact(const Argv& args);
-int run_config(const Argv& args);
-int run_demo(const Argv& args);
-int run_conversations(const Argv& args);
-int run_models(const Argv& args);
-int run_plugins(const Argv& args);
-int run_render(const Argv& args);
-int run_tokens(const Argv& args);
-int run_transcript(const Argv& args);
-int run_version(const Argv& args);
-int run_send(const Argv& args);
+const CommandSpec& ask_command();
+const CommandSpec& chat_command();
+const CommandSpec& compact_command();
+const CommandSpec& config_command();
+const CommandSpec& conversations_command();
+const CommandSpec& demo_command();
+const CommandSpec& models_command();
+const CommandSpec& plugins_command();
+const CommandSpec& render_command();
+const CommandSpec& send_command();
+const CommandSpec& tokens_command();
+const CommandSpec& transcript_command();
+const CommandSpec& version_command();
 
 }  // namespace nucleo::cli

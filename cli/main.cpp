@@ -1,22 +1,57 @@
 // `nucleo`: the command-line face of the runtime. Results go to stdout, diagnostics to stderr.
-// Exit status: 0 success, 1 a runtime failure, 2 bad input (usage, config, plugin, document).
+// The command line is read by CLI11: every subcommand (commands.hpp) takes -h/--help, and
+// `nucleo help CMD` prints the same text. Exit status (docs/cli-json.md): 0 success, 1 a call or
+// runtime failure, 2 usage or bad input (config, plugin, document, unknown id).
+#include <cstdlib>
 #include <exception>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/version.hpp"
 
 namespace {
 
-void print_usage(std::ostream& out) {
-    out << "usage: nucleo <command> [options]\n\ncommands:\n";
-    for (const auto& c : nucleo::cli::commands()) out << "  " << c.name << "\t" << c.summary << "\n";
+using nucleo::cli::CommandSpec;
+
+constexpr const char* kDescription =
+    "nucleo: keeps the conversations of LLM agents (rendering per provider, caching, "
+    "compaction, persistence).";
+constexpr const char* kFooter =
+    "Run `nucleo help COMMAND` or `nucleo COMMAND --help` for a command's options.\n"
+    "Exit status: 0 success, 1 a call or runtime failure, 2 usage or bad input.";
+
+std::string version_line() {
+    return std::string("nucleo ") + nucleo::version() + " (plugin ABI " +
+           std::to_string(NUCLEO_PLUGIN_ABI_MAJOR) + "." + std::to_string(NUCLEO_PLUGIN_ABI_MINOR) +
+           ")";
 }
+
+/// "--continue" from "-c,--continue"; the key Args answers to is the long name without dashes.
+std::string key_of(const std::string& names) {
+    std::string last = names.substr(names.rfind(',') + 1);
+    while (!last.empty() && last.front() == '-') last.erase(0, 1);
+    return last;
+}
+
+/// One subcommand as CLI11 holds it, with the options Args is built from after the parse.
+struct Bound {
+    const CommandSpec* spec = nullptr;
+    CLI::App* app = nullptr;
+    std::vector<std::pair<std::string, CLI::Option*>> options;
+    std::vector<std::string> positionals;
+};
 
 /// Errors that mean "the input was wrong" exit 2; everything else 1.
 int exit_status_for(nucleo::ErrorKind kind) {
@@ -36,39 +71,163 @@ std::string billed_note(const nucleo::Error& e) {
     if (calls.empty()) return "";
     const nucleo::Usage usage = e.billed_usage();
     std::ostringstream out;
-    out << " (billed before the failure: " << calls.size() << (calls.size() == 1 ? " call" : " calls")
+    out << " (billed before the failure: " << nucleo::cli::count_of(static_cast<std::int64_t>(calls.size()), "call")
         << ", input " << usage.input_tokens << ", output " << usage.output_tokens << ", cache write "
         << usage.cache_write_tokens << ", cache read " << usage.cache_read_tokens << ", cost $" << std::fixed
         << std::setprecision(6) << e.billed_cost() << ")";
     return out.str();
 }
 
+/// The CLI11 parse error as one line in this program's words.
+std::string usage_message(const CLI::ParseError& e) {
+    const std::string what = e.what();
+    if (e.get_name() == "ArgumentMismatch") {
+        // "--model: 1 required TEXT missing"
+        const auto colon = what.find(':');
+        if (colon != std::string::npos && what.rfind("--", 0) == 0)
+            return "option " + what.substr(0, colon) + " needs a value";
+    }
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+        const auto colon = what.find(": ");
+        const std::string first =
+            colon == std::string::npos ? what : what.substr(colon + 2, what.find(' ', colon + 2) - colon - 2);
+        if (first.rfind("-", 0) == 0) return "unknown option " + first;
+        return "unknown command '" + first + "'";
+    }
+    return what;
+}
+
+/// What is left after the parse: an option the command does not declare, or an argument it
+/// takes none of.
+void refuse_leftovers(const Bound& b) {
+    const std::vector<std::string> rest = b.app->remaining();
+    if (rest.empty()) return;
+    const std::string& first = rest.front();
+    if (first.size() > 1 && first.front() == '-') throw nucleo::cli::UsageError{"unknown option " + first};
+    throw nucleo::cli::UsageError{"unexpected argument '" + first + "'"};
+}
+
+nucleo::cli::Args args_of(const Bound& b) {
+    std::map<std::string, std::string> options;
+    for (const auto& [key, option] : b.options) {
+        if (option->count() == 0) continue;
+        options[key] = option->get_expected_min() == 0 || option->results().empty()
+                           ? std::string()
+                           : option->results().back();
+    }
+    return nucleo::cli::Args(std::move(options), b.positionals);
+}
+
+int run(const Bound& b) {
+    const std::string& name = b.spec->name;
+    try {
+        refuse_leftovers(b);
+        return b.spec->run(args_of(b));
+    } catch (const nucleo::cli::UsageError& e) {
+        std::cerr << "nucleo " << name << ": " << e.message << "\n";
+        return nucleo::cli::kExitBadInput;
+    } catch (const nucleo::Error& e) {
+        std::cerr << "nucleo " << name << ": " << e.what() << billed_note(e) << "\n";
+        return exit_status_for(e.kind());
+    } catch (const std::exception& e) {
+        std::cerr << "nucleo " << name << ": " << e.what() << "\n";
+        return nucleo::cli::kExitFailure;
+    }
+}
+
+/// NUCLEO_LOG_LEVEL names a level the logger knows, or is unset; the message otherwise.
+std::string log_level_problem() {
+    const char* level = std::getenv("NUCLEO_LOG_LEVEL");
+    if (level == nullptr) return "";
+    for (const char* known : {"trace", "debug", "info", "warn", "warning", "error", "err", "critical", "off"})
+        if (std::string_view(level) == known) return "";
+    return std::string("NUCLEO_LOG_LEVEL: unknown level '") + level +
+           "' (expected trace, debug, info, warn, error, critical or off)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-        print_usage(args.empty() ? std::cerr : std::cout);
-        return args.empty() ? nucleo::cli::kExitBadInput : nucleo::cli::kExitOk;
-    }
-    const std::string name = args[0];
-    args.erase(args.begin());
-    for (const auto& c : nucleo::cli::commands()) {
-        if (name != c.name) continue;
-        try {
-            return c.run(args);
-        } catch (const nucleo::cli::UsageError& e) {
-            std::cerr << "nucleo " << name << ": " << e.message << "\n";
-            return nucleo::cli::kExitBadInput;
-        } catch (const nucleo::Error& e) {
-            std::cerr << "nucleo " << name << ": " << e.what() << billed_note(e) << "\n";
-            return exit_status_for(e.kind());
-        } catch (const std::exception& e) {
-            std::cerr << "nucleo " << name << ": " << e.what() << "\n";
-            return nucleo::cli::kExitFailure;
+    CLI::App app{kDescription, "nucleo"};
+    app.footer(kFooter);
+    app.get_formatter()->column_width(30);
+    app.set_help_flag("-h,--help", "print this help and exit");
+    // One command per run: a later word that names a command is an argument of the first.
+    app.require_subcommand(0, 1);
+    app.set_version_flag("--version", version_line(), "print the version of nucleo and exit");
+
+    std::vector<Bound> bound;
+    bound.reserve(nucleo::cli::commands().size());
+    for (const CommandSpec* spec : nucleo::cli::commands()) {
+        Bound& b = bound.emplace_back();
+        b.spec = spec;
+        b.app = app.add_subcommand(spec->name, spec->summary);
+        b.app->allow_extras();
+        if (!spec->details.empty()) b.app->footer(spec->details);
+        for (const auto& o : spec->options) {
+            CLI::Option* option = nullptr;
+            if (o.value.empty()) {
+                option = b.app->add_flag(o.names, o.help);
+            } else {
+                option = b.app->add_option(o.names, o.help)
+                             ->type_name(o.value)
+                             ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+            }
+            b.options.emplace_back(key_of(o.names), option);
+        }
+        if (!spec->positionals.empty()) {
+            b.app->add_option(spec->positionals, b.positionals, spec->positionals_help)
+                ->type_name("");
         }
     }
-    std::cerr << "nucleo: unknown command '" << name << "'\n";
-    print_usage(std::cerr);
+    // Everything after `help` is its own: `nucleo help chat` names chat, it does not run it.
+    CLI::App* help = app.add_subcommand("help", "print the help of a command (nucleo help COMMAND)");
+    help->prefix_command();
+
+    if (argc < 2) {
+        std::cerr << app.help();
+        return nucleo::cli::kExitBadInput;
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::string where = "nucleo";
+        for (const Bound& b : bound)
+            if (b.app->parsed()) where += " " + b.spec->name;
+        std::cerr << where << ": " << usage_message(e) << "\n";
+        if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && where == "nucleo")
+            std::cerr << "Run `nucleo --help` for the commands.\n";
+        return nucleo::cli::kExitBadInput;
+    }
+    if (help->parsed()) {
+        const std::vector<std::string> rest = help->remaining();
+        const std::string help_topic = rest.empty() ? std::string() : rest.front();
+        if (help_topic.empty()) {
+            // app.help() would describe the selected subcommand, `help` itself.
+            std::cout << app.get_formatter()->make_help(&app, "nucleo", CLI::AppFormatMode::Normal);
+            return nucleo::cli::kExitOk;
+        }
+        for (const Bound& b : bound) {
+            if (b.spec->name == help_topic) {
+                std::cout << b.app->help("nucleo");
+                return nucleo::cli::kExitOk;
+            }
+        }
+        std::cerr << "nucleo help: unknown command '" << help_topic << "'\n";
+        return nucleo::cli::kExitBadInput;
+    }
+    // An unknown level would silently turn logging off: refused before any command runs.
+    if (const std::string problem = log_level_problem(); !problem.empty()) {
+        std::cerr << "nucleo: " << problem << "\n";
+        return nucleo::cli::kExitBadInput;
+    }
+    for (const Bound& b : bound) {
+        if (b.app->parsed()) return run(b);
+    }
+    std::cerr << app.help();
     return nucleo::cli::kExitBadInput;
 }

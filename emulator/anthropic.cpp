@@ -2,10 +2,10 @@
 // error texts the API documents and answers with, explicit cache_control prefix caching, and
 // replies as JSON or as server-sent events.
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "contract/contract.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
 #include "reply.hpp"
@@ -15,14 +15,13 @@ namespace {
 
 using json::quote;
 
-constexpr int kMaxCacheControlBlocks = 4;
-
-/// The request checks, in the order the API reports them. Returns the API's message.
+/// The request checks: the fields the API requires, then the rule book of the Anthropic Messages
+/// wire family (wire.101-wire.114, the same code the core audits with). Returns the API's message.
 class Validator {
   public:
     Validator(const json::Value& doc, bool count_tokens) : doc_(doc), count_tokens_(count_tokens) {}
 
-    std::optional<std::string> run() {
+    std::optional<std::string> run() const {
         if (!doc_.IsObject()) return "Request body must be a JSON object";
         const json::Value* model = json::member(doc_, "model");
         if (model == nullptr || !model->IsString()) return "model: Field required";
@@ -34,54 +33,23 @@ class Validator {
             if (!max->IsInt64() || max->GetInt64() < 1) {
                 return "max_tokens: Input should be greater than or equal to 1";
             }
-            if (const json::Value* thinking = json::member(doc_, "thinking");
-                thinking != nullptr && json::string_member(*thinking, "type") == "enabled" &&
-                json::int_member(*thinking, "budget_tokens", 0) >= max->GetInt64()) {
-                return "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult "
-                       "our documentation at https://docs.claude.com/en/docs/build-with-claude/"
-                       "extended-thinking#max-tokens-and-context-window-size";
-            }
         }
         if (auto e = tools()) return e;
-        const int marks = count_cache_control();
-        if (marks > kMaxCacheControlBlocks) {
-            return "A maximum of 4 blocks with cache_control may be provided. Found " +
-                   std::to_string(marks) + ".";
+        for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
+            const std::string at = "messages." + std::to_string(i);
+            const json::Value* content = json::member((*messages)[i], "content");
+            if (content == nullptr) return at + ".content: Field required";
+            if (!content->IsString() && !content->IsArray())
+                return at + ".content: Input should be a valid list";
         }
-        if (auto e = system()) return e;
-        return this->messages(*messages);
+        if (auto v = contract::check_request(contract::WireFamily::kAnthropicMessages, doc_,
+                                             contract::Scope::kProvider)) {
+            return v->message;
+        }
+        return std::nullopt;
     }
 
   private:
-    static bool marked(const json::Value& v) {
-        const json::Value* cc = json::member(v, "cache_control");
-        return cc != nullptr && !cc->IsNull();
-    }
-
-    // Counted where the API counts them: tools, system blocks, message blocks and the blocks
-    // nested in a tool_result.
-    int count_cache_control() const {
-        int n = 0;
-        const auto count_array = [&n](const json::Value* arr) {
-            if (arr == nullptr || !arr->IsArray()) return;
-            for (const auto& b : arr->GetArray()) {
-                if (marked(b)) ++n;
-                if (json::string_member(b, "type") == "tool_result") {
-                    const json::Value* inner = json::member(b, "content");
-                    if (inner != nullptr && inner->IsArray()) {
-                        for (const auto& c : inner->GetArray()) n += marked(c) ? 1 : 0;
-                    }
-                }
-            }
-        };
-        count_array(json::member(doc_, "tools"));
-        count_array(json::member(doc_, "system"));
-        for (const auto& m : json::member(doc_, "messages")->GetArray()) {
-            count_array(json::member(m, "content"));
-        }
-        return n;
-    }
-
     std::optional<std::string> tools() const {
         const json::Value* tools = json::member(doc_, "tools");
         if (tools == nullptr) return std::nullopt;
@@ -94,148 +62,6 @@ class Validator {
             if (json::member(t, "name") == nullptr) return at + "name: Field required";
             if (json::member(t, "input_schema") == nullptr)
                 return at + "input_schema: Field required";
-        }
-        return std::nullopt;
-    }
-
-    std::optional<std::string> system() const {
-        const json::Value* system = json::member(doc_, "system");
-        if (system == nullptr || !system->IsArray()) return std::nullopt;
-        for (const auto& b : system->GetArray()) {
-            if (json::string_member(b, "type") != "text") continue;
-            const std::string text = json::string_member(b, "text");
-            if (text.empty()) return "system: text content blocks must be non-empty";
-            if (!json::has_non_whitespace(text)) {
-                return "system: text content blocks must contain non-whitespace text";
-            }
-        }
-        return std::nullopt;
-    }
-
-    static std::vector<std::string> tool_use_ids(const json::Value& message) {
-        std::vector<std::string> ids;
-        const json::Value* content = json::member(message, "content");
-        if (content == nullptr || !content->IsArray()) return ids;
-        for (const auto& b : content->GetArray()) {
-            if (json::string_member(b, "type") == "tool_use")
-                ids.push_back(json::string_member(b, "id"));
-        }
-        return ids;
-    }
-
-    std::optional<std::string> messages(const json::Value& messages) const {
-        const rapidjson::SizeType n = messages.Size();
-        std::string prev_role;
-        for (rapidjson::SizeType i = 0; i < n; ++i) {
-            const json::Value& m = messages[i];
-            const std::string at = "messages." + std::to_string(i);
-            const std::string role = json::string_member(m, "role");
-            if (role != "user" && role != "assistant") {
-                return at + ".role: Input should be 'user' or 'assistant'";
-            }
-            if (i == 0 && role != "user")
-                return R"(messages: first message must use the "user" role)";
-            // Today's API merges consecutive same-role turns; the emulator refuses them with the
-            // API's earlier text, because every Nucleo dialect must merge them itself (channel.6).
-            if (role == prev_role) {
-                return R"(messages: roles must alternate between "user" and "assistant", but found multiple ")" +
-                       role + R"(" roles in a row)";
-            }
-            prev_role = role;
-            const json::Value* content = json::member(m, "content");
-            if (content == nullptr) return at + ".content: Field required";
-            const bool final_assistant = role == "assistant" && i + 1 == n;
-            if (content->IsString()) {
-                if (content->GetStringLength() == 0 && !final_assistant) {
-                    return at +
-                           ": all messages must have non-empty content except for the optional "
-                           "final assistant message";
-                }
-                continue;
-            }
-            if (!content->IsArray()) return at + ".content: Input should be a valid list";
-            if (content->Empty() && !final_assistant) {
-                return at +
-                       ": all messages must have non-empty content except for the optional final "
-                       "assistant message";
-            }
-            for (const auto& b : content->GetArray()) {
-                if (json::string_member(b, "type") != "text") continue;
-                const std::string text = json::string_member(b, "text");
-                if (text.empty()) return "messages: text content blocks must be non-empty";
-                if (!json::has_non_whitespace(text)) {
-                    return "messages: text content blocks must contain non-whitespace text";
-                }
-            }
-            if (role == "user") {
-                if (auto e = orphan_results(messages, i)) return e;
-            } else if (auto e = unanswered_uses(messages, i)) {
-                return e;
-            }
-        }
-        return std::nullopt;
-    }
-
-    // A tool_result must answer a tool_use of the message just before it.
-    static std::optional<std::string> orphan_results(const json::Value& messages,
-                                                     rapidjson::SizeType i) {
-        const json::Value* content = json::member(messages[i], "content");
-        if (content == nullptr || !content->IsArray()) return std::nullopt;
-        std::set<std::string> known;
-        if (i > 0) {
-            for (auto& id : tool_use_ids(messages[i - 1])) known.insert(id);
-        }
-        for (rapidjson::SizeType k = 0; k < content->Size(); ++k) {
-            const json::Value& b = (*content)[k];
-            if (json::string_member(b, "type") != "tool_result") continue;
-            const std::string id = json::string_member(b, "tool_use_id");
-            if (known.count(id) == 0) {
-                return "messages." + std::to_string(i) + ".content." + std::to_string(k) +
-                       ": unexpected `tool_use_id` found in `tool_result` blocks: " + id +
-                       ". Each `tool_result` block must have a corresponding `tool_use` block in "
-                       "the previous message.";
-            }
-        }
-        return std::nullopt;
-    }
-
-    // Every tool_use must be answered by a tool_result at the start of the next message.
-    static std::optional<std::string> unanswered_uses(const json::Value& messages,
-                                                      rapidjson::SizeType i) {
-        const auto uses = tool_use_ids(messages[i]);
-        if (uses.empty()) return std::nullopt;
-        std::set<std::string> answered, leading;
-        if (i + 1 < messages.Size()) {
-            const json::Value* next = json::member(messages[i + 1], "content");
-            if (next != nullptr && next->IsArray()) {
-                bool at_start = true;
-                for (const auto& b : next->GetArray()) {
-                    const bool result = json::string_member(b, "type") == "tool_result";
-                    at_start = at_start && result;
-                    if (!result) continue;
-                    answered.insert(json::string_member(b, "tool_use_id"));
-                    if (at_start) leading.insert(json::string_member(b, "tool_use_id"));
-                }
-            }
-        }
-        std::string missing;
-        std::size_t not_leading = 0;
-        for (const auto& id : uses) {
-            if (answered.count(id) == 0) missing += (missing.empty() ? "" : ", ") + id;
-            if (leading.count(id) == 0) ++not_leading;
-        }
-        if (!missing.empty()) {
-            return "messages." + std::to_string(i) +
-                   ": `tool_use` ids were found without `tool_result` blocks immediately after: " +
-                   missing +
-                   ". Each `tool_use` block must have a corresponding `tool_result` block in the "
-                   "next message.";
-        }
-        if (not_leading > 0) {
-            return "messages." + std::to_string(i + 1) + ": Did not find " +
-                   std::to_string(not_leading) +
-                   " `tool_result` block(s) at the beginning of this message. Messages following "
-                   "`tool_use` blocks must begin with a matching number of `tool_result` blocks.";
         }
         return std::nullopt;
     }
@@ -306,7 +132,7 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
             block(b, nested);
         }
     }
-    // caching.103: a request-level cache_control is one breakpoint on the last block.
+    // caching.104: a request-level cache_control is one breakpoint on the last block.
     if (const json::Value* cc = json::member(doc, "cache_control");
         cc != nullptr && cc->IsObject() && !p.hasher.marks().empty()) {
         const bool hour = json::string_member(*cc, "ttl") == "1h";
@@ -572,6 +398,12 @@ class Anthropic final : public Dialect {
         if (!json::parse(req.body, doc, parse_error)) {
             return error(ErrorClass::kInvalidRequest,
                          "The request body is not valid JSON: " + parse_error);
+        }
+        // wire.115: the request size Anthropic publishes.
+        if (auto v = contract::check_size(contract::WireFamily::kAnthropicMessages, req.body.size())) {
+            return error_response(ErrorClass::kInvalidRequest, 413,
+                                  R"({"type":"error","error":{"type":"request_too_large","message":)" +
+                                      quote(v->message) + R"(},"request_id":"req_emu"})");
         }
         const bool count_tokens = req.path.ends_with("/count_tokens");
         if (auto e = Validator(doc, count_tokens).run())

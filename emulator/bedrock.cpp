@@ -2,12 +2,11 @@
 // presence and shape (the signature itself is not verified), ValidationException texts for
 // alternation, blank text and toolUse/toolResult pairing, cachePoint prefix caching, and the AWS
 // event-stream framing for ConverseStream.
-#include <algorithm>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "contract/contract.hpp"
 #include "emulator.hpp"
 #include "event_stream.hpp"
 #include "json.hpp"
@@ -18,8 +17,6 @@ namespace {
 
 using json::quote;
 
-constexpr int kMaxCachePoints = 4;
-
 Response aws_error(ErrorClass cls, int status, const std::string& type,
                    const std::string& message) {
     Response r = error_response(cls, status, R"({"message":)" + quote(message) + "}");
@@ -27,127 +24,19 @@ Response aws_error(ErrorClass cls, int status, const std::string& type,
     return r;
 }
 
-bool is_cache_point(const json::Value& block) {
-    return json::member(block, "cachePoint") != nullptr;
-}
-
-/// The toolUseId of each `kind` ("toolUse" or "toolResult") block of a message, in order.
-std::vector<std::string> block_ids(const json::Value& message, const char* kind) {
-    std::vector<std::string> ids;
-    const json::Value* content = json::member(message, "content");
-    if (content == nullptr || !content->IsArray()) return ids;
-    for (const auto& b : content->GetArray()) {
-        if (const json::Value* block = json::member(b, kind))
-            ids.push_back(json::string_member(*block, "toolUseId"));
-    }
-    return ids;
-}
-
+/// The fields Converse requires, then the rule book of the Bedrock Converse wire family
+/// (wire.130-wire.142, the same code the core audits with). Returns Bedrock's message.
 std::optional<std::string> validate(const json::Value& doc) {
-    const std::string kStart =
-        "A conversation must start with a user message. Try again with a "
-        "conversation that starts with a user message.";
     if (!doc.IsObject())
         return "Malformed input request, please reformat your input and try again.";
     const json::Value* messages = json::member(doc, "messages");
-    if (messages == nullptr || !messages->IsArray() || messages->Empty()) return kStart;
-
-    int cache_points = 0;
-    bool tool_blocks = false;
-    if (const json::Value* tc = json::member(doc, "toolConfig")) {
-        if (const json::Value* tools = json::member(*tc, "tools");
-            tools != nullptr && tools->IsArray()) {
-            for (const auto& t : tools->GetArray()) cache_points += is_cache_point(t);
-        }
+    if (messages == nullptr || !messages->IsArray() || messages->Empty()) {
+        return "A conversation must start with a user message. Try again with a conversation "
+               "that starts with a user message.";
     }
-    if (const json::Value* system = json::member(doc, "system");
-        system != nullptr && system->IsArray()) {
-        for (rapidjson::SizeType i = 0; i < system->Size(); ++i) {
-            const json::Value& b = (*system)[i];
-            cache_points += is_cache_point(b);
-            const json::Value* text = json::member(b, "text");
-            if (text != nullptr && text->IsString() &&
-                !json::has_non_whitespace(text->GetString())) {
-                return "The text field in the SystemContentBlock object at system." +
-                       std::to_string(i) + " is blank. Add text to the text field, and try again.";
-            }
-        }
-    }
-    std::string prev_role;
-    for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
-        const json::Value& m = (*messages)[i];
-        const std::string role = json::string_member(m, "role");
-        if (role != "user" && role != "assistant") {
-            return "1 validation error detected: Value '" + role + "' at 'messages." +
-                   std::to_string(i + 1) +
-                   ".member.role' failed to satisfy constraint: Member must satisfy enum value "
-                   "set: "
-                   "[user, assistant]";
-        }
-        if (i == 0 && role != "user") return kStart;
-        if (role == prev_role) {
-            return "A conversation must alternate between user and assistant roles. Make sure the "
-                   "conversation alternates between user and assistant roles and try again.";
-        }
-        prev_role = role;
-        const json::Value* content = json::member(m, "content");
-        if (content == nullptr || !content->IsArray() || content->Empty()) {
-            return "The content field in the Message object at messages." + std::to_string(i) +
-                   " is empty. Add a ContentBlock object to the content field and try again.";
-        }
-        for (rapidjson::SizeType k = 0; k < content->Size(); ++k) {
-            const json::Value& b = (*content)[k];
-            cache_points += is_cache_point(b);
-            tool_blocks = tool_blocks || json::member(b, "toolUse") != nullptr ||
-                          json::member(b, "toolResult") != nullptr;
-            const json::Value* text = json::member(b, "text");
-            if (text != nullptr && text->IsString() &&
-                !json::has_non_whitespace(text->GetString())) {
-                return "The text field in the ContentBlock object at messages." +
-                       std::to_string(i) + ".content." + std::to_string(k) +
-                       " is blank. Add text to the text field, and try again.";
-            }
-        }
-        if (role == "user") {
-            const auto results = block_ids(m, "toolResult");
-            if (!results.empty()) {
-                const auto uses =
-                    i > 0 ? block_ids((*messages)[i - 1], "toolUse") : std::vector<std::string>{};
-                const bool all_known =
-                    std::all_of(results.begin(), results.end(), [&](const std::string& id) {
-                        return std::find(uses.begin(), uses.end(), id) != uses.end();
-                    });
-                if (results.size() > uses.size() || !all_known) {
-                    return "The number of toolResult blocks at messages." + std::to_string(i) +
-                           ".content exceeds the number of toolUse blocks of previous turn.";
-                }
-            }
-        } else {
-            const auto uses = block_ids(m, "toolUse");
-            std::set<std::string> answered;
-            if (i + 1 < messages->Size()) {
-                for (auto& id : block_ids((*messages)[i + 1], "toolResult")) answered.insert(id);
-            }
-            std::string missing;
-            for (const auto& id : uses) {
-                if (answered.count(id) == 0) missing += (missing.empty() ? "" : ", ") + id;
-            }
-            if (!missing.empty()) {
-                return "Expected toolResult blocks at messages." + std::to_string(i + 1) +
-                       ".content for the following Ids: " + missing;
-            }
-        }
-    }
-    if (cache_points > kMaxCachePoints) {
-        // Bedrock passes the model's own refusal through (Bedrock's "Found 5" error for a fifth
-        // cache point).
-        return "The model returned the following errors: A maximum of 4 blocks with cache_control "
-               "may be provided. Found " +
-               std::to_string(cache_points) + ".";
-    }
-    if (tool_blocks && json::member(doc, "toolConfig") == nullptr) {
-        return "The toolConfig field must be defined when using toolUse and toolResult content "
-               "blocks.";
+    if (auto v = contract::check_request(contract::WireFamily::kBedrockConverse, doc,
+                                         contract::Scope::kProvider)) {
+        return v->message;
     }
     return std::nullopt;
 }

@@ -21,7 +21,7 @@ namespace nucleo::emulator {
 
 /// Command-line settings. Defaults follow the providers: a 5-minute cache TTL (Anthropic's
 /// "ephemeral" default, Bedrock's cachePoint default) and the minimum cacheable prefix each model
-/// documents (caching.102); `--min-cacheable` sets one minimum for every model instead.
+/// documents (caching.103); `--min-cacheable` sets one minimum for every model instead.
 struct Options {
     std::string host = "127.0.0.1";
     int port = 0;  ///< 0 picks a free port
@@ -140,7 +140,7 @@ Response error_response(ErrorClass cls, int status, std::string body);
 std::string hex_id(std::uint64_t n, int width);
 
 /// The minimum cacheable prefix for `model`: `--min-cacheable` when given, else the documented
-/// one (caching.102).
+/// one (caching.103).
 inline std::int64_t min_cacheable(const Options& options, std::string_view model) {
     return options.min_cacheable_tokens >= 0 ? options.min_cacheable_tokens
                                              : documented_min_cacheable(model);

@@ -157,6 +157,39 @@ void write_response(nucleo::emulator::Response r, httplib::Response& out) {
                                      });
 }
 
+/// channel.106: answers go out uncompressed, or gzip when the client offers it, never brotli (a
+/// benchmark over loopback should time the client, not a brotli encoder). cpp-httplib picks the
+/// encoding from the request's Accept-Encoding after the handler returns, and picks brotli
+/// whenever that header mentions "br": the codings naming it are taken out of the header.
+void withhold_brotli(httplib::Request& req) {
+    for (auto it = req.headers.begin(); it != req.headers.end();) {
+        std::string name = it->first;
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (name != "accept-encoding") {
+            ++it;
+            continue;
+        }
+        std::string kept;
+        std::size_t start = 0;
+        const std::string& offer = it->second;
+        while (start <= offer.size()) {
+            std::size_t comma = offer.find(',', start);
+            if (comma == std::string::npos) comma = offer.size();
+            std::string coding = offer.substr(start, comma - start);
+            coding.erase(0, coding.find_first_not_of(' '));
+            if (!coding.empty() && coding.find("br") == std::string::npos)
+                kept += (kept.empty() ? "" : ", ") + coding;
+            start = comma + 1;
+        }
+        if (kept.empty()) {
+            it = req.headers.erase(it);
+        } else {
+            it->second = kept;
+            ++it;
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -201,6 +234,8 @@ int main(int argc, char** argv) {
     nucleo::emulator::Router router(options);
     httplib::Server server;
     const auto handler = [&router](const httplib::Request& req, httplib::Response& res) {
+        // The server owns a mutable Request; the handler's view of it is const by signature only.
+        withhold_brotli(const_cast<httplib::Request&>(req));
         write_response(router.handle(to_request(req)), res);
     };
     // Streamed deltas are small writes: without TCP_NODELAY, Nagle's algorithm would hold them

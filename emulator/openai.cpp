@@ -1,12 +1,12 @@
 // OpenAI Chat Completions (POST /v1/chat/completions): tool_calls pairing with the API's own
 // texts, automatic prefix caching (prompt_tokens_details.cached_tokens) and `data:` chunk
 // streaming ending in `data: [DONE]`. Any OpenAI-compatible client can talk to it.
-#include <algorithm>
 #include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "contract/contract.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
 #include "reply.hpp"
@@ -44,14 +44,6 @@ std::string text_of(const json::Value& content) {
     return out;
 }
 
-std::vector<std::string> tool_call_ids(const json::Value& message) {
-    std::vector<std::string> ids;
-    const json::Value* calls = json::member(message, "tool_calls");
-    if (calls == nullptr || !calls->IsArray()) return ids;
-    for (const auto& c : calls->GetArray()) ids.push_back(json::string_member(c, "id"));
-    return ids;
-}
-
 std::optional<ApiError> validate(const json::Value& doc) {
     if (!doc.IsObject()) return ApiError{"Invalid type for body: expected an object.", "", ""};
     if (json::member(doc, "model") == nullptr) {
@@ -68,54 +60,12 @@ std::optional<ApiError> validate(const json::Value& doc) {
             "but got an empty array instead.",
             "messages", "empty_array"};
     }
-    std::vector<std::string> pending;  // tool_call ids still waiting for their tool message
-    rapidjson::SizeType pending_from = 0;
-    const auto unanswered = [&](rapidjson::SizeType at) {
-        std::string ids;
-        for (const auto& id : pending) ids += (ids.empty() ? "" : ", ") + id;
-        return ApiError{
-            "An assistant message with 'tool_calls' must be followed by tool messages "
-            "responding to each 'tool_call_id'. The following tool_call_ids did not "
-            "have response messages: " +
-                ids,
-            "messages.[" + std::to_string(at) + "].role", ""};
-    };
-    for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
-        const json::Value& m = (*messages)[i];
-        const std::string at = "messages.[" + std::to_string(i) + "]";
-        const std::string role = json::string_member(m, "role");
-        if (role != "system" && role != "developer" && role != "user" && role != "assistant" &&
-            role != "tool" && role != "function") {
-            return ApiError{"Invalid value: '" + role +
-                                "'. Supported values are: 'system', "
-                                "'assistant', 'user', 'function', 'tool', and 'developer'.",
-                            at + ".role", "invalid_value"};
-        }
-        if (role == "tool") {
-            if (json::member(m, "tool_call_id") == nullptr) {
-                return ApiError{
-                    "Missing parameter 'tool_call_id': messages with role 'tool' must "
-                    "have a 'tool_call_id'.",
-                    at + ".tool_call_id", ""};
-            }
-            const std::string id = json::string_member(m, "tool_call_id");
-            const auto it = std::find(pending.begin(), pending.end(), id);
-            if (it == pending.end()) {
-                return ApiError{
-                    "Invalid parameter: messages with role 'tool' must be a response to "
-                    "a preceeding message with 'tool_calls'.",
-                    at + ".role", ""};
-            }
-            pending.erase(it);
-            continue;
-        }
-        if (!pending.empty()) return unanswered(i);
-        if (role == "assistant") {
-            pending = tool_call_ids(m);
-            pending_from = i;
-        }
+    // The rule book of the OpenAI Chat wire family (wire.120-wire.125), the same code the core
+    // audits with; only the rules the API itself enforces.
+    if (auto v = contract::check_request(contract::WireFamily::kOpenAIChat, doc,
+                                         contract::Scope::kProvider)) {
+        return ApiError{v->message, v->where, v->rule == "wire.122" ? "invalid_value" : ""};
     }
-    if (!pending.empty()) return unanswered(pending_from);
     return std::nullopt;
 }
 

@@ -71,7 +71,7 @@ class PrefixHasher {
 
 /// Thread-safe store of cached prefixes with per-entry TTL, refreshed on read. Time is the
 /// steady clock plus an offset that only grows (`advance`, the emulator's `POST /clock`), so a test
-/// can let an entry expire without waiting for it (caching.102).
+/// can let an entry expire without waiting for it (caching.103).
 class PrefixCache {
   public:
     using Clock = std::chrono::steady_clock;
@@ -130,7 +130,7 @@ CacheUsage explicit_cache(PrefixCache& cache, const PrefixHasher& hasher,
 CacheUsage automatic_cache(PrefixCache& cache, const PrefixHasher& hasher,
                            std::chrono::seconds ttl);
 
-/// The minimum cacheable prefix the provider documents for `model` (caching.102): 4,096 tokens
+/// The minimum cacheable prefix the provider documents for `model` (caching.103): 4,096 tokens
 /// for Claude Opus 4.5 and Haiku 4.5, 2,048 for the Claude 3 and 3.5 Haiku models, 1,024 for
 /// every other model (Sonnet, Opus 4/4.1, Amazon Nova on Bedrock). Matched on the model name as
 /// it appears in the request, so Bedrock ids (`global.anthropic.claude-haiku-4-5-...`) and dated

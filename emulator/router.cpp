@@ -143,7 +143,7 @@ Response Router::handle(const Request& req) {
         404, R"({"message":"nucleo-emulator: no route for )" + req.method + " " + req.path + "\"}");
 }
 
-/// caching.102: `POST /clock {"advance_seconds": N}` moves the cache clock forward by N seconds
+/// caching.103: `POST /clock {"advance_seconds": N}` moves the cache clock forward by N seconds
 /// (a non-negative integer), so a test sees a TTL run out without waiting.
 Response Router::advance_clock(const Request& req) {
     const auto refuse = [](const std::string& why) {

@@ -1,5 +1,5 @@
-// The bill of a long agent session (caching.104-108, compaction.108): a scripted 50-turn
-// tool-using session against nucleo-emulator, which caches as Anthropic documents (caching.102),
+// The bill of a long agent session (caching.105-108, compaction.108): a scripted 50-turn
+// tool-using session against nucleo-emulator, which caches as Anthropic documents (caching.103),
 // run once per cache policy and once without caching. Each turn is a question, two tool rounds
 // (a search with a medium result and a read with a long one, the tools taken in turn by the
 // emulator's tool-cycle script) and an answer; a third tool is declared at turn 20, which changes

@@ -12,11 +12,14 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "contract/contract.hpp"
 #include "nucleo/plugins.hpp"
 #include "ratio_main.hpp"
 
@@ -138,10 +141,46 @@ void BM_AnthropicWriterSameBody(benchmark::State& state) {
 }
 BENCHMARK(BM_AnthropicWriterSameBody)->Unit(benchmark::kMicrosecond);
 
+/// wire.150: the core's audit of the encoded request (generic checks, the plan's breakpoints,
+/// system channel and max_tokens, the Anthropic rule book), over the body bytes as sent, parse
+/// included. Target: audit <= 0.3x encode, printed after the runs.
+void BM_AnthropicAudit2000(benchmark::State& state) {
+    rapidjson::Document encoded;
+    const std::string out = anthropic().encode(request());
+    encoded.Parse(out.c_str(), out.size());
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    encoded["body"].Accept(w);
+    const std::string body(buffer.GetString(), buffer.GetSize());
+    const std::vector<std::pair<std::string, std::string>> headers = {
+        {"content-type", "application/json"}, {"anthropic-version", "2023-06-01"}, {"x-api-key", "***"}};
+    nucleo::contract::CallPlan plan;
+    plan.breakpoints = 4;
+    plan.system_texts = {"You are a careful build engineer.",
+                         "Standing rules: never push to main; keep the tree green. " + std::string(2000, '-')};
+    plan.max_tokens = 16384;
+    nucleo::contract::OutgoingRequest req;
+    req.method = "POST";
+    req.path = encoded["path"].GetString();
+    req.headers = &headers;
+    req.body = body;
+    for (auto _ : state) {
+        auto v = nucleo::contract::audit_request(nucleo::contract::WireFamily::kAnthropicMessages, req, plan);
+        if (v) {
+            state.SkipWithError(v->line().c_str());
+            break;
+        }
+        benchmark::DoNotOptimize(v);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_AnthropicAudit2000)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::printf("request: %zu bytes, 2000 messages\n", request().size());
     return nucleo::bench::run_with_ratios(
-        argc, argv, {{"BM_AnthropicEncode2000", "BM_AnthropicWriterSameBody"}});
+        argc, argv, {{"BM_AnthropicEncode2000", "BM_AnthropicWriterSameBody"}},
+        {{"BM_AnthropicAudit2000", "BM_AnthropicEncode2000", 0.3}});
 }

@@ -38,8 +38,16 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 /// Runs the benchmarks selected on the command line, then prints "ENCODE / WRITER = R" for each
 /// (encode benchmark, Writer benchmark) pair that ran. Returns main's exit status.
+/// A further ratio to print after the runs: numerator / denominator against its own target.
+struct Ratio {
+    std::string numerator;
+    std::string denominator;
+    double target;
+};
+
 inline int run_with_ratios(int argc, char** argv,
-                           const std::vector<std::pair<std::string, std::string>>& pairs) {
+                           const std::vector<std::pair<std::string, std::string>>& pairs,
+                           const std::vector<Ratio>& others = {}) {
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     RatioReporter reporter;
@@ -50,6 +58,14 @@ inline int run_with_ratios(int argc, char** argv,
         if (e != reporter.cpu_ns.end() && w != reporter.cpu_ns.end() && w->second > 0) {
             std::printf("%s / %s = %.2f (target <= 2.00)\n", encode.c_str(), writer.c_str(),
                         e->second / w->second);
+        }
+    }
+    for (const Ratio& r : others) {
+        const auto n = reporter.cpu_ns.find(r.numerator);
+        const auto d = reporter.cpu_ns.find(r.denominator);
+        if (n != reporter.cpu_ns.end() && d != reporter.cpu_ns.end() && d->second > 0) {
+            std::printf("%s / %s = %.2f (target <= %.2f)\n", r.numerator.c_str(),
+                        r.denominator.c_str(), n->second / d->second, r.target);
         }
     }
     benchmark::Shutdown();

@@ -46,6 +46,7 @@ BENCHMARK(BM_TotalAfterAppend)
     ->Arg(100)
     ->Arg(10000)
     ->Iterations(1000)
+    ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -61,18 +61,6 @@ namespace nucleo::cli {
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: nucleo chat [--model ID] [--user U] [--conversation ID | --new] [--tools-dir DIR]\n"
-    "                   [--comfort N] [--config FILE]\n"
-    "  --model ID         a catalog id (default: the catalog's first model)\n"
-    "  --user U           the user the conversations belong to (default: $USER, else local)\n"
-    "  --conversation ID  resume a stored conversation of this user\n"
-    "  --new              start a new conversation (the default); its id is printed\n"
-    "  --tools-dir DIR    give the model list_files and read_file, confined to DIR\n"
-    "                     (default: no tools)\n"
-    "  --comfort N        the comfort window in tokens (default: the catalog's, else 128000)\n"
-    "  With a terminal, type messages at the prompt; without one, one message per line.\n"
-    "  Commands: /history /transcript /compact [TOKENS] /cost /new /quit /help";
 
 constexpr const char* kCommands =
     "/history, /transcript, /compact [TOKENS], /cost, /new, /quit, /help";
@@ -185,7 +173,7 @@ class ChatSession {
                                                   ": no such conversation for user '" + s_.user +
                                                   "' in " + s_.store_where);
         }
-        note("conversation " + *id + " (resumed, " + std::to_string(messages) + " messages)");
+        note("conversation " + *id + " (resumed, " + count_of(static_cast<std::int64_t>(messages), "message") + ")");
     }
 
     /// The read loop; returns the exit status (0: end of input or /quit).
@@ -421,25 +409,7 @@ void check_provider(ProviderClient& client, const ModelSpec& model) {
     (void)client.build_request(probe, model);
 }
 
-std::string default_user() {
-    const char* user = std::getenv("USER");
-    return user != nullptr && *user != '\0' ? user : "local";
-}
-
-}  // namespace
-
-int run_chat(const Argv& argv) {
-    Args args(argv, {"new", "help"});
-    if (args.has("help")) {
-        std::cout << kUsage << "\n";
-        return kExitOk;
-    }
-    args.allow_only(
-        {"model", "user", "conversation", "new", "tools-dir", "comfort", "help", kConfigOption});
-    if (!args.positionals().empty()) {
-        throw UsageError{"unexpected argument '" + args.positionals()[0] +
-                         "' (messages are read from stdin)"};
-    }
+int run_chat(const Args& args) {
     if (args.has("conversation") && args.has("new")) {
         throw UsageError{"--conversation and --new exclude each other"};
     }
@@ -511,6 +481,28 @@ int run_chat(const Argv& argv) {
             << ": stores.persistent is not configured; this conversation lives in memory only\n";
     }
     return session.run();
+}
+
+}  // namespace
+
+const CommandSpec& chat_command() {
+    static const CommandSpec spec{
+        "chat",
+        "an interactive agent session, streamed and saved",
+        {{"--model", "ID", "a catalog id (default: the catalog's first model)"},
+         {"--user", "U", "the user the conversations belong to (default: $USER, else local)"},
+         {"--conversation", "ID", "resume a stored conversation of this user"},
+         {"--new", "", "start a new conversation (the default); its id is printed"},
+         {"--tools-dir", "DIR",
+          "give the model list_files and read_file, confined to DIR (default: no tools)"},
+         {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
+         config_option()},
+        "",
+        "",
+        "With a terminal, type messages at the prompt; without one, one message per line.\n"
+        "Commands: /history /transcript /compact [TOKENS] /cost /new /quit /help",
+        run_chat};
+    return spec;
 }
 
 }  // namespace nucleo::cli

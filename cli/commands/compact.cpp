@@ -7,7 +7,8 @@
 // Decisions: the summarizer is --summarizer, else the config's `summarizer.plugin`, else the
 // embedded default `extractive`; `llm` calls models through the config's catalog and providers
 // (nucleo.host.model_call/1). The output reserve is the document's own (output_reserve); a
-// document that declares no output reserves nothing, and the report says so.
+// document that declares no output is reserved the config's default (budget.102); with no default
+// either (`defaults: {output: none}`) it reserves nothing, and the report says so.
 #include <cstdio>
 #include <iostream>
 
@@ -23,16 +24,6 @@
 namespace nucleo::cli {
 
 namespace {
-
-constexpr const char* kUsage =
-    "usage: nucleo compact --in CONV.json --model ID [--comfort N] [--trigger F]\n"
-    "                      [--summarizer NAME] [--report] [--config FILE]\n"
-    "  --in FILE          a conversation document v1; - reads stdin\n"
-    "  --model ID         a catalog id: its context window, comfort window and token counter\n"
-    "  --comfort N        the comfort window in tokens (default: the catalog's, else 128000)\n"
-    "  --trigger F        the share of the limit where compaction starts (default 0.92)\n"
-    "  --summarizer NAME  a summarizer plugin (default: the config's, else extractive)\n"
-    "  --report           print level, tokens before/after, summaries and cost on stderr";
 
 double parse_share(const std::string& value) {
     try {
@@ -61,8 +52,9 @@ void print_report(const CompactionReport& r, const std::string& reserve_note) {
     std::fprintf(stderr, "summaries       %zu\n", r.summaries.size());
     for (const CompactionSummary& s : r.summaries) {
         std::fprintf(
-            stderr, "  %-10s %-14s %zu message(s) %lld -> %lld tokens (target %lld)%s%s%s\n",
-            to_string(s.level), s.message_id.c_str(), s.replaced.size(),
+            stderr, "  %-10s %-14s %s %lld -> %lld tokens (target %lld)%s%s%s\n",
+            to_string(s.level), s.message_id.c_str(),
+            count_of(static_cast<std::int64_t>(s.replaced.size()), "message").c_str(),
             static_cast<long long>(s.source_tokens), static_cast<long long>(s.summary_tokens),
             static_cast<long long>(s.target_tokens), s.cut ? ", cut" : "",
             s.model.empty() ? "" : ", model ", s.model.c_str());
@@ -74,16 +66,7 @@ void print_report(const CompactionReport& r, const std::string& reserve_note) {
     std::fprintf(stderr, "cost            $%.6f\n", r.cost());
 }
 
-}  // namespace
-
-int run_compact(const Argv& argv) {
-    Args args(argv, {"report", "help"});
-    if (args.has("help")) {
-        std::cout << kUsage << "\n";
-        return kExitOk;
-    }
-    args.allow_only(
-        {"in", "model", "comfort", "trigger", "summarizer", "report", "help", kConfigOption});
+int run_compact(const Args& args) {
     ContextWindowSettings settings;
     if (auto v = args.get("comfort")) settings.comfort_context_tokens = parse_positive("--comfort", *v);
     if (auto v = args.get("trigger")) settings.compaction_trigger = parse_share(*v);
@@ -113,7 +96,7 @@ int run_compact(const Argv& argv) {
     std::int64_t reserve = 0;
     std::string reserve_note;
     try {
-        reserve = output_reserve(conversation, model);
+        reserve = output_reserve(conversation, model, config.defaults());  // budget.102
     } catch (const UncorrectableLLMException&) {
         reserve_note = " (the document declares no output)";
     }
@@ -123,6 +106,26 @@ int run_compact(const Argv& argv) {
     std::cout << write_conversation_document(conversation) << "\n";
     if (args.has("report")) print_report(report, reserve_note);
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& compact_command() {
+    static const CommandSpec spec{
+        "compact",
+        "compact a conversation to its window",
+        {{"--in", "FILE", "a conversation document v1; - reads stdin"},
+         {"--model", "ID", "a catalog id: its context window, comfort window and token counter"},
+         {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
+         {"--trigger", "F", "the share of the limit where compaction starts (default 0.92)"},
+         {"--summarizer", "NAME", "a summarizer plugin (default: the config's, else extractive)"},
+         {"--report", "", "print level, tokens before/after, summaries and cost on stderr"},
+         config_option()},
+        "",
+        "",
+        "Prints the compacted conversation document on stdout (a JSON document already).",
+        run_compact};
+    return spec;
 }
 
 }  // namespace nucleo::cli

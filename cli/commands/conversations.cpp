@@ -1,6 +1,8 @@
-// `nucleo conversations --user U VERB ...` (persistence.3, persistence.10,
+// `nucleo conversations [--user U] VERB ...` (persistence.3, persistence.10,
 // persistence.30): a user's stored conversations in the configured persistent store
-// (config stores.persistent, `--config FILE`).
+// (config stores.persistent, `--config FILE`). The user is --user, else $USER, else "local",
+// as for `nucleo chat`. --json prints list, show, history, import and delete as one JSON
+// document each (docs/cli-json.md); transcript is text and export a document already.
 //
 //   list                         one line per conversation: id, title, created, updated (tabs)
 //   show ID                      the conversation's facts: title, dates, versions, messages
@@ -16,6 +18,9 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -50,7 +55,7 @@ PersistentStore open_persistent_store(const Args& args) {
 // The one positional argument `verb` takes.
 std::string operand(const Args& args, const char* verb, const char* what) {
     if (args.positionals().size() != 2) {
-        throw UsageError{std::string("usage: nucleo conversations --user U ") + verb + " " + what};
+        throw UsageError{std::string("usage: nucleo conversations [--user U] ") + verb + " " + what};
     }
     return args.positionals()[1];
 }
@@ -86,16 +91,33 @@ std::string title_of(const ConversationParts& parts) {
     return utterance ? utterance->substr(0, utterance->find('\n')) : std::string();
 }
 
-}  // namespace
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
-int run_conversations(const Argv& argv) {
-    Args args(argv, {});
-    args.allow_only({"user", kConfigOption, "version"});
-    const std::string user = args.require("user");
+void put(JsonWriter& w, const char* key, const std::string& value) {
+    w.Key(key);
+    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+/// One compact JSON document on stdout, written by `body` inside {"schema_version": 1, ...}.
+template <typename Body>
+void print_json(Body&& body) {
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartObject();
+    w.Key("schema_version");
+    w.Int(1);
+    body(w);
+    w.EndObject();
+    std::cout << buf.GetString() << "\n";
+}
+
+int run_conversations(const Args& args) {
+    const std::string user = args.get("user").value_or(default_user());
     if (user.empty()) throw UsageError{"--user: empty user id"};
+    const bool json = args.has("json");
     if (args.positionals().empty()) {
         throw UsageError{
-            "usage: nucleo conversations --user U list | show ID | history ID | transcript ID "
+            "usage: nucleo conversations [--user U] list | show ID | history ID | transcript ID "
             "[--version V] | export ID | import FILE | delete ID"};
     }
     const std::string& verb = args.positionals()[0];
@@ -105,21 +127,53 @@ int run_conversations(const Argv& argv) {
     if (verb == "list") {
         if (args.positionals().size() != 1) throw UsageError{"usage: nucleo conversations list"};
         const PersistentStore store = open_persistent_store(args);
+        std::vector<ConversationSummary> all;
         std::optional<std::string> cursor;
         do {
-            const ConversationPage page = store.list(user, 1000, cursor);
-            for (const auto& c : page.conversations) {
+            ConversationPage page = store.list(user, 1000, cursor);
+            for (auto& c : page.conversations) all.push_back(std::move(c));
+            cursor = page.next_cursor;
+        } while (cursor);
+        if (json) {
+            print_json([&](JsonWriter& w) {
+                put(w, "user", user);
+                w.Key("conversations");
+                w.StartArray();
+                for (const auto& c : all) {
+                    w.StartObject();
+                    put(w, "id", c.conversation_id);
+                    put(w, "title", c.title);
+                    put(w, "created_at", c.created_at);
+                    put(w, "updated_at", c.updated_at);
+                    w.EndObject();
+                }
+                w.EndArray();
+            });
+        } else {
+            for (const auto& c : all) {
                 std::cout << c.conversation_id << '\t' << c.title << '\t' << c.created_at << '\t'
                           << c.updated_at << '\n';
             }
-            cursor = page.next_cursor;
-        } while (cursor);
+        }
     } else if (verb == "show") {
         const std::string id = operand(args, "show", "ID");
         const PersistentStore store = open_persistent_store(args);
         const ConversationParts parts = store.load(user, id);  // kNotFound when absent
         const auto summary = find_summary(store, user, id);
         const auto versions = store.versions(user, id);
+        if (json) {
+            print_json([&](JsonWriter& w) {
+                put(w, "id", id);
+                put(w, "title", summary ? summary->title : std::string());
+                put(w, "created_at", summary ? summary->created_at : std::string());
+                put(w, "updated_at", summary ? summary->updated_at : std::string());
+                w.Key("versions");
+                w.Uint64(versions.size());
+                w.Key("messages");
+                w.Uint64(parts.messages.size());
+            });
+            return kExitOk;
+        }
         std::cout << "conversation: " << id << '\n'
                   << "title: " << (summary ? summary->title : std::string()) << '\n'
                   << "created: " << (summary ? summary->created_at : std::string()) << '\n'
@@ -128,9 +182,23 @@ int run_conversations(const Argv& argv) {
                   << "messages: " << parts.messages.size() << '\n';
     } else if (verb == "history") {
         const std::string id = operand(args, "history", "ID");
-        for (const auto& v : open_persistent_store(args).versions(user, id)) {
-            std::cout << v.version << '\t' << v.saved_at << '\n';
+        const auto versions = open_persistent_store(args).versions(user, id);
+        if (json) {
+            print_json([&](JsonWriter& w) {
+                put(w, "id", id);
+                w.Key("versions");
+                w.StartArray();
+                for (const auto& v : versions) {
+                    w.StartObject();
+                    put(w, "version", v.version);
+                    put(w, "saved_at", v.saved_at);
+                    w.EndObject();
+                }
+                w.EndArray();
+            });
+            return kExitOk;
         }
+        for (const auto& v : versions) std::cout << v.version << '\t' << v.saved_at << '\n';
     } else if (verb == "transcript") {
         const std::string id = operand(args, "transcript", "ID [--version V]");
         const PersistentStore store = open_persistent_store(args);
@@ -143,10 +211,10 @@ int run_conversations(const Argv& argv) {
         std::cout << open_persistent_store(args).load_document(user, id) << '\n';
     } else if (verb == "import") {
         const std::string file = operand(args, "import", "FILE");
-        const std::string json = read_input(file);
+        const std::string document = read_input(file);
         ConversationParts parts;
         try {
-            parts = read_conversation_parts(json);
+            parts = read_conversation_parts(document);
         } catch (const Error& e) {
             throw Error(e.kind(), file + ": " + e.what());
         }
@@ -155,18 +223,51 @@ int run_conversations(const Argv& argv) {
         }
         parts.user_id = user;
         const SaveResult saved = open_persistent_store(args).create(user, parts, title_of(parts));
-        std::cout << "imported " << parts.conversation_id << " version " << saved.version << '\n';
+        if (json) {
+            print_json([&](JsonWriter& w) {
+                put(w, "id", parts.conversation_id);
+                put(w, "version", saved.version);
+            });
+        } else {
+            std::cout << "imported " << parts.conversation_id << " version " << saved.version << '\n';
+        }
     } else if (verb == "delete") {
         const std::string id = operand(args, "delete", "ID");
         ConfiguredStores stores = open_configured_stores(args);
         stores.persistent->remove(user, id);
         if (stores.session) stores.session->invalidate(user, id);
-        std::cout << "deleted " << id << '\n';
+        if (json) {
+            print_json([&](JsonWriter& w) {
+                put(w, "id", id);
+                w.Key("deleted");
+                w.Bool(true);
+            });
+        } else {
+            std::cout << "deleted " << id << '\n';
+        }
     } else {
         throw UsageError{"unknown verb '" + verb +
                          "' (list, show, history, transcript, export, import, delete)"};
     }
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& conversations_command() {
+    static const CommandSpec spec{
+        "conversations",
+        "a user's stored conversations: list, show, history, transcript, export, import, delete",
+        {{"--user", "U", "the user the conversations belong to (default: $USER, else local)"},
+         {"--version", "V", "transcript: that stored version instead of the latest"},
+         json_option(),
+         config_option()},
+        "ARGS",
+        "list | show ID | history ID | transcript ID | export ID | import FILE | delete ID",
+        "Every id is the acting user's: another user's conversation is not found (exit 2).\n"
+        "export prints the stored conversation document; import FILE (- reads stdin) creates one.",
+        run_conversations};
+    return spec;
 }
 
 }  // namespace nucleo::cli

@@ -77,19 +77,6 @@ namespace {
 
 using demo::DocsLibrary;
 
-constexpr const char* kUsage =
-    "usage: nucleo demo [--docs DIR] [--model ID] [--emulator] [--config FILE]\n"
-    "  Runs a scripted agent session: an agent searches and reads the docs folder with two\n"
-    "  tools, the cache hit rate climbs over the turns, a small comfort window makes compaction\n"
-    "  run, the conversation is saved to SQLite, dropped and restored as a restarted process\n"
-    "  would, and the session ends with the transcript and a table of tokens and cost per turn.\n"
-    "  With no provider key set it runs offline against nucleo-emulator (started beside this\n"
-    "  binary on a free loopback port, stopped at the end).\n"
-    "  --docs DIR   the Markdown files to search (default: the installed docs, else the source\n"
-    "               tree's docs/)\n"
-    "  --model ID   a catalog model (default: the first of claude-sonnet-4-5, gpt-4.1-mini,\n"
-    "               bedrock-claude-haiku-4-5 whose provider has a key; claude-sonnet-4-5 offline)\n"
-    "  --emulator   run against nucleo-emulator even when a key is set";
 
 /// The comfort window the demo's agent keeps to: small, so three turns of tool output cross it.
 constexpr std::int64_t kComfortTokens = 7000;
@@ -207,7 +194,7 @@ AgentOptions agent_options(const Config& config, const DocsLibrary& docs) {
     // Every message marked for caching: each turn's call reads the prefix the turns before it
     // wrote (caching.8: cache_all_messages), which is what makes the hit rate climb.
     o.cache_all_messages = true;
-    // caching.104: the policy that read the most from the cache in bench/economy.
+    // caching.105: the policy that read the most from the cache in bench/economy.
     o.cache_policy = kDemoCachePolicy;
     // compaction.108: down to 60% of the window once the trigger is crossed, so compactions are
     // rare and each rewrites the cached prefix once.
@@ -389,20 +376,9 @@ std::vector<std::string> message_ids(const ConversationContext& c) {
     return ids;
 }
 
-}  // namespace
-
-int run_demo(const Argv& argv) {
-    Args args(argv, {"help", "emulator"});
-    if (args.has("help")) {
-        std::cout << kUsage << "\n";
-        return kExitOk;
-    }
-    args.allow_only({"help", "emulator", "docs", "model", kConfigOption});
+int run_demo(const Args& args) {
     // Before any thread starts: Ctrl-C becomes a cancellation, and the cleanup below still runs.
     const demo::InterruptWatch interrupt;
-    if (!args.positionals().empty()) {
-        throw UsageError{"unexpected argument '" + args.positionals().front() + "'"};
-    }
     const DocsLibrary docs(args.get("docs") ? std::filesystem::path(*args.get("docs"))
                                             : demo::default_docs_dir());
     const Config config = load_config(args);
@@ -474,7 +450,7 @@ int run_demo(const Argv& argv) {
             if (ids != saved_ids) {
                 throw Error(ErrorKind::kInternal,
                             "the restored conversation differs from the saved one (" +
-                                std::to_string(ids.size()) + " messages, " +
+                                count_of(static_cast<std::int64_t>(ids.size()), "message") + ", " +
                                 std::to_string(saved_ids.size()) + " saved)");
             }
             std::printf(
@@ -509,6 +485,33 @@ int run_demo(const Argv& argv) {
     }
     std::printf("removed %s\n", tmp.path().string().c_str());
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& demo_command() {
+    static const CommandSpec spec{
+        "demo",
+        "a scripted agent session over docs/: tools, cache, compaction, SQLite, restore",
+        {{"--docs", "DIR",
+          "the Markdown files to search (default: the installed docs, else the source tree's "
+          "docs/)"},
+         {"--model", "ID",
+          "a catalog model (default: the first of claude-sonnet-4-5, gpt-4.1-mini, "
+          "bedrock-claude-haiku-4-5 whose provider has a key; claude-sonnet-4-5 offline)"},
+         {"--emulator", "", "run against nucleo-emulator even when a key is set"},
+         config_option()},
+        "",
+        "",
+        "Runs a scripted agent session: an agent searches and reads the docs folder with two "
+        "tools, the cache hit rate climbs over the turns, a small comfort window makes "
+        "compaction run, the conversation is saved to SQLite, dropped and restored as a "
+        "restarted process would, and the session ends with the transcript and a table of "
+        "tokens and cost per turn. With no provider key set it runs offline against "
+        "nucleo-emulator (started beside this binary on a free loopback port, stopped at the "
+        "end).",
+        run_demo};
+    return spec;
 }
 
 }  // namespace nucleo::cli

@@ -1,7 +1,7 @@
 // `nucleo models [--json] [--config FILE]`: the model catalog of the config.
 // The table is for people; --json is for scripts: {"schema_version": 1, "config": path,
-// "models": [every field of each catalog entry]}.
-#include <rapidjson/prettywriter.h>
+// "models": [every field of each catalog entry]}, compact on one line (docs/cli-json.md).
+#include <rapidjson/writer.h>
 #include <rapidjson/stringbuffer.h>
 
 #include <algorithm>
@@ -55,7 +55,7 @@ void print_table(const ModelCatalog& catalog) {
 
 void print_json(const Config& config) {
     rapidjson::StringBuffer buffer;
-    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     w.StartObject();
     w.Key("schema_version");
     w.Int(1);
@@ -127,13 +127,7 @@ void print_json(const Config& config) {
     std::cout << buffer.GetString() << "\n";
 }
 
-}  // namespace
-
-int run_models(const Argv& argv) {
-    Args args(argv, {"json"});
-    args.allow_only({"json", kConfigOption});
-    if (!args.positionals().empty())
-        throw UsageError{"unexpected argument '" + args.positionals()[0] + "'"};
+int run_models(const Args& args) {
     const Config config = load_config(args);
     if (args.has("json")) {
         print_json(config);
@@ -141,6 +135,14 @@ int run_models(const Argv& argv) {
         print_table(config.catalog());
     }
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& models_command() {
+    static const CommandSpec spec{"models", "list the model catalog of the config",
+                                  {json_option(), config_option()}, "", "", "", run_models};
+    return spec;
 }
 
 }  // namespace nucleo::cli

@@ -1,10 +1,15 @@
-// `nucleo plugins [--json] [--path FILE.so|DIR] [NAME|FILE.so ...]` (abi.20, abi.21): lists each
-// plugin found on the search path -- name, version, ABI major.minor, factories, file.
+// `nucleo plugins [--json] [--config FILE] [--path FILE.so|DIR] [--check [--timeout SECONDS]]
+// [NAME|FILE.so ...]` (abi.20, abi.21): lists each plugin found on the search path -- name,
+// version, ABI major.minor, factories, file. --check loads each one in a child process
+// (abi.105), so a plugin that crashes or hangs in init is reported with its signal or timeout
+// (10 s by default) and the listing goes on.
 //
-// --path FILE.so checks that one file; --path DIR puts DIR first on the search path (as config
-// `plugins.paths` does). Positional arguments load those plugins only, by name or by file.
+// --config FILE searches that config's `plugins.paths` first, as every command reading it does;
+// --path FILE.so checks that one file; --path DIR puts DIR first on the search path. Positional arguments load those plugins only, by name or by file.
 // A plugin that is refused prints its one-line reason on stderr; the good ones are still listed
 // and the command exits 2 (bad input).
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -15,6 +20,8 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/plugin_check.hpp"
+#include "config_loading.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 
@@ -88,18 +95,26 @@ void print_table(const std::vector<PluginInfo>& plugins) {
     }
 }
 
-}  // namespace
-
-int run_plugins(const Argv& argv) {
-    Args args(argv, {"json"});
-    args.allow_only({"json", "path"});
-
+int run_plugins(const Args& args) {
+    std::chrono::milliseconds timeout{10000};
+    if (auto t = args.get("timeout")) {
+        char* end = nullptr;
+        const double seconds = std::strtod(t->c_str(), &end);
+        if (end == t->c_str() || *end != '\0' || !(seconds > 0) || seconds > 3600)
+            throw UsageError{"--timeout expects seconds between 0 and 3600, got '" + *t + "'"};
+        timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+    }
+    // A child checking one plugin searches where this command does.
+    std::vector<std::string> child_options;
+    for (const char* key : {"config", "path"})
+        if (auto v = args.get(key)) child_options.insert(child_options.end(), {"--" + std::string(key), *v});
     std::vector<fs::path> config_paths;
+    if (args.has(kConfigOption)) config_paths = load_config(args).plugin_paths();
     std::vector<std::string> targets = args.positionals();
     if (auto path = args.get("path")) {
         std::error_code ec;
         if (fs::is_directory(*path, ec)) {
-            config_paths.emplace_back(*path);
+            config_paths.insert(config_paths.begin(), fs::path(*path));
         } else {
             targets.push_back(*path);  // a file: check that one (missing files are refused too)
         }
@@ -112,6 +127,16 @@ int run_plugins(const Argv& argv) {
     std::vector<PluginInfo> found;
     bool refused = false;
     for (const auto& target : targets) {
+        if (args.has("check")) {
+            PluginCheck checked = check_in_child(target, child_options, timeout);
+            if (checked.info) {
+                found.push_back(std::move(*checked.info));
+            } else {
+                std::cerr << "nucleo plugins: " << checked.failure << "\n";
+                refused = true;
+            }
+            continue;
+        }
         try {
             found.push_back(loader.load(target).info());
         } catch (const Error& e) {
@@ -125,6 +150,25 @@ int run_plugins(const Argv& argv) {
         print_table(found);
     }
     return refused ? kExitBadInput : kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& plugins_command() {
+    static const CommandSpec spec{
+        "plugins",
+        "list the plugins on the search path, or check some",
+        {json_option(),
+         {"--path", "FILE.so|DIR", "check that plugin file, or search DIR first"},
+         {"--config", "FILE", "search the config's plugins.paths first"},
+         {"--check", "", "load each plugin in a child process: a crash or a hang is reported"},
+         {"--timeout", "SECONDS", "with --check, how long a plugin may take to load (default 10)"}},
+        "TARGETS",
+        "plugin names or files to load (default: every plugin on the search path)",
+        "A plugin that is refused prints its reason on stderr; the others are still listed and "
+        "the exit status is 2.",
+        run_plugins};
+    return spec;
 }
 
 }  // namespace nucleo::cli

@@ -21,14 +21,6 @@ namespace nucleo::cli {
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: nucleo render --in CONV.json --model ID [--prepared] [--config FILE]\n"
-    "  --in FILE     a conversation document v1 (docs/conversation-document.md); - reads stdin\n"
-    "  --model ID    a catalog id (nucleo models): its provider instance, dialect, caching\n"
-    "  --prepared    print the PreparedConversation the core hands a provider, as JSON\n"
-    "Without --prepared, render prints the exact wire request the provider plugin encodes:\n"
-    "method, URL, headers (secrets as ***) and body.";
-
 std::string read_all(std::istream& in) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
@@ -52,13 +44,9 @@ ConversationContext load_conversation(const std::string& path) {
     }
 }
 
-int run_render(const Argv& argv) {
-    Args args(argv, {"prepared", "help"});
-    if (args.has("help")) {
-        std::cout << kUsage << "\n";
-        return kExitOk;
-    }
-    args.allow_only({"in", "model", "prepared", "help", kConfigOption});
+namespace {
+
+int run_render(const Args& args) {
     ConversationContext conversation = load_conversation(args.require("in"));
     const Config config = load_config(args);
     const ModelSpec& model = config.catalog().find(args.require("model"));
@@ -73,6 +61,24 @@ int run_render(const Argv& argv) {
         conversation.prepare_messages_for_llm(FixedContentFormatter::for_model(model), thinking);
     std::cout << internal::prepared_to_json(prepared, /*pretty=*/true) << "\n";
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& render_command() {
+    static const CommandSpec spec{
+        "render",
+        "print the wire request, or --prepared the prepared call",
+        {{"--in", "FILE", "a conversation document v1 (docs/conversation-document.md); - reads stdin"},
+         {"--model", "ID", "a catalog id (nucleo models): its provider instance, dialect, caching"},
+         {"--prepared", "", "print the PreparedConversation the core hands a provider, as JSON"},
+         config_option()},
+        "",
+        "",
+        "Without --prepared, render prints the exact wire request the provider plugin encodes: "
+        "method, URL, headers (secrets as ***) and body, as one JSON document.",
+        run_render};
+    return spec;
 }
 
 }  // namespace nucleo::cli

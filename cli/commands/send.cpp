@@ -18,15 +18,6 @@
 
 namespace nucleo::cli {
 
-namespace {
-
-constexpr const char* kUsage =
-    "usage: nucleo send --in CONV.json --model ID [--config FILE]\n"
-    "  Calls the model's provider with the conversation and prints the conversation with the\n"
-    "  answer appended. Usage, cache reads and cost are printed on stderr.";
-
-}  // namespace
-
 ProviderClient provider_client_for(const Config& config, const ModelSpec& model) {
     const PluginLoader loader(config.plugin_paths());
     return ProviderClient::from_config(config, loader, model.provider);
@@ -60,13 +51,9 @@ void print_wire_request(std::ostream& out, const HttpRequest& request) {
     out << buf.GetString() << "\n";
 }
 
-int run_send(const Argv& argv) {
-    Args args(argv, {"help"});
-    if (args.has("help")) {
-        std::cout << kUsage << "\n";
-        return kExitOk;
-    }
-    args.allow_only({"in", "model", "help", kConfigOption});
+namespace {
+
+int run_send(const Args& args) {
     ConversationContext conversation = load_conversation(args.require("in"));
     const Config config = load_config(args);
     const ModelSpec& model = config.catalog().find(args.require("model"));
@@ -81,7 +68,7 @@ int run_send(const Argv& argv) {
     // answers.105: the numbers above are the sum over every billed call; an escalation's
     // truncated call is named apart.
     if (r.calls.size() > 1) {
-        std::cerr << " over " << r.calls.size() << " billed calls (";
+        std::cerr << " over " << count_of(static_cast<std::int64_t>(r.calls.size()), "billed call") << " (";
         for (std::size_t i = 0; i < r.calls.size(); ++i) {
             const CallAttempt& a = r.calls[i];
             std::cerr << (i == 0 ? "" : "; ") << to_string(a.status)
@@ -93,6 +80,24 @@ int run_send(const Argv& argv) {
     if (!r.appended) std::cerr << "; the answer was empty and was not appended";
     std::cerr << "\n";
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& send_command() {
+    static const CommandSpec spec{
+        "send",
+        "call the model and print the updated conversation",
+        {{"--in", "FILE", "a conversation document v1; - reads stdin"},
+         {"--model", "ID", "a catalog id (nucleo models)"},
+         config_option()},
+        "",
+        "",
+        "Calls the model's provider with the conversation and prints the conversation document "
+        "with the answer appended (stdout is a JSON document already). Usage, cache reads and "
+        "cost are printed on stderr.",
+        run_send};
+    return spec;
 }
 
 }  // namespace nucleo::cli

@@ -6,6 +6,9 @@
 #include <iostream>
 #include <iterator>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "args.hpp"
 #include "commands.hpp"
 #include "config_loading.hpp"
@@ -16,13 +19,6 @@
 namespace nucleo::cli {
 
 namespace {
-
-constexpr const char* kUsage =
-    "usage: nucleo tokens --model ID (--text S | --in FILE) [--config FILE]\n"
-    "  --model ID   a catalog id (nucleo models): its token_counter counts\n"
-    "  --text S     count the text S\n"
-    "  --in FILE    a conversation document v1 (total and per-part breakdown) or any text file;\n"
-    "               - reads stdin";
 
 std::string read_input(const std::string& path) {
     if (path == "-") {
@@ -40,32 +36,66 @@ bool looks_like_document(std::string_view text) {
            text.find("\"schema_version\"") != std::string_view::npos;
 }
 
-}  // namespace
+/// --json: {"schema_version": 1, "model", "counter", "total"} and, for a conversation document,
+/// "parts" {objective, tools, messages, artifacts} and "messages" [{id, tokens}].
+void print_json(const ModelSpec& model, std::int64_t total, const TokenBreakdown* b,
+                const ConversationContext* conversation) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("schema_version");
+    w.Int(1);
+    w.Key("model");
+    w.String(model.id);
+    w.Key("counter");
+    w.String(model.token_counter);
+    w.Key("total");
+    w.Int64(total);
+    if (b != nullptr && conversation != nullptr) {
+        w.Key("parts");
+        w.StartObject();
+        w.Key("objective");
+        w.Int64(b->objective);
+        w.Key("tools");
+        w.Int64(b->tools);
+        w.Key("messages");
+        w.Int64(b->messages);
+        w.Key("artifacts");
+        w.Int64(b->artifacts);
+        w.EndObject();
+        w.Key("messages");
+        w.StartArray();
+        for (std::size_t i = 0; i < b->per_message.size(); ++i) {
+            w.StartObject();
+            w.Key("id");
+            w.String(conversation->messages()[i].id);
+            w.Key("tokens");
+            w.Int64(b->per_message[i]);
+            w.EndObject();
+        }
+        w.EndArray();
+    }
+    w.EndObject();
+    std::cout << buf.GetString() << "\n";
+}
 
-int run_tokens(const Argv& argv) {
-    Args args(argv, {"help"});
-    if (args.has("help")) {
-        std::cout << kUsage << "\n";
-        return kExitOk;
-    }
-    args.allow_only({"model", "text", "in", "help", kConfigOption});
-    if (args.has("text") == args.has("in")) {
-        std::cerr << kUsage << "\n";
-        throw UsageError{"give exactly one of --text and --in"};
-    }
+int run_tokens(const Args& args) {
+    if (args.has("text") == args.has("in")) throw UsageError{"give exactly one of --text and --in"};
     const Config config = load_config(args);
     const ModelSpec& model = config.catalog().find(args.require("model"));
     const TokenCounter& counter = TokenCounter::for_model(model);
-    if (args.has("text")) {
-        std::cout << counter.count_text(*args.get("text")) << "\n";
+    const bool json = args.has("json");
+    const std::string text = args.has("text") ? *args.get("text") : read_input(*args.get("in"));
+    if (args.has("text") || !looks_like_document(text)) {
+        const std::int64_t n = counter.count_text(text);
+        if (json) {
+            print_json(model, n, nullptr, nullptr);
+        } else {
+            std::cout << n << "\n";
+        }
         return kExitOk;
     }
-    const std::string path = args.require("in");
-    const std::string text = read_input(path);
-    if (!looks_like_document(text)) {
-        std::cout << counter.count_text(text) << "\n";
-        return kExitOk;
-    }
+    const std::string path = *args.get("in");
     ConversationContext conversation;
     try {
         conversation = read_conversation_document(text);
@@ -73,6 +103,10 @@ int run_tokens(const Argv& argv) {
         throw Error(e.kind(), (path == "-" ? std::string("stdin") : path) + ": " + e.what());
     }
     const TokenBreakdown b = counter.breakdown(conversation);
+    if (json) {
+        print_json(model, b.total(), &b, &conversation);
+        return kExitOk;
+    }
     std::cout << "counter    " << model.token_counter << "\n"
               << "objective  " << b.objective << "\n"
               << "tools      " << b.tools << "\n"
@@ -83,6 +117,26 @@ int run_tokens(const Argv& argv) {
         std::cout << "  " << conversation.messages()[i].id << "  " << b.per_message[i] << "\n";
     }
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& tokens_command() {
+    static const CommandSpec spec{
+        "tokens",
+        "count the tokens of a text or a conversation",
+        {{"--model", "ID", "a catalog id (nucleo models): its token_counter counts"},
+         {"--text", "S", "count the text S"},
+         {"--in", "FILE",
+          "a conversation document v1 (total and per-part breakdown) or any text file; - reads "
+          "stdin"},
+         json_option(),
+         config_option()},
+        "",
+        "",
+        "Give exactly one of --text and --in.",
+        run_tokens};
+    return spec;
 }
 
 }  // namespace nucleo::cli

@@ -8,12 +8,25 @@
 #include "nucleo/transcript.hpp"
 
 namespace nucleo::cli {
+namespace {
 
-int run_transcript(const Argv& argv) {
-    Args args(argv, {});
-    args.allow_only({"in"});
+int run_transcript(const Args& args) {
     std::cout << Transcript::render(load_conversation(args.require("in")));
     return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& transcript_command() {
+    static const CommandSpec spec{
+        "transcript",
+        "print a conversation as text for a reader",
+        {{"--in", "FILE", "a conversation document v1 (docs/conversation-document.md); - reads stdin"}},
+        "",
+        "",
+        "The transcript is text for a person; `nucleo conversations export` gives the document.",
+        run_transcript};
+    return spec;
 }
 
 }  // namespace nucleo::cli

@@ -95,6 +95,11 @@ NUCLEO_ABI_SIZE(nucleo_store_factory, 120);
 NUCLEO_ABI_AT(nucleo_provider_factory, decode_event, 48);
 #endif
 
+/* 1.3: nucleo_provider_factory.encode_parts, appended after decode_event. */
+#if NUCLEO_PLUGIN_ABI_MINOR >= 3
+NUCLEO_ABI_AT(nucleo_provider_factory, encode_parts, 56);
+#endif
+
 /* 1.1: "nucleo.host.model_call/1" (absent from the frozen 1.0 header). */
 #if NUCLEO_PLUGIN_ABI_MINOR >= 1
 NUCLEO_ABI_AT(nucleo_host_model_call, struct_size, 0);

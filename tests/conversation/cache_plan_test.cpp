@@ -97,6 +97,31 @@ TEST(CachePlan, CachedTurnWithoutTextHasNoAnchorAndSpendsNothing) {
                                                        CacheAnchor{5, 0}, CacheAnchor{6, 0}));
 }
 
+// caching.102: a blank text block is never sent, so no breakpoint anchors on it: the turn's anchor
+// is its first text that is sent, and the system breakpoint falls back to the last system block
+// that is sent (a dialect would otherwise refuse the whole call).
+TEST(CachePlan, BlankBlocksNeverAnchorAndTheAnchorFallsBackToTheNextSentText) {
+    ConversationContext ctx;
+    ctx.put_main_objective("task", "Answer about orders.");
+    ctx.put_main_objective("late", "   ");
+    ctx.add_message(cached({TextBlock{""}, TextBlock{" \n"}, TextBlock{"the question"}}));
+    ctx.add_message(cached({TextBlock{"  "}}, Direction::kIncoming));
+    const PreparedConversation p = ctx.prepare_messages_for_llm(kCaching, false);
+    ASSERT_EQ(p.system_blocks.size(), 2U);
+    EXPECT_EQ(p.cache_plan.system_block, std::optional<std::size_t>(0));
+    EXPECT_THAT(p.cache_plan.turn_anchors, ElementsAre(CacheAnchor{0, 2}));
+    EXPECT_EQ(p.cache_plan.breakpoints(), 2U);
+}
+
+TEST(CachePlan, AnAllBlankSystemTakesNoBreakpoint) {
+    ConversationContext ctx;
+    ctx.put_main_objective("task", " ");
+    ctx.add_message(cached({TextBlock{"q"}}));
+    const PreparedConversation p = ctx.prepare_messages_for_llm(kCaching, false);
+    EXPECT_FALSE(p.cache_plan.system_block.has_value());
+    EXPECT_THAT(p.cache_plan.turn_anchors, ElementsAre(CacheAnchor{0, 0}));
+}
+
 // caching.4: "message.setCache(true) places a mark at that message" — unmarked turns never get one.
 TEST(CachePlan, OnlyMarkedTurnsAnchor) {
     ConversationContext ctx;
@@ -112,7 +137,7 @@ TEST(CachePlan, OnlyMarkedTurnsAnchor) {
 }
 
 
-// ---- the policies (caching.104-106) --------------------------------------------------------
+// ---- the policies (caching.105-107) --------------------------------------------------------
 
 CacheOptions policy(CachePolicy p) {
     CacheOptions o;
@@ -165,7 +190,7 @@ TEST(CachePolicy, NamesRoundTripAndUnknownNamesAreRefused) {
     EXPECT_EQ(parse_cache_policy(""), std::nullopt);
 }
 
-// caching.104: the default policy is the marked-turns loop, whatever the options around it say.
+// caching.105: the default policy is the marked-turns loop, whatever the options around it say.
 TEST(CachePolicy, TheDefaultPlanIsTheMarkedTurnsLoopExactly) {
     for (ConversationContext (*fixture)() : {&six_cached_turns, &tool_loop}) {
         ConversationContext ctx = fixture();
@@ -180,7 +205,7 @@ TEST(CachePolicy, TheDefaultPlanIsTheMarkedTurnsLoopExactly) {
     }
 }
 
-// caching.104: the tail is covered: the last turn, then the earlier user turns, newest first.
+// caching.105: the tail is covered: the last turn, then the earlier user turns, newest first.
 TEST(CachePolicy, SlidingFollowsTheTail) {
     ConversationContext ctx = six_cached_turns();
     const PreparedConversation p =
@@ -191,7 +216,7 @@ TEST(CachePolicy, SlidingFollowsTheTail) {
     expect_rules_kept(p);
 }
 
-// caching.104: tool results anchor, thinking and tool_use turns of the model are passed over
+// caching.105: tool results anchor, thinking and tool_use turns of the model are passed over
 // for the older breakpoints, and the messages' cache marks do not matter.
 TEST(CachePolicy, SlidingAnchorsToolResultsOfAnUnmarkedToolLoop) {
     ConversationContext ctx = tool_loop();
@@ -218,7 +243,7 @@ TEST(CachePolicy, SlidingAnchorsToolResultsOfAnUnmarkedToolLoop) {
                 ElementsAre(CacheAnchor{4, 0}, CacheAnchor{6, 0}, CacheAnchor{8, 0}));
 }
 
-// caching.104: without a system breakpoint all four go to the tail; an image-only last turn
+// caching.105: without a system breakpoint all four go to the tail; an image-only last turn
 // and a trailing assistant thinking block are never anchors.
 TEST(CachePolicy, SlidingSkipsImagesAndThinkingAndUsesAllFourWithoutSystem) {
     ConversationContext ctx = six_cached_turns();
@@ -232,7 +257,7 @@ TEST(CachePolicy, SlidingSkipsImagesAndThinkingAndUsesAllFourWithoutSystem) {
     expect_rules_kept(p);
 }
 
-// caching.104: the artifact registry trails and changes; the answer contract is not repeated
+// caching.105: the artifact registry trails and changes; the answer contract is not repeated
 // at its place by the next call: neither carries the newest breakpoint.
 TEST(CachePolicy, SlidingNeverAnchorsTheRegistryOrTheAnswerContract) {
     PreparedConversation p;
@@ -248,7 +273,7 @@ TEST(CachePolicy, SlidingNeverAnchorsTheRegistryOrTheAnswerContract) {
     EXPECT_EQ(plan.system_block, std::optional<std::size_t>(0));
 }
 
-// caching.104: no breakpoint on a prefix under the model's minimum.
+// caching.105: no breakpoint on a prefix under the model's minimum.
 TEST(CachePolicy, SlidingPlacesNothingUnderTheMinimum) {
     PreparedConversation p;
     p.system_blocks = {TextBlock{std::string(40, 's')}};
@@ -277,7 +302,7 @@ TEST(CachePolicy, SlidingPlacesNothingUnderTheMinimum) {
     EXPECT_EQ(caching::plan_cache(p, true, o), CachePlan{});
 }
 
-// caching.105: where offered, one request-level marker after the system breakpoint; where not
+// caching.106: where offered, one request-level marker after the system breakpoint; where not
 // (Converse), the plan is kSliding's.
 TEST(CachePolicy, AutomaticIsOneRequestLevelMarkerWhereOffered) {
     ConversationContext ctx = tool_loop();
@@ -304,7 +329,7 @@ TEST(CachePolicy, AutomaticIsOneRequestLevelMarkerWhereOffered) {
     }
 }
 
-// caching.104: the conversation's own choice replaces the caller's.
+// caching.105: the conversation's own choice replaces the caller's.
 TEST(CachePolicy, TheConversationsChoiceWins) {
     ConversationContext ctx = six_cached_turns();
     ctx.set_cache_policy(CachePolicy::kSliding);
@@ -316,7 +341,7 @@ TEST(CachePolicy, TheConversationsChoiceWins) {
                 ElementsAre(CacheAnchor{0, 0}, CacheAnchor{1, 0}, CacheAnchor{2, 0}));
 }
 
-// caching.106: the 1-hour head rides the system breakpoint only.
+// caching.107: the 1-hour head rides the system breakpoint only.
 TEST(CachePolicy, TheOneHourHeadIsTheSystemBreakpoints) {
     for (const CachePolicy pol : {CachePolicy::kMarkedTurns, CachePolicy::kSliding}) {
         ConversationContext ctx = six_cached_turns();

@@ -36,23 +36,21 @@ TEST(Tools, SecondDeclarationOfANameChangesNothing) {
 }
 
 // tools.2: "Conversion to the wire definition happens at the first render after the
-// declaration, never eagerly".
+// declaration, never eagerly"; tools.102: what no provider takes is refused at the declaration.
 TEST(Tools, DeclaredButNotRenderedIsObservableAndConversionIsNotEager) {
     ConversationContext ctx;
-    ctx.add_tool(ToolDefinitionBlock{"broken", "d", "{not json"});
-    ctx.add_tool(ToolDefinitionBlock{"fine", "d", R"({ "type" : "object" })"});
-    EXPECT_THAT(ctx.pending_tools(), ElementsAre("broken", "fine"));
-    EXPECT_EQ(ctx.announced_in("fine"), std::nullopt);
-    EXPECT_TRUE(ctx.main_objective().empty());
-    // The refusal comes at the render, naming the tool, and leaves the conversation untouched.
     try {
-        ctx.prepare_messages_for_llm(kNative, false);
-        FAIL() << "an invalid schema must be refused at the render";
+        ctx.add_tool(ToolDefinitionBlock{"broken", "d", "{not json"});
+        FAIL() << "a schema that is not JSON must be refused at the declaration";
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
         EXPECT_THAT(e.what(), HasSubstr("'broken'"));
     }
+    ctx.add_tool(ToolDefinitionBlock{"fine", "d", R"({ "type" : "object" })"});
+    EXPECT_THAT(ctx.pending_tools(), ElementsAre("fine"));
+    EXPECT_EQ(ctx.announced_in("fine"), std::nullopt);
     EXPECT_TRUE(ctx.main_objective().empty());
+    EXPECT_EQ(ctx.declared_tools()[0].definition.schema_json, R"({ "type" : "object" })");
     EXPECT_FALSE(ctx.frozen());
 }
 

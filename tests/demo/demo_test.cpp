@@ -123,7 +123,7 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
         cost[std::stoi((*it)[1].str())] = std::stod((*it)[5].str());
     }
     ASSERT_EQ(hit_rate.size(), 5U) << table;
-    // caching.104: under the policy the demo names, the hit rate climbs from turn 1 and stays
+    // caching.105: under the policy the demo names, the hit rate climbs from turn 1 and stays
     // above 85% in every turn from turn 3 on that runs no compaction.
     EXPECT_NE(r.out.find("cache      policy sliding, the best measured in bench/economy"),
               std::string::npos)

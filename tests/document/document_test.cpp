@@ -82,7 +82,7 @@ ConversationParts every_kind() {
     p.objective = {{"task", TextBlock{"Answer questions.\nCite sources."}},
                    {"tool:search", search}};
     p.tools = {
-        {search, 0}, {fetch, 2}, {ToolDefinitionBlock{"later", "Not yet rendered.", "{}"}, 3}};
+        {search, 0}, {fetch, 2}, {ToolDefinitionBlock{"later", "Not yet rendered.", R"({"type":"object"})"}, 3}};
 
     Message m1;
     m1.id = "m1";
@@ -408,7 +408,7 @@ TEST(Document, ToolAnnouncementIsDerivedFromContentOnWrite) {
     EXPECT_NE(text.find(R"("declared_at":2,"announced_in":"m3")"), std::string::npos) << text;
     EXPECT_NE(
         text.find(
-            R"("name":"later","description":"Not yet rendered.","schema":{},"declared_at":3})"),
+            R"("name":"later","description":"Not yet rendered.","schema":{"type":"object"},"declared_at":3})"),
         std::string::npos)
         << text;
 }

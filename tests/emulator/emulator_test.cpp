@@ -6,13 +6,16 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <zlib.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 #include <utility>
 
 #include "emulator_client.hpp"
+#include "wire_cases.hpp"
 
 namespace nucleo::emulator_test {
 namespace {
@@ -450,6 +453,71 @@ TEST_F(Emulator, ConverseRefusesFiveCachePoints) {
     EXPECT_EQ(bedrock_message(r),
               "The model returned the following errors: A maximum of 4 blocks with cache_control "
               "may be provided. Found 5.");
+}
+
+// ---- the rule book (wire.101-wire.142): the same bodies as the rule book's own test -------
+
+/// A rule book case's body with the fields the API requires (model, max_tokens) added when absent.
+std::string complete_body(nucleo::contract::WireFamily family, const char* body) {
+    rapidjson::Document d = parse(body);
+    auto& a = d.GetAllocator();
+    if (family != nucleo::contract::WireFamily::kBedrockConverse && !d.HasMember("model"))
+        d.AddMember("model", "claude-emu", a);
+    if (family == nucleo::contract::WireFamily::kAnthropicMessages && !d.HasMember("max_tokens"))
+        d.AddMember("max_tokens", 4000, a);
+    return str(d);
+}
+
+class EmulatorRuleBook : public Emulator, public ::testing::WithParamInterface<wire_cases::Case> {
+  protected:
+    /// Posts `body` on the family's route, completed; returns the status and the provider's error
+    /// message ("" for a 2xx).
+    std::pair<long, std::string> post(const char* body) {
+        const auto family = GetParam().family;
+        const std::string json = complete_body(family, body);
+        HttpResult r;
+        switch (family) {
+            case nucleo::contract::WireFamily::kAnthropicMessages: r = anthropic(json); break;
+            case nucleo::contract::WireFamily::kOpenAIChat: r = openai(json); break;
+            default: r = bedrock(json); break;
+        }
+        if (r.status < 300) return {r.status, ""};
+        const auto e = parse(r.body);
+        if (e.HasMember("message")) return {r.status, e["message"].GetString()};
+        return {r.status, e["error"]["message"].GetString()};
+    }
+};
+
+TEST_P(EmulatorRuleBook, KeptBodyIsAnsweredAndBrokenBodyIsRefusedWithTheProvidersText) {
+    const wire_cases::Case& c = GetParam();
+    const auto kept = post(c.keeps);
+    EXPECT_EQ(kept.first, 200) << c.rule << ": " << kept.second;
+    const auto refused = post(c.breaks);
+    if (std::string(c.rule) == "wire.123") {
+        // The core's own rule: OpenAI itself takes a later system message.
+        EXPECT_EQ(refused.first, 200) << refused.second;
+        return;
+    }
+    EXPECT_EQ(refused.first, 400) << c.rule;
+    EXPECT_EQ(refused.second, c.text) << c.rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(Wire, EmulatorRuleBook, ::testing::ValuesIn(wire_cases::kCases),
+                         [](const ::testing::TestParamInfo<wire_cases::Case>& info) {
+                             std::string name = info.param.rule;
+                             for (char& ch : name)
+                                 if (ch == '.') ch = '_';
+                             return name;
+                         });
+
+// The kept bodies are well-formed by the published schemas too: the rules they keep and the broken
+// bodies break are ones a schema cannot express.
+TEST(EmulatorRuleBookBodies, KeptBodiesAreValidAgainstThePublishedSchemas) {
+    std::map<nucleo::contract::WireFamily, std::vector<std::string>> bodies;
+    for (const auto& c : wire_cases::kCases) bodies[c.family].push_back(complete_body(c.family, c.keeps));
+    EXPECT_EQ(validate_wire("anthropic", bodies[nucleo::contract::WireFamily::kAnthropicMessages]), "");
+    EXPECT_EQ(validate_wire("openai", bodies[nucleo::contract::WireFamily::kOpenAIChat]), "");
+    EXPECT_EQ(validate_wire("bedrock", bodies[nucleo::contract::WireFamily::kBedrockConverse]), "");
 }
 
 TEST_F(Emulator, ConverseChecksTheSigV4HeaderShape) {
@@ -976,6 +1044,42 @@ TEST_F(Emulator, EveryProviderAnswerCarriesItsRequestIdHeader) {
     EXPECT_NE(b1.headers.at("x-amzn-requestid"), b2.headers.at("x-amzn-requestid"));
 }
 
+/// The body of a gzip-encoded answer, inflated (empty when it is not gzip).
+std::string gunzip(const std::string& in) {
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return {};
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(in.size());
+    std::string out;
+    char buf[16384];
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        z.next_out = reinterpret_cast<Bytef*>(buf);
+        z.avail_out = sizeof buf;
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(buf, sizeof buf - z.avail_out);
+    }
+    inflateEnd(&z);
+    return rc == Z_STREAM_END ? out : std::string();
+}
+
+TEST_F(Emulator, AnswersUncompressedOrGzipNeverBrotli) {
+    // channel.106: a client that offers brotli gets the answer uncompressed, or gzip when it
+    // offers gzip too, so a benchmark over HTTP measures the client and not a brotli encoder.
+    const auto br_only = anthropic(anthropic_question(), {"accept-encoding: br"});
+    ASSERT_EQ(br_only.status, 200);
+    EXPECT_EQ(br_only.headers.count("content-encoding"), 0u);
+    EXPECT_TRUE(parse(br_only.body).IsObject());
+    const auto any = openai(openai_question(), {"accept-encoding: gzip, deflate, br"});
+    ASSERT_EQ(any.status, 200);
+    ASSERT_EQ(any.headers.count("content-encoding"), 1u);
+    EXPECT_EQ(any.headers.at("content-encoding"), "gzip");
+    EXPECT_TRUE(parse(gunzip(any.body)).IsObject());
+    const auto none = bedrock(bedrock_question());
+    ASSERT_EQ(none.status, 200);
+    EXPECT_EQ(none.headers.count("content-encoding"), 0u);
+}
+
 TEST_F(Emulator, AnthropicSplitsCacheCreationByTtl) {
     // caching.101: a 1-hour breakpoint on the system prompt, a 5-minute one on the last turn.
     const std::string system = R"(,"system":[{"type":"text","text":)" +
@@ -1099,7 +1203,7 @@ TEST(EmulatorFixtures, AreValidAgainstThePublishedSchemas) {
 }
 
 
-// ---- the providers' cache rules, hand-computed (caching.102, caching.103) ------------------
+// ---- the providers' cache rules, hand-computed (caching.103, caching.104) ------------------
 
 /// A user message of `blocks` text blocks "Block 0" ... with cache_control on block `marked`,
 /// after a system prompt of exactly `system_bytes` bytes of text (no marker on it).
@@ -1248,7 +1352,7 @@ TEST_F(Emulator, AOneHourHeadOutlivesAFiveMinuteTail) {
 }
 
 TEST_F(Emulator, AnthropicTopLevelCacheControlMarksTheLastBlock) {
-    // caching.103: the request-level marker caches through the last block of the last message.
+    // caching.104: the request-level marker caches through the last block of the last message.
     const std::string body = anthropic_body(
         "[" + user_text("Question 1") + "]",
         R"(,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":)" +

@@ -109,6 +109,18 @@ TEST_F(Install, InstallsHeadersLibraryCommandPackageAndPlugins) {
     EXPECT_FALSE(fs::exists(kPrefix / "lib/nucleo/plugins/nucleo-c11.so"));
 }
 
+TEST_F(Install, TheCommandReadsTheConfigOfItsOwnPrefix) {
+    // Installed to a prefix other than the configured one: with no --config, no NUCLEO_CONFIG and
+    // no ./config/nucleo.yaml, the config read is the one installed beside the library.
+    const fs::path out = kWork / "models.json";
+    const std::string cmd = "cd " + q(kWork) + " && env -u NUCLEO_CONFIG " + q(kPrefix / "bin/nucleo") +
+                            " models --json >" + q(out) + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out);
+    const std::string json = slurp(out);
+    const fs::path expected = kPrefix / "share/nucleo/nucleo.yaml";
+    EXPECT_NE(json.find("\"config\":\"" + expected.string() + "\""), std::string::npos) << json;
+}
+
 TEST_F(Install, OutOfTreeCPluginBuildsLoadsAndKeepsTheFirstSentenceOfEachSegment) {
     const fs::path build = kWork / "c-summarizer";
     ASSERT_NO_FATAL_FAILURE(

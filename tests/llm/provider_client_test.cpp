@@ -121,7 +121,7 @@ TEST_F(ProviderClientTest, TheSecondCallOfAGrowingConversationReadsTheCache) {
     EXPECT_LT(second.cost, first.cost);
 }
 
-// caching.104, caching.106, caching.107: the provider's options choose the policy and the 1-hour
+// caching.105, caching.107, caching.108: the provider's options choose the policy and the 1-hour
 // head; the 1-hour part of the writes comes back apart and is priced at twice the input price.
 TEST_F(ProviderClientTest, ProviderOptionsChooseThePolicyAndTheOneHourHeadIsPricedApart) {
     ProviderConfig config = config_;

@@ -142,8 +142,20 @@ TEST_F(ConversationsCommand, AnotherUsersConversationIsNotFound) {
     EXPECT_EQ(nucleo("--user alice history " + id).status, 0);
 }
 
+TEST_F(ConversationsCommand, TheUserDefaultsToUserAsInChat) {
+    const std::string id = save_two_versions();  // alice's
+    const std::string config = " --config \"" + (dir_ / "nucleo.yaml").string() + "\"";
+    CliRun r = nucleo::test_support::run_command(std::string("env USER=alice \"") + NUCLEO_CLI +
+                                                 "\" conversations list" + config);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.rfind(id + "\t", 0), 0u) << r.out;
+    r = nucleo::test_support::run_command(std::string("env USER=mallory \"") + NUCLEO_CLI +
+                                          "\" conversations list" + config);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
 TEST_F(ConversationsCommand, BadInputExitsTwo) {
-    EXPECT_EQ(nucleo("list").status, 2);                     // no --user
     EXPECT_EQ(nucleo("--user alice").status, 2);             // no verb
     EXPECT_EQ(nucleo("--user alice frobnicate").status, 2);  // unknown verb
     EXPECT_EQ(nucleo("--user alice show").status, 2);        // no id

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/service.hpp"
@@ -195,6 +196,52 @@ TEST(SaveDiscipline, LaterSavesAreUpdatesWithNoReads) {
     EXPECT_EQ(read_lines(log),
               (std::vector<std::string>{"update_conversation", "update_conversation"}));
     std::filesystem::remove(log);
+}
+
+// persistence.108: a save after appends builds its delta from the new messages alone; what
+// changed in place (a flag on an old message) or outside the messages (the grade) still reaches
+// the store, and the stored snapshot is the conversation's document byte for byte.
+TEST(SaveDiscipline, AGrownConversationSavesTheNewMessagesAndEveryOtherChange) {
+    auto store = make_store("memory");
+    ConversationServiceOptions o;
+    o.persistent.emplace(store);
+    o.cleanup_thread = false;
+    ConversationService service(std::move(o));
+    const nucleo::PersistentStore durable(store);
+    auto t = thinker("Chat");
+    const std::string id = t->mint_conversation_id();
+    auto ctx = service.obtain_conversation(id, t).get();
+    const auto stored_matches = [&] {
+        const nucleo::ConversationParts now = ctx->parts();
+        EXPECT_EQ(nucleo::write_conversation_parts(durable.load(ctx->user_id(), id), {.pretty = false}),
+                  nucleo::write_conversation_parts(now, {.pretty = false}));
+    };
+    ctx->add_message(user_says("first question"));
+    ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());
+    for (int i = 0; i < 3; ++i) {
+        ctx->add_message(Message::incoming_text("answer " + std::to_string(i)));
+        ctx->add_message(user_says("question " + std::to_string(i)));
+        ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());
+        stored_matches();
+    }
+    // In place: no new message, one old message's flag.
+    ctx->set_message_compactable(ctx->messages()[1].id, false);
+    ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());
+    stored_matches();
+    // Outside the messages, with an append.
+    ctx->set_grade(nucleo::Grade::kLarge);
+    ctx->add_message(Message::incoming_text("a last answer"));
+    ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());
+    stored_matches();
+    // Nothing changed: nothing to write.
+    EXPECT_FALSE(service.save_conversation(*ctx, *t).has_value());
+    // A rewrite of the list (compaction) renews its epoch: the whole comparison runs.
+    std::vector<Message> kept(ctx->messages().begin() + 2, ctx->messages().end());
+    std::vector<std::size_t> origins;
+    for (std::size_t i = 2; i < ctx->messages().size(); ++i) origins.push_back(i);
+    ctx->replace_messages(kept, origins);
+    ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());
+    stored_matches();
 }
 
 // ownership.21: "The FIRST save of a minted conversation CREATES the durable record - titled and

@@ -43,6 +43,7 @@ SPEC_FILES = {
     "plugin-abi.md": "abi",
     "answers.md": "answers",
     "limits.md": "limits",
+    "wire.md": "wire",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))
 _PREFIX_ALT = "|".join(PREFIXES)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nucleo/document.hpp"
+#include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
 #include "nucleo/store.hpp"
 #include "support.hpp"
@@ -79,6 +80,49 @@ TEST(SnapshotDelta, ADeclaredToolAnnouncedInAMessageChangesTheToolsField) {
     EXPECT_EQ(delta.fields_changed(), 1u);
     EXPECT_NE(delta.changes_json().find(R"("announced_in":"tools-1")"), std::string::npos)
         << delta.changes_json();
+}
+
+// persistence.108: appended() is between() for a list that only grew, byte for byte.
+TEST(SnapshotDelta, AppendedEqualsBetweenForEveryGrowth) {
+    const auto saved = conversation("c", 20, 200);
+    const auto same = [&](const ConversationParts& now) {
+        ConversationParts head = now;
+        head.messages.clear();
+        const auto fast = SnapshotDelta::appended(saved, head, now.messages);
+        const auto full = SnapshotDelta::between(saved, now);
+        EXPECT_EQ(fast.changes_json(), full.changes_json());
+        EXPECT_EQ(fast.empty(), full.empty());
+        EXPECT_EQ(fast.fields_changed(), full.fields_changed());
+        EXPECT_EQ(fast.messages_inserted(), full.messages_inserted());
+        EXPECT_EQ(fast.messages_removed(), full.messages_removed());
+    };
+    same(saved);  // nothing
+    auto one = saved;
+    one.messages.push_back(next_message(one, 200));
+    same(one);
+    auto many = one;
+    for (int i = 0; i < 5; ++i) many.messages.push_back(next_message(many, 50));
+    many.grade = nucleo::Grade::kLarge;
+    same(many);
+    auto fields_only = saved;
+    fields_only.prior_spec_id = "anthropic/claude";
+    same(fields_only);
+    // A tool announced in an appended message changes the tools field too.
+    auto announced = saved;
+    announced.tools.push_back(
+        {nucleo::ToolDefinitionBlock{"search", "Search.", R"({"type":"object"})"}, 20});
+    auto tools_saved = announced;
+    nucleo::Message announce = nucleo::Message::outgoing_text("Additional tools now available:");
+    announce.id = "tools-1";
+    announce.app_authored = true;
+    announce.blocks.push_back(announced.tools[0].definition);
+    announced.messages.push_back(announce);
+    ConversationParts head = announced;
+    head.messages.clear();
+    EXPECT_EQ(SnapshotDelta::appended(tools_saved, head, announced.messages).changes_json(),
+              SnapshotDelta::between(tools_saved, announced).changes_json());
+    // Fewer messages than saved is not a growth: refused, nothing computed.
+    EXPECT_THROW((void)SnapshotDelta::appended(one, head, saved.messages), nucleo::Error);
 }
 
 // ---- restore (persistence.20-22) ----

@@ -45,7 +45,7 @@ struct Prices {
     double output = 0;
     double cache_write = 0;
     double cache_read = 0;
-    /// caching.107: the 1-hour cache write; nullopt: twice the input price, as Anthropic and
+    /// caching.108: the 1-hour cache write; nullopt: twice the input price, as Anthropic and
     /// Bedrock price it.
     std::optional<double> cache_write_1h;
     [[nodiscard]] double cache_write_1h_price() const noexcept {
@@ -81,7 +81,7 @@ struct ModelSpec {
     [[nodiscard]] std::int64_t thinking_budget_for(Depth depth) const;
     [[nodiscard]] bool accepts(Input input) const;
     /// Cost in dollars of one call's usage under this entry's prices; `cache_write_1h_tokens`
-    /// (part of `cache_write_tokens`) are priced at the 1-hour write price (caching.107).
+    /// (part of `cache_write_tokens`) are priced at the 1-hour write price (caching.108).
     [[nodiscard]] double cost(std::int64_t input_tokens, std::int64_t output_tokens,
                               std::int64_t cache_write_tokens, std::int64_t cache_read_tokens,
                               std::int64_t cache_write_1h_tokens = 0) const;

@@ -19,7 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "nucleo/budget.hpp"
 #include "nucleo/catalog.hpp"
+#include "nucleo/transport.hpp"
 
 namespace nucleo {
 
@@ -44,6 +46,12 @@ struct ProviderConfig {
     /// Provider-specific options as a JSON object text ("{}" when none); secrets it holds are
     /// this struct's to keep: never log it, log Config::redacted() instead.
     std::string options_json = "{}";
+    /// `transport:` {connect_timeout_ms, idle_timeout_ms, deadline_ms, max_response_bytes}, each a
+    /// positive integer; absent keys keep TransportLimits' defaults (limits.101-104).
+    TransportLimits transport;
+    /// "FILE:LINE:COLUMN" of its `plugin:` value (empty when not read from a file): what a plugin
+    /// that cannot be loaded is reported at.
+    std::string where;
 };
 
 /// A plugin chosen for a role (session store, persistent store, summarizer) and its options.
@@ -106,7 +114,8 @@ class Config {
     /// Where the config is looked for when no --config is given: NUCLEO_CONFIG if set and not
     /// empty, else ./config/nucleo.yaml if it exists, else the installed config.
     static std::filesystem::path default_path();
-    /// The installed config: <datadir>/nucleo/nucleo.yaml (NUCLEO_INSTALLED_CONFIG_DIR).
+    /// The installed config: <datadir>/nucleo/nucleo.yaml found relative to the loaded libnucleo
+    /// (an install moved to another prefix reads its own), else NUCLEO_INSTALLED_CONFIG_DIR.
     static std::filesystem::path installed_path();
 
     /// The file this config was loaded from (the origin given to parse()).
@@ -130,6 +139,11 @@ class Config {
     [[nodiscard]] const std::optional<PluginChoice>& summarizer() const noexcept {
         return summarizer_;
     }
+    /// `defaults:` {depth, output}: the declarations a conversation that declares nothing is
+    /// sent with (budget.102): IMMEDIATE and MEDIUM unless the file sets them; `none` leaves
+    /// that one undeclared, so such a conversation is refused as budget.2 says (budget.103).
+    /// ProviderClient::from_config applies them as the last layer of the chains.
+    [[nodiscard]] const BindingDeclarations& defaults() const noexcept { return defaults_; }
 
     /// The whole config after expansion and merging, as YAML, with every secret shown as `***`
     /// (credentials, option keys that name a key/secret/token/password, passwords inside URLs).
@@ -145,10 +159,13 @@ class Config {
     std::optional<PluginChoice> session_store_;
     std::optional<PluginChoice> persistent_store_;
     std::optional<PluginChoice> summarizer_;
+    BindingDeclarations defaults_{OutputDeclaration{OutputSize::kMedium}, Depth::kImmediate};
 };
 
-/// `scheme://user:password@host/...` → `scheme://user:***@host/...`, and the value of a
-/// `password=` / `secret=` / `token=` query or DSN parameter → `***`. For store URLs in logs.
+/// `scheme://user:password@host/...` → `scheme://user:***@host/...` (`scheme://token@host` →
+/// `scheme://***@host`), and the value of a `password=` / `secret=` / `token=` query or DSN
+/// parameter → `***`. The one helper every URL passes before a log, an error or `nucleo render`
+/// shows it (limits.105).
 [[nodiscard]] std::string redact_url(std::string_view url);
 
 /// Whether an option key names a secret (api_key, secret, token, password, credentials...): such

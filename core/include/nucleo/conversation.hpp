@@ -264,12 +264,12 @@ class ConversationContext {
     /// (the conversion happens here, never at declaration).
     ///
     /// `cache` carries what the caller knows of the backend and the model for the plan
-    /// (caching.104-106); the conversation's own cache_policy(), when set, replaces its policy.
+    /// (caching.105-107); the conversation's own cache_policy(), when set, replaces its policy.
     PreparedConversation prepare_messages_for_llm(const ContentFormatter& formatter,
                                                   bool thinking_active,
                                                   const CacheOptions& cache = {});
 
-    /// caching.104: the cache policy this conversation asked for, or nullopt to follow the
+    /// caching.105: the cache policy this conversation asked for, or nullopt to follow the
     /// provider's configured one (`seed`, the default marked-turns policy, when none is). Not
     /// persisted: the thinker that resumes a conversation supplies it, like the model.
     [[nodiscard]] const std::optional<CachePolicy>& cache_policy() const noexcept {

@@ -59,10 +59,11 @@ class Plugin {
     std::shared_ptr<plugins_detail::Library> library_;
 };
 
-/// Where plugins are looked for and how they are loaded. Search order (abi.21): the paths given
-/// (config `plugins.paths`), then NUCLEO_PLUGIN_PATH (colon-separated), then the build tree's
-/// plugin folder when this libnucleo runs from its build tree, then the installed plugin folder.
-/// The first file of a name wins.
+/// Where plugins are looked for and how they are loaded. Search order (abi.21, abi.104): the
+/// paths given (config `plugins.paths`), then the build tree's plugin folder when this libnucleo
+/// runs from its build tree, then the installed plugin folder, then NUCLEO_PLUGIN_PATH
+/// (colon-separated). The first file of a name wins; its entry must name the plugin of its file
+/// name (abi.103).
 class PluginLoader {
   public:
     explicit PluginLoader(std::vector<std::filesystem::path> paths = {});
@@ -123,6 +124,16 @@ class ProviderInstance : public PluginInstance {
     /// the plugin has no such slot or the event carries nothing to show.
     [[nodiscard]] std::string decode_event(std::string_view event_name,
                                            std::string_view data) const;
+    /// The two outputs of encode_parts.
+    struct EncodedParts {
+        std::string head;  ///< {"schema_version":1, "method", "path", "headers"}
+        std::string body;  ///< the body bytes as they are sent
+    };
+    /// ABI 1.3: true when the plugin offers encode_parts (a 1.0-1.2 plugin does not).
+    [[nodiscard]] bool has_encode_parts() const;
+    /// ABI 1.3 encode_parts (abi.106): encode with the head and the body apart. A plugin without
+    /// the slot is refused with kNotImplemented (call encode instead).
+    [[nodiscard]] EncodedParts encode_parts(std::string_view prepared_json) const;
 
   private:
     friend class Plugin;

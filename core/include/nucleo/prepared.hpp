@@ -82,7 +82,7 @@ class FixedContentFormatter final : public ContentFormatter {
     bool caching_;
 };
 
-/// Where a conversation's cache breakpoints go (caching.104). kMarkedTurns (`seed` in YAML and
+/// Where a conversation's cache breakpoints go (caching.105). kMarkedTurns (`seed` in YAML and
 /// the API) is the default marked-turns policy of caching.3-5: the system prefix, then the oldest
 /// marked turns. kSliding keeps the system breakpoint and gives the rest to the tail of the
 /// conversation, so the turns re-sent by the next call are the ones covered. kAutomatic asks a
@@ -95,7 +95,7 @@ const char* to_string(CachePolicy policy) noexcept;
 /// The names of to_string; nullopt for anything else.
 std::optional<CachePolicy> parse_cache_policy(std::string_view name) noexcept;
 
-/// What the plan may use beyond the prepared request (caching.104-106): the policy, whether the
+/// What the plan may use beyond the prepared request (caching.105-107): the policy, whether the
 /// provider offers a request-level marker, the model's minimum cacheable prefix and a counter of
 /// a block's tokens (without one the minimum is not checked), and whether the head (tools and
 /// system) is written with the 1-hour TTL.
@@ -132,10 +132,10 @@ struct CachePlan {
     /// Turn anchors in turn order (at most one per turn under kMarkedTurns; kSliding may anchor
     /// several blocks of one long turn).
     std::vector<CacheAnchor> turn_anchors;
-    /// caching.105: the request-level marker (Anthropic's top-level cache_control), one
+    /// caching.106: the request-level marker (Anthropic's top-level cache_control), one
     /// breakpoint on the last block of the request.
     bool automatic = false;
-    /// caching.106: the system breakpoint is written with the 1-hour TTL (the tail keeps the
+    /// caching.107: the system breakpoint is written with the 1-hour TTL (the tail keeps the
     /// provider's default), so the stable head outlives pauses between turns.
     bool system_ttl_1h = false;
 
@@ -166,7 +166,7 @@ struct PreparedTurn {
     /// The id of the message this turn renders; empty for the artifact registry turn.
     std::string message_id;
     /// The turn's last block is this call's answer contract (tools.20), which the next call does
-    /// not repeat at this place: kSliding never anchors on it (caching.104).
+    /// not repeat at this place: kSliding never anchors on it (caching.105).
     bool ends_with_contract = false;
 };
 

@@ -86,8 +86,11 @@ struct ProviderCapabilities {
     std::string auth = "none";  ///< x-api-key | bearer | sigv4 | none
     /// How a streamed answer is framed (ABI 1.2): "sse" (default) or "aws-eventstream".
     std::string stream_framing = "sse";
-    /// caching.105: the dialect renders a request-level cache marker ("automatic_caching").
+    /// caching.106: the dialect renders a request-level cache marker ("automatic_caching").
     bool automatic_caching = false;
+    /// wire.149: "anthropic-messages", "openai-chat", "bedrock-converse"; anything else (or
+    /// none) gets the generic request checks only.
+    std::string wire_family;
 };
 
 /// The incremental events of a streamed answer, delivered to host code AS THE
@@ -139,6 +142,8 @@ struct CallOptions {
 /// and the per-model rate limiters.
 class ProviderClient {
 public:
+    /// The transport's limits are the provider's configured ones (`config.transport`,
+    /// limits.101-104), whatever `transport.limits` held; its retry policy is `transport`'s.
     ProviderClient(ProviderConfig config, ProviderInstance dialect, TransportOptions transport = {});
 
     /// The client for the provider instance `name` of `config`, its plugin found by `loader`.
@@ -154,8 +159,20 @@ public:
     /// An entry that names no provider is accepted.
     void check_model(const ModelSpec& model) const;
 
+    /// budget.102: the declarations a call falls back to after the binding's (the last layer of
+    /// the output and depth chains). from_config sets the config's `defaults:`; a client built
+    /// directly has none, and a host opts out with set_declaration_defaults({}) (budget.103).
+    void set_declaration_defaults(BindingDeclarations defaults) noexcept { defaults_ = defaults; }
+    [[nodiscard]] const BindingDeclarations& declaration_defaults() const noexcept { return defaults_; }
+    /// `binding` with each undeclared field taken from the declaration defaults.
+    [[nodiscard]] BindingDeclarations with_defaults(const BindingDeclarations& binding) const;
+
     /// Rate limits for one model (0 = unlimited), overriding the catalog entry's `rate_limits`.
     void set_rate_limits(const std::string& model_id, RateLimits limits);
+
+    /// wire.153: the largest request body a call may send, in bytes (default 32 MiB); a larger
+    /// encoded body is refused before sending.
+    void set_request_body_limit(std::size_t bytes) noexcept { request_body_limit_ = bytes; }
 
     /// The exact wire request the next call would send (prepares the conversation: this is its
     /// render, so the head freezes as for a call). Credentials are attached; with
@@ -192,13 +209,15 @@ private:
     ProviderConfig config_;
     ProviderInstance dialect_;
     ProviderCapabilities caps_;
-    /// caching.104, caching.106: options.cache_policy and options.cache_head_ttl of the provider
+    /// caching.105, caching.107: options.cache_policy and options.cache_head_ttl of the provider
     /// instance, read once at construction.
     CachePolicy cache_policy_ = CachePolicy::kMarkedTurns;
     bool head_ttl_1h_ = false;
     struct Limits;
     std::shared_ptr<HttpTransport> transport_;
     std::shared_ptr<Limits> limits_;
+    std::size_t request_body_limit_ = 32U * 1024U * 1024U;
+    BindingDeclarations defaults_;
 };
 
 }  // namespace nucleo

@@ -40,6 +40,15 @@ class SnapshotDelta {
     /// Computes the delta. Cost: one comparison per message, JSON only for what changed.
     static SnapshotDelta between(const ConversationParts& saved, const ConversationParts& now);
 
+    /// persistence.108: between(saved, now) when now's messages are saved's with
+    /// `messages[saved.messages.size()...]` appended and nothing else about them changed (the
+    /// caller knows it from the message list's epoch and the per-message flags), and
+    /// `now_without_messages` holds now's other members. The same changes, byte for byte, at the
+    /// cost of the appended messages and the top-level fields, never of the whole history.
+    static SnapshotDelta appended(const ConversationParts& saved,
+                                  const ConversationParts& now_without_messages,
+                                  const std::vector<Message>& messages);
+
     /// The `changes` document (compact JSON): {"fields":[{"key","index","value"|"removed"}],
     /// "messages":[{"at","remove","insert":[...]}]}.
     [[nodiscard]] const std::string& changes_json() const noexcept { return changes_json_; }

@@ -80,9 +80,26 @@ struct AwsSigV4 {
     std::string session_token;
 };
 
-struct TransportOptions {
+/// The bounds of one call (limits.101-104), set per provider in nucleo.yaml
+/// (`providers.<name>.transport`). Each one hit is a kTransport error that names the limit, its
+/// value and the host ("no byte for 30 s from api.example.com").
+struct TransportLimits {
+    /// Establishing the connection (TCP and TLS), per attempt.
     std::chrono::milliseconds connect_timeout{10000};
-    std::chrono::milliseconds request_timeout{300000};
+    /// No byte received for this long (headers or body, plain or streamed answer) ends the
+    /// attempt. A plain answer's first byte counts too: a long non-streamed generation needs an
+    /// idle timeout above its generation time (or a streamed call, which sends keep-alive events).
+    std::chrono::milliseconds idle_timeout{120000};
+    /// The whole call, every attempt and every backoff wait included: retries never multiply a
+    /// stall past it.
+    std::chrono::milliseconds deadline{600000};
+    /// The largest answer body kept; a larger one is cut at this size (never buffered whole) and
+    /// the call fails without a retry.
+    std::size_t max_response_bytes = std::size_t{32} << 20;
+};
+
+struct TransportOptions {
+    TransportLimits limits;
     RetryPolicy retry;
     std::optional<AwsSigV4> sigv4;
     /// Upper bound on pooled connections kept alive for reuse.

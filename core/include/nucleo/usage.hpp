@@ -16,7 +16,7 @@ struct Usage {
     std::int64_t output_tokens = 0;
     std::int64_t cache_read_tokens = 0;
     std::int64_t cache_write_tokens = 0;
-    /// caching.107: the part of cache_write_tokens written at the 1-hour TTL (priced apart).
+    /// caching.108: the part of cache_write_tokens written at the 1-hour TTL (priced apart).
     std::int64_t cache_write_1h_tokens = 0;
 
     /// Everything the provider read: uncached input, cache reads and cache writes.

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "common/log_internal.hpp"
+#include "conversation/tool_check.hpp"
 #include "nucleo/budget.hpp"
 #include "nucleo/errors.hpp"
 
@@ -146,7 +147,7 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
     const auto started = std::chrono::steady_clock::now();
     TurnReport report;
     prepare_conversation(conversation);
-    // caching.104: the agent's cache policy, when it names one, is the conversation's.
+    // caching.105: the agent's cache policy, when it names one, is the conversation's.
     if (options.cache_policy) conversation.set_cache_policy(options.cache_policy);
 
     // compaction.31: user messages are kept word for word.
@@ -192,7 +193,9 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
 
         // compaction.4: the window is checked before every call to the model.
         if (options.window) {
-            const std::int64_t reserve = output_reserve(conversation, model, options.binding);
+            // budget.102: the reserve the call will send, the client's defaults included.
+            const std::int64_t reserve =
+                output_reserve(conversation, model, client.with_defaults(options.binding));
             CompactionReport c = options.window->ensure_fits(conversation, model, reserve);
             rr.compaction = c.level;
             rr.compaction_cost = c.cost();
@@ -319,8 +322,8 @@ Agent::Agent(ProviderClient& client, ModelSpec model, AgentOptions options)
 Agent::~Agent() = default;
 
 void Agent::add_tool(AgentTool tool) {
-    if (tool.definition.name.empty())
-        throw Error(ErrorKind::kInvalidArgument, "Agent::add_tool: the tool has no name");
+    // tools.102: a name and schema every provider takes, checked here, at the declaration.
+    internal::check_tool_declaration(tool.definition, "Agent::add_tool");
     if (impl_->find(tool.definition.name) != nullptr)
         throw Error(ErrorKind::kInvalidArgument,
                     "Agent::add_tool: a tool named '" + tool.definition.name +

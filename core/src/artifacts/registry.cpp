@@ -37,12 +37,10 @@ std::optional<std::string_view> ref_alias(std::string_view ref) {
 }
 
 void parse(rapidjson::Document& doc, std::string_view json, const std::string& what) {
-    doc.Parse(json.data(), json.size());
-    if (doc.HasParseError()) {
+    // limits.120 to limits.122: depth-bounded, no duplicate key, no raw NUL.
+    if (auto refusal = json_guard::parse(doc, json, json_guard::kDocumentMaxDepth)) {
         throw Error(ErrorKind::kInvalidArgument,
-                    what + ": value is not JSON (byte offset " +
-                        std::to_string(doc.GetErrorOffset()) + ": " +
-                        rapidjson::GetParseError_En(doc.GetParseError()) + ")");
+                    what + ": value is not JSON (" + refusal->text() + ")");
     }
 }
 

@@ -226,8 +226,8 @@ class PluginSummarizer final : public ArtifactSummarizer {
         const std::string answer =
             instance_.summarize(std::string_view(buffer.GetString(), buffer.GetSize()));
         rapidjson::Document doc;
-        doc.Parse(answer.data(), answer.size());
-        if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("summary") ||
+        // limits.120: a model's answer is read under the guard.
+        if (json_guard::parse(doc, answer) || !doc.IsObject() || !doc.HasMember("summary") ||
             !doc["summary"].IsString()) {
             throw Error(ErrorKind::kProtocol, "summarizer plugin '" + instance_.plugin().name +
                                                   "' answered without a \"summary\" string");
@@ -366,8 +366,8 @@ std::string rendered_with_refs(const ArtifactRegistry& registry, const PojoBlock
         }
     }
     rapidjson::Document doc;
-    doc.Parse(pojo.value_json.data(), pojo.value_json.size());
-    if (doc.HasParseError()) return pojo.value_json;
+    if (json_guard::parse(doc, pojo.value_json, json_guard::kDocumentMaxDepth))
+        return pojo.value_json;
     replace_known(registry, doc, doc.GetAllocator());
     return internal::json_compact(doc);
 }

@@ -32,6 +32,22 @@ std::optional<CachePolicy> parse_cache_policy(std::string_view name) noexcept {
 }
 
 namespace caching {
+namespace {
+
+/// caching.102: a text or skill block whose text is blank, which no dialect sends.
+bool blank_text(const ContentBlock& b) {
+    const std::string* text = nullptr;
+    if (const auto* t = b.get_if<TextBlock>()) text = &t->text;
+    if (const auto* s = b.get_if<SkillBlock>()) text = &s->content;
+    return text != nullptr && text->find_first_not_of(" \t\n\r\v\f") == std::string::npos;
+}
+
+/// A turn anchor: a text or skill block that is sent.
+bool sent_text(const ContentBlock& b) {
+    return (b.is<TextBlock>() || b.is<SkillBlock>()) && !blank_text(b);
+}
+
+}  // namespace
 
 CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
                                  const std::vector<PreparedTurn>& turns, bool supports_caching,
@@ -40,17 +56,18 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
     if (!supports_caching) return plan;
     std::size_t used = 0;
     // Counted before the turn loop, "so turn anchors cannot take it".
-    if (!system_blocks.empty() && cache_system) {
-        plan.system_block = system_blocks.size() - 1;
+    // caching.102: on the last block that is sent, falling back past blank ones.
+    const auto sent = std::find_if_not(system_blocks.rbegin(), system_blocks.rend(), blank_text);
+    if (sent != system_blocks.rend() && cache_system) {
+        plan.system_block = static_cast<std::size_t>(system_blocks.rend() - sent) - 1;
         ++used;
     }
     for (std::size_t t = 0; t < turns.size() && used < CachePlan::kMaxBreakpoints; ++t) {
         if (!turns[t].cache) continue;
         const auto& blocks = turns[t].blocks;
         // "Image, tool and thinking blocks never anchor a breakpoint."
-        const auto anchor = std::find_if(blocks.begin(), blocks.end(), [](const ContentBlock& b) {
-            return b.is<TextBlock>() || b.is<SkillBlock>();
-        });
+        // caching.102: a blank one is never sent, so the anchor is the first one that is.
+        const auto anchor = std::find_if(blocks.begin(), blocks.end(), sent_text);
         if (anchor == blocks.end()) continue;
         plan.turn_anchors.push_back(
             CacheAnchor{t, static_cast<std::size_t>(anchor - blocks.begin())});
@@ -61,15 +78,9 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
 
 namespace {
 
-bool blank(std::string_view text) {
-    return text.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
-}
-
-/// caching.104: the blocks a kSliding breakpoint may sit on.
+/// caching.105: the blocks a kSliding breakpoint may sit on (never a blank one: caching.102).
 bool anchorable(const ContentBlock& b) {
-    if (const auto* t = b.get_if<TextBlock>()) return !blank(t->text);
-    return b.is<SkillBlock>() || b.is<JsonBlock>() || b.is<ToolUseBlock>() ||
-           b.is<ToolResultBlock>();
+    return sent_text(b) || b.is<JsonBlock>() || b.is<ToolUseBlock>() || b.is<ToolResultBlock>();
 }
 
 /// A block position of the request.
@@ -90,7 +101,7 @@ CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching
     CachePlan plan;
     if (!supports_caching) return plan;
 
-    // caching.104: "no mark under the minimum": the prefix is counted block by block from the
+    // caching.105: "no mark under the minimum": the prefix is counted block by block from the
     // head until it reaches the minimum; every position before that point carries nothing.
     const bool check_min = options.min_cacheable_tokens > 0 && options.count_block;
     std::int64_t prefix = 0;
@@ -100,8 +111,11 @@ CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching
         for (const auto& b : prepared.system_blocks) prefix += options.count_block(b);
     }
     const auto reaches_min = [&] { return !check_min || prefix >= options.min_cacheable_tokens; };
-    if (!prepared.system_blocks.empty() && prepared.cache_system && reaches_min()) {
-        plan.system_block = prepared.system_blocks.size() - 1;
+    // caching.102: on the last system block that is sent.
+    const auto& system = prepared.system_blocks;
+    const auto sent = std::find_if_not(system.rbegin(), system.rend(), blank_text);
+    if (sent != system.rend() && prepared.cache_system && reaches_min()) {
+        plan.system_block = static_cast<std::size_t>(system.rend() - sent) - 1;
         plan.system_ttl_1h = options.head_ttl_1h;
     }
 
@@ -123,7 +137,7 @@ CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching
     }
     const std::size_t used = plan.breakpoints();
     if (options.policy == CachePolicy::kAutomatic && options.automatic_offered) {
-        // caching.105: one request-level marker; under the minimum it is not sent.
+        // caching.106: one request-level marker; under the minimum it is not sent.
         plan.automatic = first_ok != std::string_view::npos;
         return plan;
     }

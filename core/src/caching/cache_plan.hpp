@@ -1,5 +1,5 @@
 // Cache breakpoint placement, decided in the core (caching.1-5: the core
-// decides, plugins render; caching.104-106: the policies).
+// decides, plugins render; caching.105-107: the policies).
 #pragma once
 
 #include <vector>
@@ -17,7 +17,7 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
                                  const std::vector<PreparedTurn>& turns, bool supports_caching,
                                  bool cache_system);
 
-/// The plan of `options.policy` over a prepared request (caching.104-106). kMarkedTurns is
+/// The plan of `options.policy` over a prepared request (caching.105-107). kMarkedTurns is
 /// plan_cache_breakpoints exactly (plus the 1-hour head when asked). kSliding and kAutomatic
 /// spend the system breakpoint as kMarkedTurns does, then:
 ///  - kSliding: the remaining breakpoints go to the tail, ignoring the messages' `cache` marks:

@@ -25,4 +25,13 @@ std::string json_compact(const rapidjson::Value& value) {
     return {buffer.GetString(), buffer.GetSize()};
 }
 
+void parse_json_guarded(rapidjson::Document& doc, std::string_view json, std::string_view where,
+                        unsigned max_depth, ErrorKind kind) {
+    auto refusal = json_guard::parse<rapidjson::kParseFullPrecisionFlag>(doc, json, max_depth);
+    if (!refusal) return;
+    std::string message = refusal->text();
+    if (!where.empty()) message = std::string(where) + ": " + message;
+    throw Error(kind, message);
+}
+
 }  // namespace nucleo::internal

@@ -15,6 +15,7 @@
 #include <rapidjson/writer.h>
 
 #include "artifacts/artifacts_internal.hpp"
+#include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/prepared.hpp"
@@ -371,8 +372,8 @@ std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, Compacti
         try {
             const std::string answer = summarizer_.summarize({buf.GetString(), buf.GetSize()});
             rapidjson::Document doc;
-            doc.Parse(answer.data(), answer.size());
-            if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("summary") ||
+            // limits.120: a model's answer is read under the guard.
+            if (json_guard::parse(doc, answer) || !doc.IsObject() || !doc.HasMember("summary") ||
                 !doc["summary"].IsString()) {
                 out.kind = ErrorKind::kProtocol;
                 out.error = "the answer has no \"summary\" string";

@@ -1,4 +1,5 @@
 // Config accessors, the config lookup order and the redacted dump.
+#include <dlfcn.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
@@ -163,9 +164,12 @@ std::string redact_url(std::string_view url) {
         const std::size_t end = out.find_first_of("/?#", start);
         const std::size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
         if (at != std::string::npos && at > start) {
+            // limits.105: the password, or the whole userinfo when it is one word (a bare token).
             const std::size_t colon = out.find(':', start);
             if (colon != std::string::npos && colon < at)
                 out.replace(colon + 1, at - colon - 1, kMask);
+            else
+                out.replace(start, at - start, kMask);
         }
     }
     // key=value parameters (URL query, libpq "k=v k=v" DSN): mask the secret ones.
@@ -201,6 +205,17 @@ std::string redact_url(std::string_view url) {
 }
 
 fs::path Config::installed_path() {
+    // The config installed with this library, found from where libnucleo itself is loaded
+    // (<libdir>/NUCLEO_CONFIG_FROM_LIBDIR), so an install copied or moved to another prefix reads
+    // its own config; else the folder compiled in (a build tree has no installed config beside it).
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&Config::installed_path), &info) != 0 &&
+        info.dli_fname != nullptr) {
+        const fs::path beside = fs::path(info.dli_fname).parent_path() / NUCLEO_CONFIG_FROM_LIBDIR /
+                                "nucleo.yaml";
+        std::error_code ec;
+        if (fs::is_regular_file(beside, ec)) return beside.lexically_normal();
+    }
     return fs::path(NUCLEO_INSTALLED_CONFIG_DIR) / "nucleo.yaml";
 }
 
@@ -267,6 +282,19 @@ std::string Config::redacted() const {
         out << YAML::EndMap;
     }
     emit_choice(out, "summarizer", summarizer_);
+    // budget.102: the declarations in force, `none` where the config opted out.
+    out << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "depth" << YAML::Value
+        << (defaults_.depth ? to_string(*defaults_.depth) : "none");
+    out << YAML::Key << "output" << YAML::Value;
+    if (!defaults_.output) {
+        out << "none";
+    } else if (const auto* rung = std::get_if<OutputSize>(&*defaults_.output)) {
+        out << to_string(*rung);
+    } else {
+        out << std::get<std::int64_t>(*defaults_.output);
+    }
+    out << YAML::EndMap;
     out << YAML::Key << "models" << YAML::Value << YAML::BeginSeq;
     for (const auto& m : catalog_.all()) out << m.id;
     out << YAML::EndSeq;

@@ -30,6 +30,13 @@ namespace {
 
 using config_internal::quote;
 
+/// limits.124: the most YAML nodes one config file may hold, an alias counted again at each of
+/// its uses (what a reader of the file walks), so a few KB of nested aliases cannot expand to
+/// 10^9 nodes.
+constexpr std::size_t kMaxYamlNodes = 100000;
+/// limits.126: the largest config file (or include) read, in bytes.
+constexpr std::uintmax_t kMaxConfigBytes = 1024 * 1024;
+
 /// Names of the token counters the tokens concern serves (tokens issue: o200k_base and
 /// cl100k_base by parity with tiktoken, anthropic_approx for Claude models).
 constexpr std::string_view kTokenCounters[] = {"o200k_base", "cl100k_base", "anthropic_approx"};
@@ -142,6 +149,24 @@ class Reader {
                 fail(n.Mark(), path, "malformed ${...} reference (value not shown: secret)");
             fail(n.Mark(), path, e.what());
         }
+    }
+
+    /// limits.127: the `plugin:` of a provider or a choice — a plain name ([a-z0-9_-]+, found as
+    /// nucleo-<name>.so on the plugin search path) unless written as a path to a shared object
+    /// (holding a '/' and ending in ".so"), so a name never walks out of the search folders.
+    std::string plugin_name(const YAML::Node& map, const std::string& path) const {
+        std::string s = name(map, "plugin", path);
+        const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        });
+        const bool as_path =
+            s.find('/') != std::string::npos && s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0;
+        if (!plain && !as_path) {
+            fail(need(map, "plugin", path).Mark(), child(path, "plugin"),
+                 quote(s) + " is neither a plugin name ([a-z0-9_-]+) nor a path to a shared " +
+                     "object (holding a '/' and ending in .so)");
+        }
+        return s;
     }
 
     /// A required non-empty string.
@@ -284,17 +309,26 @@ class ConfigBuilder {
 
     void read_file(const fs::path& file, const Reader* includer, const YAML::Mark& include_mark,
                    const std::string& include_path) {
+        const std::string what = (includer == nullptr ? "config file " : "included file ") + file.string();
+        auto refuse = [&](ErrorKind kind, const std::string& why) {
+            if (includer == nullptr) throw Error(kind, what + " " + why);
+            includer->fail(include_mark, include_path, what + " " + why);
+        };
+        // limits.126: only a regular file is read (a directory, /dev/zero or a pipe never ends or
+        // never was a config), and at most kMaxConfigBytes of it.
+        std::error_code ec;
+        const fs::file_status status = fs::status(file, ec);
+        if (!ec && fs::exists(status) && !fs::is_regular_file(status))
+            refuse(ErrorKind::kConfig, "is not a regular file (a config is read from regular files only)");
         std::ifstream in(file, std::ios::binary);
-        if (!in) {
-            if (includer == nullptr)
-                throw Error(ErrorKind::kNotFound,
-                            "config file " + file.string() + " not found or unreadable");
-            includer->fail(include_mark, include_path,
-                           "included file " + file.string() + " not found or unreadable");
-        }
-        std::ostringstream text;
-        text << in.rdbuf();
-        read_text(text.str(), file, includer, include_mark, include_path);
+        if (!in) refuse(ErrorKind::kNotFound, "not found or unreadable");
+        std::string text(kMaxConfigBytes + 1, '\0');
+        in.read(text.data(), static_cast<std::streamsize>(text.size()));
+        text.resize(static_cast<std::size_t>(in.gcount()));
+        if (text.size() > kMaxConfigBytes)
+            refuse(ErrorKind::kConfig, "is larger than " + std::to_string(kMaxConfigBytes) +
+                                           " bytes (the config file size limit)");
+        read_text(text, file, includer, include_mark, include_path);
     }
 
     void read_text(const std::string& text, const fs::path& file, const Reader* includer,
@@ -305,12 +339,18 @@ class ConfigBuilder {
                            "include cycle: " + file.string() + " is already being read");
         stack_.push_back(identity);
         Reader reader(file.string());
-        YAML::Node root;
+        std::vector<YAML::Node> documents;
         try {
-            root = YAML::Load(text);
+            documents = YAML::LoadAll(text);
         } catch (const YAML::Exception& e) {
             reader.fail(e.mark, "", "malformed YAML: " + e.msg);
         }
+        // limits.128: one document per file; a second one would be ignored silently otherwise.
+        if (documents.size() > 1)
+            reader.fail(documents[1].Mark(), "",
+                        "a second YAML document (a config file holds 1 document)");
+        const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+        check_node_count(reader, root);
         read_document(reader, root, file.parent_path());
         stack_.pop_back();
     }
@@ -329,16 +369,42 @@ class ConfigBuilder {
     }
 
   private:
+    /// limits.124: walks the nodes as the reader would, an alias again at each use, and refuses
+    /// the file once more than kMaxYamlNodes are seen: the walk stops there, so a bomb costs
+    /// kMaxYamlNodes steps, not its expansion.
+    static void check_node_count(const Reader& r, const YAML::Node& root) {
+        std::size_t seen = 0;
+        std::vector<YAML::Node> pending{root};
+        while (!pending.empty()) {
+            const YAML::Node n = pending.back();
+            pending.pop_back();
+            if (++seen > kMaxYamlNodes)
+                r.fail(n.Mark(), "",
+                       "more than " + std::to_string(kMaxYamlNodes) +
+                           " YAML nodes, each alias counted at every use (the node limit)");
+            if (n.IsMap()) {
+                for (auto it = n.begin(); it != n.end(); ++it) {
+                    pending.push_back(it->first);
+                    pending.push_back(it->second);
+                }
+            } else if (n.IsSequence()) {
+                for (auto it = n.begin(); it != n.end(); ++it) pending.push_back(*it);
+            }
+        }
+    }
+
     void read_document(const Reader& r, const YAML::Node& root, const fs::path& folder) {
         if (!root.IsDefined() || root.IsNull()) return;  // an empty file configures nothing
         r.expect_map(root, "",
-                     {"include", "plugins", "providers", "stores", "summarizer", "models"});
+                     {"include", "plugins", "providers", "stores", "summarizer", "models",
+                      "defaults"});
         if (auto n = Reader::get(root, "plugins"); Reader::present(n)) read_plugins(r, n, folder);
         if (auto n = Reader::get(root, "providers"); Reader::present(n)) read_providers(r, n);
         if (auto n = Reader::get(root, "stores"); Reader::present(n)) read_stores(r, n);
         if (auto n = Reader::get(root, "summarizer"); Reader::present(n))
             set_once(r, n, "summarizer", config_.summarizer_, read_choice(r, n, "summarizer"));
         if (auto n = Reader::get(root, "models"); Reader::present(n)) read_models(r, n);
+        if (auto n = Reader::get(root, "defaults"); Reader::present(n)) read_defaults(r, n);
         if (auto n = Reader::get(root, "include"); Reader::present(n)) {
             if (n.IsScalar()) {
                 include(r, n, folder, "include");
@@ -398,8 +464,10 @@ class ConfigBuilder {
                            "provider instance defined twice (also at " + provider_where_[p.name] +
                                ")");
             const YAML::Node& body = kv.second;
-            r.expect_map(body, path, {"plugin", "base_url", "api_key", "credentials", "options"});
-            p.plugin = r.name(body, "plugin", path);
+            r.expect_map(body, path,
+                         {"plugin", "base_url", "api_key", "credentials", "options", "transport"});
+            p.plugin = r.plugin_name(body, path);
+            p.where = r.where(Reader::get(body, "plugin").Mark());
             if (auto v = Reader::get(body, "base_url"); Reader::present(v))
                 p.base_url = r.string(v, child(path, "base_url"));
             if (auto v = Reader::get(body, "api_key"); Reader::present(v))
@@ -418,15 +486,34 @@ class ConfigBuilder {
                 field("region", p.credentials.region, false);
             }
             p.options_json = r.options(body, path);
+            if (auto t = Reader::get(body, "transport"); Reader::present(t))
+                read_transport(r, t, child(path, "transport"), p.transport);
             provider_where_[p.name] = r.where(kv.first.Mark());
             config_.providers_.push_back(std::move(p));
         }
     }
 
+    /// limits.101-104: a provider's transport limits, each a positive integer.
+    static void read_transport(const Reader& r, const YAML::Node& n, const std::string& path,
+                               TransportLimits& out) {
+        r.expect_map(n, path,
+                     {"connect_timeout_ms", "idle_timeout_ms", "deadline_ms", "max_response_bytes"});
+        const auto ms = [&](std::string_view key, std::chrono::milliseconds& into) {
+            if (auto v = Reader::get(n, key); Reader::present(v))
+                into = std::chrono::milliseconds(r.positive(v, child(path, std::string(key))));
+        };
+        ms("connect_timeout_ms", out.connect_timeout);
+        ms("idle_timeout_ms", out.idle_timeout);
+        ms("deadline_ms", out.deadline);
+        if (auto v = Reader::get(n, "max_response_bytes"); Reader::present(v))
+            out.max_response_bytes =
+                static_cast<std::size_t>(r.positive(v, child(path, "max_response_bytes")));
+    }
+
     PluginChoice read_choice(const Reader& r, const YAML::Node& n, const std::string& path) {
         r.expect_map(n, path, {"plugin", "options"});
         PluginChoice c;
-        c.plugin = r.name(n, "plugin", path);
+        c.plugin = r.plugin_name(n, path);
         c.options_json = r.options(n, path);
         c.where = r.where(n.Mark());
         return c;
@@ -443,6 +530,41 @@ class ConfigBuilder {
     }
 
     /// A role an included file may set only if no other file did.
+    // budget.102: `defaults: {depth, output}`, each a value or `none` (budget.103).
+    void read_defaults(const Reader& r, const YAML::Node& n) {
+        r.expect_map(n, "defaults", {"depth", "output"});
+        if (!set_where_.emplace("defaults", r.where(n.Mark())).second)
+            r.fail(n.Mark(), "defaults", "set twice (also at " + set_where_["defaults"] + ")");
+        if (auto v = Reader::get(n, "depth"); v.IsDefined()) {
+            const std::string s = v.IsScalar() ? v.Scalar() : std::string();
+            if (s == "none") {
+                config_.defaults_.depth.reset();
+            } else if (auto d = parse_depth(s); d && v.IsScalar()) {
+                config_.defaults_.depth = *d;
+            } else {
+                r.fail(v.Mark(), "defaults.depth",
+                       "expected IMMEDIATE, STANDARD, DEEP or none, got " + describe(v));
+            }
+        }
+        if (auto v = Reader::get(n, "output"); v.IsDefined()) {
+            const std::string s = v.IsScalar() ? v.Scalar() : std::string();
+            std::int64_t tokens = 0;
+            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), tokens);
+            if (s == "none") {
+                config_.defaults_.output.reset();
+            } else if (auto rung = parse_output_size(s); rung && v.IsScalar()) {
+                config_.defaults_.output = OutputDeclaration{*rung};
+            } else if (v.IsScalar() && !s.empty() && ec == std::errc() && end == s.data() + s.size() &&
+                       tokens > 0) {
+                config_.defaults_.output = OutputDeclaration{tokens};
+            } else {
+                r.fail(v.Mark(), "defaults.output",
+                       "expected SHORT, MEDIUM, LONG, EXTENDED, a positive token count or none, "
+                       "got " + describe(v));
+            }
+        }
+    }
+
     void set_once(const Reader& r, const YAML::Node& n, const std::string& path,
                   std::optional<PluginChoice>& slot, PluginChoice value) {
         if (slot) r.fail(n.Mark(), path, "set twice (also at " + set_where_[path] + ")");
@@ -582,7 +704,7 @@ class ConfigBuilder {
             const YAML::Node v = m.supports_caching ? r.need(n, key, path) : Reader::get(n, key);
             if (Reader::present(v)) *slot = r.price(v, child(path, key));
         }
-        // caching.107: optional; absent, the 1-hour write costs twice the input price.
+        // caching.108: optional; absent, the 1-hour write costs twice the input price.
         if (auto v = Reader::get(n, "cache_write_1h"); Reader::present(v))
             m.prices.cache_write_1h = r.price(v, child(path, "cache_write_1h"));
     }

@@ -20,12 +20,18 @@ bool is_name_char(char c) {
     return is_name_start(c) || (c >= '0' && c <= '9');
 }
 
-/// Index of the `}` closing the reference whose body starts at `from`, counting nested `${`.
-std::size_t find_closing(std::string_view text, std::size_t from) {
+/// Index of the `}` closing the reference whose body starts at `from`, counting nested `${`;
+/// `outer` references already enclose it. limits.125: refused past kMaxReferenceNesting.
+std::size_t find_closing(std::string_view text, std::size_t from, int outer) {
     int depth = 1;
     for (std::size_t i = from; i < text.size(); ++i) {
         if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
-            ++depth;
+            if (outer + ++depth > kMaxReferenceNesting) {
+                throw ExpandError("${...} references nested deeper than " +
+                                  std::to_string(kMaxReferenceNesting) +
+                                  " levels (the reference nesting limit) at character " +
+                                  std::to_string(i + 1));
+            }
             ++i;
         } else if (text[i] == '}' && --depth == 0) {
             return i;
@@ -36,7 +42,9 @@ std::size_t find_closing(std::string_view text, std::size_t from) {
 
 }  // namespace
 
-std::string expand_env(std::string_view text, const EnvLookup& lookup) {
+namespace {
+
+std::string expand(std::string_view text, const EnvLookup& lookup, int outer) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -55,7 +63,7 @@ std::string expand_env(std::string_view text, const EnvLookup& lookup) {
             continue;
         }
         const std::size_t body = i + 2;
-        const std::size_t close = find_closing(text, body);
+        const std::size_t close = find_closing(text, body, outer);
         if (close == std::string_view::npos)
             throw ExpandError("unterminated \"${\" at character " + std::to_string(i + 1));
         std::size_t name_end = body;
@@ -72,7 +80,7 @@ std::string expand_env(std::string_view text, const EnvLookup& lookup) {
             if (value && !value->empty()) {
                 out += *value;
             } else {
-                out += expand_env(text.substr(name_end + 2, close - name_end - 2), lookup);
+                out += expand(text.substr(name_end + 2, close - name_end - 2), lookup, outer + 1);
             }
         } else {
             throw ExpandError("unsupported operator in \"${" + std::string(name) +
@@ -81,6 +89,12 @@ std::string expand_env(std::string_view text, const EnvLookup& lookup) {
         i = close;
     }
     return out;
+}
+
+}  // namespace
+
+std::string expand_env(std::string_view text, const EnvLookup& lookup) {
+    return expand(text, lookup, 0);
 }
 
 }  // namespace nucleo::config_internal

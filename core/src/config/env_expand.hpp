@@ -15,6 +15,11 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view name
 /// The process environment (getenv).
 std::optional<std::string> process_env(std::string_view name);
 
+/// limits.125: the deepest nesting of `${...}` references in one string (`${A:-${B:-x}}` is 2).
+/// Deeper text is refused before anything is expanded, so neither the scan nor the expansion of
+/// defaults grows with a hostile value.
+inline constexpr int kMaxReferenceNesting = 16;
+
 /// Thrown for a malformed reference; the caller adds file:line:column and the key path.
 struct ExpandError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -24,7 +29,7 @@ struct ExpandError : std::runtime_error {
 /// `${NAME:-default}` (the default when NAME is unset or empty; the default is expanded in turn,
 /// so `${A:-${B:-x}}` works). `$$` is a literal `$`; a `$` followed by anything else stays as it
 /// is. NAME is [A-Za-z_][A-Za-z0-9_]*. ExpandError for an unterminated `${`, an empty or bad name,
-/// or an operator other than `:-`.
+/// an operator other than `:-`, or references nested deeper than kMaxReferenceNesting.
 std::string expand_env(std::string_view text, const EnvLookup& lookup = process_env);
 
 }  // namespace nucleo::config_internal

@@ -4,8 +4,13 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <string_view>
 
+#include <rapidjson/document.h>
+
+#include "contract/contract.hpp"
 #include "conversation/context_internal.hpp"
+#include "conversation/tool_check.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/errors.hpp"
 
@@ -257,7 +262,34 @@ std::optional<std::string> ConversationContext::first_user_utterance() const {
     return std::nullopt;
 }
 
+namespace internal {
+
+/// tools.102: what every provider refuses, refused at declaration: a name outside
+/// ^[a-zA-Z0-9_-]{1,64}$ (wire.101, wire.120, wire.130) and an input schema that is not a JSON
+/// object of type "object" (wire.102, wire.121, wire.131).
+void check_tool_declaration(const ToolDefinitionBlock& d, std::string_view who) {
+    const std::string at = std::string(who) + ": tool '" + d.name + "'";
+    if (!contract::valid_tool_name(d.name)) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    at + ": the name must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, '_' and "
+                         "'-', at most 64), which every provider requires (wire.101); rename it");
+    }
+    rapidjson::Document schema;
+    schema.Parse(d.schema_json.data(), d.schema_json.size());
+    const bool object = !schema.HasParseError() && schema.IsObject() && schema.HasMember("type") &&
+                        schema["type"].IsString() && std::string_view(schema["type"].GetString()) == "object";
+    if (!object) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    at + ": the input schema must be a JSON object with \"type\": \"object\" "
+                         "(wire.102), the arguments' shape every provider requires; wrap other "
+                         "values in an object's property");
+    }
+}
+
+}  // namespace internal
+
 bool ConversationContext::add_tool(ToolDefinitionBlock definition) {
+    internal::check_tool_declaration(definition, "add_tool");
     const bool known = std::any_of(state_.tools.begin(), state_.tools.end(), [&](const auto& t) {
         return t.definition.name == definition.name;
     });

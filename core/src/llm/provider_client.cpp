@@ -13,6 +13,7 @@
 
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
+#include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/tokens.hpp"
@@ -33,7 +34,7 @@ std::string first_bytes(std::string_view body) {
 }
 
 
-/// caching.104, caching.106: the provider instance's cache choices in its `options`:
+/// caching.105, caching.107: the provider instance's cache choices in its `options`:
 /// `cache_policy` (seed, sliding or automatic; seed when absent) and `cache_head_ttl` ("5m" or
 /// "1h"; the head keeps the provider's default when absent). Anything else is refused, naming
 /// the instance and the value.
@@ -77,16 +78,19 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     c.automatic_caching = flag("automatic_caching");
     if (d.HasMember("dialect") && d["dialect"].IsString()) c.dialect = d["dialect"].GetString();
     if (d.HasMember("auth") && d["auth"].IsString()) c.auth = d["auth"].GetString();
+    // wire.149: the wire family whose rule book audits the plugin's requests.
+    if (d.HasMember("wire_family") && d["wire_family"].IsString()) c.wire_family = d["wire_family"].GetString();
     if (d.HasMember("stream_framing") && d["stream_framing"].IsString())
         c.stream_framing = d["stream_framing"].GetString();
     return c;
 }
 
 /// The provider request document (docs/provider-abi-documents.md).
-std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bool thinking,
-                             std::int64_t thinking_budget, bool stream, const ProviderConfig& config,
-                             const std::string& prepared_json) {
-    rapidjson::StringBuffer buf;
+/// abi.106: the prepared conversation is written once, straight into `buf`, which the plugin
+/// then reads in place.
+void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model, std::int64_t max_tokens,
+                            bool thinking, std::int64_t thinking_budget, bool stream,
+                            const ProviderConfig& config, const PreparedConversation& prepared) {
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     w.StartObject();
     w.Key("schema_version");
@@ -119,16 +123,13 @@ std::string provider_request(const ModelSpec& model, std::int64_t max_tokens, bo
     w.Key("options");
     options.Accept(w);
     w.Key("prepared");
-    w.RawValue(prepared_json.data(), prepared_json.size(), rapidjson::kObjectType);
+    internal::write_prepared_json(w, prepared);
     w.EndObject();
-    return {buf.GetString(), buf.GetSize()};
 }
 
-/// The plugin's HTTP request document → an HttpRequest against the instance's base URL.
-HttpRequest read_http_request(const std::string& json, const ProviderConfig& config) {
-    rapidjson::Document d;
-    d.Parse(json.data(), json.size());
-    const std::string who = "plugin '" + config.plugin + "' encode";
+/// The head of the plugin's HTTP request document (method, path, headers) → an HttpRequest
+/// against the instance's base URL, without its body.
+HttpRequest read_http_head(const rapidjson::Document& d, const std::string& who, const ProviderConfig& config) {
     if (d.HasParseError() || !d.IsObject())
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request is not a JSON object");
     HttpRequest req;
@@ -143,6 +144,27 @@ HttpRequest read_http_request(const std::string& json, const ProviderConfig& con
             if (h.value.IsString()) req.headers.emplace_back(h.name.GetString(), h.value.GetString());
         }
     }
+    return req;
+}
+
+/// abi.106: the plugin's request. A plugin with encode_parts (ABI 1.3) writes the head and the
+/// body apart, and its body bytes are sent as written; an older plugin writes one document whose
+/// "body" is taken out and written compactly (a string body as its characters).
+HttpRequest encode_http_request(const ProviderInstance& dialect, std::string_view provider_request,
+                                const ProviderConfig& config) {
+    if (dialect.has_encode_parts()) {
+        ProviderInstance::EncodedParts parts = dialect.encode_parts(provider_request);
+        rapidjson::Document d;
+        d.Parse(parts.head.data(), parts.head.size());
+        HttpRequest req = read_http_head(d, "plugin '" + config.plugin + "' encode_parts", config);
+        req.body = std::move(parts.body);
+        return req;
+    }
+    const std::string json = dialect.encode(provider_request);
+    rapidjson::Document d;
+    d.Parse(json.data(), json.size());
+    const std::string who = "plugin '" + config.plugin + "' encode";
+    HttpRequest req = read_http_head(d, who, config);
     if (!d.HasMember("body"))
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no \"body\"");
     req.body = d["body"].IsString() ? std::string(d["body"].GetString(), d["body"].GetStringLength())
@@ -241,7 +263,7 @@ Usage checked_usage(const rapidjson::Value& d, const std::string& who) {
                                                   internal::json_compact(v) + ", not a non-negative integer");
         *into = v.GetInt64();
     }
-    // caching.107: optional; when present a count no larger than the writes it is part of.
+    // caching.108: optional; when present a count no larger than the writes it is part of.
     if (u.HasMember("cache_write_1h_tokens")) {
         const rapidjson::Value& v = u["cache_write_1h_tokens"];
         if (!v.IsInt64() || v.GetInt64() < 0 || v.GetInt64() > out.cache_write_tokens)
@@ -304,8 +326,9 @@ std::string_view string_field(const rapidjson::Value& v, const char* key) {
 void deliver_deltas(std::string_view doc, const StreamCallbacks& cb) {
     if (doc.empty()) return;
     rapidjson::Document d;
-    d.Parse(doc.data(), doc.size());
-    if (d.HasParseError() || !d.IsObject() || !d.HasMember("deltas") || !d["deltas"].IsArray()) return;
+    if (json_guard::parse(d, doc, json_guard::kDocumentMaxDepth) || !d.IsObject() ||
+        !d.HasMember("deltas") || !d["deltas"].IsArray())
+        return;
     for (const auto& delta : d["deltas"].GetArray()) {
         if (!delta.IsObject()) continue;
         const std::string_view type = string_field(delta, "type");
@@ -361,7 +384,11 @@ ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, 
     : config_(std::move(config)),
       dialect_(std::move(dialect)),
       caps_(read_capabilities(dialect_.capabilities(), config_.plugin)),
-      transport_(std::make_shared<HttpTransport>(std::move(transport))),
+      // limits.101-104: the provider's configured limits bound every call of this client.
+      transport_(std::make_shared<HttpTransport>([&] {
+          transport.limits = config_.transport;
+          return std::move(transport);
+      }())),
       limits_(std::make_shared<Limits>()) {
     std::tie(cache_policy_, head_ttl_1h_) = read_cache_choices(config_);
     if (caps_.auth == "sigv4") {
@@ -380,7 +407,16 @@ ProviderClient ProviderClient::from_config(const Config& config, const PluginLoa
                                            std::string_view provider_name) {
     const ProviderConfig& pc = config.provider(provider_name);
     Plugin plugin = loader.load(pc.plugin);
-    return ProviderClient(pc, plugin.make_provider(pc.options_json));
+    ProviderClient client(pc, plugin.make_provider(pc.options_json));
+    client.set_declaration_defaults(config.defaults());  // budget.102
+    return client;
+}
+
+BindingDeclarations ProviderClient::with_defaults(const BindingDeclarations& binding) const {
+    BindingDeclarations out = binding;
+    if (!out.output) out.output = defaults_.output;
+    if (!out.depth) out.depth = defaults_.depth;
+    return out;
 }
 
 void ProviderClient::set_rate_limits(const std::string& model_id, RateLimits limits) {
@@ -418,9 +454,13 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     if (!redact_secrets) check_credentials();
     const FixedContentFormatter formatter(model.native_tools && caps_.native_tools,
                                           model.supports_caching && caps_.caching);
-    const Depth depth = resolve_depth(conversation, options.binding);
-    const bool thinking = thinking_active(model, depth);
-    const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
+    const BindingDeclarations binding = with_defaults(options.binding);  // budget.102
+    const Depth depth = resolve_depth(conversation, binding);
+    // wire.170, wire.171: the core's decisions before any plugin sees the request.
+    internal::check_first_turn(config_, caps_, conversation);
+    const bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
+    const std::int64_t max_tokens = output_reserve(conversation, model, binding);
+    // caching.105-107: what the plan may use beyond the prepared request.
     CacheOptions cache;
     cache.policy = cache_policy_;
     cache.automatic_offered = caps_.automatic_caching;
@@ -433,19 +473,25 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
             return counter.count_tool_definition(d);
         };
     }
-    PreparedConversation prepared =
-        conversation.prepare_messages_for_llm(formatter, thinking, cache);
-    const std::string request =
-        provider_request(model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options), config_,
-                         internal::prepared_to_json(prepared));
-    HttpRequest http = read_http_request(dialect_.encode(request), config_);
+    PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking, cache);
+    rapidjson::StringBuffer request;
+    write_provider_request(request, model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options),
+                           config_, prepared);
+    HttpRequest http =
+        encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
     std::string secret = config_.credentials.api_key;
     if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
     if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
     if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
+    // wire.150: the request as it would leave, audited before anything is sent (or shown).
+    std::string_view base(config_.base_url);
+    while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+    internal::audit_encoded_request(config_, caps_, std::string_view(http.url).substr(base.size()), http,
+                                    {&prepared, max_tokens, request_body_limit_});
     if (caps_.auth == "sigv4" && redact_secrets)
         http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
+    if (redact_secrets) http.url = redact_url(http.url);  // limits.105
     return http;
 }
 
@@ -489,7 +535,7 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
 LLMResponse ProviderClient::call_once(ConversationContext& conversation, const ModelSpec& model,
                                       const CallOptions& options, std::vector<CallAttempt>& record) {
     HttpRequest request = build_request(conversation, model, options);
-    const std::int64_t max_tokens = output_reserve(conversation, model, options.binding);
+    const std::int64_t max_tokens = output_reserve(conversation, model, with_defaults(options.binding));
 
     // budget.6: the reservation is the conversation's input tokens plus the output reserve.
     RateLimiter* limiter = nullptr;
@@ -546,8 +592,10 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
 
     // answers.106: the core checks what a plugin returns before anything of it is kept.
     rapidjson::Document d;
-    d.Parse(normalized.data(), normalized.size());
-    if (d.HasParseError() || !d.IsObject() || !d.HasMember("blocks") || !d["blocks"].IsArray())
+    // limits.120: the plugin's output is read under the document depth limit, named when hit.
+    if (auto refusal = json_guard::parse(d, normalized, json_guard::kDocumentMaxDepth))
+        throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response: " + refusal->text());
+    if (!d.IsObject() || !d.HasMember("blocks") || !d["blocks"].IsArray())
         throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response lacks a \"blocks\" "
                                                 "array; answer began: " + first_bytes(http.body));
 
@@ -629,8 +677,8 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
         } catch (const Error&) {
             json.clear();  // plain prose: no tool calls
         }
-        if (!json.empty()) envelope.Parse(json.data(), json.size());
-        if (!json.empty() && !envelope.HasParseError() && envelope.IsObject() && envelope.HasMember("tool_calls") &&
+        const bool parsed = !json.empty() && !json_guard::parse(envelope, json);  // limits.120
+        if (parsed && envelope.IsObject() && envelope.HasMember("tool_calls") &&
             envelope["tool_calls"].IsArray()) {
             // tools.13 and tools.101 mint from the name and the place in the turn; the turn's
             // position in the conversation is added so that ids stay unique across turns (a result

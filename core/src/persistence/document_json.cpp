@@ -84,14 +84,10 @@ std::string optional_json_text(const rapidjson::Value& object, const char* name,
     return to_json_text(*v);
 }
 
+// limits.120: a document or snapshot is read under kDocumentMaxDepth, so nothing recursive that
+// follows (the readers, Accept, CopyFrom) can meet a deeper value.
 void parse_json(rapidjson::Document& doc, std::string_view json, std::string_view where) {
-    doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
-    if (doc.HasParseError()) {
-        std::string message = "byte offset " + std::to_string(doc.GetErrorOffset()) + ": " +
-                              rapidjson::GetParseError_En(doc.GetParseError());
-        if (!where.empty()) message = std::string(where) + ": " + message;
-        throw Error(ErrorKind::kInvalidArgument, message);
-    }
+    parse_json_guarded(doc, json, where);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <variant>
 
+#include "common/json_guard/json_guard.hpp"
 #include "nucleo/content.hpp"
 #include "nucleo/errors.hpp"
 
@@ -46,13 +47,10 @@ class JsonPath {
 /// re-emitted canonically and indented like its surroundings. Refuses invalid text at `path`.
 template <typename Writer>
 void write_json_text(Writer& writer, std::string_view json, const JsonPath& path) {
-    rapidjson::Reader reader;
-    rapidjson::MemoryStream ms(json.data(), json.size());
-    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
-    auto result = reader.Parse<rapidjson::kParseFullPrecisionFlag>(in, writer);
-    if (result.IsError()) {
-        refuse(path, "not valid JSON at byte offset " + std::to_string(result.Offset()));
-    }
+    // limits.120: iterative and depth-bounded like every other read of a document.
+    auto refusal = json_guard::sax<rapidjson::kParseFullPrecisionFlag>(
+        json, writer, json_guard::kDocumentMaxDepth);
+    if (refusal) refuse(path, "not valid JSON at " + refusal->text());
 }
 
 /// Runs `write(writer)` on a compact Writer, or on a PrettyWriter indented by two spaces, and

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nucleo/document.hpp"
+#include "nucleo/errors.hpp"
 #include "nucleo/store.hpp"
 #include "persistence/document_json.hpp"
 
@@ -38,7 +39,9 @@ bool carries_tool_definition(const Message& m) {
 
 /// The document's top-level fields without the bulk of the messages: a tool's announced_in
 /// derives from the first message carrying its definition, so those messages stay in.
-std::string header_document(const ConversationParts& parts) {
+/// `for_each_message(visit)` calls visit on every message of the conversation, in order.
+template <class ForEachMessage>
+std::string header_document(const ConversationParts& parts, ForEachMessage&& for_each_message) {
     ConversationParts head;
     head.conversation_id = parts.conversation_id;
     head.user_id = parts.user_id;
@@ -52,10 +55,16 @@ std::string header_document(const ConversationParts& parts) {
     head.grade = parts.grade;
     head.depth = parts.depth;
     head.output = parts.output;
-    for (const Message& m : parts.messages) {
+    for_each_message([&](const Message& m) {
         if (carries_tool_definition(m)) head.messages.push_back(m);
-    }
+    });
     return write_conversation_parts(head, {.pretty = false});
+}
+
+std::string header_document(const ConversationParts& parts) {
+    return header_document(parts, [&](const auto& visit) {
+        for (const Message& m : parts.messages) visit(m);
+    });
 }
 
 /// The document JSON of the messages at the indices `which`, one write for them all.
@@ -124,19 +133,14 @@ std::vector<PendingSplice> message_splices(const std::vector<Message>& saved,
     return out;
 }
 
-}  // namespace
-
-SnapshotDelta SnapshotDelta::between(const ConversationParts& saved, const ConversationParts& now) {
-    SnapshotDelta delta;
-    rapidjson::StringBuffer buffer;
-    Writer w(buffer);
-    w.StartObject();
-
-    // Top-level fields: compared as the writer writes them; "messages" is the splices' business.
+/// Writes the "fields" member: every top-level field of `after_json` that differs from
+/// `before_json`, then every one `before_json` has and `after_json` lacks.
+std::size_t write_fields(Writer& w, const std::string& before_json, const std::string& after_json) {
     rapidjson::Document before;
     rapidjson::Document after;
-    internal::parse_json(before, header_document(saved));
-    internal::parse_json(after, header_document(now));
+    internal::parse_json(before, before_json);
+    internal::parse_json(after, after_json);
+    std::size_t changed = 0;
     w.Key("fields");
     w.StartArray();
     std::size_t index = 0;
@@ -154,7 +158,7 @@ SnapshotDelta SnapshotDelta::between(const ConversationParts& saved, const Conve
         w.Key("value");
         w.RawValue(text.data(), text.size(), m->value.GetType());
         w.EndObject();
-        ++delta.fields_changed_;
+        ++changed;
     }
     index = 0;
     for (auto m = before.MemberBegin(); m != before.MemberEnd(); ++m, ++index) {
@@ -167,9 +171,21 @@ SnapshotDelta SnapshotDelta::between(const ConversationParts& saved, const Conve
         w.Key("removed");
         w.Bool(true);
         w.EndObject();
-        ++delta.fields_changed_;
+        ++changed;
     }
     w.EndArray();
+    return changed;
+}
+
+}  // namespace
+
+SnapshotDelta SnapshotDelta::between(const ConversationParts& saved, const ConversationParts& now) {
+    SnapshotDelta delta;
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    w.StartObject();
+    // Top-level fields: compared as the writer writes them; "messages" is the splices' business.
+    delta.fields_changed_ = write_fields(w, header_document(saved), header_document(now));
 
     w.Key("messages");
     w.StartArray();
@@ -191,6 +207,50 @@ SnapshotDelta SnapshotDelta::between(const ConversationParts& saved, const Conve
         ++delta.splices_;
         delta.inserted_ += s.insert.size();
         delta.removed_ += s.remove;
+    }
+    w.EndArray();
+    w.EndObject();
+    delta.changes_json_.assign(buffer.GetString(), buffer.GetSize());
+    return delta;
+}
+
+SnapshotDelta SnapshotDelta::appended(const ConversationParts& saved,
+                                      const ConversationParts& now_without_messages,
+                                      const std::vector<Message>& messages) {
+    // persistence.108: the prefix is saved's (the caller vouches for it), so the only splice
+    // between() would find is the append itself, at the end of the saved list.
+    const std::size_t from = saved.messages.size();
+    if (messages.size() < from)
+        throw Error(ErrorKind::kInvalidArgument,
+                    "SnapshotDelta::appended: " + std::to_string(messages.size()) +
+                        " messages now, fewer than the " + std::to_string(from) + " saved");
+    SnapshotDelta delta;
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    w.StartObject();
+    const std::string after = header_document(now_without_messages, [&](const auto& visit) {
+        for (const Message& m : saved.messages) visit(m);
+        for (std::size_t k = from; k < messages.size(); ++k) visit(messages[k]);
+    });
+    delta.fields_changed_ = write_fields(w, header_document(saved), after);
+    w.Key("messages");
+    w.StartArray();
+    if (messages.size() > from) {
+        std::vector<std::size_t> added(messages.size() - from);
+        for (std::size_t k = 0; k < added.size(); ++k) added[k] = from + k;
+        w.StartObject();
+        w.Key("at");
+        w.Uint64(from);
+        w.Key("remove");
+        w.Uint64(0);
+        w.Key("insert");
+        w.StartArray();
+        for (const std::string& text : message_texts(messages, added))
+            w.RawValue(text.data(), text.size(), rapidjson::kObjectType);
+        w.EndArray();
+        w.EndObject();
+        delta.splices_ = 1;
+        delta.inserted_ = added.size();
     }
     w.EndArray();
     w.EndObject();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
@@ -52,8 +53,8 @@ void put_fencing(Writer& w, std::optional<int64_t> token) {
 /// Parses a store's answer; a malformed one is the store's fault (kProtocol, naming the slot).
 rapidjson::Document answer(const std::string& text, const char* slot) {
     rapidjson::Document doc;
-    doc.Parse(text.data(), text.size());
-    if (doc.HasParseError() || !doc.IsObject()) {
+    // limits.120: a store's answer may carry a snapshot, read under the document depth limit.
+    if (json_guard::parse(doc, text, json_guard::kDocumentMaxDepth) || !doc.IsObject()) {
         throw Error(ErrorKind::kProtocol, std::string("store answered ") + slot +
                                               " with something other than a JSON "
                                               "object");
@@ -300,9 +301,10 @@ std::optional<SessionEntry> SessionStore::get_entry(std::string_view principal,
     std::optional<std::string> text = store_.session_get(principal, conversation_id);
     if (!text) return std::nullopt;
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseFullPrecisionFlag>(text->data(), text->size());
-    auto snapshot = doc.HasParseError() || !doc.IsObject() ? doc.MemberEnd()
-                                                           : doc.FindMember("snapshot");
+    // limits.120: a text the guard refuses goes on as a plain document, whose reader refuses it
+    // with the reason.
+    const bool parsed = !json_guard::parse(doc, *text, json_guard::kDocumentMaxDepth);
+    auto snapshot = !parsed || !doc.IsObject() ? doc.MemberEnd() : doc.FindMember("snapshot");
     if (snapshot == doc.MemberEnd()) {
         // A plain document: it mirrors no known durable version.
         return SessionEntry{restore_parts(*text), {}};

@@ -12,6 +12,7 @@
 #include "nucleo/errors.hpp"
 #include "persistence/boundary.hpp"
 #include "plugins/library.hpp"
+#include "plugins/sinks.hpp"
 
 namespace nucleo {
 using plugins_detail::InstanceHandle;
@@ -26,15 +27,6 @@ constexpr std::size_t kProviderV1Size =
 // A store must at least say what it has built; every other slot may be missing.
 constexpr std::size_t kStoreV1MinSize =
     offsetof(nucleo_store_factory, capabilities) + sizeof(nucleo_store_factory::capabilities);
-
-int32_t append_to_string(void* ctx, const char* data, size_t size) {
-    try {
-        if (size > 0) static_cast<std::string*>(ctx)->append(data, size);
-        return NUCLEO_OK;
-    } catch (...) {
-        return NUCLEO_ERR_INTERNAL;  // the plugin stops and returns this (plugin.h sink rule)
-    }
-}
 
 [[noreturn]] void throw_status(const InstanceHandle& h, const char* slot, int32_t status,
                                nucleo_error& err) {
@@ -56,14 +48,18 @@ int32_t append_to_string(void* ctx, const char* data, size_t size) {
     throw Error(known ? static_cast<ErrorKind>(status - 1) : ErrorKind::kPlugin, text);
 }
 
-/// Calls `fn(sink, err)` and returns what the plugin wrote, or throws the mapped error.
+/// Calls `fn(sink, err)` and returns what the plugin wrote, or throws the mapped error. The sink
+/// refuses writes once this returns (abi.102).
 template <class Fn>
 std::string collect(const InstanceHandle& h, const char* slot, Fn&& fn) {
     std::string out;
-    const nucleo_sink sink = {sizeof(nucleo_sink), &out, &append_to_string};
+    int32_t status = NUCLEO_OK;
     nucleo_error err;
     nucleo_error_init(&err);
-    const int32_t status = fn(&sink, &err);
+    {
+        const plugins_detail::CallSink sink(out, h.library->info.name, slot);
+        status = fn(sink.get(), &err);
+    }
     if (status != NUCLEO_OK) throw_status(h, slot, status, err);
     return out;
 }
@@ -209,6 +205,28 @@ std::string ProviderInstance::decode_event(std::string_view event_name,
     return collect(*handle_, "decode_event", [&](const nucleo_sink* out, nucleo_error* err) {
         return f->decode_event(handle_->instance, sv(event_name), sv(data), out, err);
     });
+}
+
+bool ProviderInstance::has_encode_parts() const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts);
+}
+
+ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view prepared_json) const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts)) {
+        throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +
+                                      std::to_string(handle_->library->info.abi_minor) +
+                                      ") has no encode_parts slot (ABI 1.3): call encode");
+    }
+    EncodedParts parts;
+    const nucleo_sink head = {sizeof(nucleo_sink), &parts.head, &append_to_string};
+    const nucleo_sink body = {sizeof(nucleo_sink), &parts.body, &append_to_string};
+    nucleo_error err;
+    nucleo_error_init(&err);
+    const int32_t status = f->encode_parts(handle_->instance, sv(prepared_json), &head, &body, &err);
+    if (status != NUCLEO_OK) throw_status(*handle_, "encode_parts", status, err);
+    return parts;
 }
 
 // ---- store --------------------------------------------------------------------------------

@@ -65,6 +65,14 @@ std::map<std::string, std::weak_ptr<Library>>& live_libraries() {
     return live;
 }
 
+/// The <name> of a file named nucleo-<name>.so, else empty.
+std::string plugin_name_of(const fs::path& file) {
+    const std::string fname = file.filename().string();
+    if (fname.size() <= 10 || fname.rfind("nucleo-", 0) != 0 || fname.compare(fname.size() - 3, 3, ".so") != 0)
+        return {};
+    return fname.substr(7, fname.size() - 10);
+}
+
 std::shared_ptr<Library> open_library(const fs::path& requested) {
     std::error_code ec;
     if (!fs::exists(requested, ec)) refuse(requested, "no such file");
@@ -76,7 +84,12 @@ std::shared_ptr<Library> open_library(const fs::path& requested) {
     std::lock_guard<std::recursive_mutex> lock(plugins_detail::lifecycle_mutex());
     auto& live = live_libraries();
     if (auto it = live.find(file.string()); it != live.end()) {
-        if (auto existing = it->second.lock()) return existing;
+        if (auto existing = it->second.lock()) {
+            const std::string expected = plugin_name_of(requested);
+            if (expected.empty() || expected == existing->info.name) return existing;
+            refuse(file, "its entry names the plugin '" + existing->info.name + "', but the file is " +
+                             requested.filename().string() + " (plugin '" + expected + "')");
+        }
     }
 
     auto lib = std::make_shared<Library>();
@@ -111,6 +124,14 @@ std::shared_ptr<Library> open_library(const fs::path& requested) {
     }
     if (entry->name == nullptr || entry->name[0] == '\0') refuse(file, "entry has no name");
     if (entry->get_factory == nullptr) refuse(file, "entry has no get_factory slot");
+    // abi.103: a file named nucleo-<name>.so serves the plugin <name> and no other, so that
+    // `plugin: anthropic` never runs a library whose entry says it is something else. Checked
+    // before init: a mismatched library runs none of its code but its entry function.
+    if (const std::string expected = plugin_name_of(requested); !expected.empty() && expected != entry->name) {
+        refuse(file, "its entry names the plugin '" + one_line(entry->name) + "', but the file is " +
+                         requested.filename().string() + " (plugin '" + expected +
+                         "'): a plugin's entry name must equal the <name> of its file nucleo-<name>.so");
+    }
 
     lib->entry = entry;
     lib->info.name = entry->name;
@@ -203,8 +224,10 @@ const void* Library::factory(const char* id, std::size_t min_size) const {
 PluginLoader::PluginLoader(std::vector<fs::path> paths) : paths_(std::move(paths)) {}
 
 std::vector<fs::path> PluginLoader::search_path() const {
+    // abi.104: the configured paths, then the installed plugins, then NUCLEO_PLUGIN_PATH; an
+    // environment variable cannot shadow an installed plugin. An operator who wants a folder
+    // searched first lists it in the configured paths (nucleo.yaml `plugins.paths`).
     std::vector<fs::path> out = paths_;
-    for (auto& p : split_path_list(std::getenv("NUCLEO_PLUGIN_PATH"))) out.push_back(std::move(p));
     boost::dll::fs::error_code ec;
     const fs::path self_dir = fs::path(boost::dll::this_line_location(ec).string()).parent_path();
     if (!ec && same_dir(self_dir, NUCLEO_BUILD_TREE_LIB_DIR)) {
@@ -216,6 +239,7 @@ std::vector<fs::path> PluginLoader::search_path() const {
     if (std::none_of(out.begin(), out.end(), [&](const fs::path& p) { return p == installed; })) {
         out.push_back(installed);
     }
+    for (auto& p : split_path_list(std::getenv("NUCLEO_PLUGIN_PATH"))) out.push_back(std::move(p));
     return out;
 }
 

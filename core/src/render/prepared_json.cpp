@@ -46,7 +46,7 @@ void write_prepared(Writer& w, const PreparedConversation& p) {
         w.EndObject();
     }
     w.EndArray();
-    // caching.105, caching.106: written only when set, so a marked-turns plan reads as before.
+    // caching.106, caching.107: written only when set, so a marked-turns plan reads as before.
     if (p.cache_plan.automatic) {
         w.Key("automatic");
         w.Bool(true);
@@ -91,6 +91,11 @@ void write_prepared(Writer& w, const PreparedConversation& p) {
 
 std::string prepared_to_json(const PreparedConversation& prepared, bool pretty) {
     return write_json(pretty, [&](auto& writer) { write_prepared(writer, prepared); });
+}
+
+void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
+                         const PreparedConversation& prepared) {
+    write_prepared(writer, prepared);
 }
 
 }  // namespace nucleo::internal

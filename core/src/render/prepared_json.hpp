@@ -7,6 +7,9 @@
 
 #include <string>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "nucleo/prepared.hpp"
 
 namespace nucleo::internal {
@@ -24,5 +27,10 @@ namespace nucleo::internal {
 /// Anthropic field names). A role is only ever "user" or "assistant": it is TurnRole::name().
 /// Refuses (kInvalidArgument, with the position) a JSON-valued field whose text is not JSON.
 std::string prepared_to_json(const PreparedConversation& prepared, bool pretty = false);
+
+/// The same document written into `writer` as one value, so a caller that embeds it (the
+/// provider request) writes the prepared conversation once, into the text the plugin reads.
+void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
+                         const PreparedConversation& prepared);
 
 }  // namespace nucleo::internal

@@ -7,6 +7,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/json_text.hpp"
 #include "nucleo/catalog.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/prepared.hpp"
@@ -100,12 +101,11 @@ std::string rendered_text(const ContentBlock& block) {
 
 ToolDefinitionBlock to_wire_definition(const ToolDefinitionBlock& definition) {
     rapidjson::Document doc;
-    doc.Parse(definition.schema_json.data(), definition.schema_json.size());
-    if (doc.HasParseError()) {
-        throw Error(ErrorKind::kInvalidArgument,
-                    "tool '" + definition.name + "': input schema is not JSON (byte offset " +
-                        std::to_string(doc.GetErrorOffset()) + ": " +
-                        rapidjson::GetParseError_En(doc.GetParseError()) + ")");
+    // limits.120 to limits.122: depth-bounded, no duplicate key, no raw NUL.
+    if (auto refusal = json_guard::parse(doc, definition.schema_json)) {
+        throw Error(ErrorKind::kInvalidArgument, "tool '" + definition.name +
+                                                     "': input schema is not JSON (" +
+                                                     refusal->text() + ")");
     }
     if (!doc.IsObject()) {
         throw Error(ErrorKind::kInvalidArgument,

@@ -122,8 +122,9 @@ class JsonWriter {
             case Kind::kJson: {
                 const std::string& text = static_cast<const JsonObject*>(p)->json;
                 rapidjson::Document doc;
-                doc.Parse(text.data(), text.size());
-                if (doc.HasParseError() || !doc.IsObject()) fail("holds no JSON object: " + text);
+                // limits.120: Accept below recurses, so the text is read under the depth guard.
+                if (json_guard::parse(doc, text, json_guard::kDocumentMaxDepth) || !doc.IsObject())
+                    fail("holds no JSON object: " + text);
                 doc.Accept(writer_);
                 break;
             }
@@ -164,12 +165,11 @@ class JsonReader {
 
     void run(std::string_view json, void* object) {
         rapidjson::Document doc;
-        doc.Parse(json.data(), json.size());
-        if (doc.HasParseError()) {
-            throw Error(ErrorKind::kInvalidArgument,
-                        "reading " + type_label(root_) + " from JSON: not valid JSON at offset " +
-                            std::to_string(doc.GetErrorOffset()) + ": " +
-                            rapidjson::GetParseError_En(doc.GetParseError()));
+        // limits.120 to limits.122: depth-bounded, no duplicate key, no raw NUL.
+        if (auto refusal = json_guard::parse(doc, json, json_guard::kDocumentMaxDepth)) {
+            throw Error(ErrorKind::kInvalidArgument, "reading " + type_label(root_) +
+                                                         " from JSON: not valid JSON at " +
+                                                         refusal->text());
         }
         read(root_, doc, object);
     }

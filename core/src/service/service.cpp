@@ -25,6 +25,40 @@ namespace nucleo {
 
 namespace {
 
+/// persistence.108: everything parts() holds but the messages, read member by member so the
+/// history is never copied (a service test checks the stored snapshot against parts()).
+ConversationParts parts_without_messages(const ConversationContext& c) {
+    ConversationParts out;
+    out.conversation_id = c.conversation_id();
+    out.user_id = c.user_id();
+    out.workflow_id = c.workflow_id();
+    out.prior_spec_id = c.prior_spec_id();
+    out.objective = c.main_objective();
+    out.cache_main_objective = c.cache_main_objective();
+    out.compactable = c.compactable();
+    out.tools = c.declared_tools();
+    out.artifacts = c.artifacts();
+    out.grade = c.grade();
+    out.depth = c.depth();
+    out.output = c.output();
+    return out;
+}
+
+/// persistence.108: the saved messages are a prefix of `now` with the flags a message can change
+/// in place (compactable, requested output tokens; the cache mark and authorship are compared
+/// too) as saved. Ids and blocks never change in place: the message list's epoch vouches for them.
+bool same_flags(const std::vector<Message>& saved, const std::vector<Message>& now) {
+    if (now.size() < saved.size()) return false;
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+        const Message& a = saved[i];
+        const Message& b = now[i];
+        if (a.compactable != b.compactable || a.requested_output_tokens != b.requested_output_tokens ||
+            a.cache != b.cache || a.app_authored != b.app_authored)
+            return false;
+    }
+    return true;
+}
+
 using Clock = std::chrono::steady_clock;
 
 struct Holder {
@@ -46,6 +80,9 @@ struct Holder {
     bool created = false;
     ConversationParts saved_parts;
     std::string saved_version;
+    // persistence.108: the epoch of the context's message list when saved_parts was taken from
+    // it (0: not taken from the live context, the next save compares every message).
+    std::uint64_t saved_epoch = 0;
     // A create or update failed without saying whether it committed (a store error other than
     // a refusal): the next save re-reads the durable record first (persistence.103).
     bool unsure = false;
@@ -318,10 +355,12 @@ struct ConversationService::State {
             h.unsure = false;
             h.saved_parts = {};
             h.saved_version.clear();
+            h.saved_epoch = 0;
             return;
         }
         h.saved_parts = *parts;
         h.saved_version = version;
+        h.saved_epoch = 0;
         h.created = true;
         h.unsure = false;
         for (Message& m : parts->messages) {
@@ -522,9 +561,17 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
         h->created = durable.has_value();
         h->saved_parts = durable ? std::move(durable->first) : ConversationParts{};
         h->saved_version = durable ? std::move(durable->second) : std::string();
+        h->saved_epoch = 0;
         h->unsure = false;
     }
-    ConversationParts parts = context.parts();
+    // persistence.108: when the message list only grew since the last save (same epoch, the
+    // saved messages' flags as saved), the delta is built from the appended messages and the
+    // top-level fields alone: no copy of the history, no comparison of every message.
+    const std::vector<Message>& now_messages = context.messages();
+    const bool grown_only = h->created && h->saved_epoch != 0 &&
+                            h->saved_epoch == context.messages_epoch() &&
+                            same_flags(h->saved_parts.messages, now_messages);
+    ConversationParts parts = grown_only ? parts_without_messages(context) : context.parts();
     SaveResult result;
     // Any failure below leaves created, saved_parts and saved_version as they were
     // (persistence.102): the next save computes its delta from the last COMMITTED state.
@@ -553,7 +600,8 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
                                               h->fencing_token);
         });
     } else {
-        const SnapshotDelta delta = SnapshotDelta::between(h->saved_parts, parts);
+        const SnapshotDelta delta = grown_only ? SnapshotDelta::appended(h->saved_parts, parts, now_messages)
+                                               : SnapshotDelta::between(h->saved_parts, parts);
         if (delta.empty()) return std::nullopt;
         try {
             result = written([&] {
@@ -574,7 +622,15 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
     // Committed: the bookkeeping moves as one, then the cache follows (it may fail).
     h->created = true;
     h->saved_version = result.version;
+    if (grown_only) {
+        // Only the appended messages are copied into the saved state.
+        std::vector<Message> kept = std::move(h->saved_parts.messages);
+        kept.insert(kept.end(), now_messages.begin() + static_cast<std::ptrdiff_t>(kept.size()),
+                    now_messages.end());
+        parts.messages = std::move(kept);
+    }
     h->saved_parts = std::move(parts);
+    h->saved_epoch = context.messages_epoch();
     state_->cache(*h, h->saved_parts, h->saved_version);
     if (creating && options.embedder) {
         try {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/log_internal.hpp"
+#include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/transport.hpp"
 
@@ -42,17 +43,33 @@ struct SlistDeleter {
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 
+using Clock = std::chrono::steady_clock;
+
+/// Which bound of TransportLimits ended a transfer (limits.101-104).
+enum class Tripped { kNone, kIdle, kSize, kCancelled };
+
 /// State one transfer's callbacks write into.
 struct Transfer {
     HttpResponse response;
     const BodyChunkCallback* on_chunk = nullptr;
     const CancellationToken* cancel = nullptr;
     bool chunks_delivered = false;
+    std::size_t max_bytes = 0;
+    std::chrono::milliseconds idle{0};
+    Clock::time_point last_byte = Clock::now();
+    Tripped tripped = Tripped::kNone;
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
     const size_t n = size * count;
+    t->last_byte = Clock::now();
+    // limits.103: the body is cut at the cap, never buffered past it; returning less than `n`
+    // makes libcurl end the transfer.
+    if (n > t->max_bytes - std::min(t->max_bytes, t->response.body.size())) {
+        t->tripped = Tripped::kSize;
+        return 0;
+    }
     t->response.body.append(data, n);
     if (t->on_chunk != nullptr && *t->on_chunk && t->response.status < 300) {
         t->chunks_delivered = true;
@@ -64,6 +81,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
 size_t on_header(char* data, size_t size, size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
     const size_t n = size * count;
+    t->last_byte = Clock::now();
     std::string_view line(data, n);
     if (line.rfind("HTTP/", 0) == 0) {
         // A new status line (after 100-continue or a redirect): headers start over.
@@ -74,15 +92,48 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     }
     auto colon = line.find(':');
     if (colon != std::string_view::npos) {
-        t->response.headers.emplace_back(std::string(trim(line.substr(0, colon))),
-                                         std::string(trim(line.substr(colon + 1))));
+        const std::string_view name = trim(line.substr(0, colon));
+        const std::string_view value = trim(line.substr(colon + 1));
+        // limits.103: an announced length above the cap is refused before its first byte.
+        if (iequals(name, "content-length")) {
+            const std::string digits(value);
+            char* end = nullptr;
+            const unsigned long long announced = std::strtoull(digits.c_str(), &end, 10);
+            if (end != digits.c_str() && announced > t->max_bytes) {
+                t->tripped = Tripped::kSize;
+                return 0;
+            }
+        }
+        t->response.headers.emplace_back(std::string(name), std::string(value));
     }
     return n;
 }
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
     auto* t = static_cast<Transfer*>(user);
-    return (t->cancel != nullptr && t->cancel->cancelled()) ? 1 : 0;
+    if (t->cancel != nullptr && t->cancel->cancelled()) {
+        t->tripped = Tripped::kCancelled;
+        return 1;
+    }
+    // limits.102: libcurl calls this at least once a second while the connection is silent.
+    if (Clock::now() - t->last_byte >= t->idle) {
+        t->tripped = Tripped::kIdle;
+        return 1;
+    }
+    return 0;
+}
+
+/// "30 s" for whole seconds, else "250 ms": the unit the operator wrote the limit in.
+std::string duration_text(std::chrono::milliseconds d) {
+    return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
+}
+
+/// The host (and port) of a URL, without scheme, userinfo or path: what a limit's error names.
+std::string host_of(std::string_view url) {
+    if (auto scheme = url.find("://"); scheme != std::string_view::npos) url.remove_prefix(scheme + 3);
+    url = url.substr(0, url.find_first_of("/?#"));
+    if (auto at = url.rfind('@'); at != std::string_view::npos) url.remove_prefix(at + 1);
+    return std::string(url);
 }
 
 bool is_retryable_curl_error(CURLcode code) {
@@ -98,8 +149,9 @@ bool is_retryable_curl_error(CURLcode code) {
     }
 }
 
-/// The URL without its query, for messages (a query may carry a key on some providers).
-std::string url_for_messages(const std::string& url) { return url.substr(0, url.find('?')); }
+/// The URL without its query (a query may carry a key on some providers) and with its userinfo
+/// redacted (limits.105): what messages and logs show.
+std::string url_for_messages(const std::string& url) { return redact_url(url.substr(0, url.find('?'))); }
 
 }  // namespace
 
@@ -191,16 +243,33 @@ HttpTransport::~HttpTransport() = default;
 HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationToken* cancel,
                                  const BodyChunkCallback& on_chunk) {
     const RetryPolicy& policy = options_.retry;
+    const TransportLimits& limits = options_.limits;
     const int max_attempts = std::max(1, policy.max_attempts);
+    const std::string shown_url = url_for_messages(request.url);
+    const std::string host = host_of(shown_url);
+    // limits.104: one deadline for the whole call, attempts and backoff waits included.
+    const Clock::time_point deadline = Clock::now() + limits.deadline;
+    const auto remaining = [&] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    };
+    const auto past_deadline = [&](int attempts) {
+        return Error(ErrorKind::kTransport, "call to " + shown_url + " passed its deadline of " +
+                                                duration_text(limits.deadline) + " (" +
+                                                std::to_string(attempts) + " attempt" + (attempts == 1 ? "" : "s") +
+                                                ")");
+    };
     for (int attempt = 1;; ++attempt) {
         if (cancel != nullptr && cancel->cancelled())
-            throw Error(ErrorKind::kTransport, "call to " + url_for_messages(request.url) + " cancelled");
+            throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
+        if (remaining().count() <= 0) throw past_deadline(attempt - 1);
 
         EasyHandle handle = pool_->acquire();
         CURL* h = handle.get();
         Transfer transfer;
         transfer.on_chunk = &on_chunk;
         transfer.cancel = cancel;
+        transfer.max_bytes = limits.max_response_bytes;
+        transfer.idle = limits.idle_timeout;
 
         Slist headers;
         for (const auto& [k, v] : request.headers) {
@@ -227,6 +296,7 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
             }
         }
 
+        const std::chrono::milliseconds left = remaining();
         curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
         if (request.method != "GET") {
@@ -242,28 +312,49 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
         curl_easy_setopt(h, CURLOPT_XFERINFODATA, &transfer);
         curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                         static_cast<long>(std::min(limits.connect_timeout, left).count()));
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
         curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
         curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 
+        transfer.last_byte = Clock::now();
         const CURLcode code = curl_easy_perform(h);
         long status = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        curl_off_t connected_us = 0;
+        curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &connected_us);
         // The handle goes back only after a clean transfer: a broken one may hold a dead socket.
         if (code == CURLE_OK) pool_->release(std::move(handle));
 
         std::optional<std::chrono::milliseconds> delay;
-        if (code == CURLE_ABORTED_BY_CALLBACK) {
-            throw Error(ErrorKind::kTransport, "call to " + url_for_messages(request.url) + " cancelled");
-        }
+        if (transfer.tripped == Tripped::kCancelled) throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
+        if (transfer.tripped == Tripped::kSize)
+            throw Error(ErrorKind::kTransport, "answer from " + host + " exceeds the maximum response size of " +
+                                                   std::to_string(limits.max_response_bytes) +
+                                                   " bytes (max_response_bytes); cut at the limit");
         if (code != CURLE_OK) {
-            const std::string what = std::string("call to ") + url_for_messages(request.url) +
-                                     " failed: " + curl_easy_strerror(code);
-            if (!is_retryable_curl_error(code) || attempt >= max_attempts || transfer.chunks_delivered)
+            std::string what;
+            bool retryable = is_retryable_curl_error(code);
+            if (transfer.tripped == Tripped::kIdle) {
+                what = "no byte for " + duration_text(limits.idle_timeout) + " from " + host + " (idle_timeout)";
+                retryable = true;
+            } else if (code == CURLE_OPERATION_TIMEDOUT && connected_us == 0 && limits.connect_timeout < left) {
+                what = "could not connect to " + host + " within " + duration_text(limits.connect_timeout) +
+                       " (connect_timeout)";
+            } else if (code == CURLE_OPERATION_TIMEDOUT) {
+                throw past_deadline(attempt);
+            } else {
+                what = std::string("call to ") + shown_url + " failed: " + curl_easy_strerror(code);
+            }
+            if (!retryable || attempt >= max_attempts || transfer.chunks_delivered)
                 throw Error(ErrorKind::kTransport,
                             what + (attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)" : ""));
             delay = retry_delay(policy, attempt, std::nullopt);
+            if (*delay >= remaining())
+                throw Error(ErrorKind::kTransport, what + " (attempt " + std::to_string(attempt) +
+                                                       "; the call's deadline of " + duration_text(limits.deadline) +
+                                                       " leaves no time for a retry)");
             NUCLEO_LOG_WARN("{}; retrying in {} ms (attempt {} of {})", what, delay->count(), attempt + 1,
                             max_attempts);
         } else {
@@ -280,12 +371,13 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
             }
             if (after && *after > policy.max_retry_after) return std::move(transfer.response);
             delay = retry_delay(policy, attempt, after);
-            NUCLEO_LOG_WARN("{} answered {}; retrying in {} ms (attempt {} of {})",
-                            url_for_messages(request.url), status, delay->count(), attempt + 1, max_attempts);
+            // limits.104: a wait that would pass the deadline is not begun; the answer stands.
+            if (*delay >= remaining()) return std::move(transfer.response);
+            NUCLEO_LOG_WARN("{} answered {}; retrying in {} ms (attempt {} of {})", shown_url, status,
+                            delay->count(), attempt + 1, max_attempts);
         }
         if (cancel != nullptr) {
-            if (cancel->wait_for(*delay))
-                throw Error(ErrorKind::kTransport, "call to " + url_for_messages(request.url) + " cancelled");
+            if (cancel->wait_for(*delay)) throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
         } else {
             std::this_thread::sleep_for(*delay);
         }

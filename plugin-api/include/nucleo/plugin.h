@@ -10,6 +10,9 @@
  *   1.2  nucleo_provider_factory.decode_event (appended): one event of a streamed answer, framed
  *        by the host, decoded into incremental deltas (text, thinking, tool-call start and input,
  *        usage) so a host sees an answer as it arrives. The answer itself is still decode()'s.
+ *   1.3  nucleo_provider_factory.encode_parts (appended): encode writing the HTTP request's head
+ *        (method, path, headers) and its body bytes to two sinks, so the body a plugin writes is
+ *        the body sent, never parsed and written again by the host.
  *
  * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -47,7 +50,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 2
+#define NUCLEO_PLUGIN_ABI_MINOR 3
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -268,7 +271,12 @@ typedef struct nucleo_provider_factory {
     int32_t (*create)(nucleo_string_view config_json, nucleo_instance** out, nucleo_error* err);
     void (*destroy)(nucleo_instance* instance);
     /* out receives {"schema_version":1, "native_tools":bool, "caching":bool, "streaming":bool,
-     *               "max_cache_breakpoints":N, "inputs":["images","documents"], ...}.
+     *               "max_cache_breakpoints":N, "inputs":["images","documents"],
+     *               "wire_family":"anthropic-messages|openai-chat|bedrock-converse", ...}.
+     * "wire_family" names the rule book the core audits every encoded request against before
+     * sending it (the plan's breakpoints, the system channel, roles, max_tokens, the provider's
+     * documented request rules); a plugin of another wire omits it and gets the generic checks
+     * only (a relative path, no CR/LF/NUL in headers, a JSON body under the size cap).
      * Thread rule: callable concurrently on one instance. */
     int32_t (*capabilities)(nucleo_instance* instance, const nucleo_sink* out, nucleo_error* err);
     /* prepared_json: the PreparedConversation document (schema_version 1: model, system text,
@@ -309,6 +317,15 @@ typedef struct nucleo_provider_factory {
      * Thread rule: callable concurrently on one instance. */
     int32_t (*decode_event)(nucleo_instance* instance, nucleo_string_view event_name,
                             nucleo_string_view data, const nucleo_sink* out, nucleo_error* err);
+    /* Since 1.3; optional (a host calls encode when the slot is absent or NULL). encode with the
+     * HTTP request in two parts (abi.106): head receives encode's document without "body",
+     * {"schema_version":1, "method":"POST", "path":"/v1/messages", "headers":{...}}, and body
+     * receives the body bytes exactly as they are to be sent (a JSON body as compact JSON text).
+     * The host sends those bytes as they are. Same input and errors as encode; a failed call may
+     * have written part of either output, which the host discards.
+     * Thread rule: callable concurrently on one instance. */
+    int32_t (*encode_parts)(nucleo_instance* instance, nucleo_string_view prepared_json,
+                            const nucleo_sink* head, const nucleo_sink* body, nucleo_error* err);
 } nucleo_provider_factory;
 
 /* "nucleo.store/1": persistent and session stores of conversations (docs/spec/persistence.md).

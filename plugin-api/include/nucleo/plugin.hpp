@@ -205,7 +205,18 @@ class Provider : public Instance {
     /// ABI 1.2 decode_event: the deltas of one streamed event (plugin.h). Default: none.
     virtual void decode_event(std::string_view /*event_name*/, std::string_view /*data*/,
                               Sink& /*out*/) {}
+    // ABI 1.3 encode_parts (abi.106) is offered when the derived class defines
+    //     void encode_parts(std::string_view prepared_json, Sink& head, Sink& body);
+    // writing encode's document without "body" to head and the body bytes to body. Without it
+    // the slot stays NULL and the host calls encode.
 };
+
+/// True when Impl defines encode_parts (ABI 1.3) as described in Provider.
+template <class Impl>
+inline constexpr bool kEncodesParts =
+    requires(Impl& impl, std::string_view prepared, Sink& head, Sink& body) {
+        impl.encode_parts(prepared, head, body);
+    };
 
 /// "nucleo.store/1". Every method not overridden answers NUCLEO_ERR_NOT_IMPLEMENTED.
 /// Thread rule: every method is called concurrently on one instance.
@@ -340,6 +351,25 @@ FactoryRef summarizer_factory() noexcept {
     return {NUCLEO_FACTORY_SUMMARIZER, &table};
 }
 
+/// The encode_parts slot for Impl: its trampoline, or NULL when Impl does not define it.
+template <class Impl>
+constexpr auto encode_parts_slot() noexcept {
+    using Slot = decltype(nucleo_provider_factory::encode_parts);
+    if constexpr (kEncodesParts<Impl>) {
+        return static_cast<Slot>([](nucleo_instance* inst, nucleo_string_view req,
+                                    const nucleo_sink* head, const nucleo_sink* body,
+                                    nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink head_sink(head);
+                Sink body_sink(body);
+                detail::self<Impl>(inst)->encode_parts(detail::view(req), head_sink, body_sink);
+            });
+        });
+    } else {
+        return static_cast<Slot>(nullptr);
+    }
+}
+
 /// The "nucleo.provider/1" factory for Impl (derives from Provider).
 template <class Impl>
 FactoryRef provider_factory() noexcept {
@@ -375,7 +405,8 @@ FactoryRef provider_factory() noexcept {
                 Sink sink(out);
                 detail::self<Impl>(inst)->decode_event(detail::view(name), detail::view(data), sink);
             });
-        }};
+        },
+        encode_parts_slot<Impl>()};
     return {NUCLEO_FACTORY_PROVIDER, &table};
 }
 

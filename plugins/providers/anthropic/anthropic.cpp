@@ -27,16 +27,22 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
     }
 
     /// tools.10: Anthropic is a native tool-calling dialect; caching.7: explicit breakpoints, at
-    /// most 4; caching.105: a request-level cache_control.
+    /// most 4; caching.106: a request-level cache_control.
     void capabilities(nucleo::plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"anthropic","native_tools":true,"caching":true,)"
+        out << R"({"schema_version":1,"dialect":"anthropic","wire_family":"anthropic-messages","native_tools":true,"caching":true,)"
                R"("automatic_caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
                R"("auth":"x-api-key","stream_framing":"sse"})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
-        nucleo::anthropic::encode_request(prepared_json, out);
+        nucleo::providers::encode_joined(prepared_json, out, nucleo::anthropic::encode_request);
+    }
+
+    /// abi.106: the body bytes written here are the bytes the host sends.
+    void encode_parts(std::string_view prepared_json, nucleo::plugin::Sink& head,
+                      nucleo::plugin::Sink& body) {
+        nucleo::anthropic::encode_request(prepared_json, head, body);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

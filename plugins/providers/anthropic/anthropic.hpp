@@ -10,10 +10,12 @@
 
 namespace nucleo::anthropic {
 
-/// Writes the HTTP request document (docs/provider-abi-documents.md "encode → HTTP request") for
-/// one provider request document. Throws nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT)
+/// Writes the HTTP request (docs/provider-abi-documents.md "encode → HTTP request") for one
+/// provider request document in two parts (abi.106): `head` receives the document without
+/// "body", `body` the body's JSON text. Throws nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT)
 /// naming what cannot be expressed in the Messages API and where.
-void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& out);
+void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& head,
+                    nucleo::plugin::Sink& body);
 
 /// The normalized response for one HTTP answer, or a Failure carrying the mapped status, the
 /// HTTP status and the provider's own error text (docs/provider-abi-documents.md "decode").

@@ -221,7 +221,7 @@ class Reader {
                 lacks("usage", kFields[i]);
             }
         }
-        // caching.107: the 1-hour part of the writes, priced apart by the core.
+        // caching.108: the 1-hour part of the writes, priced apart by the core.
         if (const Value* split = member(u, "cache_creation"); split != nullptr && split->IsObject()) {
             const Value* hour = member(*split, "ephemeral_1h_input_tokens");
             if (hour != nullptr && hour->IsInt64() && hour->GetInt64() >= 0)
@@ -257,8 +257,13 @@ class Reader {
         auto dispatch = [&](std::string_view data) {
             if (data.empty()) return;
             rapidjson::Document event;
-            event.Parse(data.data(), data.size());
-            if (event.HasParseError() || !event.IsObject()) {
+            // limits.120: a stream event is read under the guard, the limit named when hit.
+            if (const auto refusal = json_guard::parse(event, data)) {
+                off_format(status_, "carries a stream event that is not JSON (" + refusal->text() + "; " +
+                                         quote_first_bytes(data) + ")",
+                           body_);
+            }
+            if (!event.IsObject()) {
                 off_format(status_, "carries a stream event that is not JSON (" + quote_first_bytes(data) + ")",
                            body_);
             }
@@ -324,8 +329,8 @@ class Reader {
             if (b.kind != Block::kToolUse) continue;
             if (b.input.empty()) b.input = "{}";
             rapidjson::Document input;
-            input.Parse(b.input.data(), b.input.size());
-            if (!input.HasParseError() && input.IsObject()) {
+            const auto refusal = json_guard::parse(input, b.input);
+            if (!refusal && input.IsObject()) {
                 b.input = compact(input);
             } else if (r.stop_reason == "max_tokens" || r.stop_reason == "context_window_exceeded") {
                 b.input = "{}";  // cut off: the core never hands it to a tool
@@ -334,6 +339,7 @@ class Reader {
                            "streams tool_use " + b.a +
                                " with an input that is not a "
                                "JSON object (" +
+                               (refusal ? refusal->text() + "; " : std::string()) +
                                quote_first_bytes(b.input) + ")",
                            body_);
             }
@@ -390,8 +396,7 @@ std::string decode_response(int32_t http_status, std::string_view headers_json,
     const Headers headers = read_headers(headers_json);
     if (http_status < 200 || http_status >= 300) {
         rapidjson::Document doc;
-        doc.Parse(body.data(), body.size());
-        const bool parsed = !doc.HasParseError() && doc.IsObject();
+        const bool parsed = !json_guard::parse(doc, body) && doc.IsObject();
         fail_with_error(http_status, parsed ? member(doc, "error") : nullptr, body, headers, false);
     }
     const Reader reader(http_status, body);
@@ -400,15 +405,13 @@ std::string decode_response(int32_t http_status, std::string_view headers_json,
         off_format(http_status, "has an empty body", body);
     }
     rapidjson::Document doc;
-    doc.Parse(body.data(), body.size());
-    if (doc.HasParseError()) {
-        const std::size_t at = doc.GetErrorOffset();
+    // limits.120 to limits.122: depth-bounded (a 10^5-deep tool input is refused naming the
+    // limit), no duplicate key, no raw NUL.
+    if (const auto refusal = json_guard::parse(doc, body)) {
         off_format(http_status,
-                   at >= body.size()
+                   refusal->offset != json_guard::Refusal::kNoOffset && refusal->offset >= body.size()
                        ? "is cut off: the JSON ends after " + std::to_string(body.size()) + " bytes"
-                       : std::string("is not JSON: ") +
-                             rapidjson::GetParseError_En(doc.GetParseError()) + " at byte " +
-                             std::to_string(at),
+                       : "is not JSON: " + providers::refusal_words(*refusal),
                    body);
     }
     if (!doc.IsObject()) off_format(http_status, "is not a JSON object", body);

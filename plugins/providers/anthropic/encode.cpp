@@ -190,8 +190,8 @@ std::string_view utf8_prefix(std::string_view s, std::size_t max) {
 struct Plan {
     std::optional<std::size_t> system_block;
     std::vector<std::pair<std::size_t, std::size_t>> anchors;  // (turn, block), at most 4
-    bool automatic = false;  // caching.105: the request-level cache_control
-    bool system_1h = false;  // caching.106: the system breakpoint at the 1-hour TTL
+    bool automatic = false;  // caching.106: the request-level cache_control
+    bool system_1h = false;  // caching.107: the system breakpoint at the 1-hour TTL
 
     [[nodiscard]] bool anchored(std::size_t turn, std::size_t block) const {
         return std::find(anchors.begin(), anchors.end(), std::make_pair(turn, block)) !=
@@ -280,10 +280,10 @@ class Encoder {
         : w_(w), out_(out), source_(source), ttl_1h_(ttl_1h) {}
 
     [[nodiscard]] std::size_t breakpoints_written() const { return breakpoints_; }
-    /// caching.106: the TTL of the breakpoints written from now on ("1h" when true).
+    /// caching.107: the TTL of the breakpoints written from now on ("1h" when true).
     void set_ttl_1h(bool one_hour) { ttl_1h_ = one_hour; }
     [[nodiscard]] bool ttl_1h() const { return ttl_1h_; }
-    /// caching.105: the request-level marker, written as a member of the body.
+    /// caching.106: the request-level marker, written as a member of the body.
     void request_cache_control() { cache_control(); }
 
     void text(const Value& text, bool cache) {
@@ -664,7 +664,7 @@ void write_system(Encoder& enc, Writer& w, const Value& prepared, const Plan& pl
             w.StartArray();
             opened = true;
         }
-        // caching.106: a 1-hour head before the tail's TTL (1-hour entries come first).
+        // caching.107: a 1-hour head before the tail's TTL (1-hour entries come first).
         const bool ttl = enc.ttl_1h();
         if (cache && plan.system_1h) enc.set_ttl_1h(true);
         enc.block(in, cache, Place::kSystem, where);
@@ -801,7 +801,8 @@ void write_headers(Writer& w, const Value* options) {
 
 }  // namespace
 
-void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& sink) {
+void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& head_sink,
+                    nucleo::plugin::Sink& sink) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
     // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
     std::string buffer;
@@ -830,15 +831,21 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
     Encoder enc(w, out,
                 Source{buffer.data(), buffer.data() + buffer.size(), provider_request_json.data()},
                 ttl_1h);
-    w.StartObject();
-    w.Key("schema_version");
-    w.Int(1);
-    w.Key("method");
-    w.String("POST");
-    w.Key("path");
-    w.String("/v1/messages");
-    write_headers(w, head.options);
-    w.Key("body");
+    {
+        // abi.106: the head (method, path, headers) apart from the body bytes.
+        rapidjson::StringBuffer head_out;
+        Writer hw(head_out);
+        hw.StartObject();
+        hw.Key("schema_version");
+        hw.Int(1);
+        hw.Key("method");
+        hw.String("POST");
+        hw.Key("path");
+        hw.String("/v1/messages");
+        write_headers(hw, head.options);
+        hw.EndObject();
+        head_sink.write({head_out.GetString(), head_out.GetSize()});
+    }
     w.StartObject();
     w.Key("model");
     w.String(head.wire_model.data(), static_cast<rapidjson::SizeType>(head.wire_model.size()));
@@ -861,7 +868,6 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
         w.Key("stream");
         w.Bool(true);
     }
-    w.EndObject();
     w.EndObject();
     if (enc.breakpoints_written() != plan.total()) {
         throw Failure(NUCLEO_ERR_INTERNAL,

@@ -35,8 +35,8 @@ void usage(const Value& u, nucleo::plugin::StreamDeltas& out) {
 void decode_stream_event(std::string_view /*event_name*/, std::string_view data,
                          nucleo::plugin::Sink& out) {
     rapidjson::Document e;
-    e.Parse(data.data(), data.size());
-    if (e.HasParseError() || !e.IsObject()) return;
+    // limits.120: iterative and depth-bounded; an event off its format carries no delta.
+    if (json_guard::parse(e, data) || !e.IsObject()) return;
     const std::string_view type = text(e, "type");
     const Value* index_value = member(e, "index");
     const std::size_t index = index_value != nullptr && index_value->IsUint64()

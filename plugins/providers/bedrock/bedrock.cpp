@@ -32,14 +32,22 @@ class BedrockProvider final : public nucleo::plugin::Provider {
     /// `native_tools` chooses per model; prepared.native_tools tells encode which one to render.
     /// Caching: explicit cachePoint blocks, at most 4 (Bedrock passes Anthropic's limit through).
     void capabilities(nucleo::plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"bedrock-converse","native_tools":true,)"
+        out << R"({"schema_version":1,"dialect":"bedrock-converse","wire_family":"bedrock-converse","native_tools":true,)"
                R"("caching":true,"streaming":true,"max_cache_breakpoints":4,)"
                R"("inputs":["images","documents"],"auth":"sigv4",)"
                R"("stream_framing":"aws-eventstream"})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
-        out << nucleo::bedrock::encode_request(prepared_json);
+        nucleo::providers::encode_joined(prepared_json, out, encode_parts);
+    }
+
+    /// abi.106: the body bytes written here are the bytes the host sends.
+    static void encode_parts(std::string_view prepared_json, nucleo::plugin::Sink& head,
+                             nucleo::plugin::Sink& body) {
+        const nucleo::bedrock::EncodedRequest parts = nucleo::bedrock::encode_request(prepared_json);
+        head.write(parts.head);
+        body.write(parts.body);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

@@ -12,12 +12,18 @@
 
 namespace nucleo::bedrock {
 
+/// The two parts of an HTTP request (abi.106): the document without "body" and the body's JSON.
+struct EncodedRequest {
+    std::string_view head;
+    std::string_view body;
+};
+
 /// The provider request (docs/provider-abi-documents.md "encode ← provider request") rendered as
-/// the HTTP request document for POST /model/{modelId}/converse (or /converse-stream). Throws
+/// the HTTP request for POST /model/{modelId}/converse (or /converse-stream). Throws
 /// nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT) naming what and where when the request
-/// cannot be expressed in Converse. The view points into per-thread scratch: valid until the
-/// next encode_request on the same thread (the caller copies it into the host's sink at once).
-[[nodiscard]] std::string_view encode_request(std::string_view provider_request_json);
+/// cannot be expressed in Converse. The views point into per-thread scratch: valid until the
+/// next encode_request on the same thread (the caller copies them into the host's sinks at once).
+[[nodiscard]] EncodedRequest encode_request(std::string_view provider_request_json);
 
 /// The HTTP answer turned into the normalized response document. A non-2xx answer throws
 /// Failure with the mapped status and the HTTP status; a 2xx body off the wire format throws

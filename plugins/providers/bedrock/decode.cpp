@@ -110,9 +110,8 @@ int32_t error_status(std::string_view type, int32_t http_status) {
     std::string type = providers::header(headers_json, "x-amzn-errortype");
     if (const auto colon = type.find(':'); colon != std::string::npos) type.resize(colon);
     rapidjson::Document doc;
-    doc.Parse(body.data(), body.size());
     std::string message;
-    if (!doc.HasParseError() && doc.IsObject()) {
+    if (!json_guard::parse(doc, body) && doc.IsObject()) {
         if (const Value* m = string_member(doc, "message"))
             message = view(*m);
         else if (const Value* m2 = string_member(doc, "Message"))
@@ -211,13 +210,9 @@ void write_block(providers::ResponseWriter& w, const Value& block, std::size_t k
 
 std::string decode_json(int32_t status, std::string_view body) {
     rapidjson::Document doc;
-    doc.Parse(body.data(), body.size());
-    if (doc.HasParseError()) {
-        protocol(status,
-                 std::string("the answer is not JSON or is cut off (byte offset ") +
-                     std::to_string(doc.GetErrorOffset()) + ": " +
-                     rapidjson::GetParseError_En(doc.GetParseError()) + ")",
-                 body);
+    // limits.120 to limits.122: depth-bounded, no duplicate key, no raw NUL.
+    if (const auto refusal = json_guard::parse(doc, body)) {
+        protocol(status, "the answer is not JSON or is cut off (" + refusal->text() + ")", body);
     }
     if (!doc.IsObject()) protocol(status, "the answer is not a JSON object", body);
     const Value* output = member(doc, "output");
@@ -255,9 +250,8 @@ std::string decode_stream(int32_t status, std::string_view body) {
     for (const StreamEvent& ev : read_event_stream(body)) {
         if (ev.message_type == "exception" || ev.message_type == "error") {
             rapidjson::Document doc;
-            doc.Parse(ev.payload.data(), ev.payload.size());
             std::string message;
-            if (!doc.HasParseError() && doc.IsObject()) {
+            if (!json_guard::parse(doc, ev.payload) && doc.IsObject()) {
                 if (const Value* m = string_member(doc, "message")) message = view(*m);
             }
             throw Failure(error_status(ev.event_type, 0),
@@ -266,8 +260,12 @@ std::string decode_stream(int32_t status, std::string_view body) {
                           status);
         }
         rapidjson::Document doc;
-        doc.Parse(ev.payload.data(), ev.payload.size());
-        if (doc.HasParseError() || !doc.IsObject()) {
+        if (const auto refusal = json_guard::parse(doc, ev.payload)) {
+            protocol(status,
+                     "the stream event \"" + ev.event_type + "\" is not JSON (" + refusal->text() + ")",
+                     ev.payload);
+        }
+        if (!doc.IsObject()) {
             protocol(status, "the stream event \"" + ev.event_type + "\" is not a JSON object",
                      ev.payload);
         }
@@ -335,13 +333,15 @@ std::string decode_stream(int32_t status, std::string_view body) {
                 break;
             case Partial::Kind::kToolUse: {
                 rapidjson::Document input;
-                if (!p.text.empty()) input.Parse(p.text.data(), p.text.size());
-                const bool whole = !p.text.empty() && !input.HasParseError() && input.IsObject();
+                std::optional<json_guard::Refusal> refusal;
+                if (!p.text.empty()) refusal = json_guard::parse(input, p.text);
+                const bool whole = !p.text.empty() && !refusal && input.IsObject();
                 if (!whole && !p.text.empty() && !cut) {
-                    protocol(
-                        status,
-                        "the streamed input of tool call \"" + p.id + "\" is not a JSON object",
-                        p.text);
+                    protocol(status,
+                             "the streamed input of tool call \"" + p.id +
+                                 "\" is not a JSON object" +
+                                 (refusal ? " (" + refusal->text() + ")" : std::string()),
+                             p.text);
                 }
                 // no input, or cut off by max_tokens: never a half call
                 w.tool_use(p.id, p.name, whole ? &input : nullptr);

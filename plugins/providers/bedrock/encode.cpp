@@ -248,28 +248,29 @@ class Encoder {
             rapidjson::StringBuffer& out)
         : request_(request), raw_(raw), parsed_(parsed), out_(out) {}
 
-    void run() {
+    /// abi.106: the head (method, path, headers) into `head_out`, the body into `out`.
+    void run(rapidjson::StringBuffer& head_out) {
         read_request();
-        Writer w(out_);
-        w.StartObject();
-        w.LitKey("schema_version");
-        w.Int(1);
-        w.LitKey("method");
-        w.String("POST");
-        w.LitKey("path");
+        Writer h(head_out);
+        h.StartObject();
+        h.LitKey("schema_version");
+        h.Int(1);
+        h.LitKey("method");
+        h.String("POST");
+        h.LitKey("path");
         const std::string path =
             "/model/" + encode_label(model_) + (stream_ ? "/converse-stream" : "/converse");
-        w.String(path.data(), static_cast<SizeType>(path.size()));
-        w.LitKey("headers");
-        w.StartObject();
-        w.LitKey("content-type");
-        w.String("application/json");
-        w.LitKey("accept");
-        w.String(stream_ ? "application/vnd.amazon.eventstream" : "application/json");
-        w.EndObject();
-        w.LitKey("body");
+        h.String(path.data(), static_cast<SizeType>(path.size()));
+        h.LitKey("headers");
+        h.StartObject();
+        h.LitKey("content-type");
+        h.String("application/json");
+        h.LitKey("accept");
+        h.String(stream_ ? "application/vnd.amazon.eventstream" : "application/json");
+        h.EndObject();
+        h.EndObject();
+        Writer w(out_);
         write_body(w);
-        w.EndObject();
     }
 
   private:
@@ -554,7 +555,7 @@ class Encoder {
                            ": the system breakpoint sits on a blank block with "
                            "nothing before it; it cannot be rendered without moving it");
                 }
-                if (system_1h_) {  // caching.106: the head at the 1-hour TTL
+                if (system_1h_) {  // caching.107: the head at the 1-hour TTL
                     w.StartObject();
                     w.LitKey("cachePoint");
                     w.RawValue(R"({"type":"default","ttl":"1h"})", 29, rapidjson::kObjectType);
@@ -999,7 +1000,7 @@ class Encoder {
 
 }  // namespace
 
-std::string_view encode_request(std::string_view provider_request_json) {
+EncodedRequest encode_request(std::string_view provider_request_json) {
     // Speed (bench/encode: within 2x of a plain Writer pass over the output): the request is
     // parsed in place from a private copy, so strings are not copied node by node, and the copy
     // and the output buffer are per-thread scratch reused from call to call -- a 2,000-message
@@ -1007,13 +1008,15 @@ std::string_view encode_request(std::string_view provider_request_json) {
     // scratch carries nothing from one call into the next (both are overwritten first), so
     // encode stays a pure function of its input.
     thread_local std::string input;
+    thread_local rapidjson::StringBuffer head;
     thread_local rapidjson::StringBuffer output;
+    head.Clear();
     output.Clear();
     output.Reserve(provider_request_json.size() + provider_request_json.size() / 4 + 256);
     rapidjson::Document doc;
     providers::parse_request(provider_request_json, input, doc, "bedrock");
-    Encoder(doc, provider_request_json, input.data(), output).run();
-    return {output.GetString(), output.GetSize()};
+    Encoder(doc, provider_request_json, input.data(), output).run(head);
+    return {{head.GetString(), head.GetSize()}, {output.GetString(), output.GetSize()}};
 }
 
 }  // namespace nucleo::bedrock

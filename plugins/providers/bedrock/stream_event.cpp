@@ -30,8 +30,8 @@ int64_t count(const Value* v, const char* key) {
 void decode_stream_event(std::string_view event_name, std::string_view data,
                          nucleo::plugin::Sink& out) {
     rapidjson::Document e;
-    e.Parse(data.data(), data.size());
-    if (e.HasParseError() || !e.IsObject()) return;
+    // limits.120: iterative and depth-bounded; an event off its format carries no delta.
+    if (json_guard::parse(e, data) || !e.IsObject()) return;
     const Value* index_value = member(&e, "contentBlockIndex");
     const std::size_t index = index_value != nullptr && index_value->IsUint64()
                                   ? static_cast<std::size_t>(index_value->GetUint64())

@@ -159,6 +159,11 @@ BlockKind block_kind_of(const Value& block, std::string_view plugin,
     return kind;
 }
 
+std::string refusal_words(const json_guard::Refusal& refusal) {
+    if (refusal.offset == json_guard::Refusal::kNoOffset) return refusal.reason + " at " + refusal.where;
+    return refusal.reason + " at byte " + std::to_string(refusal.offset);
+}
+
 std::string quote_first_bytes(std::string_view body, std::size_t limit) {
     static constexpr char kHex[] = "0123456789abcdef";
     std::size_t n = std::min(body.size(), limit);
@@ -341,6 +346,32 @@ std::string ResponseWriter::finish(std::string_view stop_reason, const Usage& us
     w_.EndObject();
     w_.EndObject();
     return {out_.GetString(), out_.GetSize()};
+}
+
+StringSink::StringSink() noexcept
+    : c_sink_{sizeof(nucleo_sink), &text_,
+              [](void* ctx, const char* data, size_t size) noexcept -> int32_t {
+                  try {
+                      static_cast<std::string*>(ctx)->append(data, size);
+                      return NUCLEO_OK;
+                  } catch (...) {
+                      return NUCLEO_ERR_INTERNAL;
+                  }
+              }},
+      wrapped_(&c_sink_) {}
+
+void encode_joined(std::string_view request, plugin::Sink& out,
+                   const std::function<void(std::string_view, plugin::Sink&, plugin::Sink&)>& parts) {
+    StringSink head;
+    StringSink body;
+    parts(request, head.sink(), body.sink());
+    const std::string& h = head.text();
+    if (h.size() < 2 || h.front() != '{' || h.back() != '}')
+        throw plugin::Failure(NUCLEO_ERR_INTERNAL, "encode: the request head is not a JSON object");
+    out.write(std::string_view(h).substr(0, h.size() - 1));
+    out.write(h.size() > 2 ? R"(,"body":)" : R"("body":)");
+    out.write(body.text());
+    out.write("}");
 }
 
 }  // namespace nucleo::providers

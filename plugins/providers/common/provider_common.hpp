@@ -18,6 +18,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "json_guard.hpp"
 #include "nucleo/plugin.hpp"
 
 namespace nucleo::providers {
@@ -81,6 +82,29 @@ void parse_request(std::string_view json, std::string& buffer, rapidjson::Docume
 /// Failure(NUCLEO_ERR_CONFIG) naming the plugin, so a typo is refused at create, not ignored.
 void check_instance_config(std::string_view config_json, std::string_view plugin);
 
+// ---- the two halves of an HTTP request (abi.106) -----------------------------------------------
+
+/// A plugin::Sink into a std::string of the plugin's own (not movable: the C sink points at it).
+class StringSink {
+  public:
+    StringSink() noexcept;
+    StringSink(const StringSink&) = delete;
+    StringSink& operator=(const StringSink&) = delete;
+    [[nodiscard]] plugin::Sink& sink() noexcept { return wrapped_; }
+    [[nodiscard]] const std::string& text() const noexcept { return text_; }
+
+  private:
+    std::string text_;
+    nucleo_sink c_sink_;
+    plugin::Sink wrapped_;
+};
+
+/// encode for a dialect written as encode_parts: `parts(request, head, body)` writes the head
+/// document and the body bytes, and `out` receives the one document of ABI 1.0-1.2, the head with
+/// "body" as its last member. The body must be a JSON text.
+void encode_joined(std::string_view request, plugin::Sink& out,
+                   const std::function<void(std::string_view, plugin::Sink&, plugin::Sink&)>& parts);
+
 // ---- the provider request --------------------------------------------------------------------
 
 /// The members of a provider request every dialect reads, checked once:
@@ -141,6 +165,11 @@ inline bool text_like(BlockKind k) {
 /// printable line: quoted, '"' and '\\' escaped, control bytes as \xNN, and "..." when cut.
 std::string quote_first_bytes(std::string_view body, std::size_t limit = 200);
 
+/// A refusal of the guarded JSON reader (json_guard.hpp, limits.120 to limits.122), every
+/// dialect parsing answers and events through it, in the words of a decode error:
+/// "<reason> at byte N", or "<reason> at <path>" for a duplicate key.
+std::string refusal_words(const json_guard::Refusal& refusal);
+
 /// Throws plugin::Failure(NUCLEO_ERR_PROTOCOL) with "<plugin>: HTTP <status> answer <what>; first
 /// bytes: <quote>", carrying the HTTP status: a 2xx answer off its wire format.
 [[noreturn]] void off_format(std::string_view plugin, int32_t http_status, const std::string& what,
@@ -169,7 +198,7 @@ struct Usage {
     std::int64_t output = 0;
     std::int64_t cache_read = 0;
     std::int64_t cache_write = 0;
-    /// caching.107: the part of cache_write at the 1-hour TTL; written only when not 0.
+    /// caching.108: the part of cache_write at the 1-hour TTL; written only when not 0.
     std::int64_t cache_write_1h = 0;
 };
 

@@ -54,14 +54,14 @@ class Decoder {
     /// is a context overflow (answers.104) the core can act on by compacting, not a bad request.
     [[noreturn]] void fail_with_error() const {
         rapidjson::Document doc;
-        doc.Parse(body_.data(), body_.size());
-        std::string detail = doc.HasParseError() ? std::string() : error_text(doc);
+        const bool parsed = !json_guard::parse(doc, body_);
+        std::string detail = parsed ? error_text(doc) : std::string();
         if (detail.empty()) {
             detail = "a body that is not an OpenAI error object: " +
                      providers::quote_first_bytes(body_);
         }
         int32_t code = providers::status_for_http(status_);
-        if (!doc.HasParseError() &&
+        if (parsed &&
             providers::text_or_empty(member(member(doc, "error"), "code")) ==
                 "context_length_exceeded") {
             code = NUCLEO_ERR_CONTEXT_OVERFLOW;
@@ -72,11 +72,9 @@ class Decoder {
 
     Answer read_completion() const {
         rapidjson::Document doc;
-        doc.Parse(body_.data(), body_.size());
-        if (doc.HasParseError()) {
-            protocol(std::string("is not JSON (") +
-                     rapidjson::GetParseError_En(doc.GetParseError()) + " at byte " +
-                     std::to_string(doc.GetErrorOffset()) + ")");
+        // limits.120 to limits.122: depth-bounded, no duplicate key, no raw NUL.
+        if (const auto refusal = json_guard::parse(doc, body_)) {
+            protocol("is not JSON (" + providers::refusal_words(*refusal) + ")");
         }
         if (!doc.IsObject()) protocol("is not a JSON object");
         if (const Value* e = member(doc, "error"); e != nullptr && !e->IsNull()) {
@@ -131,8 +129,11 @@ class Decoder {
                 return;
             }
             rapidjson::Document chunk;
-            chunk.Parse(line.data(), line.size());
-            if (chunk.HasParseError() || !chunk.IsObject()) {
+            if (const auto refusal = json_guard::parse(chunk, line)) {
+                protocol("has stream event " + std::to_string(event) + " that is not JSON (" +
+                         providers::refusal_words(*refusal) + ")");
+            }
+            if (!chunk.IsObject()) {
                 protocol("has stream event " + std::to_string(event) +
                          " that is not a JSON object");
             }
@@ -321,8 +322,16 @@ void write_call(providers::ResponseWriter& w, const ToolCall& c) {
         return;
     }
     rapidjson::Document args;
-    args.Parse(c.arguments.data(), c.arguments.size());
-    if (args.HasParseError() || !args.IsObject()) {
+    const auto refusal = json_guard::parse(args, c.arguments);
+    if (refusal && refusal->kind != json_guard::Refusal::Kind::kSyntax) {
+        // limits.120 to limits.122: arguments nested past the limit, with a duplicate key or a
+        // raw NUL are refused, not kept as "_raw" text the next request would send back; text
+        // that is merely not JSON stays "_raw", as a model's malformed arguments always did.
+        throw plugin::Failure(NUCLEO_ERR_PROTOCOL, "openai: the arguments of tool call \"" + c.id +
+                                                       "\" are not usable JSON (" +
+                                                       refusal->text() + ")");
+    }
+    if (refusal || !args.IsObject()) {
         args.SetObject();
         args.AddMember("_raw", rapidjson::StringRef(c.arguments.data(), c.arguments.size()),
                        args.GetAllocator());

@@ -46,31 +46,34 @@ class Encoder {
   public:
     explicit Encoder(rapidjson::StringBuffer& out) : w_(out) {}
 
-    void encode(const Value& req) {
+    /// abi.106: the head (method, path, headers) into `head_out`, the body into this encoder's
+    /// buffer.
+    void encode(const Value& req, rapidjson::StringBuffer& head_out) {
         const providers::RequestHead head = providers::read_request_head(req, "openai");
         const Options opt = read_options(head.options);
         const Value& prepared = *head.prepared;
         const std::string_view model = head.wire_model;
         const bool stream = head.stream;
 
-        w_.StartObject();
-        w_.Key("schema_version");
-        w_.Int(1);
-        w_.Key("method");
-        w_.String("POST");
-        w_.Key("path");
-        w_.String(opt.path.data(), static_cast<SizeType>(opt.path.size()));
-        w_.Key("headers");
-        w_.StartObject();
-        w_.Key("content-type");
-        w_.String("application/json");
+        rapidjson::Writer<rapidjson::StringBuffer> hw(head_out);
+        hw.StartObject();
+        hw.Key("schema_version");
+        hw.Int(1);
+        hw.Key("method");
+        hw.String("POST");
+        hw.Key("path");
+        hw.String(opt.path.data(), static_cast<SizeType>(opt.path.size()));
+        hw.Key("headers");
+        hw.StartObject();
+        hw.Key("content-type");
+        hw.String("application/json");
         if (stream) {
-            w_.Key("accept");
-            w_.String("text/event-stream");
+            hw.Key("accept");
+            hw.String("text/event-stream");
         }
-        w_.EndObject();
+        hw.EndObject();
+        hw.EndObject();
 
-        w_.Key("body");
         w_.StartObject();
         w_.Key("model");
         write_string(model);
@@ -92,7 +95,6 @@ class Encoder {
             w_.Bool(true);
             w_.EndObject();
         }
-        w_.EndObject();
         w_.EndObject();
     }
 
@@ -694,12 +696,13 @@ class Encoder {
 
 }  // namespace
 
-void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& out) {
+void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& head,
+                    rapidjson::StringBuffer& body) {
     // In-situ parsing: strings stay in this copy instead of being allocated one by one.
     std::string buffer;
     rapidjson::Document doc;
     providers::parse_request(provider_request_json, buffer, doc, "openai");
-    Encoder(out).encode(doc);
+    Encoder(body).encode(doc, head);
 }
 
 }  // namespace nucleo::openai

@@ -9,10 +9,11 @@
 
 namespace nucleo::openai {
 
-/// Renders `provider_request_json` as {"schema_version":1, "method":"POST", "path", "headers",
-/// "body"} into `out`. Throws plugin::Failure NUCLEO_ERR_INVALID_ARGUMENT naming the field, turn
+/// Renders `provider_request_json` in two parts (abi.106): {"schema_version":1, "method":"POST",
+/// "path", "headers"} into `head` and the body's JSON text into `body`. Throws plugin::Failure NUCLEO_ERR_INVALID_ARGUMENT naming the field, turn
 /// or block that cannot be expressed (channel.1: the plugin renders what it
 /// is handed and decides nothing, so it refuses rather than repairs).
-void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& out);
+void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& head,
+                    rapidjson::StringBuffer& body);
 
 }  // namespace nucleo::openai

@@ -54,6 +54,7 @@
 #include "decode.hpp"
 #include "encode.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::openai {
 namespace {
@@ -65,17 +66,27 @@ class ChatCompletions final : public plugin::Provider {
     explicit ChatCompletions(std::string_view /*config_json*/) {}
 
     void capabilities(plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"openai","native_tools":true,"caching":false,)"
+        out << R"({"schema_version":1,"dialect":"openai","wire_family":"openai-chat","native_tools":true,"caching":false,)"
                R"("streaming":true,"max_cache_breakpoints":0,"inputs":["images","documents"],)"
                R"("auth":"bearer","stream_framing":"sse"})";
     }
 
     void encode(std::string_view prepared_json, plugin::Sink& out) override {
+        providers::encode_joined(prepared_json, out,
+                                 [this](std::string_view req, plugin::Sink& head, plugin::Sink& body) {
+                                     encode_parts(req, head, body);
+                                 });
+    }
+
+    /// abi.106: the body bytes written here are the bytes the host sends.
+    void encode_parts(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& body) {
         // The body is about as long as the request: reserving that once saves the buffer's
         // repeated regrowth on long conversations (bench/encode).
-        rapidjson::StringBuffer buffer(nullptr, prepared_json.size() + 4096);
-        encode_request(prepared_json, buffer);
-        out.write(std::string_view(buffer.GetString(), buffer.GetSize()));
+        rapidjson::StringBuffer head_buffer;
+        rapidjson::StringBuffer body_buffer(nullptr, prepared_json.size() + 4096);
+        encode_request(prepared_json, head_buffer, body_buffer);
+        head.write(std::string_view(head_buffer.GetString(), head_buffer.GetSize()));
+        body.write(std::string_view(body_buffer.GetString(), body_buffer.GetSize()));
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

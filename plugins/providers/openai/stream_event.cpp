@@ -27,8 +27,8 @@ int64_t count(const Value& v, const char* key) {
 
 void decode_stream_event(std::string_view data, plugin::Sink& out) {
     rapidjson::Document e;
-    e.Parse(data.data(), data.size());
-    if (e.HasParseError() || !e.IsObject()) return;
+    // limits.120: iterative and depth-bounded; an event off its format carries no delta.
+    if (json_guard::parse(e, data) || !e.IsObject()) return;
     plugin::StreamDeltas deltas;
     const Value* choices = member(e, "choices");
     if (choices != nullptr && choices->IsArray() && !choices->Empty()) {

@@ -1,5 +1,6 @@
 // The documents of "nucleo.store/1" and the stored form of a conversation (store_common.hpp).
 #include "store_common.hpp"
+#include "json_guard.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -24,11 +25,11 @@ constexpr unsigned kParseFlags = rapidjson::kParseFullPrecisionFlag;
     fail(NUCLEO_ERR_INVALID_ARGUMENT, message);
 }
 
+// limits.120: a snapshot or a change set is read under the document depth limit, so a store
+// never recurses through a deep text (its Accept below included).
 void parse_object(rapidjson::Document& doc, std::string_view json, const char* what) {
-    doc.Parse<kParseFlags>(json.data(), json.size());
-    if (doc.HasParseError()) {
-        invalid(std::string(what) + ": byte offset " + std::to_string(doc.GetErrorOffset()) + ": " +
-                rapidjson::GetParseError_En(doc.GetParseError()));
+    if (auto refusal = json_guard::parse<kParseFlags>(doc, json, json_guard::kDocumentMaxDepth)) {
+        invalid(std::string(what) + ": " + refusal->text());
     }
     if (!doc.IsObject()) invalid(std::string(what) + ": expected a JSON object");
 }

@@ -171,7 +171,7 @@ TEST_F(AnthropicEmulator, TheSecondCallOfAGrowingConversationReadsWhatTheFirstWr
     expect_valid_wire({one.body, two.body});
 }
 
-// caching.105-107: a plan with the request-level marker and a 1-hour head renders a top-level
+// caching.106-108: a plan with the request-level marker and a 1-hour head renders a top-level
 // cache_control and a "ttl":"1h" system mark; the emulator writes the whole request, the head at
 // 1 hour, and decode reports that part apart as cache_write_1h_tokens; the next, longer call
 // reads the whole first request back through the request-level marker.

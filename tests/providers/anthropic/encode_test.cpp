@@ -139,7 +139,7 @@ TEST(AnthropicEncode, CapabilitiesDescribeANativeToolCachingDialect) {
     EXPECT_TRUE(caps["caching"].GetBool());
     EXPECT_TRUE(caps["streaming"].GetBool());
     EXPECT_EQ(caps["max_cache_breakpoints"].GetInt(), 4);
-    EXPECT_TRUE(caps["automatic_caching"].GetBool());  // caching.105
+    EXPECT_TRUE(caps["automatic_caching"].GetBool());  // caching.106
     EXPECT_STREQ(caps["auth"].GetString(), "x-api-key");
 }
 
@@ -222,7 +222,7 @@ std::string request_with(const std::string& prepared, const std::string& top = "
 const std::string kUserHi =
     R"({"role":"user","message_id":"m1","blocks":[{"type":"text","text":"hi"}]})";
 
-// caching.105, caching.106: the request-level marker is the body's cache_control; the 1-hour
+// caching.106, caching.107: the request-level marker is the body's cache_control; the 1-hour
 // head is the system block's; the tail keeps the request's TTL (5 minutes here).
 TEST(AnthropicEncode, TheRequestLevelMarkerAndTheOneHourHead) {
     const std::string request = request_with(
@@ -256,12 +256,12 @@ std::vector<Refusal> refusals() {
              R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":5,"system_block":0,"turn_anchors":[{"turn":0,"block":0},{"turn":1,"block":0},{"turn":2,"block":0},{"turn":3,"block":0}]},"turns":[)" +
              kUserHi + "," + kUserHi + "," + kUserHi + "," + kUserHi + "]}"),
          {"5 breakpoints", "at most 4"}},
-        {"automatic_over_four",  // caching.105: the request-level marker counts
+        {"automatic_over_four",  // caching.106: the request-level marker counts
          request_with(
              R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":5,"system_block":0,"automatic":true,"turn_anchors":[{"turn":0,"block":0},{"turn":1,"block":0},{"turn":2,"block":0}]},"turns":[)" +
              kUserHi + "," + kUserHi + "," + kUserHi + "]}"),
          {"5 breakpoints", "at most 4"}},
-        {"system_ttl_unknown",  // caching.106
+        {"system_ttl_unknown",  // caching.107
          request_with(
              R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":1,"system_block":0,"system_ttl":"2h","turn_anchors":[]},"turns":[)" +
              kUserHi + "]}"),

@@ -1,0 +1,81 @@
+// The request contract: the documented request rules of each wire family (wire.101-wire.163),
+// each with the provider's own error text, checked over a request body. One rule book, linked by
+// the core (the audit after a plugin's encode, wire.150) and by nucleo-emulator (which refuses
+// with the same texts), so the two cannot drift. RapidJSON and the standard library only.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nucleo::contract {
+
+/// The wire family a provider plugin declares in its capabilities ("wire_family", wire.149).
+enum class WireFamily { kUnknown, kAnthropicMessages, kOpenAIChat, kBedrockConverse };
+
+/// "anthropic-messages", "openai-chat", "bedrock-converse"; anything else is kUnknown.
+WireFamily wire_family_from_name(std::string_view name) noexcept;
+/// The name wire_family_from_name reads ("unknown" for kUnknown).
+std::string_view wire_family_name(WireFamily family) noexcept;
+
+/// One broken rule.
+struct Violation {
+    std::string rule;     ///< the rule id, "wire.108"
+    std::string where;    ///< where in the request ("messages.2.content.0", "path", "header x")
+    std::string message;  ///< the provider's own error text (or the rule's, wire.123, wire.150+)
+    /// "wire.108 at messages.2: <message>" (one line).
+    [[nodiscard]] std::string line() const;
+};
+
+/// Which rules run: those the provider itself enforces (what nucleo-emulator refuses), or those
+/// plus the core's own contract that the provider would accept (wire.123).
+enum class Scope { kProvider, kCore };
+
+/// The family's request rules over a parsed body, in the order the provider reports them: the
+/// first one broken, or nullopt. A kUnknown family has no family rules (nullopt). The body's
+/// required fields (model, messages, max_tokens) are not rules of the book: a body without them
+/// is checked as far as it goes.
+std::optional<Violation> check_request(WireFamily family, const rapidjson::Value& body,
+                                       Scope scope = Scope::kCore);
+
+/// wire.115: the request size limit a family's provider publishes (0 = none published).
+std::size_t published_size_limit(WireFamily family) noexcept;
+/// wire.115: a body of `bytes` over the family's published limit, or nullopt.
+std::optional<Violation> check_size(WireFamily family, std::size_t bytes);
+
+/// wire.101/120/130: the tool name pattern ^[a-zA-Z0-9_-]{1,64}$ every family accepts.
+bool valid_tool_name(std::string_view name) noexcept;
+
+/// The outgoing request a plugin's encode produced, as the audit reads it. The audit is a
+/// function over these values so it serves any way the body crosses the plugin boundary.
+struct OutgoingRequest {
+    std::string_view method;
+    std::string_view path;  ///< as the plugin returned it, before the base URL is prepended
+    const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
+    std::string_view body;                     ///< the body bytes as they would be sent
+    const rapidjson::Value* parsed = nullptr;  ///< the parsed body when the caller has it
+};
+
+/// What the core decided for this call, which the body must carry (wire.160-wire.163).
+struct CallPlan {
+    static constexpr std::size_t kDefaultMaxBodyBytes = 32U * 1024U * 1024U;
+    std::size_t breakpoints = 0;           ///< the cache plan's breakpoints
+    std::vector<std::string> system_texts;  ///< the prepared system blocks, as text
+    std::int64_t max_tokens = 0;            ///< the reserved output budget
+    std::size_t max_body_bytes = kDefaultMaxBodyBytes;  ///< wire.153's cap
+};
+
+/// The audit after encode: the generic checks (wire.150-wire.153) for every family, then for a
+/// known family its size limit, the plan checks (system wire.161, breakpoints wire.160,
+/// max_tokens wire.163) and its rule book
+/// (check_request, Scope::kCore). The first violation, or nullopt.
+std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
+                                       const CallPlan& plan);
+
+}  // namespace nucleo::contract

@@ -1,0 +1,118 @@
+// The OpenAI Chat Completions rule book (wire.120-wire.125): tools, then the messages in order.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "contract/contract_internal.hpp"
+
+namespace nucleo::contract::internal {
+namespace {
+
+// wire.120, wire.121
+std::optional<Violation> tools(const Value& body) {
+    const Value* tools = array(body, "tools");
+    if (tools == nullptr) return std::nullopt;
+    for (rapidjson::SizeType i = 0; i < tools->Size(); ++i) {
+        const Value* fn = member((*tools)[i], "function");
+        if (fn == nullptr) continue;
+        const std::string_view name = str(*fn, "name");
+        const std::string at = "tools[" + std::to_string(i) + "].function.name";
+        if (name.size() > 64) {
+            return broken("wire.120", at,
+                          "Invalid '" + at +
+                              "': string too long. Expected a string with maximum length 64, but "
+                              "got a string with length " +
+                              std::to_string(name.size()) + " instead.");
+        }
+        if (!valid_tool_name(name)) {
+            return broken("wire.120", at,
+                          "Invalid '" + at +
+                              "': string does not match pattern. Expected a string that matches "
+                              "the pattern '^[a-zA-Z0-9_-]+$'.");
+        }
+        const Value* schema = member(*fn, "parameters");
+        if (schema != nullptr && schema_type(schema) != "object") {
+            const std::string_view got = schema_type(schema);
+            return broken("wire.121", "tools[" + std::to_string(i) + "].function.parameters",
+                          "Invalid schema for function '" + std::string(name) +
+                              "': schema must be a JSON Schema of 'type: \"object\"', got 'type: \"" +
+                              std::string(got.empty() ? "None" : got) + "\"'.");
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string_view> tool_call_ids(const Value& message) {
+    std::vector<std::string_view> ids;
+    if (const Value* calls = array(message, "tool_calls"))
+        for (const auto& c : calls->GetArray()) ids.push_back(str(c, "id"));
+    return ids;
+}
+
+// wire.122-wire.125
+std::optional<Violation> messages(const Value& messages, Scope scope) {
+    std::vector<std::string_view> pending;  // tool_call ids still waiting for their tool message
+    rapidjson::SizeType pending_from = 0;
+    const auto unanswered = [&](rapidjson::SizeType at) {
+        std::string ids;
+        for (const auto id : pending) ids += (ids.empty() ? "" : ", ") + std::string(id);
+        return broken("wire.125", "messages.[" + std::to_string(at) + "].role",
+                      "An assistant message with 'tool_calls' must be followed by tool messages "
+                      "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                      "have response messages: " +
+                          ids);
+    };
+    for (rapidjson::SizeType i = 0; i < messages.Size(); ++i) {
+        const Value& m = messages[i];
+        const std::string at = "messages.[" + std::to_string(i) + "]";
+        const std::string_view role = str(m, "role");
+        if (role != "system" && role != "developer" && role != "user" && role != "assistant" &&
+            role != "tool" && role != "function") {
+            return broken("wire.122", at + ".role",
+                          "Invalid value: '" + std::string(role) +
+                              "'. Supported values are: 'system', 'assistant', 'user', "
+                              "'function', 'tool', and 'developer'.");
+        }
+        if (scope == Scope::kCore && i > 0 && (role == "system" || role == "developer")) {
+            return broken("wire.123", at + ".role",
+                          "Invalid value: '" + std::string(role) +
+                              "' at " + at +
+                              ": the system content is one leading system message; a later "
+                              "message carries the role 'user', 'assistant' or 'tool'.");
+        }
+        if (role == "tool") {
+            if (member(m, "tool_call_id") == nullptr) {
+                return broken("wire.124", at + ".tool_call_id",
+                              "Missing parameter 'tool_call_id': messages with role 'tool' must "
+                              "have a 'tool_call_id'.");
+            }
+            const std::string_view id = str(m, "tool_call_id");
+            const auto it = std::find(pending.begin(), pending.end(), id);
+            if (it == pending.end()) {
+                return broken("wire.124", at + ".role",
+                              "Invalid parameter: messages with role 'tool' must be a response to "
+                              "a preceeding message with 'tool_calls'.");
+            }
+            pending.erase(it);
+            continue;
+        }
+        if (!pending.empty()) return unanswered(i);
+        if (role == "assistant") {
+            pending = tool_call_ids(m);
+            pending_from = i;
+        }
+    }
+    if (!pending.empty()) return unanswered(pending_from);
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Violation> check_openai(const Value& body, Scope scope) {
+    if (!body.IsObject()) return std::nullopt;
+    if (auto e = tools(body)) return e;
+    if (const Value* m = array(body, "messages")) return messages(*m, scope);
+    return std::nullopt;
+}
+
+}  // namespace nucleo::contract::internal

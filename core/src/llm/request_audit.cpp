@@ -1,0 +1,104 @@
+#include "llm/request_audit.hpp"
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/log_internal.hpp"
+#include "contract/contract.hpp"
+#include "nucleo/errors.hpp"
+
+namespace nucleo::internal {
+namespace {
+
+bool user_first_family(contract::WireFamily f) {
+    return f == contract::WireFamily::kAnthropicMessages || f == contract::WireFamily::kBedrockConverse;
+}
+
+}  // namespace
+
+void check_first_turn(const ProviderConfig& config, const ProviderCapabilities& caps,
+                      const ConversationContext& conversation) {
+    const contract::WireFamily family = contract::wire_family_from_name(caps.wire_family);
+    const auto& messages = conversation.messages();
+    if (!user_first_family(family) || messages.empty() || messages.front().outgoing()) return;
+    const Message& first = messages.front();
+    const std::string block =
+        first.blocks.empty() ? std::string("no block") : "block 0 (" + std::string(block_type_name(first.blocks.front())) + ")";
+    throw Error(ErrorKind::kInvalidArgument,
+                "conversation '" + conversation.conversation_id() + "': wire.170: message '" + first.id +
+                    "', " + block + ", is the model's and comes first, but provider '" + config.name +
+                    "' (" + std::string(contract::wire_family_name(family)) +
+                    ") takes a conversation that starts with the user's turn; add a user message "
+                    "before it; nothing was sent");
+}
+
+bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities& caps,
+                       const ConversationContext& conversation, bool thinking) {
+    if (!thinking || !user_first_family(contract::wire_family_from_name(caps.wire_family))) return thinking;
+    const auto& messages = conversation.messages();
+    // The wire's final user turn: the trailing run of outgoing messages, in a tool loop when one
+    // of them carries a tool result; the assistant turn before it is the run of incoming ones.
+    std::size_t end = messages.size();
+    bool loop = false;
+    while (end > 0 && messages[end - 1].outgoing()) {
+        for (const ContentBlock& b : messages[end - 1].blocks) loop = loop || b.is<ToolResultBlock>();
+        --end;
+    }
+    if (!loop || end == 0) return thinking;
+    std::size_t first = end;
+    while (first > 0 && messages[first - 1].incoming()) --first;
+    const Message& turn = messages[first];
+    if (!turn.blocks.empty() &&
+        (turn.blocks.front().is<ThinkingBlock>() || turn.blocks.front().is<RedactedThinkingBlock>())) {
+        return thinking;
+    }
+    static std::mutex mutex;
+    static std::set<std::string> logged;
+    const std::string key = config.name + '\x1f' + conversation.conversation_id();
+    bool first_time = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (logged.size() > 4096) logged.clear();
+        first_time = logged.insert(key).second;
+    }
+    if (first_time) {
+        NUCLEO_LOG_INFO("conversation '{}': wire.171: the call to provider '{}' goes without thinking: the "
+                        "tool loop's assistant turn (message '{}') begins with {}, not a thinking block, "
+                        "which the provider refuses with thinking on (wire.113)",
+                        conversation.conversation_id(), config.name, turn.id,
+                        turn.blocks.empty() ? "nothing" : block_type_name(turn.blocks.front()));
+    }
+    return false;
+}
+
+void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilities& caps,
+                           std::string_view path, const HttpRequest& http, const AuditedCall& call) {
+    const contract::WireFamily family = contract::wire_family_from_name(caps.wire_family);
+    contract::CallPlan plan;
+    if (call.prepared != nullptr) {
+        plan.breakpoints = call.prepared->cache_plan.breakpoints();
+        // wire.161: the text blocks of the system content are what every family carries as
+        // text; JSON and skill blocks are rendered by the plugin and not compared byte for byte.
+        for (const ContentBlock& b : call.prepared->system_blocks) {
+            if (const auto* t = b.get_if<TextBlock>()) plan.system_texts.push_back(t->text);
+        }
+    }
+    plan.max_tokens = call.max_tokens;
+    if (call.body_limit > 0) plan.max_body_bytes = call.body_limit;
+    contract::OutgoingRequest request;
+    request.method = http.method;
+    request.path = path;
+    request.headers = &http.headers;
+    request.body = http.body;
+    const auto violation = contract::audit_request(family, request, plan);
+    if (!violation) return;
+    throw Error(ErrorKind::kPlugin,
+                "provider '" + config.name + "' (plugin '" + config.plugin + "', wire family " +
+                    std::string(contract::wire_family_name(family)) +
+                    "): the encoded request breaks " + violation->line() +
+                    "; nothing was sent: the plugin's encode is at fault, update or replace it");
+}
+
+}  // namespace nucleo::internal

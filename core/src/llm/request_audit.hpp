@@ -1,0 +1,41 @@
+// The audit of a request a provider plugin encoded, before any byte of it is sent (wire.150).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "nucleo/conversation.hpp"
+#include "nucleo/prepared.hpp"
+#include "nucleo/provider_client.hpp"
+
+namespace nucleo::internal {
+
+/// What the core decided for the call, which the encoded request must carry.
+struct AuditedCall {
+    const PreparedConversation* prepared = nullptr;
+    std::int64_t max_tokens = 0;       ///< the reserved output budget
+    std::size_t body_limit = 0;        ///< wire.153's cap in bytes
+};
+
+/// wire.149-wire.163: audits `http` (as the plugin encoded it, headers included) against the rule
+/// book of the plugin's declared wire family (the generic checks only for an unknown family).
+/// `path` is the path the plugin returned, before the base URL. Throws Error(kPlugin), one line
+/// naming the provider, the plugin, its family, the rule and where; nothing has been sent.
+void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilities& caps,
+                           std::string_view path, const HttpRequest& http, const AuditedCall& call);
+
+/// wire.170: a family whose first turn must be the user's (Anthropic Messages, Bedrock Converse)
+/// gets no conversation whose first message is the model's: Error(kInvalidArgument) naming the
+/// rule, the message and its block, before anything is prepared or sent.
+void check_first_turn(const ProviderConfig& config, const ProviderCapabilities& caps,
+                      const ConversationContext& conversation);
+
+/// wire.171: whether this call keeps thinking on. A family that requires the tool loop's
+/// assistant turn to begin with a thinking block (wire.113, wire.142) gets the call without
+/// thinking when that turn has none (a round taken at a lower depth or by another provider);
+/// logged once per conversation with the reason.
+bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities& caps,
+                       const ConversationContext& conversation, bool thinking);
+
+}  // namespace nucleo::internal

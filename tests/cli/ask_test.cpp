@@ -1,0 +1,146 @@
+// `nucleo ask` against the real nucleo-emulator, and the config's `defaults:` that let a
+// conversation declaring nothing be sent (budget.102, budget.103).
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_support.hpp"
+#include "emulator_client.hpp"
+
+namespace nucleo::cli_test {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// `nucleo ARGS --config CONFIG` with the Anthropic provider pointed at `port`.
+CliRun ask_at(int port, const std::string& args, const std::string& config = kShippedConfig) {
+    return test_support::run_command("env ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                                     std::to_string(port) + " NUCLEO_PLUGIN_PATH=" +
+                                     NUCLEO_BUILD_PLUGIN_DIR + " '" + NUCLEO_CLI + "' " + args +
+                                     " --config " + quoted(config));
+}
+
+/// A scratch folder for this test, emptied first.
+fs::path scratch() {
+    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "cli" /
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+/// A config that includes the shipped one and adds `extra` (a `defaults:` block from line 2),
+/// written into `dir`.
+std::string config_with(const fs::path& dir, const std::string& extra) {
+    const fs::path file = dir / "nucleo.yaml";
+    std::ofstream(file) << "include: " << quoted(kShippedConfig) << "\n" << extra;
+    return file.string();
+}
+
+TEST(CliAsk, StreamsTheAnswerOfOnePromptFromArgumentsOrStdin) {
+    emulator_test::EmulatorProcess emulator;
+    CliRun r = ask_at(emulator.port(), "ask --model claude-sonnet-4-5 What is a nucleus");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "This is the emulator's answer to: What is a nucleus\n");
+    EXPECT_NE(r.err.find("model claude-sonnet-4-5"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cost $"), std::string::npos) << r.err;
+
+    r = test_support::run_command("printf 'From stdin\\nsecond line' | env ANTHROPIC_API_KEY=sk-test "
+                                  "ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                                  std::to_string(emulator.port()) + " '" + NUCLEO_CLI +
+                                  "' ask --model claude-sonnet-4-5 --config " + quoted(kShippedConfig));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "This is the emulator's answer to: From stdin\n");
+}
+
+TEST(CliAsk, JsonIsOneDocumentWithTextUsageAndCost) {
+    emulator_test::EmulatorProcess emulator;
+    const CliRun r = ask_at(emulator.port(),
+                            "ask --json --model claude-sonnet-4-5 --system 'Be brief.' Hello there");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    EXPECT_EQ(d["schema_version"].GetInt(), 1);
+    EXPECT_STREQ(d["model"].GetString(), "claude-sonnet-4-5");
+    EXPECT_STREQ(d["text"].GetString(), "This is the emulator's answer to: Hello there");
+    EXPECT_STREQ(d["stop_reason"].GetString(), "end_turn");
+    EXPECT_GT(d["usage"]["input_tokens"].GetInt64(), 0);
+    EXPECT_GT(d["usage"]["output_tokens"].GetInt64(), 0);
+    EXPECT_GT(d["cost"].GetDouble(), 0.0);
+}
+
+TEST(CliAsk, NoPromptIsAUsageError) {
+    const CliRun r = test_support::run_command("printf '  \\n' | '" + std::string(NUCLEO_CLI) +
+                                               "' ask --config " + quoted(kShippedConfig));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "nucleo ask: no prompt: give it as arguments or on stdin\n");
+}
+
+TEST(CliAsk, AFailedCallExitsOne) {
+    // Nothing listens on port 9 of the loopback: the call fails after its retries.
+    const CliRun r = ask_at(9, "ask --model claude-sonnet-4-5 hello");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("nucleo ask: "), std::string::npos) << r.err;
+}
+
+/// `nucleo render` of a document that declares neither depth nor output under `config`.
+CliRun render_undeclared(const std::string& config) {
+    const fs::path doc = fs::path(config).parent_path() / "undeclared.json";
+    std::ofstream(doc) << R"({"schema_version": 1, "conversation_id": "c-undeclared", "messages": [)"
+                       << R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "Hi"}]}]})";
+    return test_support::run_command("env NUCLEO_PLUGIN_PATH=" + std::string(NUCLEO_BUILD_PLUGIN_DIR) +
+                                     " '" + NUCLEO_CLI + "' render --model claude-sonnet-4-5 --in " +
+                                     quoted(doc.string()) + " --config " + quoted(config));
+}
+
+TEST(CliDefaults, ADocumentThatDeclaresNothingGetsImmediateAndMedium) {
+    const fs::path dir = scratch();
+    CliRun r = render_undeclared(config_with(dir, ""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    // claude-sonnet-4-5's MEDIUM rung in config/models.yaml, and no thinking (IMMEDIATE).
+    EXPECT_EQ(d["body"]["max_tokens"].GetInt(), 4096) << r.out;
+    EXPECT_FALSE(d["body"].HasMember("thinking")) << r.out;
+
+    r = render_undeclared(config_with(dir, "defaults:\n  output: 700\n  depth: IMMEDIATE\n"));
+    ASSERT_EQ(r.status, 0) << r.err;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    EXPECT_EQ(d["body"]["max_tokens"].GetInt(), 700) << r.out;
+}
+
+TEST(CliDefaults, AConfigThatOptsOutKeepsNoDefault) {
+    const fs::path dir = scratch();
+    const CliRun r = render_undeclared(config_with(dir, "defaults:\n  output: none\n  depth: none\n"));
+    // budget.2's refusal, an uncorrectable error of the call (exit 1), names the conversation.
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("conversation 'c-undeclared' declares no"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("declares no"), std::string::npos) << r.err;
+}
+
+TEST(CliDefaults, ABadDefaultNamesFileLineAndTheExpectedValues) {
+    const fs::path dir = scratch();
+    const std::string config = config_with(dir, "defaults:\n  output: HUGE\n");
+    const CliRun r = render_undeclared(config);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(config + ":3:11: defaults.output: expected SHORT, MEDIUM, LONG, EXTENDED, "
+                                  "a positive token count or none, got \"HUGE\""),
+              std::string::npos)
+        << r.err;
+    const CliRun depth = render_undeclared(config_with(dir, "defaults:\n  depth: deepest\n"));
+    EXPECT_EQ(depth.status, 2);
+    EXPECT_NE(depth.err.find(":3:10: defaults.depth: expected IMMEDIATE, STANDARD, DEEP or none, got "
+                             "\"deepest\""),
+              std::string::npos)
+        << depth.err;
+}
+
+}  // namespace
+}  // namespace nucleo::cli_test

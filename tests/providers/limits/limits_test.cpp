@@ -1,0 +1,146 @@
+// Every dialect's decode and decode_event read answers under the guarded JSON reader: a 10^5-deep
+// tool input is refused naming the depth limit (limits.120), a duplicate key naming its path
+// (limits.121), a raw NUL as such (limits.122) — a protocol error, never a crash.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "nucleo/errors.hpp"
+#include "nucleo/plugins.hpp"
+
+namespace nucleo {
+namespace {
+
+constexpr std::size_t kDeep = 100000;
+
+const ProviderInstance& provider(const std::string& name) {
+    static const PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
+    static std::map<std::string, std::pair<Plugin, ProviderInstance>> loaded;
+    auto it = loaded.find(name);
+    if (it == loaded.end()) {
+        Plugin plugin = loader.load(name);
+        ProviderInstance instance = plugin.make_provider("{}");
+        it = loaded.emplace(name, std::pair{std::move(plugin), std::move(instance)}).first;
+    }
+    return it->second.second;
+}
+
+/// `{"a":{"a":...{"a":1}...}}` nested `depth` objects deep.
+std::string nested_object(std::size_t depth) {
+    std::string out;
+    out.reserve(depth * 6);
+    for (std::size_t i = 0; i < depth; ++i) out += "{\"a\":";
+    out += "1";
+    out.append(depth, '}');
+    return out;
+}
+
+/// An answer in `dialect`'s wire shape with one tool call whose input is `input`.
+std::string tool_answer(const std::string& dialect, const std::string& input) {
+    if (dialect == "anthropic") {
+        return R"({"id":"msg_1","type":"message","role":"assistant","model":"m","content":[)"
+               R"({"type":"tool_use","id":"toolu_1","name":"f","input":)" + input +
+               R"(}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}})";
+    }
+    if (dialect == "openai") {
+        std::string escaped;
+        for (char c : input) {
+            if (c == '"') escaped += '\\';
+            escaped += c;
+        }
+        return R"({"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,)"
+               R"("message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1",)"
+               R"("type":"function","function":{"name":"f","arguments":")" + escaped +
+               R"("}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":1}})";
+    }
+    return R"({"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"t1",)"
+           R"("name":"f","input":)" + input +
+           R"(}}]}},"stopReason":"tool_use","usage":{"inputTokens":1,"outputTokens":1}})";
+}
+
+std::string refusal(const std::string& dialect, const std::string& body, ErrorKind* kind) {
+    try {
+        (void)provider(dialect).decode(200, R"({"content-type":"application/json"})", body);
+    } catch (const Error& e) {
+        *kind = e.kind();
+        return e.what();
+    }
+    return "";
+}
+
+class DialectLimits : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DialectLimits, ADeepToolInputIsRefusedNamingTheDepthLimit) {
+    ErrorKind kind = ErrorKind::kInternal;
+    const std::string message = refusal(GetParam(), tool_answer(GetParam(), nested_object(kDeep)), &kind);
+    ASSERT_FALSE(message.empty()) << "decoded without an error";
+    EXPECT_EQ(kind, ErrorKind::kProtocol) << message;
+    EXPECT_NE(message.find("nesting deeper than 512 levels"), std::string::npos) << message;
+}
+
+TEST_P(DialectLimits, AToolInputAtTheLimitIsKept) {
+    // The answer's own structure takes a few levels around the input; 500 fits all three.
+    const std::string out =
+        provider(GetParam()).decode(200, R"({"content-type":"application/json"})",
+                                    tool_answer(GetParam(), nested_object(500)));
+    EXPECT_NE(out.find("\"tool_use\""), std::string::npos) << out.substr(0, 300);
+}
+
+TEST_P(DialectLimits, ADuplicateKeyIsRefusedWithItsPath) {
+    ErrorKind kind = ErrorKind::kInternal;
+    const std::string message =
+        refusal(GetParam(), tool_answer(GetParam(), R"({"path":"a","path":"b"})"), &kind);
+    ASSERT_FALSE(message.empty()) << "decoded without an error";
+    EXPECT_EQ(kind, ErrorKind::kProtocol) << message;
+    EXPECT_NE(message.find("duplicate key \"path\""), std::string::npos) << message;
+}
+
+TEST_P(DialectLimits, ARawNulIsNamedAsSuch) {
+    std::string body = tool_answer(GetParam(), R"({"q":"a)" + std::string(1, '\0') + R"(b"})");
+    ErrorKind kind = ErrorKind::kInternal;
+    const std::string message = refusal(GetParam(), body, &kind);
+    ASSERT_FALSE(message.empty()) << "decoded without an error";
+    EXPECT_EQ(kind, ErrorKind::kProtocol) << message;
+    EXPECT_NE(message.find("raw NUL byte"), std::string::npos) << message;
+    EXPECT_EQ(message.find("Missing a closing quotation mark"), std::string::npos) << message;
+}
+
+TEST_P(DialectLimits, ADeepStreamEventCarriesNoDeltaAndDoesNotCrash) {
+    const ProviderInstance& p = provider(GetParam());
+    ASSERT_TRUE(p.has_decode_event());
+    const std::string event = GetParam() == "bedrock" ? "contentBlockDelta" : "content_block_delta";
+    EXPECT_EQ(p.decode_event(event, nested_object(kDeep)), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(All, DialectLimits, ::testing::Values("anthropic", "openai", "bedrock"));
+
+TEST(AnthropicStreamLimits, ADeepStreamedToolInputIsRefusedNamingTheDepthLimit) {
+    std::string partial;
+    for (std::size_t i = 0; i < kDeep; ++i) partial += "{\\\"a\\\":";
+    partial += "1";
+    partial.append(kDeep, '}');
+    const std::string body =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":"
+        "\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,"
+        "\"output_tokens\":0}}}\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+        "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}\n\n"
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+        "{\"type\":\"input_json_delta\",\"partial_json\":\"" + partial + "\"}}\n\n"
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},"
+        "\"usage\":{\"output_tokens\":5}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    std::string message;
+    try {
+        (void)provider("anthropic").decode(200, R"({"content-type":"text/event-stream"})", body);
+    } catch (const Error& e) {
+        message = e.what();
+    }
+    EXPECT_NE(message.find("nesting deeper than 512 levels"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace nucleo
