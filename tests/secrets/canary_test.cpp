@@ -79,6 +79,8 @@ TEST_F(Canaries, NoCommandPrintsTheKeyOrTheUrlPassword) {
     const std::string doc = " --in '" + kDoc + "'";
     const std::vector<Run> runs = {
         {"version", "", true},
+        {"ask --model claude-sonnet-4-5" + config + " hello there", "", true},
+        {"ask --model gpt-4o-mini --json" + config + " hello there", "", true},
         {"config" + config, "", true},
         {"models" + config, "", true},
         {"plugins" + config, "", true},
@@ -108,7 +110,7 @@ TEST_F(Canaries, NoCommandPrintsTheKeyOrTheUrlPassword) {
                                 [&](const Run& run) { return run.args.rfind(name + " ", 0) == 0 || run.args == name; }))
             << "nucleo " << name << " is not run with the canaries";
     }
-    EXPECT_GE(listed, 12) << help.out;
+    EXPECT_GE(listed, 13) << help.out;
     for (const Run& run : runs) {
         const CliRun r = nucleo(run.args, port, run.input);
         if (run.must_succeed) {

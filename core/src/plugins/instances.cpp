@@ -220,11 +220,15 @@ ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view p
                                       ") has no encode_parts slot (ABI 1.3): call encode");
     }
     EncodedParts parts;
-    const nucleo_sink head = {sizeof(nucleo_sink), &parts.head, &append_to_string};
-    const nucleo_sink body = {sizeof(nucleo_sink), &parts.body, &append_to_string};
     nucleo_error err;
     nucleo_error_init(&err);
-    const int32_t status = f->encode_parts(handle_->instance, sv(prepared_json), &head, &body, &err);
+    int32_t status = NUCLEO_OK;
+    {
+        // abi.102: both sinks refuse writes once the call returned.
+        const plugins_detail::CallSink head(parts.head, handle_->library->info.name, "encode_parts");
+        const plugins_detail::CallSink body(parts.body, handle_->library->info.name, "encode_parts");
+        status = f->encode_parts(handle_->instance, sv(prepared_json), head.get(), body.get(), &err);
+    }
     if (status != NUCLEO_OK) throw_status(*handle_, "encode_parts", status, err);
     return parts;
 }

@@ -140,7 +140,8 @@ typedef struct nucleo_string_view {
 /* A host-owned output sink. The plugin calls write() zero or more times during the call it was
  * passed to; the bytes are appended in order. write returns NUCLEO_OK, or a non-zero status
  * (e.g. NUCLEO_ERR_INTERNAL when the host ran out of memory): the plugin then stops and returns
- * that status. The sink is valid for that call only.
+ * that status. The sink is valid for that call only: a copy written to after the call returned
+ * gets NUCLEO_ERR_PLUGIN and nothing of the host is touched (abi.102).
  * Thread rule: a sink is used by the thread of the call it was passed to. */
 typedef struct nucleo_sink {
     uint32_t struct_size;
