@@ -132,6 +132,13 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
             block(b, nested);
         }
     }
+    // caching.104: a request-level cache_control is one breakpoint on the last block.
+    if (const json::Value* cc = json::member(doc, "cache_control");
+        cc != nullptr && cc->IsObject() && !p.hasher.marks().empty()) {
+        const bool hour = json::string_member(*cc, "ttl") == "1h";
+        p.breakpoints.push_back({p.hasher.marks().size() - 1,
+                                 hour ? std::chrono::seconds(3600) : default_ttl, hour});
+    }
     return p;
 }
 
@@ -409,7 +416,7 @@ class Anthropic final : public Dialect {
                                           "}");
         }
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
-                                                ctx.options.min_cacheable_tokens);
+                                                min_cacheable(ctx.options, json::string_member(doc, "model")));
         record_cache(ctx.stats, usage);
         const std::string digest = prefix.hasher.digest();
         ReplyInput in = reply_input(doc, digest);

@@ -279,7 +279,7 @@ class Bedrock final : public Dialect {
         Prefix prefix =
             build_prefix(doc, model, std::chrono::seconds(ctx.options.cache_ttl_seconds));
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
-                                                ctx.options.min_cacheable_tokens);
+                                                min_cacheable(ctx.options, model));
         record_cache(ctx.stats, usage);
         ReplyInput in = reply_input(doc, prefix.hasher.digest());
         apply_reply_faults(faults, in);

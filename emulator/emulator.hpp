@@ -20,14 +20,14 @@
 namespace nucleo::emulator {
 
 /// Command-line settings. Defaults follow the providers: a 5-minute cache TTL (Anthropic's
-/// "ephemeral" default, Bedrock's cachePoint default) and a 1,024-token minimum cacheable prefix
-/// (Anthropic's Sonnet/Opus minimum; one value serves every model here, see docs/emulator.md).
+/// "ephemeral" default, Bedrock's cachePoint default) and the minimum cacheable prefix each model
+/// documents (caching.103); `--min-cacheable` sets one minimum for every model instead.
 struct Options {
     std::string host = "127.0.0.1";
     int port = 0;  ///< 0 picks a free port
     std::string port_file;
     int cache_ttl_seconds = 300;
-    int min_cacheable_tokens = 1024;
+    int min_cacheable_tokens = -1;  ///< -1: the model's documented minimum
     int latency_ms = 0;  ///< added to every provider call
     /// A streamed answer stops this long halfway through its chunks (a slow model mid-answer).
     int stream_stall_ms = 0;
@@ -123,6 +123,7 @@ class Router {
     /// answer (always, without the header).
     bool canned_call(const Request& req);
     Response provider_call(const Dialect& dialect, const Request& req);
+    Response advance_clock(const Request& req);
     Response provider_answer(const Dialect& dialect, const Request& req);
     Response stats();
 
@@ -139,6 +140,13 @@ Response error_response(ErrorClass cls, int status, std::string body);
 
 /// `n` as `width` lower-case hex digits, zero-padded: the variable part of request ids.
 std::string hex_id(std::uint64_t n, int width);
+
+/// The minimum cacheable prefix for `model`: `--min-cacheable` when given, else the documented
+/// one (caching.103).
+inline std::int64_t min_cacheable(const Options& options, std::string_view model) {
+    return options.min_cacheable_tokens >= 0 ? options.min_cacheable_tokens
+                                             : documented_min_cacheable(model);
+}
 
 /// Counts a request's cache activity in /stats.
 void record_cache(Stats& stats, const CacheUsage& usage);

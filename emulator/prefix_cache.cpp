@@ -56,7 +56,7 @@ std::string PrefixHasher::digest() const {
 
 bool PrefixCache::lookup_refresh(const PrefixKey& key) {
     std::lock_guard lock(mu_);
-    const auto now = Clock::now();
+    const auto now = this->now();
     auto it = entries_.find(key);
     if (it == entries_.end()) return false;
     if (now >= it->second.expires) {
@@ -69,20 +69,36 @@ bool PrefixCache::lookup_refresh(const PrefixKey& key) {
 
 void PrefixCache::write(const PrefixKey& key, std::chrono::seconds ttl) {
     std::lock_guard lock(mu_);
-    const auto now = Clock::now();
+    const auto now = this->now();
     purge_expired(now);
     entries_[key] = Entry{now + ttl, ttl};
 }
 
 std::size_t PrefixCache::size() {
     std::lock_guard lock(mu_);
-    purge_expired(Clock::now());
+    purge_expired(now());
     return entries_.size();
 }
 
 void PrefixCache::clear() {
     std::lock_guard lock(mu_);
     entries_.clear();
+    offset_ = std::chrono::seconds(0);
+}
+
+std::chrono::seconds PrefixCache::advance(std::chrono::seconds by) {
+    std::lock_guard lock(mu_);
+    offset_ += by;
+    return offset_;
+}
+
+std::int64_t documented_min_cacheable(std::string_view model) {
+    const auto has = [model](std::string_view part) {
+        return model.find(part) != std::string_view::npos;
+    };
+    if (has("opus-4-5") || has("haiku-4-5")) return 4096;
+    if (has("haiku")) return 2048;  // claude-3-haiku, claude-3-5-haiku
+    return 1024;
 }
 
 void PrefixCache::purge_expired(Clock::time_point now) {

@@ -69,7 +69,9 @@ class PrefixHasher {
     std::vector<PrefixKey> auto_marks_;
 };
 
-/// Thread-safe store of cached prefixes with per-entry TTL, refreshed on read.
+/// Thread-safe store of cached prefixes with per-entry TTL, refreshed on read. Time is the
+/// steady clock plus an offset that only grows (`advance`, the emulator's `POST /clock`), so a test
+/// can let an entry expire without waiting for it (caching.103).
 class PrefixCache {
   public:
     using Clock = std::chrono::steady_clock;
@@ -78,7 +80,11 @@ class PrefixCache {
     bool lookup_refresh(const PrefixKey& key);
     void write(const PrefixKey& key, std::chrono::seconds ttl);
     std::size_t size();
+    /// Forgets every entry and sets the clock offset back to zero.
     void clear();
+    /// Moves the cache's clock forward by `by` (negative values are refused by the caller);
+    /// returns the total offset.
+    std::chrono::seconds advance(std::chrono::seconds by);
 
   private:
     struct Entry {
@@ -86,8 +92,10 @@ class PrefixCache {
         std::chrono::seconds ttl;
     };
     void purge_expired(Clock::time_point now);
+    Clock::time_point now() const { return Clock::now() + offset_; }
 
     std::mutex mu_;
+    std::chrono::seconds offset_{0};
     std::unordered_map<PrefixKey, Entry, PrefixKeyHash> entries_;
 };
 
@@ -121,6 +129,13 @@ CacheUsage explicit_cache(PrefixCache& cache, const PrefixHasher& hasher,
 /// the read is the longest step already cached, and every step is (re)written.
 CacheUsage automatic_cache(PrefixCache& cache, const PrefixHasher& hasher,
                            std::chrono::seconds ttl);
+
+/// The minimum cacheable prefix the provider documents for `model` (caching.103): 4,096 tokens
+/// for Claude Opus 4.5 and Haiku 4.5, 2,048 for the Claude 3 and 3.5 Haiku models, 1,024 for
+/// every other model (Sonnet, Opus 4/4.1, Amazon Nova on Bedrock). Matched on the model name as
+/// it appears in the request, so Bedrock ids (`global.anthropic.claude-haiku-4-5-...`) and dated
+/// Anthropic names resolve alike.
+std::int64_t documented_min_cacheable(std::string_view model);
 
 /// The byte offsets OpenAI's automatic caching marks (1,024 tokens, then every 128).
 inline constexpr std::size_t kOpenAiFirstCachedBytes = 1024 * 4;

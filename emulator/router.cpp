@@ -109,6 +109,7 @@ Response Router::handle(const Request& req) {
         ctx_.stats.reset();
         return json_response(200, R"({"status":"reset"})");
     }
+    if (req.method == "POST" && req.path == "/clock") return advance_clock(req);
     if (req.method == "POST") {
         if (req.path == "/v1/messages" || req.path == "/v1/messages/count_tokens") {
             (req.path == "/v1/messages" ? ctx_.stats.anthropic : ctx_.stats.count_tokens)++;
@@ -140,6 +141,22 @@ Response Router::handle(const Request& req) {
     }
     return json_response(
         404, R"({"message":"nucleo-emulator: no route for )" + req.method + " " + req.path + "\"}");
+}
+
+/// caching.103: `POST /clock {"advance_seconds": N}` moves the cache clock forward by N seconds
+/// (a non-negative integer), so a test sees a TTL run out without waiting.
+Response Router::advance_clock(const Request& req) {
+    const auto refuse = [](const std::string& why) {
+        return json_response(400, R"({"message":)" + json::quote("nucleo-emulator: POST /clock: " + why) + "}");
+    };
+    rapidjson::Document doc;
+    std::string parse_error;
+    if (!json::parse(req.body, doc, parse_error)) return refuse(parse_error);
+    const json::Value* by = json::member(doc, "advance_seconds");
+    if (by == nullptr || !by->IsInt64() || by->GetInt64() < 0)
+        return refuse("advance_seconds must be a non-negative integer");
+    const auto offset = ctx_.cache.advance(std::chrono::seconds(by->GetInt64()));
+    return json_response(200, R"({"offset_seconds":)" + std::to_string(offset.count()) + "}");
 }
 
 Response Router::provider_call(const Dialect& dialect, const Request& req) {

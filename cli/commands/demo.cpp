@@ -80,6 +80,9 @@ using demo::DocsLibrary;
 
 /// The comfort window the demo's agent keeps to: small, so three turns of tool output cross it.
 constexpr std::int64_t kComfortTokens = 7000;
+/// The best measured cache policy (bench/economy, bench/RESULTS.md) and the compaction target.
+constexpr CachePolicy kDemoCachePolicy = CachePolicy::kSliding;
+constexpr double kDemoCompactionTarget = 0.6;
 constexpr const char* kUser = "demo-user";
 
 /// The scripted questions. The emulator calls the first tool with the question's last word, so
@@ -191,9 +194,14 @@ AgentOptions agent_options(const Config& config, const DocsLibrary& docs) {
     // Every message marked for caching: each turn's call reads the prefix the turns before it
     // wrote (caching.8: cache_all_messages), which is what makes the hit rate climb.
     o.cache_all_messages = true;
+    // caching.105: the policy that read the most from the cache in bench/economy.
+    o.cache_policy = kDemoCachePolicy;
+    // compaction.108: down to 60% of the window once the trigger is crossed, so compactions are
+    // rare and each rewrites the cached prefix once.
+    ContextWindowSettings window{kComfortTokens, std::nullopt};
+    window.compaction_target = kDemoCompactionTarget;
     o.window = std::make_shared<ContextWindowManager>(
-        PluginLoader(config.plugin_paths()).load("extractive").make_summarizer(),
-        ContextWindowSettings{kComfortTokens, std::nullopt});
+        PluginLoader(config.plugin_paths()).load("extractive").make_summarizer(), window);
     return o;
 }
 
@@ -396,8 +404,11 @@ int run_demo(const Args& args) {
     }
     std::printf("model      %s, priced as the catalog says\n", target.model.id.c_str());
     std::printf("store      SQLite at %s\n", db.c_str());
-    std::printf("window     comfort %" PRId64 " tokens; compaction starts above %.0f%% of it\n",
-                kComfortTokens, 100.0 * kDefaultCompactionTrigger);
+    std::printf("window     comfort %" PRId64
+                " tokens; compaction starts above %.0f%% of it and goes down to %.0f%%\n",
+                kComfortTokens, 100.0 * kDefaultCompactionTrigger, 100.0 * kDemoCompactionTarget);
+    std::printf("cache      policy %s, the best measured in bench/economy (bench/RESULTS.md)\n",
+                to_string(kDemoCachePolicy));
     std::fflush(stdout);
 
     std::vector<TurnRow> rows;

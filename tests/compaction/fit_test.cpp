@@ -252,5 +252,69 @@ TEST(Summaries, ResummarizingReplacesInsteadOfNesting) {
     EXPECT_GE(summaries, 1U);
 }
 
+
+// compaction.108: with a target the ladder goes down to it, not just under the trigger, and the
+// report counts the cached prefix the compaction gave up.
+TEST(Hysteresis, ACompactionGoesDownToTheTargetAndCountsTheCacheGivenUp) {
+    const ModelSpec model = test_model();
+    ConversationContext plain = moderate_fixture();
+    ContextWindowManager at_trigger(scripted(), test_settings());
+    const CompactionReport r0 = at_trigger.ensure_fits(plain, model, 512);
+    ASSERT_TRUE(r0.compacted());
+    EXPECT_EQ(r0.target_tokens, r0.trigger_tokens);
+
+    ConversationContext c = moderate_fixture();
+    const ConversationContext before = c;
+    ContextWindowSettings settings = test_settings();
+    settings.compaction_target = 0.6;
+    ContextWindowManager manager(scripted(), settings);
+    EXPECT_EQ(manager.target_tokens(model), 6000);
+    const CompactionReport r = manager.ensure_fits(c, model, 512);
+    ASSERT_TRUE(r.compacted());
+    EXPECT_EQ(r.trigger_tokens, 9200);
+    EXPECT_EQ(r.target_tokens, 6000);
+    EXPECT_LE(r.tokens_after, 6000);
+    EXPECT_TRUE(r.target_met());
+    EXPECT_LE(r.tokens_after, r0.tokens_after);
+    expect_survival(before, c);
+    expect_no_orphans(c);
+
+    // The old messages from the first one that changed, by the model's counter.
+    const TokenCounter& counter = TokenCounter::for_model(model);
+    std::size_t same = 0;
+    while (same < c.messages().size() && c.messages()[same].id == before.messages()[same].id &&
+           c.messages()[same].blocks == before.messages()[same].blocks)
+        ++same;
+    std::int64_t given_up = 0;
+    for (std::size_t i = same; i < before.messages().size(); ++i)
+        given_up += counter.count_message(before.messages()[i], &before.artifacts());
+    EXPECT_GT(given_up, 0);
+    EXPECT_EQ(r.cached_tokens_given_up, given_up);
+    EXPECT_LE(r.cached_tokens_given_up, r.tokens_before);
+
+    // Under the trigger nothing happens and nothing is given up, target or not.
+    const CompactionReport again = manager.ensure_fits(c, model, 512);
+    EXPECT_FALSE(again.compacted());
+    EXPECT_EQ(again.cached_tokens_given_up, 0);
+}
+
+TEST(Hysteresis, ATargetNotBelowTheTriggerIsRefusedAndChangesNothing) {
+    for (const double target : {0.92, 0.95, 0.0, -0.1}) {
+        ConversationContext c = moderate_fixture();
+        const std::size_t n = c.messages().size();
+        ContextWindowSettings settings = test_settings();
+        settings.compaction_target = target;
+        ContextWindowManager manager(scripted(), settings);
+        try {
+            (void)manager.ensure_fits(c, test_model(), 512);
+            ADD_FAILURE() << "target " << target << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+            EXPECT_NE(std::string(e.what()).find("compaction_target"), std::string::npos);
+        }
+        EXPECT_EQ(c.messages().size(), n);
+    }
+}
+
 }  // namespace
 }  // namespace nucleo

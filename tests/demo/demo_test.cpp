@@ -114,16 +114,28 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
     EXPECT_NE(table.find("cost"), std::string::npos);
     std::map<int, double> hit_rate;
     std::map<int, double> cost;
+    std::map<int, std::string> compaction;
     const std::regex row(
-        R"(\n +(\d+) +\d+ +\d+ +\d+ +\d+ +(\d+) +([0-9.]+)% +\d+ +\S+ +([0-9.]+))");
+        R"(\n +(\d+) +\d+ +\d+ +\d+ +\d+ +(\d+) +([0-9.]+)% +\d+ +(\S+) +([0-9.]+))");
     for (std::sregex_iterator it(table.begin(), table.end(), row), end; it != end; ++it) {
         hit_rate[std::stoi((*it)[1].str())] = std::stod((*it)[3].str());
-        cost[std::stoi((*it)[1].str())] = std::stod((*it)[4].str());
+        compaction[std::stoi((*it)[1].str())] = (*it)[4].str();
+        cost[std::stoi((*it)[1].str())] = std::stod((*it)[5].str());
     }
     ASSERT_EQ(hit_rate.size(), 5U) << table;
-    double best_later = 0;
-    for (int turn = 2; turn <= 5; ++turn) best_later = std::max(best_later, hit_rate[turn]);
-    EXPECT_GT(best_later, hit_rate[1]) << table;
+    // caching.105: under the policy the demo names, the hit rate climbs from turn 1 and stays
+    // above 85% in every turn from turn 3 on that runs no compaction.
+    EXPECT_NE(r.out.find("cache      policy sliding, the best measured in bench/economy"),
+              std::string::npos)
+        << r.out;
+    EXPECT_GT(hit_rate[2], hit_rate[1]) << table;
+    int checked = 0;
+    for (int turn = 3; turn <= 5; ++turn) {
+        if (compaction[turn] != "NONE") continue;
+        EXPECT_GT(hit_rate[turn], 85.0) << "turn " << turn << "\n" << table;
+        ++checked;
+    }
+    EXPECT_GE(checked, 1) << "every turn from 3 on compacted: nothing to check\n" << table;
     for (const auto& [turn, dollars] : cost) EXPECT_GT(dollars, 0) << "turn " << turn;
     EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n +all +\d+)"))) << table;
 }

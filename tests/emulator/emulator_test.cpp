@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "emulator_client.hpp"
 #include "wire_cases.hpp"
@@ -1199,6 +1200,177 @@ TEST(EmulatorFixtures, AreValidAgainstThePublishedSchemas) {
         validate_wire("bedrock", {bedrock_question(), bedrock_growing(2), bedrock_orphan_result(),
                                   bedrock_unanswered(), bedrock_five_points()}),
         "");
+}
+
+
+// ---- the providers' cache rules, hand-computed (caching.103, caching.104) ------------------
+
+/// A user message of `blocks` text blocks "Block 0" ... with cache_control on block `marked`,
+/// after a system prompt of exactly `system_bytes` bytes of text (no marker on it).
+std::string anthropic_blocks(const std::string& model, std::size_t system_bytes, int blocks,
+                             int marked, const std::string& ttl = "") {
+    std::string content = "[";
+    for (int i = 0; i < blocks; ++i) {
+        if (i > 0) content += ",";
+        content += R"({"type":"text","text":"Block )" + std::to_string(i) + "\"";
+        if (i == marked) {
+            content += R"(,"cache_control":{"type":"ephemeral")" +
+                       (ttl.empty() ? std::string() : R"(,"ttl":")" + ttl + "\"") + "}";
+        }
+        content += "}";
+    }
+    return R"({"model":")" + model + R"(","max_tokens":64,"system":[{"type":"text","text":")" +
+           std::string(system_bytes, 'x') + R"("}],"messages":[{"role":"user","content":)" +
+           content + "]}]}";
+}
+
+/// The tokens of the canonical prefix of anthropic_blocks() through block `last`, computed by
+/// hand from the rule of docs/emulator.md: ceil(bytes / 4) of the system block, the role header
+/// and the blocks, each as compact JSON without its cache_control.
+long long prefix_tokens(std::size_t system_bytes, int last) {
+    std::size_t bytes = std::string(R"({"type":"text","text":")").size() + system_bytes +
+                        std::string(R"("})").size();
+    bytes += std::string(R"({"role":"user"})").size();
+    for (int i = 0; i <= last; ++i) {
+        bytes += std::string(R"({"type":"text","text":"Block "})").size() +
+                 std::to_string(i).size();
+    }
+    return static_cast<long long>((bytes + 3) / 4);
+}
+
+TEST_F(Emulator, TheHandComputedPrefixIsWhatCountTokensSays) {
+    EXPECT_EQ(count_tokens(anthropic_blocks("claude-sonnet-4-5", 6000, 3, 2)),
+              prefix_tokens(6000, 2));
+}
+
+TEST_F(Emulator, AnthropicLooksBackTwentyBlocksFromABreakpointAndNoFurther) {
+    // Call 1 writes the prefix through block 0 (system is mark 0, block k is mark k + 1).
+    const std::string model = "claude-sonnet-4-5";
+    auto first = parse(anthropic(anthropic_blocks(model, 6000, 1, 0)).body);
+    ASSERT_EQ(first["usage"]["cache_creation_input_tokens"].GetInt64(), prefix_tokens(6000, 0));
+
+    // A breakpoint on block 20 is 20 blocks after block 0: the lookback finds it.
+    auto within = parse(anthropic(anthropic_blocks(model, 6000, 21, 20)).body);
+    EXPECT_EQ(within["usage"]["cache_read_input_tokens"].GetInt64(), prefix_tokens(6000, 0));
+    EXPECT_EQ(within["usage"]["cache_creation_input_tokens"].GetInt64(),
+              prefix_tokens(6000, 20) - prefix_tokens(6000, 0));
+    EXPECT_EQ(within["usage"]["input_tokens"].GetInt64(), 0);
+
+    // On a clean cache, a breakpoint on block 21 is 21 blocks away: nothing is read.
+    ASSERT_EQ(emu_->post("/reset", "{}", {}).status, 200);
+    anthropic(anthropic_blocks(model, 6000, 1, 0));
+    auto beyond = parse(anthropic(anthropic_blocks(model, 6000, 22, 21)).body);
+    EXPECT_EQ(beyond["usage"]["cache_read_input_tokens"].GetInt64(), 0);
+    EXPECT_EQ(beyond["usage"]["cache_creation_input_tokens"].GetInt64(), prefix_tokens(6000, 21));
+}
+
+TEST_F(Emulator, TheMinimumCacheablePrefixIsTheModelsDocumentedOne) {
+    // 12,000 bytes of system: 3,000 + a few tokens, above 1,024 and 2,048, below 4,096.
+    const long long tokens = prefix_tokens(12000, 0);
+    ASSERT_GT(tokens, 2048);
+    ASSERT_LT(tokens, 4096);
+    const std::vector<std::pair<std::string, bool>> models = {
+        {"claude-sonnet-4-5-20250929", true},  // 1,024
+        {"claude-3-5-haiku-20241022", true},   // 2,048
+        {"claude-haiku-4-5-20251001", false},  // 4,096
+        {"claude-opus-4-5", false}};           // 4,096
+    for (const auto& [model, cached] : models) {
+        auto u = parse(anthropic(anthropic_blocks(model, 12000, 1, 0)).body);
+        EXPECT_EQ(u["usage"]["cache_creation_input_tokens"].GetInt64(), cached ? tokens : 0)
+            << model;
+        EXPECT_EQ(u["usage"]["input_tokens"].GetInt64(), cached ? 0 : tokens) << model;
+    }
+    // 6,000 bytes (1,500 tokens): enough for Sonnet, short of Claude 3.5 Haiku's 2,048.
+    auto sonnet = parse(anthropic(anthropic_blocks("claude-sonnet-4-5", 6000, 1, 0)).body);
+    EXPECT_EQ(sonnet["usage"]["cache_creation_input_tokens"].GetInt64(), prefix_tokens(6000, 0));
+    auto haiku = parse(anthropic(anthropic_blocks("claude-3-5-haiku", 6000, 1, 0)).body);
+    EXPECT_EQ(haiku["usage"]["cache_creation_input_tokens"].GetInt64(), 0);
+    EXPECT_EQ(haiku["usage"]["input_tokens"].GetInt64(), prefix_tokens(6000, 0));
+}
+
+TEST_F(Emulator, ConverseAppliesTheModelsMinimumPerCachePoint) {
+    // bedrock_growing's cached prefix is about 1,500 tokens: written for a 1,024 model, not for
+    // Claude Haiku 4.5 on Bedrock (4,096).
+    auto small = parse(bedrock(bedrock_growing(1)).body);
+    EXPECT_GT(small["usage"]["cacheWriteInputTokens"].GetInt64(), 1024);
+    auto haiku = parse(bedrock(bedrock_growing(1), {},
+                               "/model/global.anthropic.claude-haiku-4-5-20251001-v1:0/converse")
+                           .body);
+    EXPECT_EQ(haiku["usage"]["cacheWriteInputTokens"].GetInt64(), 0);
+    EXPECT_EQ(haiku["usage"]["cacheReadInputTokens"].GetInt64(), 0);
+    EXPECT_EQ(haiku["usage"]["inputTokens"].GetInt64(),
+              small["usage"]["cacheWriteInputTokens"].GetInt64() +
+                  small["usage"]["inputTokens"].GetInt64());
+}
+
+long long advance_clock(EmulatorProcess& emu, long long seconds) {
+    auto r = emu.post("/clock", R"({"advance_seconds":)" + std::to_string(seconds) + "}", {});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return parse(r.body)["offset_seconds"].GetInt64();
+}
+
+TEST_F(Emulator, AFiveMinuteEntryLivesFiveMinutesFromItsLastRead) {
+    const std::string body = anthropic_blocks("claude-sonnet-4-5", 6000, 1, 0);
+    const long long tokens = prefix_tokens(6000, 0);
+    anthropic(body);                         // written at t = 0, expires at 300
+    EXPECT_EQ(advance_clock(*emu_, 299), 299);
+    auto read = parse(anthropic(body).body);  // read at 299: expires at 599
+    EXPECT_EQ(read["usage"]["cache_read_input_tokens"].GetInt64(), tokens);
+    EXPECT_EQ(advance_clock(*emu_, 299), 598);
+    EXPECT_EQ(parse(anthropic(body).body)["usage"]["cache_read_input_tokens"].GetInt64(), tokens);
+    EXPECT_EQ(advance_clock(*emu_, 300), 898);  // exactly the TTL after the last read
+    auto expired = parse(anthropic(body).body);
+    EXPECT_EQ(expired["usage"]["cache_read_input_tokens"].GetInt64(), 0);
+    EXPECT_EQ(expired["usage"]["cache_creation_input_tokens"].GetInt64(), tokens);
+    EXPECT_EQ(expired["usage"]["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(), tokens);
+}
+
+TEST_F(Emulator, AOneHourHeadOutlivesAFiveMinuteTail) {
+    // The system prompt carries a 1-hour breakpoint, the last block a 5-minute one.
+    const std::string system_1h = R"(,"system":[{"type":"text","text":)" +
+                                  q(long_text(6000, "orders")) +
+                                  R"(,"cache_control":{"type":"ephemeral","ttl":"1h"}}])";
+    const std::string with_tail =
+        anthropic_body("[" + user_text("Question 1", true) + "]", system_1h);
+    auto first = parse(anthropic(with_tail).body);
+    const long long written = first["usage"]["cache_creation_input_tokens"].GetInt64();
+    ASSERT_EQ(written, count_tokens(with_tail));
+    advance_clock(*emu_, 301);  // the tail expired, the head did not
+    auto later = parse(anthropic(with_tail).body);
+    const long long head_prefix = later["usage"]["cache_read_input_tokens"].GetInt64();
+    EXPECT_GT(head_prefix, 1500);  // the 6,000-byte system prompt
+    EXPECT_LT(head_prefix, written);
+    EXPECT_EQ(later["usage"]["cache_creation_input_tokens"].GetInt64(), written - head_prefix);
+    EXPECT_EQ(later["usage"]["cache_creation"]["ephemeral_5m_input_tokens"].GetInt64(),
+              written - head_prefix);
+    EXPECT_EQ(later["usage"]["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(), 0);
+    advance_clock(*emu_, 3600);  // an hour after its last read, the head is gone too
+    auto gone = parse(anthropic(with_tail).body);
+    EXPECT_EQ(gone["usage"]["cache_read_input_tokens"].GetInt64(), 0);
+    EXPECT_EQ(gone["usage"]["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(),
+              head_prefix);
+}
+
+TEST_F(Emulator, AnthropicTopLevelCacheControlMarksTheLastBlock) {
+    // caching.104: the request-level marker caches through the last block of the last message.
+    const std::string body = anthropic_body(
+        "[" + user_text("Question 1") + "]",
+        R"(,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":)" +
+            q(long_text(6000, "orders")) + "}]");
+    auto first = parse(anthropic(body).body);
+    EXPECT_EQ(first["usage"]["cache_creation_input_tokens"].GetInt64(), count_tokens(body));
+    auto second = parse(anthropic(body).body);
+    EXPECT_EQ(second["usage"]["cache_read_input_tokens"].GetInt64(), count_tokens(body));
+}
+
+TEST_F(Emulator, TheClockRefusesWhatIsNotANonNegativeNumberOfSeconds) {
+    for (const std::string body : {"{}", R"({"advance_seconds":-1})", R"({"advance_seconds":"5"})",
+                                   "not json"}) {
+        auto r = emu_->post("/clock", body, {});
+        EXPECT_EQ(r.status, 400) << body;
+        EXPECT_NE(r.body.find("POST /clock"), std::string::npos) << r.body;
+    }
+    EXPECT_EQ(advance_clock(*emu_, 0), 0);
 }
 
 }  // namespace

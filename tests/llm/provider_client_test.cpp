@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "emulator_client.hpp"
 #include "nucleo/errors.hpp"
@@ -117,6 +119,69 @@ TEST_F(ProviderClientTest, TheSecondCallOfAGrowingConversationReadsTheCache) {
     EXPECT_GE(second.cache_read_input_tokens(), first.cache_creation_input_tokens());
     EXPECT_GT(second.cache_hit_rate(), 0.5);
     EXPECT_LT(second.cost, first.cost);
+}
+
+// caching.105, caching.107, caching.108: the provider's options choose the policy and the 1-hour
+// head; the 1-hour part of the writes comes back apart and is priced at twice the input price.
+TEST_F(ProviderClientTest, ProviderOptionsChooseThePolicyAndTheOneHourHeadIsPricedApart) {
+    ProviderConfig config = config_;
+    config.options_json = R"({"cache_policy":"sliding","cache_head_ttl":"1h"})";
+    // Prose, so the model's counter (o200k) also sees well over the 1,024-token minimum in the
+    // objective: a run of one letter counts a few tokens per dozen bytes.
+    ConversationContext c("c-e2e", "alice");
+    std::string rules;
+    for (int i = 0; rules.size() < 8000; ++i)
+        rules += "Rule " + std::to_string(i) + " about orders: answer precisely and cite it. ";
+    c.put_main_objective("task", rules);
+    c.set_output(OutputSize::kShort);
+    c.set_depth(Depth::kImmediate);
+    c.add_message(Message::outgoing_text("Where is order 42?"));
+    Message unmarked = Message::outgoing_text("And order 43, which is not marked?");
+    c.add_message(unmarked);
+    ProviderClient pc = client(config);
+    const LLMResponse first = pc.call(c, claude());
+    EXPECT_GT(first.usage.cache_write_1h_tokens, 1500);  // the 8,000-byte objective (bytes / 4)
+    EXPECT_LT(first.usage.cache_write_1h_tokens, first.usage.cache_write_tokens);
+    // sliding ignores the marks: the unmarked last message was written too.
+    EXPECT_EQ(first.usage.input_tokens, 0);
+    const ModelSpec m = claude();
+    EXPECT_DOUBLE_EQ(m.prices.cache_write_1h_price(), 6.0);
+    EXPECT_DOUBLE_EQ(first.cost, m.cost(first.usage.input_tokens, first.usage.output_tokens,
+                                        first.usage.cache_write_tokens,
+                                        first.usage.cache_read_tokens,
+                                        first.usage.cache_write_1h_tokens));
+    const double hour_extra = 1e-6 * static_cast<double>(first.usage.cache_write_1h_tokens) *
+                              (6.0 - m.prices.cache_write);
+    EXPECT_NEAR(first.cost - hour_extra,
+                m.cost(first.usage.input_tokens, first.usage.output_tokens,
+                       first.usage.cache_write_tokens, first.usage.cache_read_tokens),
+                1e-12);
+
+    Message next = Message::outgoing_text("And order 44?");
+    c.add_message(next);
+    const LLMResponse second = pc.call(c, claude());
+    EXPECT_GE(second.usage.cache_read_tokens, first.usage.cache_write_tokens);
+    EXPECT_EQ(second.usage.cache_write_1h_tokens, 0);
+}
+
+TEST_F(ProviderClientTest, ABadCacheOptionIsRefusedNamingTheProviderAndTheValue) {
+    for (const auto& [options, expected] :
+         std::vector<std::pair<std::string, std::string>>{
+             {R"({"cache_policy":"fast"})",
+              "provider 'anthropic' options.cache_policy: \"fast\" is not one of seed, sliding, "
+              "automatic"},
+             {R"({"cache_policy":3})", "options.cache_policy: not a string"},
+             {R"({"cache_head_ttl":"2h"})", "options.cache_head_ttl: expected \"5m\" or \"1h\""}}) {
+        ProviderConfig config = config_;
+        config.options_json = options;
+        try {
+            (void)client(config);
+            ADD_FAILURE() << options << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+            EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+        }
+    }
 }
 
 TEST_F(ProviderClientTest, RetriesEachTransientFaultThenSucceeds) {

@@ -181,6 +181,9 @@ struct AgentOptions {
     std::string objective;
     /// caching.8: every message the agent sends is marked for caching.
     bool cache_all_messages = false;
+    /// caching.105: the cache policy of the conversations this agent runs turns on (nullopt:
+    /// the conversation's own, else the provider's configured one).
+    std::optional<CachePolicy> cache_policy;
 };
 
 /// The agent loop (a chat thinker). Holds the tools, the client and the model; a turn runs

@@ -45,6 +45,12 @@ struct Prices {
     double output = 0;
     double cache_write = 0;
     double cache_read = 0;
+    /// caching.108: the 1-hour cache write; nullopt: twice the input price, as Anthropic and
+    /// Bedrock price it.
+    std::optional<double> cache_write_1h;
+    [[nodiscard]] double cache_write_1h_price() const noexcept {
+        return cache_write_1h.value_or(2 * input);
+    }
 };
 
 /// One catalog entry.
@@ -74,9 +80,11 @@ struct ModelSpec {
     /// budget.5: the depth's thinking budget; 0 when the depth books no reasoning.
     [[nodiscard]] std::int64_t thinking_budget_for(Depth depth) const;
     [[nodiscard]] bool accepts(Input input) const;
-    /// Cost in dollars of one call's usage under this entry's prices.
+    /// Cost in dollars of one call's usage under this entry's prices; `cache_write_1h_tokens`
+    /// (part of `cache_write_tokens`) are priced at the 1-hour write price (caching.108).
     [[nodiscard]] double cost(std::int64_t input_tokens, std::int64_t output_tokens,
-                              std::int64_t cache_write_tokens, std::int64_t cache_read_tokens) const;
+                              std::int64_t cache_write_tokens, std::int64_t cache_read_tokens,
+                              std::int64_t cache_write_1h_tokens = 0) const;
 };
 
 }  // namespace nucleo

@@ -39,6 +39,10 @@ const char* to_string(CompactionLevel level) noexcept;
 struct ContextWindowSettings {
     std::optional<std::int64_t> comfort_context_tokens;
     std::optional<double> compaction_trigger;
+    /// compaction.108: the share of the limit a compaction brings the conversation down to, below
+    /// the trigger (hysteresis, e.g. 0.6), so that compactions are rare and each rewrites the
+    /// cached prefix once for many calls. Unset: the trigger itself. Must lie in (0, trigger).
+    std::optional<double> compaction_target;
 };
 
 /// One summary compaction made (compaction.40).
@@ -74,9 +78,17 @@ struct CompactionReport {
     /// (compaction.21: accepted as long as the whole call fits the model's hard limit).
     bool accepted_above_trigger = false;
 
-    /// compaction.106: whether the ladder reached its target, the trigger (tokens_after at or
-    /// under trigger_tokens). False with accepted_above_trigger: the call fits, the target not.
-    [[nodiscard]] bool target_met() const noexcept { return tokens_after <= trigger_tokens; }
+    /// compaction.108: what a compaction brings the conversation down to: target × limit, or
+    /// trigger_tokens when no target is set.
+    std::int64_t target_tokens = 0;
+    /// compaction.108: the tokens of the messages from the first one this compaction changed to
+    /// the end, as they were: the prefix a provider held in its cache that the next call writes
+    /// again. 0 when nothing was summarized.
+    std::int64_t cached_tokens_given_up = 0;
+
+    /// compaction.106: whether the ladder reached its target (tokens_after at or under
+    /// target_tokens). False with accepted_above_trigger: the call fits, the target not.
+    [[nodiscard]] bool target_met() const noexcept { return tokens_after <= target_tokens; }
 
     [[nodiscard]] double cost() const noexcept;
     [[nodiscard]] bool compacted() const noexcept { return !summaries.empty(); }
@@ -159,6 +171,9 @@ class ContextWindowManager {
     [[nodiscard]] double trigger() const;
     /// floor(trigger × limit): the token count above which compaction starts.
     [[nodiscard]] std::int64_t trigger_tokens(const ModelSpec& model) const;
+    /// compaction.108: floor(target × limit), or trigger_tokens without a target. A target
+    /// outside (0, trigger) is refused (kInvalidArgument).
+    [[nodiscard]] std::int64_t target_tokens(const ModelSpec& model) const;
 
     /// The check before every call (compaction.4: a thinker checks this before every call to
     /// its model): counts the conversation, walks the ladder when it is above the trigger, and

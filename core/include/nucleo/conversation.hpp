@@ -264,8 +264,20 @@ class ConversationContext {
     ///  6. The cache plan is computed (CachePlan).
     /// Throws Error(kInvalidArgument) naming the tool when a declared tool's schema is not JSON
     /// (the conversion happens here, never at declaration).
+    ///
+    /// `cache` carries what the caller knows of the backend and the model for the plan
+    /// (caching.105-107); the conversation's own cache_policy(), when set, replaces its policy.
     PreparedConversation prepare_messages_for_llm(const ContentFormatter& formatter,
-                                                  bool thinking_active);
+                                                  bool thinking_active,
+                                                  const CacheOptions& cache = {});
+
+    /// caching.105: the cache policy this conversation asked for, or nullopt to follow the
+    /// provider's configured one (`seed`, the default marked-turns policy, when none is). Not
+    /// persisted: the thinker that resumes a conversation supplies it, like the model.
+    [[nodiscard]] const std::optional<CachePolicy>& cache_policy() const noexcept {
+        return cache_policy_;
+    }
+    void set_cache_policy(std::optional<CachePolicy> policy) noexcept { cache_policy_ = policy; }
 
   private:
     std::string append_message(Message message);
@@ -305,6 +317,7 @@ class ConversationContext {
     std::unordered_set<std::string> tool_use_ids_;  // every ToolUseBlock id in the messages
     std::size_t next_message_number_ = 1;
     bool frozen_ = false;
+    std::optional<CachePolicy> cache_policy_;
     Epoch epoch_;
 
     /// The transformed blocks of a message carrying PojoBlocks, as the last render made them:

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -81,6 +82,32 @@ class FixedContentFormatter final : public ContentFormatter {
     bool caching_;
 };
 
+/// Where a conversation's cache breakpoints go (caching.105). kMarkedTurns (`seed` in YAML and
+/// the API) is the default marked-turns policy of caching.3-5: the system prefix, then the oldest
+/// marked turns. kSliding keeps the system breakpoint and gives the rest to the tail of the
+/// conversation, so the turns re-sent by the next call are the ones covered. kAutomatic asks a
+/// provider that offers it (Anthropic's request-level cache_control) to cache through the last
+/// block; where it is not offered it plans as kSliding.
+enum class CachePolicy { kMarkedTurns, kSliding, kAutomatic };
+
+/// "seed", "sliding", "automatic".
+const char* to_string(CachePolicy policy) noexcept;
+/// The names of to_string; nullopt for anything else.
+std::optional<CachePolicy> parse_cache_policy(std::string_view name) noexcept;
+
+/// What the plan may use beyond the prepared request (caching.105-107): the policy, whether the
+/// provider offers a request-level marker, the model's minimum cacheable prefix and a counter of
+/// a block's tokens (without one the minimum is not checked), and whether the head (tools and
+/// system) is written with the 1-hour TTL.
+struct CacheOptions {
+    CachePolicy policy = CachePolicy::kMarkedTurns;
+    bool automatic_offered = false;
+    std::int64_t min_cacheable_tokens = 0;
+    std::function<std::int64_t(const ContentBlock&)> count_block;
+    std::function<std::int64_t(const ToolDefinitionBlock&)> count_tool;
+    bool head_ttl_1h = false;
+};
+
 /// Where one cache breakpoint sits among the turns: the block `block` of turn `turn`.
 struct CacheAnchor {
     std::size_t turn = 0;
@@ -102,12 +129,20 @@ struct CachePlan {
     /// Index into PreparedConversation::system_blocks of the block carrying the system
     /// breakpoint (always the last one), or nullopt when the system prefix is not cached.
     std::optional<std::size_t> system_block;
-    /// Turn anchors in turn order (at most one per turn).
+    /// Turn anchors in turn order (at most one per turn under kMarkedTurns; kSliding may anchor
+    /// several blocks of one long turn).
     std::vector<CacheAnchor> turn_anchors;
+    /// caching.106: the request-level marker (Anthropic's top-level cache_control), one
+    /// breakpoint on the last block of the request.
+    bool automatic = false;
+    /// caching.107: the system breakpoint is written with the 1-hour TTL (the tail keeps the
+    /// provider's default), so the stable head outlives pauses between turns.
+    bool system_ttl_1h = false;
 
-    /// Breakpoints spent: the system one, if any, plus the turn anchors. Never above 4.
+    /// Breakpoints spent: the system one, the turn anchors and the request-level one. Never
+    /// above 4.
     [[nodiscard]] std::size_t breakpoints() const noexcept {
-        return (system_block ? 1U : 0U) + turn_anchors.size();
+        return (system_block ? 1U : 0U) + turn_anchors.size() + (automatic ? 1U : 0U);
     }
     /// True when block `block` of turn `turn` carries a breakpoint.
     [[nodiscard]] bool marks(std::size_t turn, std::size_t block) const noexcept;
@@ -130,6 +165,9 @@ struct PreparedTurn {
     bool cache = false;
     /// The id of the message this turn renders; empty for the artifact registry turn.
     std::string message_id;
+    /// The turn's last block is this call's answer contract (tools.20), which the next call does
+    /// not repeat at this place: kSliding never anchors on it (caching.105).
+    bool ends_with_contract = false;
 };
 
 /// The output of ConversationContext::prepare_messages_for_llm (channel.1).

@@ -86,6 +86,8 @@ struct ProviderCapabilities {
     std::string auth = "none";  ///< x-api-key | bearer | sigv4 | none
     /// How a streamed answer is framed (ABI 1.2): "sse" (default) or "aws-eventstream".
     std::string stream_framing = "sse";
+    /// caching.106: the dialect renders a request-level cache marker ("automatic_caching").
+    bool automatic_caching = false;
     /// wire.149: "anthropic-messages", "openai-chat", "bedrock-converse"; anything else (or
     /// none) gets the generic request checks only.
     std::string wire_family;
@@ -210,6 +212,10 @@ private:
     ProviderConfig config_;
     ProviderInstance dialect_;
     ProviderCapabilities caps_;
+    /// caching.105, caching.107: options.cache_policy and options.cache_head_ttl of the provider
+    /// instance, read once at construction.
+    CachePolicy cache_policy_ = CachePolicy::kMarkedTurns;
+    bool head_ttl_1h_ = false;
     struct Limits;
     std::shared_ptr<HttpTransport> transport_;
     std::shared_ptr<Limits> limits_;

@@ -16,6 +16,8 @@ struct Usage {
     std::int64_t output_tokens = 0;
     std::int64_t cache_read_tokens = 0;
     std::int64_t cache_write_tokens = 0;
+    /// caching.108: the part of cache_write_tokens written at the 1-hour TTL (priced apart).
+    std::int64_t cache_write_1h_tokens = 0;
 
     /// Everything the provider read: uncached input, cache reads and cache writes.
     [[nodiscard]] std::int64_t total_input_tokens() const noexcept {
@@ -28,6 +30,7 @@ struct Usage {
         output_tokens += other.output_tokens;
         cache_read_tokens += other.cache_read_tokens;
         cache_write_tokens += other.cache_write_tokens;
+        cache_write_1h_tokens += other.cache_write_1h_tokens;
         return *this;
     }
 };

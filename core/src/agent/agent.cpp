@@ -147,6 +147,8 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
     const auto started = std::chrono::steady_clock::now();
     TurnReport report;
     prepare_conversation(conversation);
+    // caching.105: the agent's cache policy, when it names one, is the conversation's.
+    if (options.cache_policy) conversation.set_cache_policy(options.cache_policy);
 
     // compaction.31: user messages are kept word for word.
     Message user = Message::outgoing_text(std::move(user_message));

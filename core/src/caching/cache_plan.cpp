@@ -1,12 +1,34 @@
 #include "caching/cache_plan.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <string_view>
 
 namespace nucleo {
 
 bool CachePlan::marks(std::size_t turn, std::size_t block) const noexcept {
     return std::find(turn_anchors.begin(), turn_anchors.end(), CacheAnchor{turn, block}) !=
            turn_anchors.end();
+}
+
+const char* to_string(CachePolicy policy) noexcept {
+    switch (policy) {
+        case CachePolicy::kMarkedTurns:
+            return "seed";
+        case CachePolicy::kSliding:
+            return "sliding";
+        case CachePolicy::kAutomatic:
+            return "automatic";
+    }
+    return "seed";
+}
+
+std::optional<CachePolicy> parse_cache_policy(std::string_view name) noexcept {
+    for (const CachePolicy p : {CachePolicy::kMarkedTurns, CachePolicy::kSliding,
+                                CachePolicy::kAutomatic}) {
+        if (name == to_string(p)) return p;
+    }
+    return std::nullopt;
 }
 
 namespace caching {
@@ -51,6 +73,88 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
             CacheAnchor{t, static_cast<std::size_t>(anchor - blocks.begin())});
         ++used;
     }
+    return plan;
+}
+
+namespace {
+
+/// caching.105: the blocks a kSliding breakpoint may sit on (never a blank one: caching.102).
+bool anchorable(const ContentBlock& b) {
+    return sent_text(b) || b.is<JsonBlock>() || b.is<ToolUseBlock>() || b.is<ToolResultBlock>();
+}
+
+/// A block position of the request.
+struct Position {
+    CacheAnchor anchor;
+};
+
+}  // namespace
+
+CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching,
+                     const CacheOptions& options) {
+    if (options.policy == CachePolicy::kMarkedTurns) {
+        CachePlan plan = plan_cache_breakpoints(prepared.system_blocks, prepared.turns,
+                                                supports_caching, prepared.cache_system);
+        plan.system_ttl_1h = plan.system_block.has_value() && options.head_ttl_1h;
+        return plan;
+    }
+    CachePlan plan;
+    if (!supports_caching) return plan;
+
+    // caching.105: "no mark under the minimum": the prefix is counted block by block from the
+    // head until it reaches the minimum; every position before that point carries nothing.
+    const bool check_min = options.min_cacheable_tokens > 0 && options.count_block;
+    std::int64_t prefix = 0;
+    if (check_min) {
+        for (const auto& d : prepared.tool_definitions)
+            prefix += options.count_tool ? options.count_tool(d) : 0;
+        for (const auto& b : prepared.system_blocks) prefix += options.count_block(b);
+    }
+    const auto reaches_min = [&] { return !check_min || prefix >= options.min_cacheable_tokens; };
+    // caching.102: on the last system block that is sent.
+    const auto& system = prepared.system_blocks;
+    const auto sent = std::find_if_not(system.rbegin(), system.rend(), blank_text);
+    if (sent != system.rend() && prepared.cache_system && reaches_min()) {
+        plan.system_block = static_cast<std::size_t>(system.rend() - sent) - 1;
+        plan.system_ttl_1h = options.head_ttl_1h;
+    }
+
+    // The blocks the next call repeats, in order: every turn but the artifact registry (it
+    // trails and changes), less this call's answer contract.
+    std::vector<Position> eligible;
+    std::size_t first_ok = std::string_view::npos;  // first eligible whose prefix reaches the min
+    for (std::size_t t = 0; t < prepared.turns.size(); ++t) {
+        const PreparedTurn& turn = prepared.turns[t];
+        if (turn.message_id.empty()) continue;
+        for (std::size_t b = 0; b < turn.blocks.size(); ++b) {
+            if (check_min && first_ok == std::string_view::npos)
+                prefix += options.count_block(turn.blocks[b]);
+            const bool contract = turn.ends_with_contract && b + 1 == turn.blocks.size();
+            if (contract || !anchorable(turn.blocks[b])) continue;
+            if (first_ok == std::string_view::npos && reaches_min()) first_ok = eligible.size();
+            eligible.push_back({CacheAnchor{t, b}});
+        }
+    }
+    const std::size_t used = plan.breakpoints();
+    if (options.policy == CachePolicy::kAutomatic && options.automatic_offered) {
+        // caching.106: one request-level marker; under the minimum it is not sent.
+        plan.automatic = first_ok != std::string_view::npos;
+        return plan;
+    }
+    if (first_ok == std::string_view::npos) return plan;
+
+    // Newest first: the last eligible block, then the last eligible block of each earlier
+    // outgoing turn: where the earlier calls put their newest breakpoint, read back exactly.
+    std::vector<CacheAnchor> chosen;
+    chosen.push_back(eligible.back().anchor);
+    for (std::size_t e = eligible.size() - 1;
+         e-- > first_ok && used + chosen.size() < CachePlan::kMaxBreakpoints;) {
+        const CacheAnchor& a = eligible[e].anchor;
+        if (a.turn == chosen.back().turn) continue;  // not the last eligible block of its turn
+        if (prepared.turns[a.turn].role != TurnRole::kUser) continue;
+        chosen.push_back(a);
+    }
+    plan.turn_anchors.assign(chosen.rbegin(), chosen.rend());
     return plan;
 }
 

@@ -1,5 +1,5 @@
 // Cache breakpoint placement, decided in the core (caching.1-5: the core
-// decides, plugins render).
+// decides, plugins render; caching.105-107: the policies).
 #pragma once
 
 #include <vector>
@@ -16,5 +16,21 @@ namespace nucleo::caching {
 CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
                                  const std::vector<PreparedTurn>& turns, bool supports_caching,
                                  bool cache_system);
+
+/// The plan of `options.policy` over a prepared request (caching.105-107). kMarkedTurns is
+/// plan_cache_breakpoints exactly (plus the 1-hour head when asked). kSliding and kAutomatic
+/// spend the system breakpoint as kMarkedTurns does, then:
+///  - kSliding: the remaining breakpoints go to the tail, ignoring the messages' `cache` marks:
+///    the newest on the last block that the next call repeats (not the artifact registry turn,
+///    not this call's answer contract), the older ones on the last such block of each earlier
+///    USER turn, newest first. Those are where the previous calls put their newest breakpoint,
+///    so the prefix each call wrote is read back exactly by the next, however many blocks the
+///    calls in between added (no reliance on the 20-block lookback).
+///  - kAutomatic (when offered): one request-level breakpoint; otherwise planned as kSliding.
+/// Anchorable blocks: non-blank text, skill, JSON, tool use and tool result (the Messages API and
+/// Converse accept a breakpoint after them); never image, file, thinking or a definition. No
+/// breakpoint goes on a prefix shorter than options.min_cacheable_tokens when a counter is given.
+CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching,
+                     const CacheOptions& options);
 
 }  // namespace nucleo::caching

@@ -81,6 +81,17 @@ std::int64_t ContextWindowManager::trigger_tokens(const ModelSpec& model) const 
     return static_cast<std::int64_t>(std::floor(trigger() * static_cast<double>(limit(model))));
 }
 
+std::int64_t ContextWindowManager::target_tokens(const ModelSpec& model) const {
+    if (!settings_.compaction_target) return trigger_tokens(model);
+    const double t = *settings_.compaction_target;
+    if (!(t > 0 && t < trigger())) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    "compaction_target must lie in (0, compaction_trigger = " +
+                        std::to_string(trigger()) + "), got " + std::to_string(t));
+    }
+    return static_cast<std::int64_t>(std::floor(t * static_cast<double>(limit(model))));
+}
+
 CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversation,
                                                    const ModelSpec& model,
                                                    std::int64_t output_reserve) {
@@ -88,6 +99,7 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     CompactionReport report;
     report.limit = limit(model);
     report.trigger_tokens = trigger_tokens(model);
+    report.target_tokens = target_tokens(model);
     report.hard_limit = model.max_context_tokens > 0 ? model.max_context_tokens : report.limit;
     report.output_reserve = output_reserve;
     report.tokens_before = counter.total_tokens(conversation);
@@ -111,6 +123,10 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     };
 
     if (fits(report.tokens_before)) return report;
+    // compaction.108: once the trigger is crossed, the ladder climbs until the target is met.
+    auto reaches_target = [&](std::int64_t tokens) {
+        return tokens <= report.target_tokens && tokens <= hard_room;
+    };
     if (!conversation.compactable()) {
         // compaction.34: a conversation marked compactable=false is never compacted.
         if (report.tokens_before > hard_room) {
@@ -124,15 +140,15 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     const std::int64_t fixed = counter.fixed_tokens(conversation);
     work.fixed = fixed;
 
-    // The aim sits a little under the trigger, and never above the room the reserve leaves.
+    // The aim sits a little under the target, and never above the room the reserve leaves.
     const std::int64_t aim = std::min(
-        static_cast<std::int64_t>(kAimShare * static_cast<double>(report.trigger_tokens)),
+        static_cast<std::int64_t>(kAimShare * static_cast<double>(report.target_tokens)),
         hard_room);
     for (CompactionLevel level : {CompactionLevel::kLight, CompactionLevel::kModerate,
                                   CompactionLevel::kAggressive, CompactionLevel::kMaximum}) {
         report.level = level;
-        work.run_level(level, aim, std::min(report.trigger_tokens, hard_room), hard_room);
-        if (fits(work.total())) break;
+        work.run_level(level, aim, std::min(report.target_tokens, hard_room), hard_room);
+        if (reaches_target(work.total())) break;
     }
 
     report.tokens_after = work.total();
@@ -142,14 +158,23 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     }
     report.accepted_above_trigger = report.tokens_after > report.trigger_tokens;
     if (!report.summaries.empty()) {
+        // compaction.108: from the first message that changed, the old messages were the
+        // cached prefix the next call writes again.
+        const auto& old = conversation.messages();
+        std::size_t same = 0;
+        while (same < old.size() && same < work.msgs.size() && old[same].id == work.msgs[same].id &&
+               old[same].blocks == work.msgs[same].blocks)
+            ++same;
+        for (std::size_t i = same; i < old.size(); ++i)
+            report.cached_tokens_given_up += counter.count_message(old[i], &conversation.artifacts());
         conversation.replace_messages(std::move(work.msgs), work.origins);
         report.tokens_after = counter.total_tokens(conversation);
     }
-    // compaction.106: the log says whether the target (the trigger) was met.
+    // compaction.106, compaction.108: the log says whether the target was met.
     NUCLEO_LOG_INFO(
         "compaction: conversation '{}': {} -> {} tokens at {} ({} summaries), target {} {}",
         conversation.conversation_id(), report.tokens_before, report.tokens_after,
-        to_string(report.level), report.summaries.size(), report.trigger_tokens,
+        to_string(report.level), report.summaries.size(), report.target_tokens,
         report.target_met() ? "met" : "NOT met (accepted: input + reserve fit the hard limit)");
     return report;
 }

@@ -91,11 +91,14 @@ bool ModelSpec::accepts(Input input) const {
 }
 
 double ModelSpec::cost(std::int64_t input_tokens, std::int64_t output_tokens,
-                       std::int64_t cache_write_tokens, std::int64_t cache_read_tokens) const {
+                       std::int64_t cache_write_tokens, std::int64_t cache_read_tokens,
+                       std::int64_t cache_write_1h_tokens) const {
     constexpr double kPerMillion = 1e-6;
+    const std::int64_t hour = std::min(cache_write_1h_tokens, cache_write_tokens);
     return kPerMillion * (static_cast<double>(input_tokens) * prices.input +
                           static_cast<double>(output_tokens) * prices.output +
-                          static_cast<double>(cache_write_tokens) * prices.cache_write +
+                          static_cast<double>(cache_write_tokens - hour) * prices.cache_write +
+                          static_cast<double>(hour) * prices.cache_write_1h_price() +
                           static_cast<double>(cache_read_tokens) * prices.cache_read);
 }
 

@@ -695,7 +695,7 @@ class ConfigBuilder {
     /// input and output are required; the cache prices too when the entry supports caching
     /// (a cache price left out would bill cached tokens at $0).
     void read_prices(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
-        r.expect_map(n, path, {"input", "output", "cache_write", "cache_read"});
+        r.expect_map(n, path, {"input", "output", "cache_write", "cache_read", "cache_write_1h"});
         m.prices.input = r.price(r.need(n, "input", path), child(path, "input"));
         m.prices.output = r.price(r.need(n, "output", path), child(path, "output"));
         for (auto [key, slot] :
@@ -704,6 +704,9 @@ class ConfigBuilder {
             const YAML::Node v = m.supports_caching ? r.need(n, key, path) : Reader::get(n, key);
             if (Reader::present(v)) *slot = r.price(v, child(path, key));
         }
+        // caching.108: optional; absent, the 1-hour write costs twice the input price.
+        if (auto v = Reader::get(n, "cache_write_1h"); Reader::present(v))
+            m.prices.cache_write_1h = r.price(v, child(path, "cache_write_1h"));
     }
 
     struct ModelRef {

@@ -230,7 +230,7 @@ void ConversationContext::reconcile_derived_content() {
 }
 
 PreparedConversation ConversationContext::prepare_messages_for_llm(
-    const ContentFormatter& formatter, bool thinking_active) {
+    const ContentFormatter& formatter, bool thinking_active, const CacheOptions& cache) {
     reconcile_derived_content();
     frozen_ = true;  // "The head freezes at the instance's first render"
 
@@ -278,6 +278,7 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
             native, thinking_active);
         if (!instructions.empty()) {
             out.turns[*last_outgoing].blocks.emplace_back(TextBlock{std::move(instructions)});
+            out.turns[*last_outgoing].ends_with_contract = true;
         }
     }
 
@@ -289,8 +290,13 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
         out.turns.push_back(std::move(registry));
     }
 
-    out.cache_plan = caching::plan_cache_breakpoints(
-        out.system_blocks, out.turns, formatter.supports_caching(), out.cache_system);
+    if (cache_policy_) {
+        CacheOptions mine = cache;
+        mine.policy = *cache_policy_;
+        out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), mine);
+    } else {
+        out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), cache);
+    }
     return out;
 }
 

@@ -5,6 +5,8 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <tuple>
+#include <utility>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -16,6 +18,7 @@
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
 #include "nucleo/thinking.hpp"
+#include "nucleo/tokens.hpp"
 #include "nucleo/thinking_response.hpp"
 #include "persistence/document_json.hpp"
 #include "render/prepared_json.hpp"
@@ -33,6 +36,37 @@ std::string first_bytes(std::string_view body) {
 }
 
 
+/// caching.105, caching.107: the provider instance's cache choices in its `options`:
+/// `cache_policy` (seed, sliding or automatic; seed when absent) and `cache_head_ttl` ("5m" or
+/// "1h"; the head keeps the provider's default when absent). Anything else is refused, naming
+/// the instance and the value.
+std::pair<CachePolicy, bool> read_cache_choices(const ProviderConfig& config) {
+    rapidjson::Document d;
+    d.Parse(config.options_json.data(), config.options_json.size());
+    std::pair<CachePolicy, bool> out{CachePolicy::kMarkedTurns, false};
+    if (d.HasParseError() || !d.IsObject()) return out;
+    const std::string who = "provider '" + config.name + "' options.";
+    if (d.HasMember("cache_policy") && !d["cache_policy"].IsNull()) {
+        const auto& v = d["cache_policy"];
+        const auto policy = v.IsString() ? parse_cache_policy(v.GetString()) : std::nullopt;
+        if (!policy) {
+            throw Error(ErrorKind::kConfig,
+                        who + "cache_policy: " +
+                            (v.IsString() ? "\"" + std::string(v.GetString()) + "\"" : std::string("not a string")) +
+                            " is not one of seed, sliding, automatic");
+        }
+        out.first = *policy;
+    }
+    if (d.HasMember("cache_head_ttl") && !d["cache_head_ttl"].IsNull()) {
+        const auto& v = d["cache_head_ttl"];
+        const std::string ttl = v.IsString() ? v.GetString() : "";
+        if (ttl != "5m" && ttl != "1h")
+            throw Error(ErrorKind::kConfig, who + "cache_head_ttl: expected \"5m\" or \"1h\"");
+        out.second = ttl == "1h";
+    }
+    return out;
+}
+
 ProviderCapabilities read_capabilities(const std::string& json, const std::string& plugin) {
     rapidjson::Document d;
     d.Parse(json.data(), json.size());
@@ -43,6 +77,7 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     c.native_tools = flag("native_tools");
     c.caching = flag("caching");
     c.streaming = flag("streaming");
+    c.automatic_caching = flag("automatic_caching");
     if (d.HasMember("dialect") && d["dialect"].IsString()) c.dialect = d["dialect"].GetString();
     if (d.HasMember("auth") && d["auth"].IsString()) c.auth = d["auth"].GetString();
     // wire.149: the wire family whose rule book audits the plugin's requests.
@@ -230,6 +265,15 @@ Usage checked_usage(const rapidjson::Value& d, const std::string& who) {
                                                   internal::json_compact(v) + ", not a non-negative integer");
         *into = v.GetInt64();
     }
+    // caching.108: optional; when present a count no larger than the writes it is part of.
+    if (u.HasMember("cache_write_1h_tokens")) {
+        const rapidjson::Value& v = u["cache_write_1h_tokens"];
+        if (!v.IsInt64() || v.GetInt64() < 0 || v.GetInt64() > out.cache_write_tokens)
+            throw Error(ErrorKind::kProtocol, who + ": the normalized response has usage.cache_write_1h_tokens " +
+                                                  internal::json_compact(v) +
+                                                  ", not a count within usage.cache_write_tokens");
+        out.cache_write_1h_tokens = v.GetInt64();
+    }
     return out;
 }
 
@@ -265,8 +309,13 @@ std::int64_t usage_field(const rapidjson::Value& usage, const char* key) {
 }
 
 Usage read_usage(const rapidjson::Value& u) {
-    return {usage_field(u, "input_tokens"), usage_field(u, "output_tokens"), usage_field(u, "cache_read_tokens"),
-            usage_field(u, "cache_write_tokens")};
+    Usage out;
+    out.input_tokens = usage_field(u, "input_tokens");
+    out.output_tokens = usage_field(u, "output_tokens");
+    out.cache_read_tokens = usage_field(u, "cache_read_tokens");
+    out.cache_write_tokens = usage_field(u, "cache_write_tokens");
+    out.cache_write_1h_tokens = std::min(usage_field(u, "cache_write_1h_tokens"), out.cache_write_tokens);
+    return out;
 }
 
 std::string_view string_field(const rapidjson::Value& v, const char* key) {
@@ -343,6 +392,7 @@ ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, 
           return std::move(transport);
       }())),
       limits_(std::make_shared<Limits>()) {
+    std::tie(cache_policy_, head_ttl_1h_) = read_cache_choices(config_);
     if (caps_.auth == "sigv4") {
         AwsSigV4 sig;
         sig.region = config_.credentials.region;
@@ -412,7 +462,20 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     internal::check_first_turn(config_, caps_, conversation);
     const bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
     const std::int64_t max_tokens = output_reserve(conversation, model, binding);
-    PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking);
+    // caching.105-107: what the plan may use beyond the prepared request.
+    CacheOptions cache;
+    cache.policy = cache_policy_;
+    cache.automatic_offered = caps_.automatic_caching;
+    cache.min_cacheable_tokens = model.min_cacheable_tokens;
+    cache.head_ttl_1h = head_ttl_1h_;
+    if (model.min_cacheable_tokens > 0 && formatter.supports_caching()) {
+        const TokenCounter& counter = TokenCounter::for_model(model);
+        cache.count_block = [&counter](const ContentBlock& b) { return counter.count_block(b); };
+        cache.count_tool = [&counter](const ToolDefinitionBlock& d) {
+            return counter.count_tool_definition(d);
+        };
+    }
+    PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking, cache);
     rapidjson::StringBuffer request;
     write_provider_request(request, model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options),
                            config_, prepared);
@@ -574,7 +637,7 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     attempt.stop_reason = out.stop_reason;
     attempt.usage = out.usage;
     attempt.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
-                              out.usage.cache_read_tokens);
+                              out.usage.cache_read_tokens, out.usage.cache_write_1h_tokens);
     attempt.max_tokens = max_tokens;
     attempt.http_attempts = http.attempts;
     attempt.latency =

@@ -46,6 +46,15 @@ void write_prepared(Writer& w, const PreparedConversation& p) {
         w.EndObject();
     }
     w.EndArray();
+    // caching.106, caching.107: written only when set, so a marked-turns plan reads as before.
+    if (p.cache_plan.automatic) {
+        w.Key("automatic");
+        w.Bool(true);
+    }
+    if (p.cache_plan.system_ttl_1h) {
+        w.Key("system_ttl");
+        w.String("1h");
+    }
     w.EndObject();
 
     w.Key("tool_definitions");

@@ -27,9 +27,10 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
     }
 
     /// tools.10: Anthropic is a native tool-calling dialect; caching.7: explicit breakpoints, at
-    /// most 4.
+    /// most 4; caching.106: a request-level cache_control.
     void capabilities(nucleo::plugin::Sink& out) override {
         out << R"({"schema_version":1,"dialect":"anthropic","wire_family":"anthropic-messages","native_tools":true,"caching":true,)"
+               R"("automatic_caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
                R"("auth":"x-api-key","stream_framing":"sse"})";
     }

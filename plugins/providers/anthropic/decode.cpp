@@ -35,6 +35,7 @@
 //  - A 2xx body that is empty, not JSON, cut off or without a required field (content,
 //    stop_reason, usage.input_tokens, usage.output_tokens; a block's own fields) is
 //    NUCLEO_ERR_PROTOCOL naming what and quoting the first 200 bytes. `model` is optional.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -219,6 +220,12 @@ class Reader {
             } else if (i < 2 && !partial) {
                 lacks("usage", kFields[i]);
             }
+        }
+        // caching.108: the 1-hour part of the writes, priced apart by the core.
+        if (const Value* split = member(u, "cache_creation"); split != nullptr && split->IsObject()) {
+            const Value* hour = member(*split, "ephemeral_1h_input_tokens");
+            if (hour != nullptr && hour->IsInt64() && hour->GetInt64() >= 0)
+                r.usage.cache_write_1h = std::min(hour->GetInt64(), r.usage.cache_write);
         }
     }
 

@@ -190,12 +190,16 @@ std::string_view utf8_prefix(std::string_view s, std::size_t max) {
 struct Plan {
     std::optional<std::size_t> system_block;
     std::vector<std::pair<std::size_t, std::size_t>> anchors;  // (turn, block), at most 4
+    bool automatic = false;  // caching.106: the request-level cache_control
+    bool system_1h = false;  // caching.107: the system breakpoint at the 1-hour TTL
 
     [[nodiscard]] bool anchored(std::size_t turn, std::size_t block) const {
         return std::find(anchors.begin(), anchors.end(), std::make_pair(turn, block)) !=
                anchors.end();
     }
-    [[nodiscard]] std::size_t total() const { return anchors.size() + (system_block ? 1 : 0); }
+    [[nodiscard]] std::size_t total() const {
+        return anchors.size() + (system_block ? 1 : 0) + (automatic ? 1 : 0);
+    }
 };
 
 std::size_t plan_index(const Value& v, const char* what) {
@@ -232,6 +236,15 @@ Plan read_plan(const Value& prepared) {
             plan.anchors.push_back(pos);
         }
     }
+    if (const Value* a = find(*p, "automatic"); a != nullptr && !a->IsNull()) {
+        if (!a->IsBool()) refuse("prepared.cache_plan.automatic is not a boolean");
+        plan.automatic = a->GetBool();
+    }
+    if (const Value* t = find(*p, "system_ttl"); t != nullptr && !t->IsNull()) {
+        if (!t->IsString() || (view(*t) != "1h" && view(*t) != "5m"))
+            refuse("prepared.cache_plan.system_ttl is not \"5m\" or \"1h\"");
+        plan.system_1h = view(*t) == "1h";
+    }
     if (plan.total() > kMaxBreakpoints) {
         refuse("the cache plan asks for " + std::to_string(plan.total()) +
                " breakpoints; the Messages API allows at most 4");
@@ -267,6 +280,11 @@ class Encoder {
         : w_(w), out_(out), source_(source), ttl_1h_(ttl_1h) {}
 
     [[nodiscard]] std::size_t breakpoints_written() const { return breakpoints_; }
+    /// caching.107: the TTL of the breakpoints written from now on ("1h" when true).
+    void set_ttl_1h(bool one_hour) { ttl_1h_ = one_hour; }
+    [[nodiscard]] bool ttl_1h() const { return ttl_1h_; }
+    /// caching.106: the request-level marker, written as a member of the body.
+    void request_cache_control() { cache_control(); }
 
     void text(const Value& text, bool cache) {
         // The commonest block, and the whole of it is known bytes around one string: when that
@@ -646,7 +664,11 @@ void write_system(Encoder& enc, Writer& w, const Value& prepared, const Plan& pl
             w.StartArray();
             opened = true;
         }
+        // caching.107: a 1-hour head before the tail's TTL (1-hour entries come first).
+        const bool ttl = enc.ttl_1h();
+        if (cache && plan.system_1h) enc.set_ttl_1h(true);
         enc.block(in, cache, Place::kSystem, where);
+        enc.set_ttl_1h(ttl);
     }
     if (opened) w.EndArray();
 }
@@ -832,6 +854,7 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
     write_system(enc, w, *prepared, plan);
     write_messages(enc, w, turns, plan);
     write_tools(w, *prepared);
+    if (plan.automatic) enc.request_cache_control();
     if (thinking_budget) {
         w.Key("thinking");
         w.StartObject();

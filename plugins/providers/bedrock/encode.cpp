@@ -363,6 +363,14 @@ class Encoder {
                 anchors_.push_back(anchor);
             }
         }
+        if (const Value* a = member(*plan, "automatic"); a != nullptr && a->IsTrue()) {
+            refuse("prepared.cache_plan.automatic: Converse has no request-level cache marker");
+        }
+        if (const Value* t = member(*plan, "system_ttl"); t != nullptr && !t->IsNull()) {
+            if (!t->IsString() || (view(*t) != "1h" && view(*t) != "5m"))
+                refuse("prepared.cache_plan.system_ttl: not \"5m\" or \"1h\"");
+            system_1h_ = view(*t) == "1h";
+        }
         const std::size_t marks = anchors_.size() + (system_anchor_ != kNone ? 1 : 0);
         if (marks > kMaxCachePoints) {
             refuse("prepared.cache_plan: " + std::to_string(marks) +
@@ -547,7 +555,14 @@ class Encoder {
                            ": the system breakpoint sits on a blank block with "
                            "nothing before it; it cannot be rendered without moving it");
                 }
-                write_cache_point(w);
+                if (system_1h_) {  // caching.107: the head at the 1-hour TTL
+                    w.StartObject();
+                    w.LitKey("cachePoint");
+                    w.RawValue(R"({"type":"default","ttl":"1h"})", 29, rapidjson::kObjectType);
+                    w.EndObject();
+                } else {
+                    write_cache_point(w);
+                }
             }
         }
         if (open) w.EndArray();
@@ -973,6 +988,7 @@ class Encoder {
     bool uses_tool_blocks_ = false;
     std::string_view cache_point_ = R"({"type":"default"})";
     std::size_t system_anchor_ = kNone;
+    bool system_1h_ = false;
     std::vector<Anchor> anchors_;
     std::vector<Item> items_;
     std::vector<WireMessage> messages_;

@@ -339,6 +339,10 @@ std::string ResponseWriter::finish(std::string_view stop_reason, const Usage& us
     w_.Int64(usage.cache_read);
     w_.Key("cache_write_tokens");
     w_.Int64(usage.cache_write);
+    if (usage.cache_write_1h > 0) {
+        w_.Key("cache_write_1h_tokens");
+        w_.Int64(usage.cache_write_1h);
+    }
     w_.EndObject();
     w_.EndObject();
     return {out_.GetString(), out_.GetSize()};

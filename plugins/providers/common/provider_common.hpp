@@ -198,6 +198,8 @@ struct Usage {
     std::int64_t output = 0;
     std::int64_t cache_read = 0;
     std::int64_t cache_write = 0;
+    /// caching.108: the part of cache_write at the 1-hour TTL; written only when not 0.
+    std::int64_t cache_write_1h = 0;
 };
 
 /// Writes the normalized response document: {"schema_version":1, "model"?, "blocks":[...],

@@ -171,6 +171,41 @@ TEST_F(AnthropicEmulator, TheSecondCallOfAGrowingConversationReadsWhatTheFirstWr
     expect_valid_wire({one.body, two.body});
 }
 
+// caching.106-108: a plan with the request-level marker and a 1-hour head renders a top-level
+// cache_control and a "ttl":"1h" system mark; the emulator writes the whole request, the head at
+// 1 hour, and decode reports that part apart as cache_write_1h_tokens; the next, longer call
+// reads the whole first request back through the request-level marker.
+TEST_F(AnthropicEmulator, TheRequestLevelMarkerAndTheOneHourHeadRoundTrip) {
+    auto request = [](const std::string& turns) {
+        std::string r = growing_request(turns, "", 2);
+        const std::string plan_end = R"("turn_anchors":[]})";
+        const auto at = r.find(plan_end);
+        r.replace(at, plan_end.size(),
+                  R"("turn_anchors":[],"automatic":true,"system_ttl":"1h"})");
+        return r;
+    };
+    const Call one = post(emu, request(kTurn1));
+    ASSERT_EQ(one.answer.status, 200) << one.answer.body;
+    const rapidjson::Document sent = parse(one.body);
+    ASSERT_TRUE(sent.HasMember("cache_control"));
+    EXPECT_STREQ(sent["cache_control"]["type"].GetString(), "ephemeral");
+    EXPECT_FALSE(sent["cache_control"].HasMember("ttl"));
+    EXPECT_STREQ(sent["system"][0]["cache_control"]["ttl"].GetString(), "1h");
+    const rapidjson::Document u1 = decoded(one);
+    const std::int64_t written = u1["usage"]["cache_write_tokens"].GetInt64();
+    const std::int64_t hour = u1["usage"]["cache_write_1h_tokens"].GetInt64();
+    EXPECT_GT(hour, 400);       // the 2,000-byte system block
+    EXPECT_LT(hour, written);   // the question is written at 5 minutes
+    EXPECT_EQ(u1["usage"]["input_tokens"].GetInt64(), 0);
+
+    const Call two = post(emu, request(kTurn1 + "," + kTurn2));
+    ASSERT_EQ(two.answer.status, 200) << two.answer.body;
+    const rapidjson::Document u2 = decoded(two);
+    EXPECT_EQ(u2["usage"]["cache_read_tokens"].GetInt64(), written);
+    EXPECT_FALSE(u2["usage"].HasMember("cache_write_1h_tokens"));  // the head was read
+    expect_valid_wire({one.body, two.body});
+}
+
 // A streamed answer decodes to the same normalized response as the plain one.
 TEST_F(AnthropicEmulator, AStreamedAnswerDecodesLikeThePlainOne) {
     const std::string tools_turn =

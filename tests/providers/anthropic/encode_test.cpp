@@ -139,6 +139,7 @@ TEST(AnthropicEncode, CapabilitiesDescribeANativeToolCachingDialect) {
     EXPECT_TRUE(caps["caching"].GetBool());
     EXPECT_TRUE(caps["streaming"].GetBool());
     EXPECT_EQ(caps["max_cache_breakpoints"].GetInt(), 4);
+    EXPECT_TRUE(caps["automatic_caching"].GetBool());  // caching.106
     EXPECT_STREQ(caps["auth"].GetString(), "x-api-key");
 }
 
@@ -221,6 +222,23 @@ std::string request_with(const std::string& prepared, const std::string& top = "
 const std::string kUserHi =
     R"({"role":"user","message_id":"m1","blocks":[{"type":"text","text":"hi"}]})";
 
+// caching.106, caching.107: the request-level marker is the body's cache_control; the 1-hour
+// head is the system block's; the tail keeps the request's TTL (5 minutes here).
+TEST(AnthropicEncode, TheRequestLevelMarkerAndTheOneHourHead) {
+    const std::string request = request_with(
+        R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":3,"system_block":0,"automatic":true,"system_ttl":"1h","turn_anchors":[{"turn":0,"block":0}]},"turns":[)" +
+            kUserHi + "]}",
+        R"(,"cache_ttl":"5m")");
+    const rapidjson::Document http = parse(provider().encode(request));
+    const auto& body = http["body"];
+    EXPECT_STREQ(body["cache_control"]["type"].GetString(), "ephemeral");
+    EXPECT_FALSE(body["cache_control"].HasMember("ttl"));
+    EXPECT_STREQ(body["system"][0]["cache_control"]["ttl"].GetString(), "1h");
+    EXPECT_STREQ(body["messages"][0]["content"][0]["cache_control"]["type"].GetString(),
+                 "ephemeral");
+    EXPECT_FALSE(body["messages"][0]["content"][0]["cache_control"].HasMember("ttl"));
+}
+
 struct Refusal {
     const char* name;
     std::string request;
@@ -238,6 +256,16 @@ std::vector<Refusal> refusals() {
              R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":5,"system_block":0,"turn_anchors":[{"turn":0,"block":0},{"turn":1,"block":0},{"turn":2,"block":0},{"turn":3,"block":0}]},"turns":[)" +
              kUserHi + "," + kUserHi + "," + kUserHi + "," + kUserHi + "]}"),
          {"5 breakpoints", "at most 4"}},
+        {"automatic_over_four",  // caching.106: the request-level marker counts
+         request_with(
+             R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":5,"system_block":0,"automatic":true,"turn_anchors":[{"turn":0,"block":0},{"turn":1,"block":0},{"turn":2,"block":0}]},"turns":[)" +
+             kUserHi + "," + kUserHi + "," + kUserHi + "]}"),
+         {"5 breakpoints", "at most 4"}},
+        {"system_ttl_unknown",  // caching.107
+         request_with(
+             R"({"system_blocks":[{"type":"text","text":"s"}],"cache_plan":{"breakpoints":1,"system_block":0,"system_ttl":"2h","turn_anchors":[]},"turns":[)" +
+             kUserHi + "]}"),
+         {"system_ttl", "\"1h\""}},
         {"plan_count_mismatch",
          request_with(
              R"({"cache_plan":{"breakpoints":2,"system_block":null,"turn_anchors":[{"turn":0,"block":0}]},"turns":[)" +
