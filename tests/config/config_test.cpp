@@ -111,6 +111,10 @@ TEST(Config, ShippedConfigLoadsWithRealEntriesOfEachProvider) {
     EXPECT_DOUBLE_EQ(sonnet.prices.cache_write, 3.75);
     EXPECT_DOUBLE_EQ(sonnet.prices.cache_read, 0.30);
     EXPECT_TRUE(sonnet.accepts(Input::kImages));
+    // caching.109: Anthropic's API keeps a cache entry for 1 hour on request; Nova does not.
+    EXPECT_TRUE(sonnet.cache_ttl_1h);
+    EXPECT_FALSE(c.catalog().find("nova-pro").cache_ttl_1h);
+    EXPECT_EQ(sonnet.min_cacheable_tokens, 1024);
     const ModelSpec& gpt = c.catalog().find("gpt-4.1");
     EXPECT_EQ(gpt.max_context_tokens, 1047576);
     EXPECT_EQ(gpt.max_output_tokens, 32768);

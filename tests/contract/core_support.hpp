@@ -23,6 +23,7 @@ inline ModelSpec claude(const std::string& provider, bool thinking = false) {
     m.supports_caching = true;
     m.native_tools = true;
     m.min_cacheable_tokens = 1024;
+    m.cache_ttl_1h = true;
     return m;
 }
 

@@ -27,6 +27,7 @@ ModelSpec claude(std::int64_t max_output = 8192) {
     m.supports_caching = true;
     m.native_tools = true;
     m.min_cacheable_tokens = 1024;
+    m.cache_ttl_1h = true;
     m.prices = {.input = 3.0, .output = 15.0, .cache_write = 3.75, .cache_read = 0.30};
     return m;
 }
@@ -162,6 +163,35 @@ TEST_F(ProviderClientTest, ProviderOptionsChooseThePolicyAndTheOneHourHeadIsPric
     const LLMResponse second = pc.call(c, claude());
     EXPECT_GE(second.usage.cache_read_tokens, first.usage.cache_write_tokens);
     EXPECT_EQ(second.usage.cache_write_1h_tokens, 0);
+}
+
+// caching.109: a model whose catalog entry offers no 1-hour TTL gets the 5-minute head, even when
+// the provider's options ask for the hour: nothing of the write is priced or reported as 1 h.
+TEST_F(ProviderClientTest, AOneHourHeadOnAModelWithoutTheHourFallsBackToFiveMinutes) {
+    ProviderConfig config = config_;
+    config.options_json = R"({"cache_policy":"sliding","cache_head_ttl":"1h"})";
+    // Two conversations with different objectives, so the second is not read from the first's
+    // cache entry.
+    auto conversation = [](const std::string& topic) {
+        ConversationContext c("c-ttl-" + topic, "alice");
+        std::string rules;
+        for (int i = 0; rules.size() < 8000; ++i)
+            rules += "Rule " + std::to_string(i) + " about " + topic + ": answer precisely. ";
+        c.put_main_objective("task", rules);
+        c.set_output(OutputSize::kShort);
+        c.set_depth(Depth::kImmediate);
+        c.add_message(Message::outgoing_text("Where is order 42?"));
+        return c;
+    };
+    ModelSpec five_minutes_only = claude();
+    five_minutes_only.cache_ttl_1h = false;
+    ConversationContext orders = conversation("orders");
+    const LLMResponse first = client(config).call(orders, five_minutes_only);
+    EXPECT_GT(first.usage.cache_write_tokens, 1500);
+    EXPECT_EQ(first.usage.cache_write_1h_tokens, 0);
+    ConversationContext refunds = conversation("refunds");
+    const LLMResponse hour = client(config).call(refunds, claude());
+    EXPECT_GT(hour.usage.cache_write_1h_tokens, 0) << "the same request on a model with the hour";
 }
 
 TEST_F(ProviderClientTest, ABadCacheOptionIsRefusedNamingTheProviderAndTheValue) {

@@ -67,6 +67,10 @@ struct ModelSpec {
     bool supports_caching = false;
     bool native_tools = true;
     std::int64_t min_cacheable_tokens = 0;
+    /// caching.109: whether the provider keeps a cache entry for 1 hour on this model (catalog
+    /// `cache_ttls: [5m, 1h]`); every caching model offers the 5-minute TTL. A provider asking
+    /// for a 1-hour head on a model without it gets the 5-minute head.
+    bool cache_ttl_1h = false;
     Prices prices;
     std::vector<Input> accepted_inputs;
     std::string token_counter = "o200k_base";  ///< the counter's name (tokens issue)

@@ -586,7 +586,7 @@ class ConfigBuilder {
             n, path,
             {"id", "provider", "wire_model", "grade", "max_context_tokens", "max_output_tokens",
              "comfort_context_tokens", "output_budget", "thinking_budget", "supports_caching",
-             "native_tools", "min_cacheable_tokens", "prices", "accepts", "token_counter",
+             "native_tools", "min_cacheable_tokens", "cache_ttls", "prices", "accepts", "token_counter",
              "rate_limits"});
         ModelSpec m;
         m.id = r.name(n, "id", path);
@@ -624,6 +624,22 @@ class ConfigBuilder {
             m.native_tools = r.boolean(v, child(path, "native_tools"));
         if (auto v = Reader::get(n, "min_cacheable_tokens"); Reader::present(v))
             m.min_cacheable_tokens = r.non_negative(v, child(path, "min_cacheable_tokens"));
+        // caching.109: the TTLs the provider offers for this model's cache entries.
+        if (auto v = Reader::get(n, "cache_ttls"); Reader::present(v)) {
+            const std::string ttls = child(path, "cache_ttls");
+            if (!v.IsSequence())
+                r.fail(v.Mark(), ttls, "expected a sequence of \"5m\" and \"1h\", got " + describe(v));
+            std::size_t i = 0;
+            for (const auto& item : v) {
+                const std::string ttl = r.string(item, element(ttls, i++));
+                if (ttl == "1h") {
+                    m.cache_ttl_1h = true;
+                } else if (ttl != "5m") {
+                    r.fail(item.Mark(), element(ttls, i - 1),
+                           "expected \"5m\" or \"1h\", got \"" + ttl + "\"");
+                }
+            }
+        }
         read_prices(r, r.need(n, "prices", path), child(path, "prices"), m);
         if (auto v = Reader::get(n, "accepts"); Reader::present(v)) {
             if (!v.IsSequence())

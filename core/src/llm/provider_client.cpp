@@ -467,7 +467,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     cache.policy = cache_policy_;
     cache.automatic_offered = caps_.automatic_caching;
     cache.min_cacheable_tokens = model.min_cacheable_tokens;
-    cache.head_ttl_1h = head_ttl_1h_;
+    cache.head_ttl_1h = head_ttl_1h_ && model.cache_ttl_1h;  // caching.109
     if (model.min_cacheable_tokens > 0 && formatter.supports_caching()) {
         const TokenCounter& counter = TokenCounter::for_model(model);
         cache.count_block = [&counter](const ContentBlock& b) { return counter.count_block(b); };
