@@ -19,6 +19,7 @@
 
 #include "anthropic.hpp"
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace {
 
@@ -94,7 +95,7 @@ class TamperProvider final : public nucleo::plugin::Provider {
         std::string encoded;
         const nucleo_sink capture{sizeof(nucleo_sink), &encoded, append};
         nucleo::plugin::Sink sink(&capture);
-        nucleo::anthropic::encode_request(prepared_json, sink);
+        nucleo::providers::encode_joined(prepared_json, sink, nucleo::anthropic::encode_request);
         Document http;
         http.Parse(encoded.data(), encoded.size());
         if (http["body"].IsString()) {
