@@ -47,7 +47,7 @@ struct Prices {
     double cache_read = 0;
     /// caching.108: the 1-hour cache write; nullopt: twice the input price, as Anthropic and
     /// Bedrock price it.
-    std::optional<double> cache_write_1h;
+    std::optional<double> cache_write_1h = std::nullopt;
     [[nodiscard]] double cache_write_1h_price() const noexcept {
         return cache_write_1h.value_or(2 * input);
     }
