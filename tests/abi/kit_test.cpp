@@ -122,6 +122,14 @@ TEST(ConformanceKit, ASummaryLongerThanItsTextBreaksTheSizeContract) {
     EXPECT_TRUE(has(f[0].expected, "shorter than")) << listed(f);
 }
 
+TEST(ConformanceKit, AStoreSurfaceClaimedButMissingIsAFinding) {
+    const auto f = findings_of("kit_store_claims", 1);
+    ASSERT_EQ(f.size(), 1U) << listed(f);
+    EXPECT_EQ(f[0].case_name, "store/session_round_trip");
+    EXPECT_TRUE(has(f[0].expected, "as capabilities claim \"session\"")) << listed(f);
+    EXPECT_EQ(f[0].got, "NULL");
+}
+
 TEST(ConformanceKit, WhatIsNoPluginIsBadInputInOneLine) {
     const fs::path bad = fs::path(ABI_FIXTURE_DIR) / "bad";
     const fs::path hostile = fs::path(ABI_FIXTURE_DIR) / "hostile";
