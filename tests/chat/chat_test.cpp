@@ -13,6 +13,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulator_client.hpp"
@@ -261,9 +263,20 @@ class PtyChat {
         }
     }
 
-    void type(const std::string& line) { keys(line + "\n"); }
+    /// A line typed at the prompt.
+    void type(const std::string& line) { edit(line + "\n"); }
 
-    /// Bytes as the keyboard sends them (arrows as escape sequences, Ctrl-C as \x03).
+    /// Keys typed at the prompt, for the line editor: sent once the editor owns the terminal.
+    /// The prompt can reach the screen a moment before the editor switches the terminal out of
+    /// canonical mode; keys sent in between are read by the kernel's line discipline (which
+    /// echoes them and takes Ctrl-V for itself), not by the editor a person at the prompt types to.
+    void edit(const std::string& bytes) {
+        await_line_editor();
+        keys(bytes);
+    }
+
+    /// Bytes as the keyboard sends them (arrows as escape sequences, Ctrl-C as \x03), at once:
+    /// for keys pressed while a turn runs.
     void keys(const std::string& bytes) {
         ASSERT_EQ(::write(master_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
     }
@@ -280,6 +293,17 @@ class PtyChat {
     [[nodiscard]] const std::string& everything() const { return seen_; }
 
   private:
+    /// Waits, up to the deadline, until the terminal is out of canonical mode, as the line editor
+    /// sets it while it reads a line (on Linux the master reports the terminal's modes).
+    void await_line_editor() {
+        while (Clock::now() < deadline_) {
+            termios modes{};
+            if (::tcgetattr(master_, &modes) == 0 && (modes.c_lflag & ICANON) == 0) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        ADD_FAILURE() << "the line editor never took the terminal:\n" << seen_.substr(cursor_);
+    }
+
     /// One bounded read; false at end of output (EIO once the child closed the terminal) or at
     /// the deadline (a test failure).
     bool read_some() {
@@ -591,10 +615,10 @@ TEST(ChatTerminal, LineEditingAndAHistoryKeptAcrossSessions) {
         ASSERT_TRUE(chat.started());
         id = minted_id(chat.until(kPrompt));
         // "hello wrld", three Left arrows, "o": the model gets "hello world".
-        chat.keys("hello wrld\x1b[D\x1b[D\x1b[Do\r");
+        chat.edit("hello wrld\x1b[D\x1b[D\x1b[Do\r");
         EXPECT_NE(chat.until(kPrompt).find("This is the emulator's answer to: hello world\r\n"),
                   std::string::npos);
-        chat.keys("\x1b[A\r");  // Up: the line again
+        chat.edit("\x1b[A\r");  // Up: the line again
         EXPECT_NE(chat.until(kPrompt).find("This is the emulator's answer to: hello world\r\n"),
                   std::string::npos);
         chat.type("/history");
@@ -632,7 +656,7 @@ TEST(ChatTerminal, LineEditingAndAHistoryKeptAcrossSessions) {
     ASSERT_GT(ups, 0U) << saved;
     std::string keys;
     for (std::size_t i = 0; i < ups; ++i) keys += "\x1b[A";
-    again.keys(keys + "\r");
+    again.edit(keys + "\r");
     EXPECT_NE(again.until(kPrompt).find("This is the emulator's answer to: hello world\r\n"),
               std::string::npos);
     again.type("/exit");
@@ -647,7 +671,7 @@ TEST(ChatTerminal, AnEscapeSequenceInAnAnswerLeavesTheScreenIntact) {
     PtyChat chat(emulator.port(), dir.path, {});
     ASSERT_TRUE(chat.started());
     chat.until(kPrompt);
-    chat.keys("wipe \x16\x1b[2J now\r");
+    chat.edit("wipe \x16\x1b[2J now\r");
     const std::string answer = chat.until(kPrompt);
     EXPECT_NE(answer.find("This is the emulator's answer to: wipe \\x1b[2J now"), std::string::npos)
         << answer;
@@ -684,7 +708,7 @@ TEST(ChatTerminal, CtrlCCancelsAWaitingTurnWhoseStatusLineSaysWhy) {
     const std::string history = chat.until(kPrompt);
     EXPECT_NE(history.find("1. user: a slow question"), std::string::npos) << history;
     EXPECT_EQ(history.find("2. "), std::string::npos) << history;
-    chat.keys("\x03");  // at the prompt: the end
+    chat.edit("\x03");  // at the prompt: the end
     EXPECT_EQ(chat.finish(), 0) << chat.everything();
     EXPECT_NE(chat.everything().find(resume_line(id)), std::string::npos) << chat.everything();
 }
