@@ -84,9 +84,11 @@ std::vector<std::string> chat_env(int port, const fs::path& dir, bool terminal) 
 std::vector<std::string> chat_argv(std::vector<std::string> extra) {
     std::vector<std::string> argv = {NUCLEO_CLI, "chat"};
     if (std::find(extra.begin(), extra.end(), "--config") == extra.end()) {
-        argv.insert(argv.end(), {"--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml"});
+        argv.insert(argv.end(),
+                    {"--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml"});
     }
-    if (std::erase(extra, "--default-model") == 0) argv.insert(argv.end(), {"--model", "claude-sonnet-4-5"});
+    if (std::erase(extra, "--default-model") == 0)
+        argv.insert(argv.end(), {"--model", "claude-sonnet-4-5"});
     argv.insert(argv.end(), {"--user", "alice"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
@@ -568,9 +570,8 @@ TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(
         r.out, m,
-        std::regex(
-            "compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+), "
-            "(met|NOT met)\\)")))
+        std::regex("compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+), "
+                   "(met|NOT met)\\)")))
         << r.out;
     EXPECT_NE(m[1].str(), "NONE");
     EXPECT_LT(std::stoll(m[3].str()), std::stoll(m[2].str()));
@@ -699,9 +700,9 @@ TEST(ChatTerminal, CtrlCCancelsAWaitingTurnWhoseStatusLineSaysWhy) {
     chat.until("connecting to anthropic (claude-sonnet-4-5)");
     chat.keys("\x03");
     const std::string cancelled = chat.until(kPrompt);
-    EXPECT_NE(cancelled.find("[cancelled before the answer; conversation " + id +
-                             " holds your message]"),
-              std::string::npos)
+    EXPECT_NE(
+        cancelled.find("[cancelled before the answer; conversation " + id + " holds your message]"),
+        std::string::npos)
         << cancelled;
     EXPECT_EQ(cancelled.find("the turn failed"), std::string::npos) << cancelled;
     chat.type("/history");
@@ -722,7 +723,8 @@ TEST(ChatTerminal, CtrlCWhileTheAnswerStreamsLeavesItCutAndNotKept) {
     PtyChat chat(emulator.port(), dir.path, {});
     ASSERT_TRUE(chat.started());
     const std::string id = minted_id(chat.until(kPrompt));
-    chat.type("tell me a long story about parcels and depots and the people who sort them at night");
+    chat.type(
+        "tell me a long story about parcels and depots and the people who sort them at night");
     chat.until("This is the emulator's answer to: tell me");
     chat.keys("\x03");
     const std::string rest = chat.until(kPrompt);
@@ -730,7 +732,8 @@ TEST(ChatTerminal, CtrlCWhileTheAnswerStreamsLeavesItCutAndNotKept) {
                         " holds your message]"),
               std::string::npos)
         << rest;
-    EXPECT_EQ(rest.find("who sort them at night\r\n"), std::string::npos) << "the whole answer came: " << rest;
+    EXPECT_EQ(rest.find("who sort them at night\r\n"), std::string::npos)
+        << "the whole answer came: " << rest;
     chat.type("/history");
     const std::string history = chat.until(kPrompt);
     EXPECT_NE(history.find("1. user: tell me a long story"), std::string::npos) << history;
@@ -786,19 +789,23 @@ TEST(ChatPipe, ContinueResumesTheLatestConversationAndHistoryLabelsToolResults) 
 
     const ChatRun resumed = run_piped(emulator.port(), dir.path, {"-c"}, "/history\n/help\n");
     ASSERT_EQ(resumed.status, 0) << resumed.err;
-    EXPECT_NE(resumed.err.find("conversation " + latest + " (resumed, 4 messages)"), std::string::npos)
+    EXPECT_NE(resumed.err.find("conversation " + latest + " (resumed, 4 messages)"),
+              std::string::npos)
         << resumed.err;
-    EXPECT_NE(resumed.out.find("1. user: what is in the folder\n"), std::string::npos) << resumed.out;
-    EXPECT_NE(resumed.out.find("3. tool result: [tool result of "), std::string::npos) << resumed.out;
+    EXPECT_NE(resumed.out.find("1. user: what is in the folder\n"), std::string::npos)
+        << resumed.out;
+    EXPECT_NE(resumed.out.find("3. tool result: [tool result of "), std::string::npos)
+        << resumed.out;
     const auto help_at = resumed.out.find("\n/history ");
     ASSERT_NE(help_at, std::string::npos) << resumed.out;
     const std::string help = resumed.out.substr(help_at);
-    for (const char* c : {"/history", "/transcript", "/compact", "/cost", "/new", "/quit", "/exit",
-                          "/help"}) {
+    for (const char* c :
+         {"/history", "/transcript", "/compact", "/cost", "/new", "/quit", "/exit", "/help"}) {
         EXPECT_NE(help.find(c), std::string::npos) << c << ": " << help;
     }
 
-    const ChatRun nobody = run_piped(emulator.port(), dir.path, {"--continue", "--user", "bob"}, "");
+    const ChatRun nobody =
+        run_piped(emulator.port(), dir.path, {"--continue", "--user", "bob"}, "");
     EXPECT_EQ(nobody.status, 0) << nobody.err;
     EXPECT_NE(nobody.err.find("user 'bob' has no conversation in stores.persistent (sqlite"),
               std::string::npos)
@@ -815,9 +822,9 @@ TEST(ChatPipe, ContinueResumesTheLatestConversationAndHistoryLabelsToolResults) 
 TEST(ChatPipe, TheDefaultModelIsOneWhoseKeyIsSet) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const ChatRun r = run_piped(emulator.port(), dir.path, {"--default-model"}, "hello\n/cost\n",
-                                "ANTHROPIC_API_KEY=\nOPENAI_API_KEY=sk-test\nOPENAI_BASE_URL=" +
-                                    emulator.url("/v1"));
+    const ChatRun r = run_piped(
+        emulator.port(), dir.path, {"--default-model"}, "hello\n/cost\n",
+        "ANTHROPIC_API_KEY=\nOPENAI_API_KEY=sk-test\nOPENAI_BASE_URL=" + emulator.url("/v1"));
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("This is the emulator's answer to: hello\n"), std::string::npos) << r.out;
