@@ -78,6 +78,7 @@ int run_battery(const fs::path& file, const Args& args, std::size_t from) {
     options.family = args.get("family").value_or("");
     if (std::getenv(kNoCapabilitiesVariable) != nullptr && options.family.empty()) options.family = "none";
     options.store_config = args.get("store-config").value_or("{}");
+    if (auto dir = args.get("save-requests")) options.save_requests = *dir;
     try {
         options.corpus = conformance::default_corpus_dir(executable_dir());
     } catch (const std::exception& e) {
@@ -170,7 +171,11 @@ int run_plugin(const Args& args) {
     if (const char* from = std::getenv(kFromVariable)) return run_battery(file, args, std::strtoull(from, nullptr, 10));
 
     std::vector<std::string> child_args = {"plugin", "check", file.string()};
-    for (const char* key : {"family", "store-config"})
+    if (auto dir = args.get("save-requests")) {
+        std::error_code ec;
+        if (!fs::is_directory(*dir, ec)) throw UsageError{"--save-requests " + *dir + ": not a folder"};
+    }
+    for (const char* key : {"family", "store-config", "save-requests"})
         if (auto v = args.get(key)) child_args.insert(child_args.end(), {"--" + std::string(key), *v});
     Report report;
     std::size_t from = 0;
@@ -281,6 +286,7 @@ const CommandSpec& plugin_command() {
                                 "instead of the one the plugin declares"},
          {"--timeout", "SECONDS", "how long one case may run before it counts as hung (default 10)"},
          {"--store-config", "JSON", "the create() config of a store plugin (default {})"},
+         {"--save-requests", "DIR", "write the body of each corpus request encode gave to DIR/<case>.json"},
          {"--path", "DIR", "search DIR first for a plugin given by name"},
          {"--config", "FILE", "search the config's plugins.paths for a plugin given by name"}},
         "ACTION",

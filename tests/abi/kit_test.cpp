@@ -153,6 +153,15 @@ TEST(ConformanceKit, WhatIsNoPluginIsBadInputInOneLine) {
     EXPECT_TRUE(has(hang.err, "did not finish loading within 1 s")) << hang.err;
 }
 
+TEST(ConformanceKit, APluginGivenByNameIsFoundOnTheSearchPath) {
+    const CliRun r = kit("kit_good --path '" + kFaulty.string() + "'");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "nucleo-kit_good.so: ")) << r.out;
+    const CliRun missing = kit("kit_absent --path '" + kFaulty.string() + "'");
+    EXPECT_EQ(missing.status, 2) << missing.out << missing.err;
+    EXPECT_TRUE(has(missing.err, "no plugin named 'kit_absent'")) << missing.err;
+}
+
 TEST(ConformanceKit, BadUsageIsRefused) {
     EXPECT_EQ(kit("").status, 2);
     const CliRun family = kit("'" + (kFaulty / "nucleo-kit_good.so").string() + "' --family smoke-signals");

@@ -312,6 +312,10 @@ void encode_cases(Battery::State& s) {
                     if (b.IsObject() && b.HasMember("type") && std::string_view(b["type"].GetString()) == "text" &&
                         b.HasMember("text") && b["text"].IsString())
                         plan.system_texts.emplace_back(b["text"].GetString());
+            if (!s.options.save_requests.empty()) {
+                std::ofstream saved(s.options.save_requests / (file.stem().string() + ".json"), std::ios::binary);
+                saved << body;
+            }
             const std::string method = doc.HasMember("method") && doc["method"].IsString() ? doc["method"].GetString() : "POST";
             contract::OutgoingRequest out;
             out.method = method;

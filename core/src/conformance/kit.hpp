@@ -35,6 +35,9 @@ struct Options {
     std::string family;            ///< --family: overrides the capabilities' wire_family
     std::filesystem::path corpus;  ///< the corpus folder (encode/, decode/)
     std::string store_config = "{}";  ///< the create() config of a store (a database URL, a file)
+    /// When set, the body of every corpus request encode gave is written to <dir>/<case>.json,
+    /// for a check of its own (the published schemas, in the test suite).
+    std::filesystem::path save_requests;
 };
 
 /// The corpus installed with the package: <bindir>/../share/nucleo/conformance, else the source
