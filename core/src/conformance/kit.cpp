@@ -437,6 +437,33 @@ void decode_generic_cases(Battery::State& s) {
     }
 }
 
+/// decode_event over every event, whole and cut at every byte: nothing, an error, or valid
+/// deltas, and the text deltas of the whole events add up to `answer_text`.
+void check_events(Battery::State& s, const std::vector<std::pair<std::string, std::string>>& events,
+                  const std::string& answer_text) {
+    std::string streamed_text;
+    for (const auto& [event, data] : events) {
+        for (std::size_t k = 0; k <= data.size() && s.findings->empty(); ++k) {
+            const auto r = s.decode_event(event, std::string_view(data).substr(0, k));
+            if (!s.checked("decode_event", r.status, r.err) || r.out.empty()) continue;
+            rapidjson::Document d;
+            std::string why;
+            if (!parse_json(r.out, d, why)) {
+                s.add("decode_event", "a deltas document or nothing", "output that is not JSON (" + why + ")");
+            } else if (auto p = deltas_problem(d); !p.empty()) {
+                s.add("decode_event", "deltas as plugin.h lists them", p);
+            } else if (k == data.size() && d.HasMember("deltas")) {
+                for (const auto& delta : d["deltas"].GetArray())
+                    if (std::string_view(delta["type"].GetString()) == "text") streamed_text += delta["text"].GetString();
+            }
+        }
+    }
+    if (!s.findings->empty()) return;
+    if (streamed_text != answer_text)
+        s.add("decode_event", "text deltas that add up to the answer's text \"" + excerpt(answer_text, 60) + "\"",
+              "\"" + excerpt(streamed_text, 60) + "\"");
+}
+
 void decode_family_cases(Battery::State& s) {
     for (const char* family : {"anthropic-messages", "openai-chat", "bedrock-converse"}) {
         const fs::path file = s.options.corpus / "decode" / (std::string(family) + ".json");
@@ -448,6 +475,19 @@ void decode_family_cases(Battery::State& s) {
         for (rapidjson::SizeType i = 0; i < corpus->Size(); ++i) {
             const auto& c = (*corpus)[i];
             const std::string name = c["name"].GetString();
+            if (c.HasMember("events")) {
+                // Events as the host frames them (any framing): decode_event only.
+                s.cases.push_back({"decode_event", std::string(family) + "/" + name, family, [&s, corpus, i](std::vector<Finding>&) {
+                    const auto& c = (*corpus)[i];
+                    if (s.provider_instance() == nullptr || !s.has_decode_event() ||
+                        s.framing != c["framing"].GetString())
+                        return;
+                    std::vector<std::pair<std::string, std::string>> events;
+                    for (const auto& e : c["events"].GetArray()) events.emplace_back(e["event"].GetString(), e["data"].GetString());
+                    check_events(s, events, c["expect_text"].GetString());
+                }});
+                continue;
+            }
             const bool stream = c.HasMember("stream") && c["stream"].IsTrue();
             const bool expect = c.HasMember("expect");
             s.cases.push_back({"decode", std::string(family) + "/" + name, family, [&s, corpus, i](std::vector<Finding>&) {
@@ -493,30 +533,10 @@ void decode_family_cases(Battery::State& s) {
             s.cases.push_back({"decode_event", std::string(family) + "/" + name, family, [&s, corpus, i](std::vector<Finding>&) {
                 if (s.provider_instance() == nullptr || !s.has_decode_event() || s.framing != "sse") return;
                 const auto& c = (*corpus)[i];
-                std::string streamed_text;
-                for (const auto& [event, data] : sse_events(c["body"].GetString())) {
-                    for (std::size_t k = 0; k <= data.size() && s.findings->empty(); ++k) {
-                        const auto r = s.decode_event(event, std::string_view(data).substr(0, k));
-                        if (!s.checked("decode_event", r.status, r.err) || r.out.empty()) continue;
-                        rapidjson::Document d;
-                        std::string why;
-                        if (!parse_json(r.out, d, why)) {
-                            s.add("decode_event", "a deltas document or nothing", "output that is not JSON (" + why + ")");
-                        } else if (auto p = deltas_problem(d); !p.empty()) {
-                            s.add("decode_event", "deltas as plugin.h lists them", p);
-                        } else if (k == data.size() && d.HasMember("deltas")) {
-                            for (const auto& delta : d["deltas"].GetArray())
-                                if (std::string_view(delta["type"].GetString()) == "text") streamed_text += delta["text"].GetString();
-                        }
-                    }
-                }
-                if (!s.findings->empty()) return;
                 std::string answer_text;
                 for (const auto& b : c["expect"]["blocks"].GetArray())
                     if (std::string_view(b["type"].GetString()) == "text") answer_text += b["text"].GetString();
-                if (streamed_text != answer_text)
-                    s.add("decode_event", "text deltas that add up to the answer's text \"" + excerpt(answer_text, 60) + "\"",
-                          "\"" + excerpt(streamed_text, 60) + "\"");
+                check_events(s, sse_events(c["body"].GetString()), answer_text);
             }});
         }
     }
