@@ -105,6 +105,13 @@ TEST(ConformanceKit, UsageAsAStringIsADecodeFinding) {
     }
 }
 
+TEST(ConformanceKit, AnEncodeKeepingStateBetweenCallsIsAFinding) {
+    const auto f = findings_of("kit_stateful", 1);
+    ASSERT_EQ(f.size(), 1U) << listed(f);
+    EXPECT_EQ(f[0].case_name, "encode/concurrent_calls_agree");
+    EXPECT_TRUE(has(f[0].expected, "the same request for the same input")) << listed(f);
+}
+
 TEST(ConformanceKit, AHeaderWithALineBreakBreaksTheRuleBook) {
     const auto f = findings_of("kit_bad_header", 1);
     ASSERT_FALSE(f.empty());

@@ -354,6 +354,45 @@ void encode_cases(Battery::State& s) {
             if (!(a == b)) s.add("encode_parts", "the body encode gave (abi.106)", excerpt(parts_body));
         }});
     }
+    // Thread rule and purity (plugin.h): encode is callable concurrently on one instance and
+    // keeps no state between calls, so 4 threads encoding one request agree with a lone call.
+    if (!files.empty()) {
+        const fs::path file = files.front();
+        s.cases.push_back({"encode", "concurrent_calls_agree", "", [&s, file](std::vector<Finding>&) {
+            nucleo_instance* inst = s.provider_instance();
+            if (inst == nullptr) return;
+            const std::string prepared = read_file(file);
+            const auto once = [&]() {
+                Battery::State::Result r;
+                r.err = fresh_error();
+                Sink sink(r.out, "encode");
+                r.status = s.provider->encode(inst, nucleo_string_view{prepared.data(), prepared.size()}, sink.get(), &r.err);
+                return r;
+            };
+            const Battery::State::Result first = once();
+            constexpr int kThreads = 4;
+            constexpr int kCalls = 25;
+            std::vector<std::string> differing(kThreads);
+            std::vector<std::thread> threads;
+            for (int t = 0; t < kThreads; ++t) {
+                threads.emplace_back([&, t] {
+                    for (int i = 0; i < kCalls && differing[t].empty(); ++i) {
+                        const auto r = once();
+                        if (r.status != first.status || r.out != first.out)
+                            differing[t] = r.status != first.status ? status_name(r.status) : excerpt(r.out, 120);
+                    }
+                });
+            }
+            for (auto& t : threads) t.join();
+            for (const std::string& d : differing) {
+                if (d.empty()) continue;
+                s.add("encode", "the same request for the same input from every thread and call (" +
+                                    file.stem().string() + ": " + excerpt(first.out, 120) + ")",
+                      d);
+                break;
+            }
+        }});
+    }
     for (const auto& [name, input] : std::vector<std::pair<std::string, std::string>>{
              {"refuses_not_json", "this is not JSON"}, {"refuses_an_array", "[1,2,3]"}, {"refuses_no_prepared", "{\"schema_version\":1}"}}) {
         s.cases.push_back({"encode", name, "", [&s, input = input](std::vector<Finding>&) {
