@@ -503,6 +503,39 @@ void check_events(Battery::State& s, const std::vector<std::pair<std::string, st
               "\"" + excerpt(streamed_text, 60) + "\"");
 }
 
+/// Hostile events for decode_event, whatever the family: never a crash; nothing, an error, or
+/// valid deltas.
+void decode_event_hostile_cases(Battery::State& s) {
+    s.cases.push_back({"decode_event", "hostile_events", "", [&s](std::vector<Finding>&) {
+        if (s.provider_instance() == nullptr || !s.has_decode_event()) return;
+        const std::vector<std::pair<std::string, std::string>> events{
+            {"message_start", std::string(100000, '[')},
+            {"content_block_delta", "{\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{\"type\":\"text_delta\",\"text\":5}}"},
+            {"content_block_start", "{\"type\":\"content_block_start\",\"index\":\"0\",\"content_block\":[]}"},
+            {"message_delta", "{\"type\":\"message_delta\",\"usage\":{\"output_tokens\":-7}}"},
+            {"", "{\"choices\":[{\"index\":-2,\"delta\":{\"content\":[1],\"tool_calls\":{}}}],\"usage\":\"x\"}"},
+            {"contentBlockDelta", "{\"contentBlockIndex\":-3,\"delta\":{\"text\":7,\"toolUse\":[]}}"},
+            {"metadata", "{\"usage\":{\"inputTokens\":-1,\"outputTokens\":\"2\"}}"},
+            {"content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\xff\xfe\"}}"},
+            {"", "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xc3\x28\"}}]}"},
+            {"contentBlockDelta", "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"\xe2\x82\"}}"},
+            {"", ""},
+        };
+        for (const auto& [event, data] : events) {
+            const auto r = s.decode_event(event, data);
+            if (!s.checked("decode_event", r.status, r.err) || r.out.empty()) continue;
+            rapidjson::Document d;
+            std::string why;
+            if (!parse_json(r.out, d, why)) {
+                s.add("decode_event", "nothing, an error or valid deltas for the event " + excerpt(data, 60),
+                      "output that is not JSON (" + why + ")");
+            } else if (auto p = deltas_problem(d); !p.empty()) {
+                s.add("decode_event", "nothing, an error or valid deltas for the event " + excerpt(data, 60), p);
+            }
+        }
+    }});
+}
+
 void decode_family_cases(Battery::State& s) {
     for (const char* family : {"anthropic-messages", "openai-chat", "bedrock-converse"}) {
         const fs::path file = s.options.corpus / "decode" / (std::string(family) + ".json");
@@ -708,6 +741,7 @@ Battery::Battery(Options options) : state_(std::make_unique<State>()) {
         capabilities_case(s);
         encode_cases(s);
         decode_generic_cases(s);
+        decode_event_hostile_cases(s);
         decode_family_cases(s);
     }
     if (usable(s.summarizer, kSummarizerV1Size) && s.summarizer->create && s.summarizer->summarize) summarizer_cases(s);

@@ -233,9 +233,24 @@ std::string to_json(const rapidjson::Value& value) {
 }
 
 std::string excerpt(std::string_view text, std::size_t n) {
-    std::string out(text.substr(0, n));
-    for (char& c : out)
-        if (c == '\n' || c == '\r') c = ' ';
+    // One line of valid UTF-8 (a report is JSON): line breaks become spaces, a byte that does not
+    // start a whole UTF-8 sequence becomes '?'.
+    const std::string_view cut = text.substr(0, n);
+    std::string out;
+    for (std::size_t i = 0; i < cut.size();) {
+        const auto c = static_cast<unsigned char>(cut[i]);
+        const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        bool whole = len > 0 && i + len <= cut.size();
+        for (std::size_t k = 1; whole && k < len; ++k) whole = (static_cast<unsigned char>(cut[i + k]) >> 6) == 0x2;
+        if (!whole) {
+            out += '?';
+            ++i;
+            continue;
+        }
+        if (len == 1 && (c == '\n' || c == '\r')) out += ' ';
+        else out.append(cut.substr(i, len));
+        i += len;
+    }
     if (text.size() > n) out += "...";
     return out;
 }
