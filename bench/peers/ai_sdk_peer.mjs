@@ -5,13 +5,15 @@
 //
 // Measured per size, medians of --runs after --warmup runs:
 //   do_generate_body_ms  model.doGenerate from its call until the body reaches `fetch` (the
-//                        request building: prompt conversion, tools, cache marks, JSON.stringify)
+//                        request building: prompt conversion, tools, cache marks, JSON.stringify);
+//                        do_generate_body_cpu_ms the process CPU time of the same span
 //   do_generate_ms       model.doGenerate end to end (the canned answer parsed and returned)
 //   generate_text_ms     generateText end to end with the same fetch (prompt standardization and
 //                        validation, the provider call, the answer's processing)
 //   growing_body_ms      one more question appended to a prompt that grew by one turn per run,
 //                        then doGenerate to the fetch: the SDK keeps no state between calls, so
-//                        this is its next-request cost on a growing conversation
+//                        this is its next-request cost on a growing conversation (and _cpu_ms)
+//   body                 what the body carries: messages, tools, cache_control marks
 //
 // Usage: node ai_sdk_peer.mjs [--modules DIR] [--sizes 200,2000,20000] [--runs 5] [--warmup 2]
 //                             [--dump-body DIR]
@@ -166,10 +168,12 @@ const canned = JSON.stringify({
 });
 let lastBody = "";
 let fetchAt = 0;
+let fetchCpu = null;
 const anthropic = createAnthropic({
   apiKey: "bench",
   fetch: async (_url, init) => {
     fetchAt = performance.now();
+    fetchCpu = process.cpuUsage();
     lastBody = init.body;
     return new Response(canned, { status: 200, headers: { "content-type": "application/json" } });
   },
@@ -182,22 +186,39 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+const cpuMs = (from, to) => (to.user - from.user + to.system - from.system) / 1e3;
+
+// Wall and process CPU (every thread of node: the GC's helpers too) from the call to the fetch,
+// and wall to the end.
 async function timeDoGenerate(prompt) {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   await model.doGenerate({ prompt, tools: providerTools, maxOutputTokens: spec.max_tokens });
   const t1 = performance.now();
-  return { body: fetchAt - t0, total: t1 - t0 };
+  return { body: fetchAt - t0, bodyCpu: cpuMs(c0, fetchCpu), total: t1 - t0 };
+}
+
+// What the body carries, to check both sides built the same conversation.
+function summary(text) {
+  const b = JSON.parse(text);
+  return {
+    messages: b.messages.length,
+    tools: b.tools.length,
+    cache_marks: (text.match(/"cache_control":/g) || []).length,
+  };
 }
 
 async function measure(n) {
   const history = messages(n);
   const prompt = [systemMessage, ...history];
   const body = [];
+  const bodyCpu = [];
   const total = [];
   for (let run = 0; run < opts.warmup + opts.runs; ++run) {
     const t = await timeDoGenerate(prompt);
     if (run >= opts.warmup) {
       body.push(t.body);
+      bodyCpu.push(t.bodyCpu);
       total.push(t.total);
     }
   }
@@ -207,6 +228,7 @@ async function measure(n) {
     fs.writeFileSync(path.join(opts.dumpBody, `ai_sdk_${n}.json`), lastBody);
   }
 
+  const carried = summary(lastBody);
   const text = [];
   for (let run = 0; run < opts.warmup + opts.runs; ++run) {
     const t0 = performance.now();
@@ -225,21 +247,28 @@ async function measure(n) {
   // question) and builds the next request; the marks stay where the first request put them.
   const grown = [...prompt];
   const growing = [];
+  const growingCpu = [];
   let next = n + 1;
   for (let run = 0; run < opts.warmup + opts.runs; ++run) {
     for (; next % spec.cycle.length !== 0; ++next) grown.push(message(next, false));
     grown.push(message(next++, false));
     const t = await timeDoGenerate(grown);
-    if (run >= opts.warmup) growing.push(t.body);
+    if (run >= opts.warmup) {
+      growing.push(t.body);
+      growingCpu.push(t.bodyCpu);
+    }
   }
 
   return {
     messages: n,
     body_bytes: bodyBytes,
+    body: carried,
     do_generate_body_ms: median(body),
+    do_generate_body_cpu_ms: median(bodyCpu),
     do_generate_ms: median(total),
     generate_text_ms: median(text),
     growing_body_ms: median(growing),
+    growing_body_cpu_ms: median(growingCpu),
   };
 }
 

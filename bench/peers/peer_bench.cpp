@@ -9,7 +9,8 @@
 // script ai_sdk_peer.mjs reads the same file. Sizes: 200, 2,000 and 20,000 messages of history,
 // then the user's next question.
 //
-// Measured here, wall time of the measured part only (manual time), medians of the repetitions:
+// Measured here, per request, wall and process CPU time (the peer's CPU figure is node's process
+// CPU too), medians of the repetitions:
 //   BM_NucleoCold/N      ProviderClient::build_request on a conversation that never rendered:
 //                        prepare, the request document, the plugin's encode through the ABI,
 //                        the audit, the body as it would be sent (the public path, no network)
@@ -19,6 +20,8 @@
 //                        messages (not timed), so it stays within 16 messages of its size.
 //   BM_WriterSameBody/N  rapidjson's Writer writing Nucleo's body from a ready DOM
 //   BM_MemcpyBody/N      a memcpy of that body
+// The two Nucleo benchmarks time themselves (manual time: the copy of the conversation and the
+// resets are left out) and report their CPU time as the cpu_ms counter.
 // The peer (node on ai_sdk_peer.mjs) runs once before the benchmarks; its medians become
 // counters of BM_NucleoCold and BM_NucleoGrowing and the table printed at the end.
 //
@@ -222,16 +225,24 @@ const std::string& body(std::int64_t n) {
 
 using Clock = std::chrono::steady_clock;
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-double thread_cpu_seconds() {
+/// The process's CPU time, as the peer measures node's (process.cpuUsage).
+double cpu_seconds() {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 // ---- the peer ----
 
+/// What a body carries: its messages, tools and cache_control marks.
+struct Carried {
+    std::int64_t messages = 0, tools = 0, cache_marks = 0;
+    bool operator==(const Carried&) const = default;
+};
 struct PeerSize {
-    double body_bytes = 0, do_generate_body_ms = 0, do_generate_ms = 0, generate_text_ms = 0, growing_body_ms = 0;
+    double body_bytes = 0, do_generate_body_ms = 0, do_generate_body_cpu_ms = 0, do_generate_ms = 0,
+           generate_text_ms = 0, growing_body_ms = 0, growing_body_cpu_ms = 0;
+    Carried carried;
 };
 struct Peer {
     std::string versions;
@@ -273,6 +284,10 @@ Peer run_peer(int runs, int warmup) {
         PeerSize ps;
         ps.body_bytes = s["body_bytes"].GetDouble();
         ps.do_generate_body_ms = s["do_generate_body_ms"].GetDouble();
+        ps.do_generate_body_cpu_ms = s["do_generate_body_cpu_ms"].GetDouble();
+        ps.growing_body_cpu_ms = s["growing_body_cpu_ms"].GetDouble();
+        ps.carried = {s["body"]["messages"].GetInt64(), s["body"]["tools"].GetInt64(),
+                      s["body"]["cache_marks"].GetInt64()};
         ps.do_generate_ms = s["do_generate_ms"].GetDouble();
         ps.generate_text_ms = s["generate_text_ms"].GetDouble();
         ps.growing_body_ms = s["growing_body_ms"].GetDouble();
@@ -281,19 +296,23 @@ Peer run_peer(int runs, int warmup) {
     return p;
 }
 
-void peer_counters(benchmark::State& state, double nucleo_ms, bool growing) {
+/// The peer's figures beside Nucleo's (wall and CPU ms per request) as counters.
+void peer_counters(benchmark::State& state, double wall_ms, double cpu_ms, bool growing) {
+    state.counters["wall_ms"] = wall_ms;
+    state.counters["cpu_ms"] = cpu_ms;
     const auto it = g_peer.sizes.find(state.range(0));
     if (it == g_peer.sizes.end()) return;
     const PeerSize& p = it->second;
     if (growing) {
-        state.counters["sdk_growing_ms"] = p.growing_body_ms;
-        state.counters["x_sdk_growing"] = nucleo_ms / p.growing_body_ms;
+        state.counters["sdk_grow_ms"] = p.growing_body_ms;
+        state.counters["x_sdk_grow"] = wall_ms / p.growing_body_ms;
+        state.counters["x_sdk_grow_cpu"] = cpu_ms / p.growing_body_cpu_ms;
         return;
     }
     state.counters["sdk_body_ms"] = p.do_generate_body_ms;
-    state.counters["sdk_doGenerate_ms"] = p.do_generate_ms;
-    state.counters["sdk_generateText_ms"] = p.generate_text_ms;
-    state.counters["x_sdk_body"] = nucleo_ms / p.do_generate_body_ms;
+    state.counters["sdk_genText_ms"] = p.generate_text_ms;
+    state.counters["x_sdk_body"] = wall_ms / p.do_generate_body_ms;
+    state.counters["x_sdk_body_cpu"] = cpu_ms / p.do_generate_body_cpu_ms;
 }
 
 // ---- the benchmarks ----
@@ -305,11 +324,11 @@ void BM_NucleoCold(benchmark::State& state) {
     std::size_t bytes = 0;
     for (auto _ : state) {
         ConversationContext c = original;  // never rendered: the first render of this instance
-        const double c0 = thread_cpu_seconds();
+        const double c0 = cpu_seconds();
         const auto t0 = Clock::now();
         nucleo::HttpRequest request = client().build_request(c, model());
         const auto t1 = Clock::now();
-        const double c1 = thread_cpu_seconds();
+        const double c1 = cpu_seconds();
         benchmark::DoNotOptimize(request.body.data());
         bytes = request.body.size();
         wall += seconds(t1 - t0);
@@ -318,8 +337,7 @@ void BM_NucleoCold(benchmark::State& state) {
     }
     const double iterations = static_cast<double>(state.iterations());
     state.counters["body_KB"] = static_cast<double>(bytes) / 1e3;
-    state.counters["cpu_ms"] = cpu / iterations * 1e3;
-    peer_counters(state, wall / iterations * 1e3, false);
+    peer_counters(state, wall / iterations * 1e3, cpu / iterations * 1e3, false);
 }
 
 void BM_NucleoGrowing(benchmark::State& state) {
@@ -328,7 +346,7 @@ void BM_NucleoGrowing(benchmark::State& state) {
     std::unique_ptr<ConversationContext> c;
     std::int64_t next = 0;
     int calls = kCallsPerReset;
-    double wall = 0;
+    double wall = 0, cpu = 0;
     std::size_t bytes = 0;
     for (auto _ : state) {
         if (calls == kCallsPerReset) {  // back to N messages, rendered once (not timed)
@@ -338,17 +356,21 @@ void BM_NucleoGrowing(benchmark::State& state) {
             calls = 0;
         }
         ++calls;
+        const double c0 = cpu_seconds();
         const auto t0 = Clock::now();
         for (const std::int64_t end = next + kCycle; next < end; ++next) c->add_message(message(next, false));
         nucleo::HttpRequest request = client().build_request(*c, model());
         const auto t1 = Clock::now();
+        const double c1 = cpu_seconds();
         benchmark::DoNotOptimize(request.body.data());
         bytes = request.body.size();
         wall += seconds(t1 - t0);
+        cpu += c1 - c0;
         state.SetIterationTime(seconds(t1 - t0));
     }
+    const double iterations = static_cast<double>(state.iterations());
     state.counters["body_KB"] = static_cast<double>(bytes) / 1e3;
-    peer_counters(state, wall / static_cast<double>(state.iterations()) * 1e3, true);
+    peer_counters(state, wall / iterations * 1e3, cpu / iterations * 1e3, true);
 }
 
 void BM_WriterSameBody(benchmark::State& state) {
@@ -357,14 +379,11 @@ void BM_WriterSameBody(benchmark::State& state) {
     dom.Parse(sent.c_str(), sent.size());
     std::size_t bytes = 0;
     for (auto _ : state) {
-        const auto t0 = Clock::now();
         rapidjson::StringBuffer buffer;
         rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
         dom.Accept(w);
         benchmark::DoNotOptimize(buffer.GetString());
-        const auto t1 = Clock::now();
         bytes = buffer.GetSize();
-        state.SetIterationTime(seconds(t1 - t0));
     }
     state.counters["body_KB"] = static_cast<double>(bytes) / 1e3;
 }
@@ -373,46 +392,52 @@ void BM_MemcpyBody(benchmark::State& state) {
     const std::string& sent = body(state.range(0));
     std::vector<char> to(sent.size());
     for (auto _ : state) {
-        const auto t0 = Clock::now();
         std::memcpy(to.data(), sent.data(), sent.size());
         benchmark::DoNotOptimize(to.data());
         benchmark::ClobberMemory();
-        const auto t1 = Clock::now();
-        state.SetIterationTime(seconds(t1 - t0));
     }
     state.counters["body_KB"] = static_cast<double>(sent.size()) / 1e3;
 }
 
 void sizes(benchmark::internal::Benchmark* b) {
     for (const std::int64_t n : kSizes) b->Arg(n);
-    b->UseManualTime()->Unit(benchmark::kMillisecond);
+    b->Unit(benchmark::kMillisecond);
 }
-BENCHMARK(BM_NucleoCold)->Apply(sizes);
-BENCHMARK(BM_NucleoGrowing)->Apply(sizes);
+// Manual time: only the request is timed (the copy of the conversation, the resets are not).
+BENCHMARK(BM_NucleoCold)->Apply(sizes)->UseManualTime();
+BENCHMARK(BM_NucleoGrowing)->Apply(sizes)->UseManualTime();
 BENCHMARK(BM_WriterSameBody)->Apply(sizes);
 BENCHMARK(BM_MemcpyBody)->Apply(sizes);
 
 // ---- the report ----
 
-/// Keeps each benchmark's manual (wall) time per iteration in ms: the median when repeated.
+/// Keeps each benchmark's wall and CPU ms per request: the median when repeated. Wall is the
+/// manual time where the benchmark times itself; CPU its cpu_ms counter when it has one.
 class MedianReporter : public benchmark::ConsoleReporter {
   public:
+    struct Figures {
+        double wall_ms = 0, cpu_ms = 0;
+    };
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const Run& r : runs) {
-            const std::string name = r.run_name.str();
-            const double ms = r.GetAdjustedRealTime() / unit_ms(r.time_unit);
+            std::string name = r.run_name.str();
+            if (const auto cut = name.find("/manual_time"); cut != std::string::npos) name.erase(cut);
+            const double unit = unit_ms(r.time_unit);
+            Figures f{r.GetAdjustedRealTime() / unit, r.GetAdjustedCPUTime() / unit};
+            if (const auto c = r.counters.find("cpu_ms"); c != r.counters.end()) f.cpu_ms = c->second.value;
             if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
-                ms_[name] = ms;
+                figures_[name] = f;
                 from_median_.insert(name);
             } else if (r.run_type == Run::RT_Iteration && r.iterations > 0 && from_median_.count(name) == 0) {
-                ms_[name] = ms;
+                figures_[name] = f;
             }
         }
         ConsoleReporter::ReportRuns(runs);
     }
-    [[nodiscard]] double ms(const std::string& name) const {
-        const auto it = ms_.find(name);
-        return it == ms_.end() ? 0 : it->second;
+    /// The figures of BM/n, zeros when it did not run.
+    [[nodiscard]] Figures at(const char* bm, std::int64_t n) const {
+        const auto it = figures_.find(std::string(bm) + "/" + std::to_string(n));
+        return it == figures_.end() ? Figures{} : it->second;
     }
 
   private:
@@ -425,41 +450,71 @@ class MedianReporter : public benchmark::ConsoleReporter {
         }
         return 1;
     }
-    std::map<std::string, double> ms_;
+    std::map<std::string, Figures> figures_;
     std::set<std::string> from_median_;
 };
 
-void verdict(const char* what, double ratio, double target) {
-    if (ratio <= 0) {
-        std::printf("%-62s   n/a (not measured in this run)\n", what);
-        return;
-    }
-    std::printf("%-62s %7.2f  (target <= %.2f: %s)\n", what, ratio, target, ratio <= target ? "met" : "MISSED");
+double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : 0.0; }
+
+void verdict(const std::string& what, double wall, double cpu, double target) {
+    const auto word = [target](double r) { return r <= 0 ? "n/a" : r <= target ? "met" : "MISSED"; };
+    std::printf("%-58s wall %7.2f (%s)  cpu %7.2f (%s)  target <= %.2f\n", what.c_str(), wall, word(wall), cpu,
+                word(cpu), target);
+}
+
+/// What Nucleo's body of size n carries (the peer's is checked against it).
+Carried carried(std::int64_t n) {
+    rapidjson::Document d;
+    d.Parse(body(n).c_str(), body(n).size());
+    Carried c;
+    if (d.IsObject() && d.HasMember("messages") && d["messages"].IsArray()) c.messages = d["messages"].Size();
+    if (d.IsObject() && d.HasMember("tools") && d["tools"].IsArray()) c.tools = d["tools"].Size();
+    for (std::size_t at = 0; (at = body(n).find("\"cache_control\":", at)) != std::string::npos; ++at) ++c.cache_marks;
+    return c;
 }
 
 void print_table(const MedianReporter& r) {
-    const auto name = [](const char* bm, std::int64_t n) { return std::string(bm) + "/" + std::to_string(n) + "/manual_time"; };
-    std::printf("\nmedian wall ms per request (peer: %s)\n",
+    std::printf("\nmedian ms per request, wall / cpu (peer %s)\n",
                 g_peer.error.empty() ? g_peer.versions.c_str() : g_peer.error.c_str());
-    std::printf("%8s %10s %10s | %10s %10s %10s %10s | %9s %9s | %9s %9s\n", "messages", "cold", "growing",
-                "sdk body", "doGenerate", "genText", "sdk grow", "writer", "memcpy", "body KB", "sdk KB");
+    std::printf("%8s | %15s %15s | %15s %9s %9s %15s | %15s %15s | %8s %8s\n", "messages", "nucleo cold",
+                "nucleo growing", "sdk body", "doGen", "genText", "sdk growing", "writer", "memcpy", "body KB",
+                "sdk KB");
+    const auto pair = [](MedianReporter::Figures f) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.3f/%.3f", f.wall_ms, f.cpu_ms);
+        return std::string(b);
+    };
     for (const std::int64_t n : kSizes) {
         const PeerSize p = g_peer.sizes.count(n) ? g_peer.sizes.at(n) : PeerSize{};
-        std::printf("%8lld %10.3f %10.3f | %10.3f %10.3f %10.3f %10.3f | %9.3f %9.4f | %9.1f %9.1f\n",
-                    static_cast<long long>(n), r.ms(name("BM_NucleoCold", n)), r.ms(name("BM_NucleoGrowing", n)),
-                    p.do_generate_body_ms, p.do_generate_ms, p.generate_text_ms, p.growing_body_ms,
-                    r.ms(name("BM_WriterSameBody", n)), r.ms(name("BM_MemcpyBody", n)),
+        std::printf("%8lld | %15s %15s | %15s %9.3f %9.3f %15s | %15s %15s | %8.1f %8.1f\n", static_cast<long long>(n),
+                    pair(r.at("BM_NucleoCold", n)).c_str(), pair(r.at("BM_NucleoGrowing", n)).c_str(),
+                    pair({p.do_generate_body_ms, p.do_generate_body_cpu_ms}).c_str(), p.do_generate_ms,
+                    p.generate_text_ms, pair({p.growing_body_ms, p.growing_body_cpu_ms}).c_str(),
+                    pair(r.at("BM_WriterSameBody", n)).c_str(), pair(r.at("BM_MemcpyBody", n)).c_str(),
                     static_cast<double>(body(n).size()) / 1e3, p.body_bytes / 1e3);
+        const Carried ours = carried(n);
+        if (g_peer.sizes.count(n) && !(ours == p.carried)) {
+            std::printf("         WARNING: the bodies differ: nucleo %lld messages, %lld tools, %lld cache marks; "
+                        "the AI SDK %lld, %lld, %lld\n",
+                        static_cast<long long>(ours.messages), static_cast<long long>(ours.tools),
+                        static_cast<long long>(ours.cache_marks), static_cast<long long>(p.carried.messages),
+                        static_cast<long long>(p.carried.tools), static_cast<long long>(p.carried.cache_marks));
+        }
     }
-    const auto ratio = [](double a, double b) { return a > 0 && b > 0 ? a / b : 0.0; };
-    const double cold = r.ms(name("BM_NucleoCold", 2000));
-    const double sdk = g_peer.sizes.count(2000) ? g_peer.sizes.at(2000).do_generate_body_ms : 0;
+    const auto cold = r.at("BM_NucleoCold", 2000);
+    const PeerSize sdk = g_peer.sizes.count(2000) ? g_peer.sizes.at(2000) : PeerSize{};
+    const auto writer = r.at("BM_WriterSameBody", 2000);
+    const auto grow_small = r.at("BM_NucleoGrowing", 200), grow_large = r.at("BM_NucleoGrowing", 20000);
+    const auto memcpy_large = r.at("BM_MemcpyBody", 20000);
     std::printf("\n");
-    verdict("cold @2,000: Nucleo / AI SDK doGenerate body", ratio(cold, sdk), 0.5);
-    verdict("cold @2,000: Nucleo / rapidjson Writer of the same body", ratio(cold, r.ms(name("BM_WriterSameBody", 2000))), 3);
-    verdict("growing: next request @20,000 / @200", ratio(r.ms(name("BM_NucleoGrowing", 20000)), r.ms(name("BM_NucleoGrowing", 200))), 3);
-    verdict("growing @20,000: Nucleo / memcpy of its body",
-            ratio(r.ms(name("BM_NucleoGrowing", 20000)), r.ms(name("BM_MemcpyBody", 20000))), 10);
+    verdict("cold @2,000: Nucleo / AI SDK doGenerate body", ratio(cold.wall_ms, sdk.do_generate_body_ms),
+            ratio(cold.cpu_ms, sdk.do_generate_body_cpu_ms), 0.5);
+    verdict("cold @2,000: Nucleo / rapidjson Writer of the same body", ratio(cold.wall_ms, writer.wall_ms),
+            ratio(cold.cpu_ms, writer.cpu_ms), 3);
+    verdict("growing: next request @20,000 / @200", ratio(grow_large.wall_ms, grow_small.wall_ms),
+            ratio(grow_large.cpu_ms, grow_small.cpu_ms), 3);
+    verdict("growing @20,000: Nucleo / memcpy of its body", ratio(grow_large.wall_ms, memcpy_large.wall_ms),
+            ratio(grow_large.cpu_ms, memcpy_large.cpu_ms), 10);
 }
 
 }  // namespace
