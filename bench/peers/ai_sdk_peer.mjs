@@ -9,14 +9,15 @@
 //                        do_generate_body_cpu_ms the process CPU time of the same span
 //   do_generate_ms       model.doGenerate end to end (the canned answer parsed and returned)
 //   generate_text_ms     generateText end to end with the same fetch (prompt standardization and
-//                        validation, the provider call, the answer's processing)
+//                        validation, the provider call, the answer's processing); median of
+//                        --text-runs after one warm-up (it is the slow one: seconds at 20,000)
 //   growing_body_ms      one more question appended to a prompt that grew by one turn per run,
 //                        then doGenerate to the fetch: the SDK keeps no state between calls, so
 //                        this is its next-request cost on a growing conversation (and _cpu_ms)
 //   body                 what the body carries: messages, tools, cache_control marks
 //
 // Usage: node ai_sdk_peer.mjs [--modules DIR] [--sizes 200,2000,20000] [--runs 5] [--warmup 2]
-//                             [--dump-body DIR]
+//                             [--text-runs 3] [--dump-body DIR]
 // DIR defaults to .cache/peers/npm/node_modules of the source tree (scripts/fetch-bench-peers).
 // Prints one JSON document: {peer, versions, runs, warmup, sizes: [{messages, body_bytes, ...}]}.
 import fs from "node:fs";
@@ -33,6 +34,7 @@ function parseArgs(argv) {
     modules: path.join(root, ".cache/peers/npm/node_modules"),
     sizes: [200, 2000, 20000],
     runs: 5,
+    textRuns: 3,
     warmup: 2,
     dumpBody: null,
   };
@@ -42,6 +44,7 @@ function parseArgs(argv) {
     if (flag === "--modules") opts.modules = path.resolve(value);
     else if (flag === "--sizes") opts.sizes = value.split(",").map(Number);
     else if (flag === "--runs") opts.runs = Number(value);
+    else if (flag === "--text-runs") opts.textRuns = Number(value);
     else if (flag === "--warmup") opts.warmup = Number(value);
     else if (flag === "--dump-body") opts.dumpBody = path.resolve(value);
     else throw new Error(`ai_sdk_peer: unknown option ${flag}`);
@@ -51,7 +54,9 @@ function parseArgs(argv) {
       throw new Error(`ai_sdk_peer: --sizes: ${n} is not a positive multiple of 4`);
     }
   }
-  if (!(opts.runs >= 1) || !(opts.warmup >= 0)) throw new Error("ai_sdk_peer: --runs >= 1, --warmup >= 0");
+  if (!(opts.runs >= 1) || !(opts.textRuns >= 1) || !(opts.warmup >= 0)) {
+    throw new Error("ai_sdk_peer: --runs >= 1, --text-runs >= 1, --warmup >= 0");
+  }
   return opts;
 }
 
@@ -230,7 +235,7 @@ async function measure(n) {
 
   const carried = summary(lastBody);
   const text = [];
-  for (let run = 0; run < opts.warmup + opts.runs; ++run) {
+  for (let run = 0; run < 1 + opts.textRuns; ++run) {
     const t0 = performance.now();
     await generateText({
       model,
@@ -240,7 +245,7 @@ async function measure(n) {
       maxRetries: 0,
       allowSystemInMessages: true,
     });
-    if (run >= opts.warmup) text.push(performance.now() - t0);
+    if (run >= 1) text.push(performance.now() - t0);
   }
 
   // Growing: each run answers the last question (the cycle's next messages up to the next
@@ -281,6 +286,7 @@ process.stdout.write(
     node: process.version,
     runs: opts.runs,
     warmup: opts.warmup,
+    text_runs: opts.textRuns,
     sizes,
   }) + "\n",
 );

@@ -25,8 +25,8 @@
 // The peer (node on ai_sdk_peer.mjs) runs once before the benchmarks; its medians become
 // counters of BM_NucleoCold and BM_NucleoGrowing and the table printed at the end.
 //
-// Options beside Google Benchmark's: --peer_runs=N (5), --peer_warmup=N (3), --no_peer.
-// Without --benchmark_repetitions the program repeats each benchmark 5 times and shows the
+// Options beside Google Benchmark's: --peer_runs=N (9), --peer_warmup=N (3), --no_peer.
+// Without --benchmark_repetitions the program repeats each benchmark 9 times and shows the
 // aggregates.
 #include <benchmark/benchmark.h>
 
@@ -520,7 +520,7 @@ void print_table(const MedianReporter& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int peer_runs = 5, peer_warmup = 3;
+    int peer_runs = 9, peer_warmup = 3;
     bool peer = true, repetitions = false;
     std::vector<char*> args;
     for (int a = 0; a < argc; ++a) {
@@ -536,7 +536,7 @@ int main(int argc, char** argv) {
             args.push_back(argv[a]);
         }
     }
-    std::string reps = "--benchmark_repetitions=5";
+    std::string reps = "--benchmark_repetitions=9";
     std::string aggregates = "--benchmark_display_aggregates_only=true";
     if (!repetitions) {
         args.push_back(reps.data());
