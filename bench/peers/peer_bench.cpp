@@ -25,7 +25,9 @@
 // The peer (node on ai_sdk_peer.mjs) runs once before the benchmarks; its medians become
 // counters of BM_NucleoCold and BM_NucleoGrowing and the table printed at the end.
 //
-// Options beside Google Benchmark's: --peer_runs=N (9), --peer_warmup=N (3), --no_peer.
+// Options beside Google Benchmark's: --peer_runs=N (9), --peer_warmup=N (3), --no_peer,
+// --dump_bodies=DIR (writes Nucleo's body of each size to DIR/nucleo_N.json and has the peer write
+// its own to DIR/ai_sdk_N.json).
 // Without --benchmark_repetitions the program repeats each benchmark 9 times and shows the
 // aggregates.
 #include <benchmark/benchmark.h>
@@ -251,10 +253,11 @@ struct Peer {
 };
 Peer g_peer;
 
-Peer run_peer(int runs, int warmup) {
+Peer run_peer(int runs, int warmup, const std::string& dump_dir) {
     Peer p;
     std::string cmd = "node " NUCLEO_SOURCE_DIR "/bench/peers/ai_sdk_peer.mjs --runs " + std::to_string(runs) +
                       " --warmup " + std::to_string(warmup) + " --sizes ";
+    if (!dump_dir.empty()) cmd = cmd.insert(cmd.find(" --runs"), " --dump-body '" + dump_dir + "'");
     for (std::size_t s = 0; s < kSizes.size(); ++s) cmd += (s ? "," : "") + std::to_string(kSizes[s]);
     std::fprintf(stderr, "peer: %s\n", cmd.c_str());
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
@@ -522,6 +525,7 @@ void print_table(const MedianReporter& r) {
 int main(int argc, char** argv) {
     int peer_runs = 9, peer_warmup = 3;
     bool peer = true, repetitions = false;
+    std::string dump_dir;
     std::vector<char*> args;
     for (int a = 0; a < argc; ++a) {
         const std::string_view s(argv[a]);
@@ -529,6 +533,8 @@ int main(int argc, char** argv) {
             peer_runs = std::stoi(std::string(s.substr(12)));
         } else if (s.rfind("--peer_warmup=", 0) == 0) {
             peer_warmup = std::stoi(std::string(s.substr(14)));
+        } else if (s.rfind("--dump_bodies=", 0) == 0) {
+            dump_dir = std::string(s.substr(14));
         } else if (s == "--no_peer") {
             peer = false;
         } else {
@@ -546,10 +552,21 @@ int main(int argc, char** argv) {
     benchmark::Initialize(&n, args.data());
     if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
     if (peer) {
-        g_peer = run_peer(peer_runs, peer_warmup);
+        g_peer = run_peer(peer_runs, peer_warmup, dump_dir);
         if (!g_peer.error.empty()) std::fprintf(stderr, "peer: %s\n", g_peer.error.c_str());
     } else {
         g_peer.error = "not run (--no_peer)";
+    }
+    if (!dump_dir.empty()) {
+        for (const std::int64_t size : kSizes) {
+            const std::string path = dump_dir + "/nucleo_" + std::to_string(size) + ".json";
+            std::ofstream out(path, std::ios::binary);
+            out << body(size);
+            if (!out) {
+                std::fprintf(stderr, "peer_bench: cannot write %s\n", path.c_str());
+                return 1;
+            }
+        }
     }
     MedianReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
