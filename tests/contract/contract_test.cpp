@@ -164,4 +164,23 @@ TEST(RuleBookShape, BodyBytesAreValidatedAsStrictlyAsAFullParse) {
     EXPECT_GT(valid, 1000);  // the variants exercise both answers
 }
 
+// wire.152: what the fast reader refuses but a full parse (and the providers) take is JSON too:
+// integers beyond 64 bits, a lone low surrogate escape; what both refuse stays refused.
+TEST(RuleBookShape, NumbersAndEscapesOnlyAFullParseTakesAreJsonToo) {
+    namespace in = nucleo::contract::internal;
+    const std::vector<std::pair<const char*, bool>> values = {
+        {"12345678901234567890123456789", true}, {"18446744073709551616", true},
+        {"-9223372036854775809", true},          {R"("\udc00x")", true},
+        {"1e-400", true},                        {"1e400", false},
+        {R"("\ud800")", false},                  {"01", false}};
+    for (const auto& [value, json] : values) {
+        const std::string body = std::string(R"({"max_tokens":)") + value + R"(,"messages":[{"role":"user","content":"hi"}]})";
+        in::Shape shape;
+        EXPECT_EQ(in::shape_of_bytes(A, body, shape) == in::BytesRead::kOk, json) << body;
+        if (json) {
+            EXPECT_EQ(shape.messages.size(), 1U) << body;
+        }
+    }
+}
+
 }  // namespace

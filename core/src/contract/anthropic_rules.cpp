@@ -12,7 +12,7 @@ namespace {
 // wire.101, wire.102
 std::optional<Violation> tools(const Shape& body) {
     for (std::size_t i = 0; i < body.tools.size(); ++i) {
-        const Block& t = body.tools[i];
+        const Tool& t = body.tools[i];
         if (t.type_is_string && t.type != "custom") continue;  // server tools carry no schema
         const std::string at = "tools." + std::to_string(i) + ".custom.";
         if (!valid_tool_name(t.name)) {
@@ -27,14 +27,14 @@ std::optional<Violation> tools(const Shape& body) {
     return std::nullopt;
 }
 
-/// Calls f(ttl) for each cache_control mark of a block list in the API's processing order: each
-/// block, then the blocks nested in a tool_result.
-template <class F>
-void marks_of(const Shape& body, const Block* first, const Block* last, F&& f) {
-    for (const Block* b = first; b != last; ++b) {
-        if (b->mark_set) f(b->ttl);
-        if (b->type == "tool_result")
-            for (std::uint32_t k = b->inner_begin; k < b->inner_end; ++k) f(body.inner_ttls[k]);
+/// Calls f(is_1h) for each cache_control mark of a block list in the API's processing order:
+/// each block, then the blocks nested in a tool_result.
+template <class B, class F>
+void marks_of(const Shape& body, const std::vector<B>& list, F&& f) {
+    for (const B& b : list) {
+        if (b.mark_set) f(b.ttl_1h);
+        if (b.type == "tool_result")
+            for (std::uint32_t k = b.inner_begin; k < b.inner_end; ++k) f(body.inner_1h[k] != 0);
     }
 }
 
@@ -45,17 +45,17 @@ std::optional<Violation> cache_control(const Shape& body) {
     std::size_t n = 0;
     bool short_seen = false;
     bool long_after_short = false;
-    const auto one = [&](std::string_view ttl) {
+    const auto one = [&](bool hour) {
         ++n;
-        long_after_short = long_after_short || (ttl == "1h" && short_seen);
-        short_seen = short_seen || ttl != "1h";
+        long_after_short = long_after_short || (hour && short_seen);
+        short_seen = short_seen || !hour;
     };
-    marks_of(body, body.tools.data(), body.tools.data() + body.tools.size(), one);
-    marks_of(body, body.system_blocks.data(), body.system_blocks.data() + body.system_blocks.size(), one);
-    marks_of(body, body.blocks.data(), body.blocks.data() + body.blocks.size(), one);
+    marks_of(body, body.tools, one);
+    marks_of(body, body.system_blocks, one);
+    marks_of(body, body.blocks, one);
     const bool blocks_long_after_short = long_after_short;
     const bool blocks_over = n > 4;
-    if (body.request_mark.mark_set) one(body.request_mark.ttl);
+    if (body.request_mark.mark_set) one(body.request_mark.ttl_1h);
     if (n > 4) {
         return broken(blocks_over ? "wire.103" : "wire.165", "cache_control",
                       "A maximum of 4 blocks with cache_control may be provided. Found " +

@@ -24,7 +24,7 @@ const std::string kStart =
 // wire.130, wire.131
 std::optional<Violation> tools(const Shape& body) {
     for (std::size_t i = 0; i < body.tools.size(); ++i) {
-        const Block& spec = body.tools[i];
+        const Tool& spec = body.tools[i];
         if (!spec.holder) continue;
         const std::string_view name = spec.holder_name;
         if (!valid_tool_name(name)) {
@@ -72,7 +72,7 @@ std::optional<Violation> check_bedrock(const Shape& body) {
     }
     int cache_points = 0;
     bool tool_blocks = false;
-    for (const Block& t : body.tools) cache_points += t.mark_present ? 1 : 0;
+    for (const Tool& t : body.tools) cache_points += t.mark_present ? 1 : 0;
     for (std::size_t i = 0; i < body.system_blocks.size(); ++i) {
         const Block& b = body.system_blocks[i];
         cache_points += b.mark_present ? 1 : 0;

@@ -193,7 +193,7 @@ std::optional<Violation> check_breakpoints(const Shape& body, const CallPlan& pl
     const bool anthropic = body.family == WireFamily::kAnthropicMessages;
     std::size_t n = 0;
     const auto count = [&](const Block& b) { n += (b.mark_set ? 1U : 0U) + (anthropic ? b.nested_marks : 0U); };
-    for (const Block& b : body.tools) count(b);
+    for (const Block& b : body.tools) count(b);  // a Tool is a Block
     for (const Block& b : body.system_blocks) count(b);
     for (const Msg& m : body.messages)
         for (const Block* b = body.begin(m); b != body.end(m); ++b) count(*b);

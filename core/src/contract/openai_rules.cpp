@@ -12,7 +12,7 @@ namespace {
 // wire.120, wire.121
 std::optional<Violation> tools(const Shape& body) {
     for (std::size_t i = 0; i < body.tools.size(); ++i) {
-        const Block& fn = body.tools[i];
+        const Tool& fn = body.tools[i];
         if (!fn.holder) continue;
         const std::string_view name = fn.holder_name;
         const std::string at = "tools[" + std::to_string(i) + "].function.name";

@@ -1,12 +1,13 @@
-// The one walk that gathers a body's Shape (wire.164), over a parsed RapidJSON value or over the
-// body bytes with simdjson On-Demand. The walk is written once, over an adapter, so the emulator's
-// DOM and the core's bytes give the rules the same records.
+// The one walk that gathers a body's Shape (wire.164), over a parsed RapidJSON value (the
+// emulator's) or over the body bytes as simdjson's parser validated them into its tape (the
+// core's audit). The walk is written once, over an adapter, so both give the rules the same
+// records.
 #include "contract/shape.hpp"
 
 #include <simdjson.h>
 
-#include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace nucleo::contract::internal {
@@ -32,7 +33,7 @@ void Shape::clear(WireFamily f) {
     messages_array = false;
     messages.clear();
     blocks.clear();
-    inner_ttls.clear();
+    inner_1h.clear();
     call_ids.clear();
 }
 
@@ -41,7 +42,7 @@ namespace {
 enum class J : std::uint8_t { kObject, kArray, kString, kNumber, kBool, kNull };
 
 /// Deeper nesting is refused as not JSON the rule book reads (the walk recurses).
-constexpr int kMaxDepth = 512;
+constexpr int kMaxDepth = 1024;
 
 /// The walk. `A` reads one node kind at a time: kind(n, j), fields(n, f(key, child)),
 /// elements(n, f(child)), string(n, view), number(n, Num), skip(n) (validates and discards).
@@ -144,8 +145,9 @@ class Walker {
         });
     }
 
-    /// One element of a block list. `top`: its nested blocks' marks go to Shape::inner_ttls.
-    bool block(N& v, Block& b, int depth, bool top) {
+    /// One element of a block list. `top`: its nested blocks' marks go to Shape::inner_1h.
+    template <class B>
+    bool block(N& v, B& b, int depth, bool top) {
         return object(v, depth, [&](std::string_view k, N& c) -> bool {
             if (k == "type") return str(c, b.type, &b.type_is_string);
             if (k == "text") return str(c, b.text, &b.text_is_string);
@@ -153,8 +155,6 @@ class Walker {
             if (k == "content") return anthropic_ ? content(c, b, depth + 1, top) : A::skip(c);
             if (k == "id") return str(c, b.id);
             if (k == "tool_use_id") return str(c, b.tool_use_id);
-            if (k == "name") return str(c, b.name);
-            if (k == "input_schema") return schema(c, b.schema, b.schema_type, depth + 1);
             if (k == "toolUse" || k == "toolResult") {
                 (k == "toolUse" ? b.tool_use : b.tool_result) = true;
                 b.id = {};
@@ -166,34 +166,39 @@ class Walker {
                 b.reasoning = true;
                 return A::skip(c);
             }
-            if (k == "function" || k == "toolSpec") {
-                const bool spec = k == "toolSpec";
-                b.holder = true;
-                b.holder_name = {};
-                b.holder_schema = false;
-                b.holder_schema_type = {};
-                return object(c, depth + 1, [&](std::string_view k2, N& c2) -> bool {
-                    if (k2 == "name") return str(c2, b.holder_name);
-                    if (!spec) {
-                        return k2 == "parameters" ? schema(c2, b.holder_schema, b.holder_schema_type, depth + 2)
-                                                  : A::skip(c2);
-                    }
-                    if (k2 != "inputSchema") return A::skip(c2);
-                    b.holder_schema = false;
-                    b.holder_schema_type = {};
-                    return object(c2, depth + 2, [&](std::string_view k3, N& c3) {
-                        return k3 == "json" ? schema(c3, b.holder_schema, b.holder_schema_type, depth + 3)
-                                            : A::skip(c3);
-                    });
-                });
-            }
+            if constexpr (std::is_same_v<B, Tool>) return tool_member(k, c, b, depth);
             return A::skip(c);
+        });
+    }
+
+    bool tool_member(std::string_view k, N& c, Tool& b, int depth) {
+        if (k == "name") return str(c, b.name);
+        if (k == "input_schema") return schema(c, b.schema, b.schema_type, depth + 1);
+        if (k != "function" && k != "toolSpec") return A::skip(c);
+        const bool spec = k == "toolSpec";
+        b.holder = true;
+        b.holder_name = {};
+        b.holder_schema = false;
+        b.holder_schema_type = {};
+        return object(c, depth + 1, [&](std::string_view k2, N& c2) -> bool {
+            if (k2 == "name") return str(c2, b.holder_name);
+            if (!spec) {
+                return k2 == "parameters" ? schema(c2, b.holder_schema, b.holder_schema_type, depth + 2)
+                                          : A::skip(c2);
+            }
+            if (k2 != "inputSchema") return A::skip(c2);
+            b.holder_schema = false;
+            b.holder_schema_type = {};
+            return object(c2, depth + 2, [&](std::string_view k3, N& c3) {
+                return k3 == "json" ? schema(c3, b.holder_schema, b.holder_schema_type, depth + 3)
+                                    : A::skip(c3);
+            });
         });
     }
 
     bool mark(N& v, Block& b, int depth) {
         b.mark_present = true;
-        b.ttl = "5m";
+        b.ttl_1h = false;
         J j{};
         if (!A::kind(v, j)) return false;
         b.mark_set = j != J::kNull;
@@ -201,18 +206,18 @@ class Walker {
         return object(v, depth, [&](std::string_view k, N& c) -> bool {
             if (k != "ttl") return A::skip(c);
             std::string_view ttl;
-            bool is_string = false;
-            if (!str(c, ttl, &is_string)) return false;
-            b.ttl = is_string ? ttl : std::string_view("5m");
+            if (!str(c, ttl)) return false;
+            b.ttl_1h = ttl == "1h";
             return true;
         });
     }
 
     /// Anthropic: the blocks nested in a block's "content" array, for their cache marks.
-    bool content(N& v, Block& b, int depth, bool top) {
+    template <class B>
+    bool content(N& v, B& b, int depth, bool top) {
         if (depth > kMaxDepth) return false;
         b.nested_marks = 0;
-        if (top) b.inner_begin = b.inner_end = static_cast<std::uint32_t>(s_.inner_ttls.size());
+        if (top) b.inner_begin = b.inner_end = static_cast<std::uint32_t>(s_.inner_1h.size());
         J j{};
         if (!A::kind(v, j)) return false;
         if (j != J::kArray) return A::skip(v);
@@ -221,8 +226,8 @@ class Walker {
             if (!block(c, inner, depth + 1, false)) return false;
             b.nested_marks += (inner.mark_set ? 1U : 0U) + inner.nested_marks;
             if (top && inner.mark_set) {
-                s_.inner_ttls.push_back(inner.ttl);
-                b.inner_end = static_cast<std::uint32_t>(s_.inner_ttls.size());
+                s_.inner_1h.push_back(inner.ttl_1h ? 1U : 0U);
+                b.inner_end = static_cast<std::uint32_t>(s_.inner_1h.size());
             }
             return true;
         });
@@ -365,119 +370,55 @@ struct Dom {
     static bool skip(Node&) { return true; }
 };
 
-// ---- over the body bytes: simdjson On-Demand. Stage 1 has validated the UTF-8 and found every
-// string's end; what is not read is still walked by skip(), which validates each value (its
-// escapes, numbers and literals, the commas and colons of its containers).
+// ---- over the body bytes parsed by simdjson's DOM parser: it validates the whole body (grammar,
+// escapes, numbers, literals, UTF-8) into its tape, which the walk then reads.
 
-namespace od = simdjson::ondemand;
-
-struct Bytes {
-    using Node = od::value;
-    /// Keys up to this length are looked for in place (the padding makes the read safe).
-    static constexpr std::size_t kMaxInPlaceKey = 32;
+struct Tape {
+    using Node = simdjson::dom::element;
     static bool kind(Node& v, J& j) {
-        od::json_type t{};
-        if (v.type().get(t) != simdjson::SUCCESS) return false;
-        switch (t) {
-            case od::json_type::object: j = J::kObject; break;
-            case od::json_type::array: j = J::kArray; break;
-            case od::json_type::string: j = J::kString; break;
-            case od::json_type::number: j = J::kNumber; break;
-            case od::json_type::boolean: j = J::kBool; break;
-            case od::json_type::null: j = J::kNull; break;
+        switch (v.type()) {
+            case simdjson::dom::element_type::OBJECT: j = J::kObject; break;
+            case simdjson::dom::element_type::ARRAY: j = J::kArray; break;
+            case simdjson::dom::element_type::STRING: j = J::kString; break;
+            case simdjson::dom::element_type::INT64:
+            case simdjson::dom::element_type::UINT64:
+            case simdjson::dom::element_type::DOUBLE: j = J::kNumber; break;
+            case simdjson::dom::element_type::BOOL: j = J::kBool; break;
+            case simdjson::dom::element_type::NULL_VALUE: j = J::kNull; break;
         }
         return true;
     }
     template <class F>
     static bool fields(Node& v, F&& f) {
-        od::object o;
-        if (v.get_object().get(o) != simdjson::SUCCESS) return false;
-        return members(o, f);
-    }
-    template <class F>
-    static bool members(od::object& o, F&& f) {
-        for (auto r : o) {
-            od::field field;
-            if (std::move(r).get(field) != simdjson::SUCCESS) return false;
-            // A key without escapes is read in place; one with escapes is unescaped (validated).
-            const char* start = field.key().raw();
-            std::size_t len = 0;
-            while (len < kMaxInPlaceKey && start[len] != '"' && start[len] != '\\') ++len;
-            std::string_view key;
-            if (len < kMaxInPlaceKey && start[len] == '"') {
-                key = std::string_view(start, len);
-            } else if (field.unescaped_key().get(key) != simdjson::SUCCESS) {
-                return false;
-            }
-            if (!f(key, field.value())) return false;
+        for (auto field : simdjson::dom::object(v)) {
+            if (!f(field.key, field.value)) return false;
         }
         return true;
     }
     template <class F>
     static bool elements(Node& v, F&& f) {
-        od::array a;
-        if (v.get_array().get(a) != simdjson::SUCCESS) return false;
-        for (auto r : a) {
-            od::value e;
-            if (std::move(r).get(e) != simdjson::SUCCESS) return false;
+        for (Node e : simdjson::dom::array(v)) {
             if (!f(e)) return false;
         }
         return true;
     }
-    /// A string without escapes is its bytes between the quotes: no copy. One with escapes is
-    /// unescaped (and its escapes validated) into the parser's buffer.
     static bool string(Node& v, std::string_view& out) {
-        std::string_view raw = v.raw_json_token();
-        while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t' || raw.back() == '\n' || raw.back() == '\r'))
-            raw.remove_suffix(1);
-        if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' &&
-            std::memchr(raw.data() + 1, '\\', raw.size() - 2) == nullptr) {
-            out = raw.substr(1, raw.size() - 2);
-            // Consumed, so the container's next comma or end is checked where it stands.
-            od::raw_json_string consumed;
-            return v.get_raw_json_string().get(consumed) == simdjson::SUCCESS;
-        }
-        return v.get_string().get(out) == simdjson::SUCCESS;
-    }
-    static bool number(Node& v, Num& out) {
-        od::number n;
-        if (v.get_number().get(n) != simdjson::SUCCESS) return false;
-        out.is_int64 = n.is_int64();
-        if (out.is_int64) out.value = n.get_int64();
+        out = std::string_view(v);
         return true;
     }
-    static bool skip(Node& v, int depth = 0) {
-        if (depth > kMaxDepth) return false;
-        J j{};
-        if (!kind(v, j)) return false;
-        switch (j) {
-            case J::kObject: return fields(v, [depth](std::string_view, Node& c) { return skip(c, depth + 1); });
-            case J::kArray: return elements(v, [depth](Node& c) { return skip(c, depth + 1); });
-            case J::kString: {
-                std::string_view s;
-                return string(v, s);
-            }
-            case J::kNumber: {
-                od::number n;
-                return v.get_number().get(n) == simdjson::SUCCESS;
-            }
-            case J::kBool: {
-                bool b = false;
-                return v.get_bool().get(b) == simdjson::SUCCESS;
-            }
-            case J::kNull: {
-                bool null = false;
-                return v.is_null().get(null) == simdjson::SUCCESS && null;
-            }
-        }
-        return false;
+    static bool number(Node& v, Num& out) {
+        out.is_int64 = v.type() == simdjson::dom::element_type::INT64;
+        if (out.is_int64) out.value = std::int64_t(v);
+        return true;
     }
+    static bool skip(Node&) { return true; }
 };
 
 /// The per-thread parser and the padded copy of the body it reads.
 struct Reader {
-    od::parser parser;
+    simdjson::dom::parser parser;
     std::string padded;
+    rapidjson::Document fallback;  ///< a body simdjson refuses, read again by RapidJSON
 };
 
 }  // namespace
@@ -495,19 +436,22 @@ BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out) {
     // simdjson reads up to SIMDJSON_PADDING bytes past the end.
     reader.padded.assign(body.data(), body.size());
     reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
-    od::document doc;
-    if (reader.parser.iterate(reader.padded.data(), body.size(), reader.padded.size()).get(doc) != simdjson::SUCCESS)
+    simdjson::dom::element root;
+    if (reader.parser.parse(reader.padded.data(), body.size(), false).get(root) != simdjson::SUCCESS) {
+        // simdjson is the stricter reader: it refuses integers beyond 64 bits and lone low
+        // surrogates, which RapidJSON (and the providers' JSON readers) take. Such a body, or a
+        // broken one, is read again with RapidJSON's full validation, which decides.
+        reader.fallback.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+        if (reader.fallback.HasParseError()) return BytesRead::kNotJson;
+        if (!reader.fallback.IsObject()) return BytesRead::kNotObject;
+        shape_of(family, reader.fallback, out);
+        return BytesRead::kOk;
+    }
+    if (root.type() != simdjson::dom::element_type::OBJECT) return BytesRead::kNotObject;
+    Walker<Tape> walker(out);
+    if (!Tape::fields(root, [&](std::string_view k, simdjson::dom::element& v) { return walker.root_member(k, v); }))
         return BytesRead::kNotJson;
-    od::json_type t{};
-    if (doc.type().get(t) != simdjson::SUCCESS) return BytesRead::kNotJson;
-    if (t != od::json_type::object) return BytesRead::kNotObject;
-    od::object root;
-    if (doc.get_object().get(root) != simdjson::SUCCESS) return BytesRead::kNotJson;
-    Walker<Bytes> walker(out);
-    if (!Bytes::members(root, [&](std::string_view k, od::value& v) { return walker.root_member(k, v); }))
-        return BytesRead::kNotJson;
-    // Nothing after the root object.
-    return doc.current_location().error() == simdjson::OUT_OF_BOUNDS ? BytesRead::kOk : BytesRead::kNotJson;
+    return BytesRead::kOk;
 }
 
 }  // namespace nucleo::contract::internal

@@ -1,7 +1,8 @@
 // The facts of a request body the rule book reads (wire.164), gathered in one walk over the body:
-// over its bytes (simdjson On-Demand, which validates the whole body as JSON on the way: the
-// core's audit after encode) or over a parsed RapidJSON value (nucleo-emulator). The rules of the
-// three families and the audit's plan checks run over these records, never over the body again.
+// over its bytes (simdjson's parser validates the whole body as JSON into its tape, then one walk
+// reads what the rules need: the core's audit after encode) or over a parsed RapidJSON value
+// (nucleo-emulator). The rules of the three families and the audit's plan checks run over these
+// records, never over the body again.
 //
 // A string here is a view into the body (or into the parser's buffer when it had escapes): a Shape
 // lives no longer than the body it was built from. When an object repeats a key, the last one
@@ -29,25 +30,28 @@ struct Num {
 /// What a value holding text was.
 enum class Kind : std::uint8_t { kAbsent, kString, kArray, kOther };
 
-/// One element of a block list: a content block of a message, a system block, a tool
-/// (Anthropic's `tools`, OpenAI's `tools`, Bedrock's `toolConfig.tools`).
+/// One element of a block list: a content block of a message, a system block.
 struct Block {
     std::string_view type;         ///< "type" when a string, else ""
-    bool type_is_string = false;
     std::string_view text;         ///< "text" when a string, else ""
-    bool text_is_string = false;
     std::string_view id;           ///< Anthropic tool_use "id"; Bedrock toolUse/toolResult toolUseId
     std::string_view tool_use_id;  ///< Anthropic tool_result "tool_use_id"
+    std::uint32_t inner_begin = 0;  ///< the marked blocks of its "content" array: Shape::inner_1h
+    std::uint32_t inner_end = 0;
+    std::uint32_t nested_marks = 0;  ///< set marks in nested "content" arrays, at any depth
+    bool type_is_string = false;
+    bool text_is_string = false;
     bool tool_use = false;         ///< Bedrock: a "toolUse" member
     bool tool_result = false;      ///< Bedrock: a "toolResult" member
     bool reasoning = false;        ///< Bedrock: a "reasoningContent" member
     bool mark_present = false;     ///< the family's cache mark ("cache_control" / "cachePoint")
     bool mark_set = false;         ///< ... present and not null
-    std::string_view ttl = "5m";   ///< cache_control.ttl when a string
-    std::uint32_t inner_begin = 0;  ///< the marked blocks of its "content" array: Shape::inner_ttls
-    std::uint32_t inner_end = 0;
-    std::uint32_t nested_marks = 0;  ///< set marks in nested "content" arrays, at any depth
-    // Tools.
+    bool ttl_1h = false;           ///< cache_control.ttl is "1h" (else the 5-minute default)
+};
+
+/// One tool of the family's tool list (Anthropic's `tools`, OpenAI's `tools`, Bedrock's
+/// `toolConfig.tools`): a Block (for its cache mark) with what the tool rules read.
+struct Tool : Block {
     std::string_view name;          ///< Anthropic "name"
     bool schema = false;            ///< Anthropic "input_schema" present
     std::string_view schema_type;   ///< its "type" when a string, else ""
@@ -84,7 +88,7 @@ struct Shape {
     Block request_mark;  ///< Anthropic: the request-level cache_control (automatic caching)
     bool tools_array = false;  ///< the family's tool list is an array
     bool tool_config = false;  ///< Bedrock: a "toolConfig" member
-    std::vector<Block> tools;
+    std::vector<Tool> tools;
     Kind system = Kind::kAbsent;
     std::string_view system_text;  ///< when a string
     std::vector<Block> system_blocks;
@@ -92,7 +96,7 @@ struct Shape {
     bool messages_array = false;
     std::vector<Msg> messages;
     std::vector<Block> blocks;
-    std::vector<std::string_view> inner_ttls;
+    std::vector<std::uint8_t> inner_1h;  ///< per nested mark: its TTL is 1h
     std::vector<std::string_view> call_ids;
 
     void clear(WireFamily f);
@@ -108,9 +112,9 @@ bool shape_of(WireFamily family, const rapidjson::Value& body, Shape& out);
 /// The outcome of reading body bytes.
 enum class BytesRead { kOk, kNotJson, kNotObject };
 
-/// Reads the body bytes in one pass, validating every byte of them as JSON (UTF-8 included), and
-/// fills `out`. The views in `out` point into `body` or into a parser buffer kept per thread,
-/// valid until the next call on the same thread.
+/// Reads the body bytes, validating every byte of them as JSON (UTF-8 included), and fills `out`.
+/// The views in `out` point into a parser buffer kept per thread, valid until the next call on
+/// the same thread.
 BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out);
 
 }  // namespace nucleo::contract::internal
