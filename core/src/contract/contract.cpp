@@ -242,6 +242,9 @@ std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest&
     // wire.164: one walk over the body (its bytes, validated as JSON on the way, or the value
     // the caller parsed) gathers what every check below reads.
     thread_local Shape shape;
+    struct Release {
+        ~Release() { internal::release_large_reader(); }
+    } release;  // after the checks, which read views into the reader's buffers
     if (request.parsed != nullptr) {
         if (!internal::shape_of(family, *request.parsed, shape))
             return broken("wire.152", "body", "the body is not a JSON object");

@@ -430,9 +430,27 @@ bool shape_of(WireFamily family, const rapidjson::Value& body, Shape& out) {
     return Dom::fields(body, [&](std::string_view k, const rapidjson::Value& v) { return walker.root_member(k, v); });
 }
 
+namespace {
+
+Reader& reader_of_thread() {
+    thread_local Reader reader;
+    return reader;
+}
+
+}  // namespace
+
+void release_large_reader() {
+    Reader& reader = reader_of_thread();
+    if (reader.padded.capacity() <= kKeepReaderBytes) return;
+    // simdjson sizes its tape and indexes by the largest body read (several times its bytes).
+    reader.parser = simdjson::dom::parser{};
+    std::string().swap(reader.padded);
+    rapidjson::Document().Swap(reader.fallback);
+}
+
 BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out) {
     out.clear(family);
-    thread_local Reader reader;
+    Reader& reader = reader_of_thread();
     // simdjson reads up to SIMDJSON_PADDING bytes past the end.
     reader.padded.assign(body.data(), body.size());
     reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');

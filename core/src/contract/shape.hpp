@@ -117,4 +117,10 @@ enum class BytesRead { kOk, kNotJson, kNotObject };
 /// the same thread.
 BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out);
 
+/// The per-thread reader keeps its buffers for the next body up to this size.
+constexpr std::size_t kKeepReaderBytes = 8U * 1024U * 1024U;
+/// Frees the per-thread reader's buffers when the last body read was over kKeepReaderBytes; the
+/// Shape read from it must not be used afterwards.
+void release_large_reader();
+
 }  // namespace nucleo::contract::internal
