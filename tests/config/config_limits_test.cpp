@@ -1,8 +1,9 @@
-// The config loader's limits (limits.124 to limits.128, limits.131), each refusal naming the limit, its value
+// The config loader's limits (limits.124 to limits.128, limits.131, limits.133), each refusal naming the limit, its value
 // and where: an alias bomb (10^9 nodes in 2.6 KB) refused fast, ${...} references nested 5x10^4
 // deep refused without a crash, includes of anything but a regular file, a file past the size
 // limit, a second YAML document, plugin names that are neither plain nor a path, and collections
-// nested past the YAML nesting limit (limits.131).
+// nested past the YAML nesting limit (limits.131), and a text yaml-cpp's parser stops moving
+// through (limits.133).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -199,6 +200,19 @@ TEST(ConfigLimits, CollectionsAtTheNestingLimitAreRead) {
     write_file(file, "providers:\n  anthropic:\n    plugin: anthropic\n"
                      "    options: {deep: [" + value + "]}\n");
     EXPECT_EQ(refusal_of(file), nesting_refusal(file, 4, 21 + 60));
+}
+
+TEST(ConfigLimits, AStrayCommaAtTheTopLevelIsRefusedInsteadOfLoadedForever) {
+    // limits.133: yaml-cpp 0.7 starts empty documents at a top-level ',' forever; the fuzzer's
+    // 78-byte input (tests/fuzz/corpus/fuzz_config/stray_comma_loop.yaml) hung the loader.
+    const auto file = write_file(scratch_dir() / "nucleo.yaml", ",\n");
+    EXPECT_EQ(refusal_of(file),
+              file.string() + ":1:1: malformed YAML: the parser cannot read past \",\" here");
+    write_file(file, "providers:\n  a: {plugin: anthropic}\n,\n");
+    EXPECT_NE(refusal_of(file).rfind(file.string() + ":", 0), std::string::npos);
+    write_file(file, ",*e,*e,*e]\ng: &g [*f,*f,*f,*f,[*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]providers: J} []\n");
+    EXPECT_EQ(refusal_of(file),
+              file.string() + ":1:1: malformed YAML: the parser cannot read past \",\" here");
 }
 
 TEST(ConfigLimits, NucleoModelsRefusesDeepNestingWithExit2) {

@@ -50,7 +50,15 @@ class NestingGuard final : public YAML::EventHandler {
     struct TooDeep {
         YAML::Mark mark;
     };
-    void OnDocumentStart(const YAML::Mark&) override {}
+    /// limits.133: a document that starts where the previous one did: yaml-cpp 0.7 read nothing
+    /// in between and would start empty documents there forever (a ',' at the top level does).
+    struct Stuck {
+        YAML::Mark mark;
+    };
+    void OnDocumentStart(const YAML::Mark& mark) override {
+        if (documents_++ > 0 && mark.pos == last_start_) throw Stuck{mark};
+        last_start_ = mark.pos;
+    }
     void OnDocumentEnd() override {}
     void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
     void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
@@ -72,6 +80,8 @@ class NestingGuard final : public YAML::EventHandler {
         if (++depth_ > kMaxYamlNesting) throw TooDeep{mark};
     }
     std::size_t depth_ = 0;
+    std::size_t documents_ = 0;
+    int last_start_ = -1;
 };
 
 /// Names of the token counters the tokens concern serves (tokens issue: o200k_base and
@@ -408,7 +418,8 @@ class ConfigBuilder {
 
   private:
     /// limits.131: refuses collections nested deeper than kMaxYamlNesting where the first one too
-    /// deep opens, before the text is loaded into nodes. Malformed YAML met on the way is left to
+    /// deep opens, before the text is loaded into nodes; limits.133: and a text the parser stops
+    /// moving through, which yaml-cpp's load would loop on forever. Malformed YAML met on the way is left to
     /// the load, which words it as every other syntax error.
     static void check_nesting(const Reader& r, const std::string& text) {
         std::istringstream in(text);
@@ -421,6 +432,13 @@ class ConfigBuilder {
             r.fail(deep.mark, "",
                    "collections nested deeper than " + std::to_string(kMaxYamlNesting) +
                        " levels (the YAML nesting limit)");
+        } catch (const NestingGuard::Stuck& stuck) {
+            const auto at = static_cast<std::size_t>(stuck.mark.pos);
+            r.fail(stuck.mark, "",
+                   "malformed YAML: the parser cannot read past " +
+                       (at < text.size() ? quote(std::string_view(text).substr(at, 1))
+                                         : std::string("the end")) +
+                       " here");
         } catch (const YAML::Exception&) {
         }
     }
