@@ -155,8 +155,9 @@ std::string nesting_refusal(const std::filesystem::path& file, int line, int col
 }
 
 TEST(ConfigLimits, FlowSequencesNestedThreeHundredDeepAreRefusedWhereTheLimitIsPassed) {
-    // The fuzzer's slow input: ~300 nested `[` in a 2.6 KB config. The root mapping is level 1,
-    // so the 64th `[` (column 9 + 63) opens level 65.
+    // ~300 nested `[` in a 2.6 KB config (how the first fuzz run's slow input was described; the
+    // input that really hung yaml-cpp is the stray ',' below). The root mapping is level 1, so
+    // the 64th `[` (column 9 + 63) opens level 65.
     std::string text = "models: " + std::string(300, '[') + "x" + std::string(300, ']') + "\n";
     text += "# " + std::string(2600 - text.size() - 3, 'p') + "\n";
     ASSERT_EQ(text.size(), 2600U);
