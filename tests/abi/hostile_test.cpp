@@ -13,6 +13,7 @@
 #include "nucleo/log.hpp"
 #include "nucleo/plugin.h"
 #include "nucleo/plugins.hpp"
+#include "plugins/sinks.hpp"
 
 namespace {
 
@@ -52,6 +53,48 @@ TEST(HostilePlugins, ASinkWrittenAfterItsCallReturnedRefusesTheWriteAndSaysSo) {
     ASSERT_EQ(warnings.size(), 1U);
     EXPECT_NE(warnings[0].find("plugin 'late_sink' (encode)"), std::string::npos) << warnings[0];
     EXPECT_NE(warnings[0].find("after that call returned"), std::string::npos) << warnings[0];
+}
+
+TEST(HostilePlugins, ASinkPointerKeptPastItsCallStillLeadsToLiveMemoryThatRefusesTheWrite) {
+    std::mutex mutex;
+    std::vector<std::string> warnings;
+    nucleo::log::set_sink([&](nucleo::log::Level level, std::string_view, std::string_view message) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (level >= nucleo::log::Level::kWarn) warnings.emplace_back(message);
+    });
+    const nucleo::Plugin plugin = PluginLoader().load((kHostile / "nucleo-late_sink_pointer.so").string());
+    const nucleo::ProviderInstance provider = plugin.make_provider();
+    EXPECT_EQ(provider.encode("{}"), R"({"schema_version":1,"path":"/","body":{}})");
+    // Other calls in between take sinks of their own; none of them is the kept one.
+    for (int i = 0; i < 3; ++i) EXPECT_NE(provider.capabilities().find("late_sink"), std::string::npos);
+    // decode writes through the pointer encode was given (abi.107): the struct is alive, holds
+    // encode's closed call number, and the write is refused; decode's own output is whole.
+    EXPECT_EQ(provider.decode(200, "{}", "{}"),
+              R"({"schema_version":1,"late_write_status":)" + std::to_string(NUCLEO_ERR_PLUGIN) + "}");
+    nucleo::log::set_sink({});
+    ASSERT_EQ(warnings.size(), 1U);
+    EXPECT_NE(warnings[0].find("plugin 'late_sink_pointer' (encode)"), std::string::npos) << warnings[0];
+}
+
+TEST(HostilePlugins, ASinkSlotRestsForTheQuarantineBeforeServingAgainAndThePoolStaysBounded) {
+    using nucleo::plugins_detail::SinkPool;
+    SinkPool pool;
+    nucleo_sink* first = pool.acquire();
+    pool.release(first);
+    // Every slot handed out while `first` rests is another one.
+    std::vector<nucleo_sink*> handed;
+    for (std::size_t i = 0; i < SinkPool::kQuarantine; ++i) {
+        nucleo_sink* s = pool.acquire();
+        EXPECT_NE(s, first) << "after " << i << " calls";
+        handed.push_back(s);
+        pool.release(s);
+    }
+    // kQuarantine slots came back after it: now it serves again, and a million calls one after
+    // another never grow the pool past the quarantine plus one.
+    EXPECT_EQ(pool.acquire(), first);
+    pool.release(first);
+    for (int i = 0; i < 1000000; ++i) pool.release(pool.acquire());
+    EXPECT_EQ(pool.size(), SinkPool::kQuarantine + 1);
 }
 
 TEST(HostilePlugins, AnEntryThatIsNotItsFilesPluginIsRefusedBeforeInit) {

@@ -1,7 +1,9 @@
-// The config loader's limits (limits.124 to limits.128), each refusal naming the limit, its value
+// The config loader's limits (limits.124 to limits.128, limits.131, limits.133), each refusal naming the limit, its value
 // and where: an alias bomb (10^9 nodes in 2.6 KB) refused fast, ${...} references nested 5x10^4
 // deep refused without a crash, includes of anything but a regular file, a file past the size
-// limit, a second YAML document, and plugin names that are neither plain nor a path.
+// limit, a second YAML document, plugin names that are neither plain nor a path, and collections
+// nested past the YAML nesting limit (limits.131), and a text yaml-cpp's parser stops moving
+// through (limits.133).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -144,6 +146,83 @@ TEST(ConfigLimits, PluginNamesArePlainUnlessWrittenAsAPath) {
     const Config config = Config::load(file);
     ASSERT_EQ(config.providers().size(), 2U);
     EXPECT_EQ(config.providers()[1].plugin, "/opt/nucleo/nucleo-b.so");
+}
+
+/// limits.131: the refusal of collections nested too deep, with file:line:column of the first one.
+std::string nesting_refusal(const std::filesystem::path& file, int line, int column) {
+    return file.string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
+           ": collections nested deeper than 64 levels (the YAML nesting limit)";
+}
+
+TEST(ConfigLimits, FlowSequencesNestedThreeHundredDeepAreRefusedWhereTheLimitIsPassed) {
+    // ~300 nested `[` in a 2.6 KB config (how the first fuzz run's slow input was described; the
+    // input that really hung yaml-cpp is the stray ',' below). The root mapping is level 1, so
+    // the 64th `[` (column 9 + 63) opens level 65.
+    std::string text = "models: " + std::string(300, '[') + "x" + std::string(300, ']') + "\n";
+    text += "# " + std::string(2600 - text.size() - 3, 'p') + "\n";
+    ASSERT_EQ(text.size(), 2600U);
+    const auto file = write_file(scratch_dir() / "nucleo.yaml", text);
+    EXPECT_EQ(refusal_of(file), nesting_refusal(file, 1, 72));
+    // Unclosed, as a mutated file leaves it: yaml-cpp reads the `[`s from the third on as
+    // implicit single-pair mappings around sequences (two levels each), so level 65 opens at
+    // column 41, where the parser says it does.
+    write_file(file, "models: " + std::string(300, '[') + "\n");
+    EXPECT_EQ(refusal_of(file), nesting_refusal(file, 1, 41));
+    // Flow mappings: the 64th `{` opens level 65.
+    std::string maps = "models: ";
+    for (int i = 0; i < 300; ++i) maps += "{a: ";
+    write_file(file, maps + "\n");
+    EXPECT_EQ(refusal_of(file), nesting_refusal(file, 1, 9 + 4 * 63));
+}
+
+TEST(ConfigLimits, BlockCollectionsNestedPastTheLimitAreRefused) {
+    // Mappings indented one more space per line: the mapping of line 65 is level 65.
+    std::string text;
+    for (int i = 0; i < 200; ++i) text += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
+    const auto file = write_file(scratch_dir() / "nucleo.yaml", text);
+    EXPECT_EQ(refusal_of(file), nesting_refusal(file, 65, 65));
+    // Sequences of sequences on one line: `- - - x`.
+    std::string dashes;
+    for (int i = 0; i < 200; ++i) dashes += "- ";
+    write_file(file, dashes + "x\n");
+    EXPECT_EQ(refusal_of(file), nesting_refusal(file, 1, 1 + 2 * 64));
+}
+
+TEST(ConfigLimits, CollectionsAtTheNestingLimitAreRead) {
+    // The root, providers, the provider and its options are four levels; a value 60 deep inside
+    // the options brings the file to exactly 64.
+    const std::string value = std::string(60, '[') + "1" + std::string(60, ']');
+    const auto file = write_file(scratch_dir() / "nucleo.yaml",
+                                 "providers:\n  anthropic:\n    plugin: anthropic\n"
+                                 "    options: {deep: " + value + "}\n");
+    const Config config = Config::load(file);
+    ASSERT_EQ(config.providers().size(), 1U);
+    EXPECT_EQ(config.providers()[0].options_json, "{\"deep\":" + value + "}");
+    write_file(file, "providers:\n  anthropic:\n    plugin: anthropic\n"
+                     "    options: {deep: [" + value + "]}\n");
+    EXPECT_EQ(refusal_of(file), nesting_refusal(file, 4, 21 + 60));
+}
+
+TEST(ConfigLimits, AStrayCommaAtTheTopLevelIsRefusedInsteadOfLoadedForever) {
+    // limits.133: yaml-cpp 0.7 starts empty documents at a top-level ',' forever; the fuzzer's
+    // 78-byte input (tests/fuzz/corpus/fuzz_config/stray_comma_loop.yaml) hung the loader.
+    const auto file = write_file(scratch_dir() / "nucleo.yaml", ",\n");
+    EXPECT_EQ(refusal_of(file),
+              file.string() + ":1:1: malformed YAML: the parser cannot read past \",\" here");
+    write_file(file, "providers:\n  a: {plugin: anthropic}\n,\n");
+    EXPECT_NE(refusal_of(file).rfind(file.string() + ":", 0), std::string::npos);
+    write_file(file, ",*e,*e,*e]\ng: &g [*f,*f,*f,*f,[*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]providers: J} []\n");
+    EXPECT_EQ(refusal_of(file),
+              file.string() + ":1:1: malformed YAML: the parser cannot read past \",\" here");
+}
+
+TEST(ConfigLimits, NucleoModelsRefusesDeepNestingWithExit2) {
+    const auto file = write_file(scratch_dir() / "nucleo.yaml",
+                                 "models: " + std::string(5000, '[') + "\n");
+    const test_support::CliRun r =
+        test_support::run_command(std::string(NUCLEO_CLI) + " models --config " + file.string());
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("(the YAML nesting limit)"), std::string::npos) << r.err;
 }
 
 }  // namespace

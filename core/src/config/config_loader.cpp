@@ -4,6 +4,7 @@
 // yaml-cpp's marks, 1-based) followed by the key path (`models[1].max_output_tokens: `) and what
 // was wrong. Values at secret keys are never quoted. Messages are one line (values are escaped and
 // cut), so the CLI prints them as they are.
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -36,6 +37,52 @@ using config_internal::quote;
 constexpr std::size_t kMaxYamlNodes = 100000;
 /// limits.126: the largest config file (or include) read, in bytes.
 constexpr std::uintmax_t kMaxConfigBytes = 1024 * 1024;
+/// limits.131: the deepest nesting of collections (flow `[`/`{` or block sequences and mappings,
+/// counted together) one config file may hold. A config needs a handful of levels; the limit is
+/// checked on the parser's events before any node is built, so a file of thousands of `[` costs
+/// 64 levels of work, never yaml-cpp's deep recursion.
+constexpr std::size_t kMaxYamlNesting = 64;
+
+/// limits.131: counts open collections as yaml-cpp's parser announces them and stops the parse
+/// (throws) at the first one past kMaxYamlNesting, keeping where it opened.
+class NestingGuard final : public YAML::EventHandler {
+  public:
+    struct TooDeep {
+        YAML::Mark mark;
+    };
+    /// limits.133: a document that starts where the previous one did: yaml-cpp 0.7 read nothing
+    /// in between and would start empty documents there forever (a ',' at the top level does).
+    struct Stuck {
+        YAML::Mark mark;
+    };
+    void OnDocumentStart(const YAML::Mark& mark) override {
+        if (documents_++ > 0 && mark.pos == last_start_) throw Stuck{mark};
+        last_start_ = mark.pos;
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+        open(mark);
+    }
+    void OnSequenceEnd() override { --depth_; }
+    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+        open(mark);
+    }
+    void OnMapEnd() override { --depth_; }
+
+  private:
+    void open(const YAML::Mark& mark) {
+        if (++depth_ > kMaxYamlNesting) throw TooDeep{mark};
+    }
+    std::size_t depth_ = 0;
+    std::size_t documents_ = 0;
+    int last_start_ = -1;
+};
 
 /// Names of the token counters the tokens concern serves (tokens issue: o200k_base and
 /// cl100k_base by parity with tiktoken, anthropic_approx for Claude models).
@@ -339,6 +386,7 @@ class ConfigBuilder {
                            "include cycle: " + file.string() + " is already being read");
         stack_.push_back(identity);
         Reader reader(file.string());
+        check_nesting(reader, text);
         std::vector<YAML::Node> documents;
         try {
             documents = YAML::LoadAll(text);
@@ -369,6 +417,32 @@ class ConfigBuilder {
     }
 
   private:
+    /// limits.131: refuses collections nested deeper than kMaxYamlNesting where the first one too
+    /// deep opens, before the text is loaded into nodes; limits.133: and a text the parser stops
+    /// moving through, which yaml-cpp's load would loop on forever. Malformed YAML met on the way is left to
+    /// the load, which words it as every other syntax error.
+    static void check_nesting(const Reader& r, const std::string& text) {
+        std::istringstream in(text);
+        YAML::Parser parser(in);
+        NestingGuard guard;
+        try {
+            while (parser.HandleNextDocument(guard)) {
+            }
+        } catch (const NestingGuard::TooDeep& deep) {
+            r.fail(deep.mark, "",
+                   "collections nested deeper than " + std::to_string(kMaxYamlNesting) +
+                       " levels (the YAML nesting limit)");
+        } catch (const NestingGuard::Stuck& stuck) {
+            const auto at = static_cast<std::size_t>(stuck.mark.pos);
+            r.fail(stuck.mark, "",
+                   "malformed YAML: the parser cannot read past " +
+                       (at < text.size() ? quote(std::string_view(text).substr(at, 1))
+                                         : std::string("the end")) +
+                       " here");
+        } catch (const YAML::Exception&) {
+        }
+    }
+
     /// limits.124: walks the nodes as the reader would, an alias again at each use, and refuses
     /// the file once more than kMaxYamlNodes are seen: the walk stops there, so a bomb costs
     /// kMaxYamlNodes steps, not its expansion.

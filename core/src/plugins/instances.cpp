@@ -57,7 +57,7 @@ std::string collect(const InstanceHandle& h, const char* slot, Fn&& fn) {
     nucleo_error err;
     nucleo_error_init(&err);
     {
-        const plugins_detail::CallSink sink(out, h.library->info.name, slot);
+        const plugins_detail::CallSink sink(out, h.library->sinks, h.library->info.name, slot);
         status = fn(sink.get(), &err);
     }
     if (status != NUCLEO_OK) throw_status(h, slot, status, err);
@@ -225,8 +225,10 @@ ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view p
     int32_t status = NUCLEO_OK;
     {
         // abi.102: both sinks refuse writes once the call returned.
-        const plugins_detail::CallSink head(parts.head, handle_->library->info.name, "encode_parts");
-        const plugins_detail::CallSink body(parts.body, handle_->library->info.name, "encode_parts");
+        const plugins_detail::CallSink head(parts.head, handle_->library->sinks,
+                                            handle_->library->info.name, "encode_parts");
+        const plugins_detail::CallSink body(parts.body, handle_->library->sinks,
+                                            handle_->library->info.name, "encode_parts");
         status = f->encode_parts(handle_->instance, sv(prepared_json), head.get(), body.get(), &err);
     }
     if (status != NUCLEO_OK) throw_status(*handle_, "encode_parts", status, err);

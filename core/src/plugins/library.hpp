@@ -9,6 +9,7 @@
 
 #include "nucleo/plugin.h"
 #include "nucleo/plugins.hpp"
+#include "plugins/sinks.hpp"
 
 namespace nucleo::plugins_detail {
 
@@ -21,6 +22,9 @@ struct Library {
     std::string logger;  ///< "plugin:<name>", the logger of its host log records
     nucleo_host host{};  ///< handed to init; host_ctx points back here
     bool initialised = false;
+    /// abi.107: the sink structs this library's calls are handed; destroyed before `library` is
+    /// unloaded and after deinit, so they outlive every call of the plugin's code.
+    SinkPool sinks;
 
     Library() = default;
     Library(const Library&) = delete;

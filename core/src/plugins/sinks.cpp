@@ -1,4 +1,5 @@
-// abi.102: sinks whose context is a call number, refused once their call returned.
+// abi.102: sinks whose context is a call number, refused once their call returned; abi.107:
+// the structs handed to plugins live in their library's SinkPool, never on the host's stack.
 #include "plugins/sinks.hpp"
 
 #include <deque>
@@ -59,26 +60,63 @@ int32_t write_to_call(void* ctx, const char* data, size_t size) {
 
 }  // namespace
 
-CallSink::CallSink(std::string& out, const std::string& plugin, const char* slot) {
+nucleo_sink* SinkPool::acquire() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    nucleo_sink* slot = nullptr;
+    if (idle_.size() > kQuarantine) {
+        slot = idle_.front();
+        idle_.pop_front();
+    } else {
+        slot = &slots_.emplace_back();
+    }
+    slot->struct_size = sizeof(nucleo_sink);
+    slot->write = &write_to_call;
+    return slot;
+}
+
+void SinkPool::release(nucleo_sink* slot) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+        idle_.push_back(slot);
+    } catch (...) {
+        // Out of memory: the slot stays out of circulation, still refusing its closed call.
+    }
+}
+
+std::size_t SinkPool::size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return slots_.size();
+}
+
+CallSink::CallSink(std::string& out, SinkPool& pool, const std::string& plugin, const char* slot)
+    : pool_(pool), sink_(pool.acquire()) {
     Table& t = table();
     std::lock_guard<std::mutex> lock(t.mutex);
     id_ = t.next++;
-    t.open.emplace(id_, Open{&out, plugin, slot});
-    sink_ = {sizeof(nucleo_sink), reinterpret_cast<void*>(static_cast<std::uintptr_t>(id_)), &write_to_call};
+    try {
+        t.open.emplace(id_, Open{&out, plugin, slot});
+    } catch (...) {
+        pool_.release(sink_);
+        throw;
+    }
+    sink_->ctx = reinterpret_cast<void*>(static_cast<std::uintptr_t>(id_));
 }
 
 CallSink::~CallSink() {
-    Table& t = table();
-    std::lock_guard<std::mutex> lock(t.mutex);
-    auto it = t.open.find(id_);
-    if (it == t.open.end()) return;
-    try {
-        t.closed.emplace_back(id_, "plugin '" + it->second.plugin + "' (" + it->second.slot + ")");
-        if (t.closed.size() > kRememberedClosed) t.closed.pop_front();
-    } catch (...) {
-        // Naming a late writer is a courtesy; the refusal itself does not need it.
+    {
+        Table& t = table();
+        std::lock_guard<std::mutex> lock(t.mutex);
+        if (auto it = t.open.find(id_); it != t.open.end()) {
+            try {
+                t.closed.emplace_back(id_, "plugin '" + it->second.plugin + "' (" + it->second.slot + ")");
+                if (t.closed.size() > kRememberedClosed) t.closed.pop_front();
+            } catch (...) {
+                // Naming a late writer is a courtesy; the refusal itself does not need it.
+            }
+            t.open.erase(it);
+        }
     }
-    t.open.erase(it);
+    pool_.release(sink_);  // abi.107: the slot rests, its ctx still the closed call's number
 }
 
 }  // namespace nucleo::plugins_detail

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include <rapidjson/error/en.h>
 
@@ -25,24 +26,56 @@ void refuse(std::string_view plugin, const std::string& what) {
     throw Failure(NUCLEO_ERR_INVALID_ARGUMENT, std::string(plugin) + ": " + what);
 }
 
+namespace {
+
+/// limits.132: json_guard::parse for a text parsed in place (kParseInsituFlag): `text` holds
+/// `length` bytes of JSON followed by NULs; strings of `doc` point into it. Iterative, at most
+/// `max_depth` levels, no duplicate key, no raw NUL among the `length` bytes; on a refusal `doc`
+/// is left null.
+std::optional<json_guard::Refusal> parse_insitu_guarded(rapidjson::Document& doc, char* text,
+                                                        std::size_t length, unsigned max_depth) {
+    doc.SetNull();
+    if (auto nul = json_guard::find_nul(std::string_view(text, length))) return nul;
+    std::optional<json_guard::Refusal> refusal;
+    auto generate = [&](rapidjson::Document& target) {
+        rapidjson::InsituStringStream in(text);
+        rapidjson::Reader reader;
+        json_guard::DepthGuard<rapidjson::Document> guard(target, max_depth);
+        const rapidjson::ParseResult result =
+            reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(in, guard);
+        if (!result.IsError()) return true;
+        refusal = json_guard::Refusal{"byte offset " + std::to_string(result.Offset()), {},
+                                      result.Offset()};
+        refusal->reason = guard.exceeded() ? json_guard::depth_reason(max_depth)
+                                           : std::string(rapidjson::GetParseError_En(result.Code()));
+        if (guard.exceeded()) refusal->kind = json_guard::Refusal::Kind::kDepth;
+        return false;
+    };
+    doc.Populate(generate);
+    if (!refusal) refusal = json_guard::find_duplicate_key(static_cast<const rapidjson::Value&>(doc));
+    if (refusal) doc.SetNull();
+    return refusal;
+}
+
+}  // namespace
+
 void parse_request(std::string_view json, std::string& buffer, rapidjson::Document& doc,
                    std::string_view plugin) {
     buffer.reserve(json.size() + 16);
     buffer.assign(json);
     buffer.append(15, '\0');  // trailing NULs end the parse like the terminator does
-    doc.ParseInsitu(buffer.data());
-    if (doc.HasParseError()) {
-        refuse(plugin, std::string("the provider request is not JSON: ") +
-                           rapidjson::GetParseError_En(doc.GetParseError()) + " at byte " +
-                           std::to_string(doc.GetErrorOffset()));
+    // limits.132: the same guard as every other JSON text a plugin reads (limits.120 to
+    // limits.122), at the depth of what the runtime keeps: the request holds the conversation.
+    if (const auto refusal = parse_insitu_guarded(doc, buffer.data(), json.size(),
+                                                  json_guard::kDocumentMaxDepth)) {
+        refuse(plugin, "the provider request is not JSON: " + refusal_words(*refusal));
     }
 }
 
 void check_instance_config(std::string_view config_json, std::string_view plugin) {
     if (config_json.empty()) return;
     rapidjson::Document doc;
-    doc.Parse(config_json.data(), config_json.size());
-    if (doc.HasParseError() || !doc.IsObject()) {
+    if (json_guard::parse(doc, config_json) || !doc.IsObject()) {  // limits.132
         throw Failure(NUCLEO_ERR_CONFIG,
                       std::string(plugin) + ": the instance configuration is not a JSON object");
     }

@@ -1,6 +1,7 @@
 // Every dialect's decode and decode_event read answers under the guarded JSON reader: a 10^5-deep
 // tool input is refused naming the depth limit (limits.120), a duplicate key naming its path
-// (limits.121), a raw NUL as such (limits.122) — a protocol error, never a crash.
+// (limits.121), a raw NUL as such (limits.122) — a protocol error, never a crash. Their encode
+// reads the prepared request under the same guard (limits.132).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -112,6 +113,37 @@ TEST_P(DialectLimits, ADeepStreamEventCarriesNoDeltaAndDoesNotCrash) {
     ASSERT_TRUE(p.has_decode_event());
     const std::string event = GetParam() == "bedrock" ? "contentBlockDelta" : "content_block_delta";
     EXPECT_EQ(p.decode_event(event, nested_object(kDeep)), "");
+}
+
+/// The refusal of `encode` of `prepared`, which must be kInvalidArgument.
+std::string encode_refusal(const std::string& dialect, const std::string& prepared) {
+    try {
+        (void)provider(dialect).encode(prepared);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "encoded without an error";
+    return "";
+}
+
+TEST_P(DialectLimits, ADeepPreparedRequestIsRefusedByEncodeNamingTheDepthLimit) {
+    // limits.132: the plugin's own parse of the request is guarded too: 10^5 levels are refused
+    // at the 641st, never parsed recursively.
+    const std::string message = encode_refusal(GetParam(), nested_object(kDeep));
+    EXPECT_NE(message.find("the provider request is not JSON: nesting deeper than 640 levels (the "
+                           "JSON depth limit) at byte "),
+              std::string::npos)
+        << message;
+}
+
+TEST_P(DialectLimits, APreparedRequestWithADuplicateKeyOrARawNulIsRefusedByEncode) {
+    EXPECT_NE(encode_refusal(GetParam(), R"({"schema_version":1,"schema_version":2})")
+                  .find("the provider request is not JSON: duplicate key \"schema_version\""),
+              std::string::npos);
+    EXPECT_NE(encode_refusal(GetParam(), std::string("{\"a\":\"x") + '\0' + "\"}")
+                  .find("the provider request is not JSON: a raw NUL byte"),
+              std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DialectLimits, ::testing::Values("anthropic", "openai", "bedrock"));
