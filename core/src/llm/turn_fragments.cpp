@@ -92,31 +92,36 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         buffer.Clear();
         write(buffer, PreparedSlice{0, runs.front().second, true});
         ProviderInstance::EncodedSplit frame = dialect.encode_split(text_of(buffer));
-        std::vector<const std::string*> wires(runs.size(), nullptr);
-        wires[0] = &frame.turns;
-        std::vector<TurnFragments::Run> next(runs.size());
+        constexpr std::size_t kPer = TurnFragments::kRunsPerChunk;
+        const std::size_t chunks = (runs.size() - 1 + kPer - 1) / kPer;
+        std::vector<TurnFragments::Run> next(chunks);
         std::size_t size = frame.open.size() + frame.turns.size() + frame.close.size();
-        for (std::size_t r = 1; r < runs.size(); ++r) {
-            const auto [first, end] = runs[r];
-            TurnFragments::Run run{first, end, run_key(prepared, first, end), {}, keepable(prepared, first, end)};
-            if (run.kept && r < entry.runs.size() && entry.runs[r].kept && entry.runs[r].first == first &&
-                entry.runs[r].end == end && entry.runs[r].key == run.key) {
-                run.wire = std::move(entry.runs[r].wire);
+        for (std::size_t i = 0; i < chunks; ++i) {
+            const std::size_t from = 1 + i * kPer;
+            const std::size_t to = std::min(from + kPer, runs.size());
+            TurnFragments::Run chunk{runs[from].first, runs[to - 1].second, {}, {}, true};
+            for (std::size_t r = from; r < to; ++r) {
+                chunk.key += run_key(prepared, runs[r].first, runs[r].second) + '|';
+                chunk.kept = chunk.kept && keepable(prepared, runs[r].first, runs[r].second);
+            }
+            if (chunk.kept && i < entry.runs.size() && entry.runs[i].kept && entry.runs[i].first == chunk.first &&
+                entry.runs[i].end == chunk.end && entry.runs[i].key == chunk.key) {
+                chunk.wire = std::move(entry.runs[i].wire);
             } else {
                 buffer.Clear();
-                write(buffer, PreparedSlice{first, end, false});
-                run.wire = dialect.encode_split(text_of(buffer)).turns;
+                write(buffer, PreparedSlice{chunk.first, chunk.end, false});
+                chunk.wire = dialect.encode_split(text_of(buffer)).turns;
             }
-            next[r] = std::move(run);
-            wires[r] = &next[r].wire;
-            size += 1 + wires[r]->size();
+            size += 1 + chunk.wire.size();
+            next[i] = std::move(chunk);
         }
         SplitRequest request{std::move(frame.head), {}};
         request.body.reserve(size);
         request.body += frame.open;
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-            if (r > 0) request.body += ',';
-            request.body += *wires[r];
+        request.body += frame.turns;
+        for (const TurnFragments::Run& chunk : next) {
+            request.body += ',';
+            request.body += chunk.wire;
         }
         request.body += frame.close;
         entry.runs = std::move(next);
@@ -124,6 +129,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
     } catch (const Error&) {
         // The whole encode gives the plugin's own answer (its error, or its bytes).
         entry.runs.clear();
+        entry.context.clear();  // nothing of this request is kept
         out.reset();
     }
     kept.dialects.insert(kept.dialects.begin(), std::move(entry));

@@ -24,12 +24,16 @@ namespace nucleo::internal {
 
 /// What a conversation keeps of its last requests' encodings.
 struct TurnFragments {
-    /// One run of consecutive same-role turns, [first, end), and its wire messages.
+    /// Runs of consecutive same-role turns are encoded kRunsPerChunk at a time (one plugin call,
+    /// so a cold conversation costs a few calls, not one per turn); a chunk holds the runs
+    /// [1 + i * kRunsPerChunk, ...) of the request (run 0 rides the request's head), the turns
+    /// [first, end) they cover, and their wire messages.
+    static constexpr std::size_t kRunsPerChunk = 32;
     struct Run {
         std::size_t first = 0;
         std::size_t end = 0;
-        std::string key;   ///< the run's cache marks and anchors (see run_key)
-        std::string wire;  ///< the plugin's encode_split "turns" output for the run's document
+        std::string key;   ///< each run's cache marks and anchors (see run_key), in order
+        std::string wire;  ///< the plugin's encode_split "turns" output for the chunk's document
         bool kept = false; ///< false: not reusable (the artifact registry turn, a contract turn)
     };
     /// One dialect (the provider instance and its plugin), with every member of a run's document

@@ -342,7 +342,10 @@ typedef struct nucleo_provider_factory {
      *   open(R1) + turns(R1) + "," + turns(R2) + "," + ... + turns(Rn) + close(R1)
      * where Rk is R with prepared.turns cut to the run Tk, prepared.cache_plan.turn_anchors cut
      * to the anchors inside Tk (turn numbers relative to the run) and the member "turn_offset"
-     * set to the index of Tk's first turn in R (0 when absent); R2..Rn also carry no system blocks
+     * set to R's own "turn_offset" (0 when absent) plus the index of Tk's first turn in R: a
+     * request's turn_offset says which turn of the conversation its first turn is, so a request
+     * of several runs (Rk..Rm cut together) gives turns(Rk) + "," + ... + turns(Rm) as its turns.
+     * R2..Rn also carry no system blocks
      * and no system or automatic cache mark, and "stream": false. A host may then keep turns(Rk)
      * and reuse it while the run, its place and the rest of its document are unchanged. Same
      * input and errors as encode; a host falls back to encode_parts on any failure.
