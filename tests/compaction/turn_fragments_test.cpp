@@ -283,7 +283,7 @@ TEST_P(TurnFragmentsTest, CachedRequestsEqualWholeEncodesAfterEveryKindOfChange)
         if (seed % 3 == 0) c.set_cache_policy(CachePolicy::kSliding);  // the marks move with the tail
         Message first = Message::outgoing_text("Fix the build, please.");
         c.add_message(first);
-        for (int step = 0; step < 40; ++step) {
+        for (int step = 0; step < 90; ++step) {
             grow.step(c);
             const int change = grow.pick(20);
             if (change == 0) compact(c);

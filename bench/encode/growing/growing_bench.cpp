@@ -115,6 +115,25 @@ void next_request(benchmark::State& state, bool cache) {
 void BM_NextRequestCached(benchmark::State& state) { next_request(state, true); }
 void BM_NextRequestWhole(benchmark::State& state) { next_request(state, false); }
 
+/// The first request of a conversation that never rendered (a fresh copy each iteration): the
+/// cache's cold cost, one plugin call per 32 runs, against one whole encode.
+void first_request(benchmark::State& state, bool cache) {
+    ProviderClient client = bench_client(cache);
+    const ConversationContext original = conversation_of(static_cast<std::size_t>(state.range(0)));
+    const ModelSpec model = bench_model();
+    for (auto _ : state) {
+        ConversationContext c = original;
+        const double start = thread_seconds();
+        HttpRequest r = client.build_request(c, model, {}, true);
+        const double stop = thread_seconds();
+        benchmark::DoNotOptimize(r);
+        state.SetIterationTime(stop - start);
+    }
+}
+
+void BM_FirstRequestCached(benchmark::State& state) { first_request(state, true); }
+void BM_FirstRequestWhole(benchmark::State& state) { first_request(state, false); }
+
 void BM_MemcpyOfBody(benchmark::State& state) {
     ProviderClient client = bench_client(false);
     ConversationContext c = conversation_of(static_cast<std::size_t>(state.range(0)));
@@ -130,6 +149,8 @@ void BM_MemcpyOfBody(benchmark::State& state) {
 
 BENCHMARK(BM_NextRequestCached)->Arg(200)->Arg(2000)->Arg(20000)->Iterations(30)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NextRequestWhole)->Arg(200)->Arg(2000)->Arg(20000)->Iterations(30)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FirstRequestCached)->Arg(2000)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FirstRequestWhole)->Arg(2000)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyOfBody)->Arg(200)->Arg(2000)->Arg(20000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
