@@ -36,7 +36,7 @@ static int32_t decode(nucleo_instance* instance, int32_t http_status, nucleo_str
 }
 
 static const nucleo_provider_factory factory = {sizeof(nucleo_provider_factory), create, destroy,
-                                                capabilities, encode, decode, NULL, NULL};
+                                                capabilities, encode, decode, NULL, NULL, NULL};
 
 static const void* get_factory(const char* id) {
     return strcmp(id, NUCLEO_FACTORY_PROVIDER) == 0 ? &factory : NULL;

@@ -140,6 +140,7 @@ TEST(EncodePartsHost, AFrozen12ProviderStillBuildsItsRequestThroughEncode) {
     ProviderInstance provider = p.make_provider();
     EXPECT_TRUE(provider.has_decode_event());
     EXPECT_FALSE(provider.has_encode_parts());
+    EXPECT_FALSE(provider.has_encode_split());  // abi.108: the whole encode path, as before
     EXPECT_THROW((void)provider.encode_parts("{}"), NotImplementedException);
     ProviderClient client(config("frozen_1_2"), provider);
     ConversationContext c = conversation();

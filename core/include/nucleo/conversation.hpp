@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <source_location>
 #include <string>
@@ -64,6 +65,27 @@ struct ConversationParts {
     std::optional<Depth> depth;
     std::optional<OutputDeclaration> output;
 };
+
+namespace internal {
+struct TurnFragments;
+struct TurnFragmentsAccess;
+/// caching.110: the encoded wire messages of the conversation's last requests, per dialect
+/// (core/src/llm/turn_fragments.hpp). Owned by one conversation; a copy starts empty, as its
+/// message list has a new epoch anyway.
+class TurnFragmentsSlot {
+  public:
+    TurnFragmentsSlot() = default;
+    TurnFragmentsSlot(const TurnFragmentsSlot& /*other*/) noexcept {}
+    TurnFragmentsSlot& operator=(const TurnFragmentsSlot& other) noexcept {
+        if (this != &other) fragments.reset();
+        return *this;
+    }
+    TurnFragmentsSlot(TurnFragmentsSlot&&) noexcept = default;
+    TurnFragmentsSlot& operator=(TurnFragmentsSlot&&) noexcept = default;
+    ~TurnFragmentsSlot() = default;
+    std::shared_ptr<TurnFragments> fragments;
+};
+}  // namespace internal
 
 /// A conversation (conversation.1). Not thread-safe: one job owns a conversation at a time
 /// (ownership.10), and the owner is the only one touching it.
@@ -330,6 +352,9 @@ class ConversationContext {
         std::vector<ContentBlock> blocks;
     };
     std::vector<RenderedMessage> rendered_;  // by message position
+
+    friend struct internal::TurnFragmentsAccess;
+    internal::TurnFragmentsSlot turn_fragments_;
 };
 
 }  // namespace nucleo

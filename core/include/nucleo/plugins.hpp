@@ -134,6 +134,17 @@ class ProviderInstance : public PluginInstance {
     /// ABI 1.3 encode_parts (abi.106): encode with the head and the body apart. A plugin without
     /// the slot is refused with kNotImplemented (call encode instead).
     [[nodiscard]] EncodedParts encode_parts(std::string_view prepared_json) const;
+    /// The four outputs of encode_split: the body is open + turns + close.
+    struct EncodedSplit {
+        std::string head;   ///< as encode_parts' head
+        std::string open;   ///< the body before the turns' wire messages
+        std::string turns;  ///< the turns' wire messages, comma-separated
+        std::string close;  ///< the body after them
+    };
+    /// ABI 1.4: true when the plugin offers encode_split.
+    [[nodiscard]] bool has_encode_split() const;
+    /// ABI 1.4 encode_split (abi.108). A plugin without the slot is refused with kNotImplemented.
+    [[nodiscard]] EncodedSplit encode_split(std::string_view prepared_json) const;
 
   private:
     friend class Plugin;

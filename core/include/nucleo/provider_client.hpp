@@ -91,6 +91,11 @@ struct ProviderCapabilities {
     /// wire.149: "anthropic-messages", "openai-chat", "bedrock-converse"; anything else (or
     /// none) gets the generic request checks only.
     std::string wire_family;
+    /// abi.108: the plugin's encoding is local to runs of same-role turns ("turn_fragments"), so
+    /// with its ABI 1.4 encode_split the core keeps each run's encoded messages (caching.110).
+    bool turn_fragments = false;
+    /// "max_cache_breakpoints" (0 when not said).
+    std::size_t max_cache_breakpoints = 0;
 };
 
 /// The incremental events of a streamed answer, delivered to host code AS THE
@@ -174,6 +179,12 @@ public:
     /// encoded body is refused before sending.
     void set_request_body_limit(std::size_t bytes) noexcept { request_body_limit_ = bytes; }
 
+    /// caching.110: with a plugin whose encoding is local to runs of turns (abi.108), the
+    /// conversation keeps each run's encoded wire messages and the next request encodes only the
+    /// runs that changed; the bytes are those of a whole encode. On by default; off, every request
+    /// is encoded whole (the reference the cached bytes are tested against).
+    void set_turn_fragment_cache(bool on) noexcept { turn_fragment_cache_ = on; }
+
     /// The exact wire request the next call would send (prepares the conversation: this is its
     /// render, so the head freezes as for a call). Credentials are attached; with
     /// `redact_secrets` their values are `***` (`<unset>` when missing: a rendered request is
@@ -220,6 +231,7 @@ private:
     std::shared_ptr<HttpTransport> transport_;
     std::shared_ptr<Limits> limits_;
     std::size_t request_body_limit_ = 32U * 1024U * 1024U;
+    bool turn_fragment_cache_ = true;
     BindingDeclarations defaults_;
 };
 

@@ -17,6 +17,7 @@
 #include "llm/call_records.hpp"
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
+#include "llm/turn_fragments.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/tokens.hpp"
 #include "nucleo/thinking_response.hpp"
@@ -84,15 +85,20 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     if (d.HasMember("wire_family") && d["wire_family"].IsString()) c.wire_family = d["wire_family"].GetString();
     if (d.HasMember("stream_framing") && d["stream_framing"].IsString())
         c.stream_framing = d["stream_framing"].GetString();
+    c.turn_fragments = flag("turn_fragments");  // abi.108
+    if (d.HasMember("max_cache_breakpoints") && d["max_cache_breakpoints"].IsUint64())
+        c.max_cache_breakpoints = static_cast<std::size_t>(d["max_cache_breakpoints"].GetUint64());
     return c;
 }
 
 /// The provider request document (docs/provider-abi-documents.md).
 /// abi.106: the prepared conversation is written once, straight into `buf`, which the plugin
-/// then reads in place.
+/// then reads in place. abi.108: with `slice`, the document of that part of the conversation,
+/// with "turn_offset" (the slice's first turn) before "prepared".
 void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model, std::int64_t max_tokens,
                             bool thinking, std::int64_t thinking_budget, bool stream,
-                            const ProviderConfig& config, const PreparedConversation& prepared) {
+                            const ProviderConfig& config, const PreparedConversation& prepared,
+                            const internal::PreparedSlice* slice = nullptr) {
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     w.StartObject();
     w.Key("schema_version");
@@ -124,8 +130,15 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
     w.String(ttl.c_str(), static_cast<rapidjson::SizeType>(ttl.size()));
     w.Key("options");
     options.Accept(w);
-    w.Key("prepared");
-    internal::write_prepared_json(w, prepared);
+    if (slice != nullptr) {
+        w.Key("turn_offset");
+        w.Uint64(slice->first);
+        w.Key("prepared");
+        internal::write_prepared_json(w, prepared, *slice);
+    } else {
+        w.Key("prepared");
+        internal::write_prepared_json(w, prepared);
+    }
     w.EndObject();
 }
 
@@ -476,11 +489,29 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         };
     }
     PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking, cache);
-    rapidjson::StringBuffer request;
-    write_provider_request(request, model, max_tokens, thinking, reasoning_reserved(model, depth), streams(options),
-                           config_, prepared);
-    HttpRequest http =
-        encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
+    const std::int64_t thinking_budget = reasoning_reserved(model, depth);
+    const bool stream = streams(options);
+    // caching.110: the runs of turns encoded before are reused (abi.108); else one whole encode.
+    std::optional<internal::SplitRequest> split;
+    if (turn_fragment_cache_) {
+        split = internal::encode_with_fragments(
+            dialect_, caps_, config_.name + '\n' + config_.plugin, conversation, prepared,
+            [&](rapidjson::StringBuffer& buf, const internal::PreparedSlice& slice) {
+                write_provider_request(buf, model, max_tokens, thinking, thinking_budget, slice.with_head && stream,
+                                       config_, prepared, &slice);
+            });
+    }
+    HttpRequest http;
+    if (split) {
+        rapidjson::Document head;
+        head.Parse(split->head.data(), split->head.size());
+        http = read_http_head(head, "plugin '" + config_.plugin + "' encode_split", config_);
+        http.body = std::move(split->body);
+    } else {
+        rapidjson::StringBuffer request;
+        write_provider_request(request, model, max_tokens, thinking, thinking_budget, stream, config_, prepared);
+        http = encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
+    }
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
     // obs.105: every request names the runtime, unless the plugin or the caller named one.
     const bool has_agent = std::any_of(http.headers.begin(), http.headers.end(), [](const auto& h) {

@@ -235,6 +235,36 @@ ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view p
     return parts;
 }
 
+bool ProviderInstance::has_encode_split() const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_split);
+}
+
+ProviderInstance::EncodedSplit ProviderInstance::encode_split(std::string_view prepared_json) const {
+    const auto* f = factory_of<nucleo_provider_factory>(*handle_);
+    if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_split)) {
+        throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +
+                                      std::to_string(handle_->library->info.abi_minor) +
+                                      ") has no encode_split slot (ABI 1.4): call encode_parts");
+    }
+    EncodedSplit parts;
+    nucleo_error err;
+    nucleo_error_init(&err);
+    int32_t status = NUCLEO_OK;
+    {
+        // abi.102: every sink refuses writes once the call returned.
+        const std::string& name = handle_->library->info.name;
+        const plugins_detail::CallSink head(parts.head, name, "encode_split");
+        const plugins_detail::CallSink open(parts.open, name, "encode_split");
+        const plugins_detail::CallSink turns(parts.turns, name, "encode_split");
+        const plugins_detail::CallSink close(parts.close, name, "encode_split");
+        status = f->encode_split(handle_->instance, sv(prepared_json), head.get(), open.get(), turns.get(),
+                                 close.get(), &err);
+    }
+    if (status != NUCLEO_OK) throw_status(*handle_, "encode_split", status, err);
+    return parts;
+}
+
 // ---- store --------------------------------------------------------------------------------
 
 namespace {

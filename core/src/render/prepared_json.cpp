@@ -1,6 +1,8 @@
 // The JSON form of a PreparedConversation; see prepared_json.hpp.
 #include "render/prepared_json.hpp"
 
+#include <algorithm>
+
 #include "persistence/document_json.hpp"
 
 namespace nucleo::internal {
@@ -15,11 +17,23 @@ void write_blocks(Writer& w, const std::vector<ContentBlock>& blocks, const Json
 }
 
 template <typename Writer>
-void write_prepared(Writer& w, const PreparedConversation& p) {
+void write_prepared(Writer& w, const PreparedConversation& p, const PreparedSlice& slice = {}) {
     const JsonPath root;
+    const std::size_t first = std::min(slice.first, p.turns.size());
+    const std::size_t end = std::min(std::max(slice.end, first), p.turns.size());
+    // The whole conversation writes its plan as decided, even an anchor past the turns (the
+    // plugin refuses it, naming it).
+    const bool whole = slice.first == 0 && slice.end == PreparedSlice{}.end && slice.with_head;
+    const auto inside = [&](const CacheAnchor& a) { return whole || (a.turn >= first && a.turn < end); };
+    const bool head = slice.with_head;
     w.StartObject();
     w.Key("system_blocks");
-    write_blocks(w, p.system_blocks, root.key("system_blocks"));
+    if (head) {
+        write_blocks(w, p.system_blocks, root.key("system_blocks"));
+    } else {
+        w.StartArray();
+        w.EndArray();
+    }
     w.Key("cache_system");
     w.Bool(p.cache_system);
     w.Key("native_tools");
@@ -28,9 +42,11 @@ void write_prepared(Writer& w, const PreparedConversation& p) {
     w.Key("cache_plan");
     w.StartObject();
     w.Key("breakpoints");
-    w.Uint64(p.cache_plan.breakpoints());
+    const auto anchors = static_cast<std::size_t>(
+        std::count_if(p.cache_plan.turn_anchors.begin(), p.cache_plan.turn_anchors.end(), inside));
+    w.Uint64(head ? p.cache_plan.breakpoints() - p.cache_plan.turn_anchors.size() + anchors : anchors);
     w.Key("system_block");
-    if (p.cache_plan.system_block) {
+    if (head && p.cache_plan.system_block) {
         w.Uint64(*p.cache_plan.system_block);
     } else {
         w.Null();
@@ -38,20 +54,21 @@ void write_prepared(Writer& w, const PreparedConversation& p) {
     w.Key("turn_anchors");
     w.StartArray();
     for (const CacheAnchor& a : p.cache_plan.turn_anchors) {
+        if (!inside(a)) continue;
         w.StartObject();
         w.Key("turn");
-        w.Uint64(a.turn);
+        w.Uint64(a.turn - first);
         w.Key("block");
         w.Uint64(a.block);
         w.EndObject();
     }
     w.EndArray();
     // caching.106, caching.107: written only when set, so a marked-turns plan reads as before.
-    if (p.cache_plan.automatic) {
+    if (head && p.cache_plan.automatic) {
         w.Key("automatic");
         w.Bool(true);
     }
-    if (p.cache_plan.system_ttl_1h) {
+    if (head && p.cache_plan.system_ttl_1h) {
         w.Key("system_ttl");
         w.String("1h");
     }
@@ -70,7 +87,7 @@ void write_prepared(Writer& w, const PreparedConversation& p) {
     w.Key("turns");
     w.StartArray();
     const JsonPath turns = root.key("turns");
-    for (std::size_t i = 0; i < p.turns.size(); ++i) {
+    for (std::size_t i = first; i < end; ++i) {
         const PreparedTurn& t = p.turns[i];
         w.StartObject();
         w.Key("role");
@@ -96,6 +113,11 @@ std::string prepared_to_json(const PreparedConversation& prepared, bool pretty) 
 void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
                          const PreparedConversation& prepared) {
     write_prepared(writer, prepared);
+}
+
+void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
+                         const PreparedConversation& prepared, const PreparedSlice& slice) {
+    write_prepared(writer, prepared, slice);
 }
 
 }  // namespace nucleo::internal

@@ -33,4 +33,19 @@ std::string prepared_to_json(const PreparedConversation& prepared, bool pretty =
 void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
                          const PreparedConversation& prepared);
 
+/// A part of the prepared conversation for a split request (abi.108): the turns [first, end),
+/// the plan's anchors among them renumbered from `first`, and, with `with_head`, the system
+/// blocks with the system and request-level cache marks; without it the system blocks are empty
+/// and neither mark is written. "breakpoints" counts what is written. Tool definitions, the
+/// cache_system and native_tools flags are always those of the whole conversation.
+struct PreparedSlice {
+    std::size_t first = 0;
+    std::size_t end = static_cast<std::size_t>(-1);
+    bool with_head = true;
+};
+
+/// The document of `slice` (see PreparedSlice), in the same shape and order.
+void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
+                         const PreparedConversation& prepared, const PreparedSlice& slice);
+
 }  // namespace nucleo::internal

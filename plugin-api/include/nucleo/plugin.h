@@ -13,6 +13,9 @@
  *   1.3  nucleo_provider_factory.encode_parts (appended): encode writing the HTTP request's head
  *        (method, path, headers) and its body bytes to two sinks, so the body a plugin writes is
  *        the body sent, never parsed and written again by the host.
+ *   1.4  nucleo_provider_factory.encode_split (appended): encode_parts with the body cut around
+ *        the wire messages of the turns, so a host that keeps each turn's encoded messages
+ *        re-encodes only the turns that changed (capabilities "turn_fragments": true).
  *
  * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -50,7 +53,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 3
+#define NUCLEO_PLUGIN_ABI_MINOR 4
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -327,6 +330,29 @@ typedef struct nucleo_provider_factory {
      * Thread rule: callable concurrently on one instance. */
     int32_t (*encode_parts)(nucleo_instance* instance, nucleo_string_view prepared_json,
                             const nucleo_sink* head, const nucleo_sink* body, nucleo_error* err);
+    /* Since 1.4; optional (abi.108, caching.110). encode_parts with the body in three parts: open
+     * receives the body bytes before the wire messages of the prepared turns, turns the wire
+     * messages themselves (the messages array's elements, comma-separated, without a leading or
+     * trailing comma), close the bytes after them; open + turns + close is exactly encode_parts'
+     * body, and head is encode_parts' head. A separator the body needs before the first turn's
+     * message (OpenAI's system message leads the array) belongs to open.
+     * A plugin that offers this slot and answers "turn_fragments": true in its capabilities
+     * promises that its encoding is local to runs of turns: for every request R whose turns fall
+     * into the maximal runs of consecutive same-role turns T1..Tn, encode_parts(R)'s body equals
+     *   open(R1) + turns(R1) + "," + turns(R2) + "," + ... + turns(Rn) + close(R1)
+     * where Rk is R with prepared.turns cut to the run Tk, prepared.cache_plan.turn_anchors cut
+     * to the anchors inside Tk (turn numbers relative to the run) and the member "turn_offset"
+     * set to R's own "turn_offset" (0 when absent) plus the index of Tk's first turn in R: a
+     * request's turn_offset says which turn of the conversation its first turn is, so a request
+     * of several runs (Rk..Rm cut together) gives turns(Rk) + "," + ... + turns(Rm) as its turns.
+     * R2..Rn also carry no system blocks
+     * and no system or automatic cache mark, and "stream": false. A host may then keep turns(Rk)
+     * and reuse it while the run, its place and the rest of its document are unchanged. Same
+     * input and errors as encode; a host falls back to encode_parts on any failure.
+     * Thread rule: callable concurrently on one instance. */
+    int32_t (*encode_split)(nucleo_instance* instance, nucleo_string_view prepared_json,
+                            const nucleo_sink* head, const nucleo_sink* open,
+                            const nucleo_sink* turns, const nucleo_sink* close, nucleo_error* err);
 } nucleo_provider_factory;
 
 /* "nucleo.store/1": persistent and session stores of conversations (docs/spec/persistence.md).

@@ -209,6 +209,10 @@ class Provider : public Instance {
     //     void encode_parts(std::string_view prepared_json, Sink& head, Sink& body);
     // writing encode's document without "body" to head and the body bytes to body. Without it
     // the slot stays NULL and the host calls encode.
+    // ABI 1.4 encode_split (abi.108) is offered when the derived class defines
+    //     void encode_split(std::string_view prepared_json, Sink& head, Sink& open, Sink& turns,
+    //                       Sink& close);
+    // writing encode_parts' head, and its body cut around the turns' wire messages.
 };
 
 /// True when Impl defines encode_parts (ABI 1.3) as described in Provider.
@@ -216,6 +220,13 @@ template <class Impl>
 inline constexpr bool kEncodesParts =
     requires(Impl& impl, std::string_view prepared, Sink& head, Sink& body) {
         impl.encode_parts(prepared, head, body);
+    };
+
+/// True when Impl defines encode_split (ABI 1.4) as described in Provider.
+template <class Impl>
+inline constexpr bool kEncodesSplit =
+    requires(Impl& impl, std::string_view prepared, Sink& head, Sink& open, Sink& turns, Sink& close) {
+        impl.encode_split(prepared, head, open, turns, close);
     };
 
 /// "nucleo.store/1". Every method not overridden answers NUCLEO_ERR_NOT_IMPLEMENTED.
@@ -370,6 +381,29 @@ constexpr auto encode_parts_slot() noexcept {
     }
 }
 
+/// The encode_split slot for Impl: its trampoline, or NULL when Impl does not define it.
+template <class Impl>
+constexpr auto encode_split_slot() noexcept {
+    using Slot = decltype(nucleo_provider_factory::encode_split);
+    if constexpr (kEncodesSplit<Impl>) {
+        return static_cast<Slot>([](nucleo_instance* inst, nucleo_string_view req,
+                                    const nucleo_sink* head, const nucleo_sink* open,
+                                    const nucleo_sink* turns, const nucleo_sink* close,
+                                    nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink head_sink(head);
+                Sink open_sink(open);
+                Sink turns_sink(turns);
+                Sink close_sink(close);
+                detail::self<Impl>(inst)->encode_split(detail::view(req), head_sink, open_sink,
+                                                       turns_sink, close_sink);
+            });
+        });
+    } else {
+        return static_cast<Slot>(nullptr);
+    }
+}
+
 /// The "nucleo.provider/1" factory for Impl (derives from Provider).
 template <class Impl>
 FactoryRef provider_factory() noexcept {
@@ -406,7 +440,8 @@ FactoryRef provider_factory() noexcept {
                 detail::self<Impl>(inst)->decode_event(detail::view(name), detail::view(data), sink);
             });
         },
-        encode_parts_slot<Impl>()};
+        encode_parts_slot<Impl>(),
+        encode_split_slot<Impl>()};
     return {NUCLEO_FACTORY_PROVIDER, &table};
 }
 

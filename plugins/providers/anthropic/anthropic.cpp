@@ -32,7 +32,7 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
         out << R"({"schema_version":1,"dialect":"anthropic","wire_family":"anthropic-messages","native_tools":true,"caching":true,)"
                R"("automatic_caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
-               R"("auth":"x-api-key","stream_framing":"sse"})";
+               R"("auth":"x-api-key","stream_framing":"sse","turn_fragments":true})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
@@ -43,6 +43,14 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
     void encode_parts(std::string_view prepared_json, nucleo::plugin::Sink& head,
                       nucleo::plugin::Sink& body) {
         nucleo::anthropic::encode_request(prepared_json, head, body);
+    }
+
+    /// abi.108: the Messages API encoding is local to runs of same-role turns (each run is one
+    /// message), so the capabilities answer "turn_fragments": true.
+    void encode_split(std::string_view prepared_json, nucleo::plugin::Sink& head,
+                      nucleo::plugin::Sink& open, nucleo::plugin::Sink& turns,
+                      nucleo::plugin::Sink& close) {
+        nucleo::anthropic::encode_split(prepared_json, head, open, turns, close);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

@@ -17,6 +17,10 @@ namespace nucleo::anthropic {
 void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& head,
                     nucleo::plugin::Sink& body);
 
+/// encode_request's head and body with the body cut around the turns' wire messages (abi.108).
+void encode_split(std::string_view provider_request_json, nucleo::plugin::Sink& head,
+                  nucleo::plugin::Sink& open, nucleo::plugin::Sink& turns, nucleo::plugin::Sink& close);
+
 /// The normalized response for one HTTP answer, or a Failure carrying the mapped status, the
 /// HTTP status and the provider's own error text (docs/provider-abi-documents.md "decode").
 std::string decode_response(int32_t http_status, std::string_view headers_json,

@@ -673,10 +673,12 @@ void write_system(Encoder& enc, Writer& w, const Value& prepared, const Plan& pl
     if (opened) w.EndArray();
 }
 
-void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan) {
+void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan,
+                    const rapidjson::StringBuffer& out, providers::TurnSpan& span) {
     const std::vector<Turn>& turns = all.turns;
     w.Key("messages");
     w.StartArray();
+    span.begin = out.GetSize();  // abi.108: the turns' wire messages start here
     for (std::size_t first = 0; first < turns.size();) {
         std::size_t end = first + 1;
         while (end < turns.size() && turns[end].user == turns[first].user) ++end;
@@ -703,6 +705,7 @@ void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan)
         w.EndObject();
         first = end;
     }
+    span.end = out.GetSize();
     w.EndArray();
 }
 
@@ -799,10 +802,35 @@ void write_headers(Writer& w, const Value* options) {
     w.EndObject();
 }
 
+/// The head into `head_out` and the body into `out`; returns where the turns' wire messages lie
+/// in the body (abi.108).
+providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson::StringBuffer& head_out,
+                              rapidjson::StringBuffer& out);
+
 }  // namespace
 
 void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& head_sink,
                     nucleo::plugin::Sink& sink) {
+    rapidjson::StringBuffer head_out;
+    rapidjson::StringBuffer out;
+    encode_to(provider_request_json, head_out, out);
+    head_sink.write({head_out.GetString(), head_out.GetSize()});
+    sink.write({out.GetString(), out.GetSize()});
+}
+
+void encode_split(std::string_view provider_request_json, nucleo::plugin::Sink& head,
+                  nucleo::plugin::Sink& open, nucleo::plugin::Sink& turns, nucleo::plugin::Sink& close) {
+    rapidjson::StringBuffer head_out;
+    rapidjson::StringBuffer out;
+    const providers::TurnSpan span = encode_to(provider_request_json, head_out, out);
+    providers::write_split({head_out.GetString(), head_out.GetSize()}, {out.GetString(), out.GetSize()}, span,
+                           head, open, turns, close);
+}
+
+namespace {
+
+providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson::StringBuffer& head_out,
+                              rapidjson::StringBuffer& out) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
     // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
     std::string buffer;
@@ -825,7 +853,6 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
     const Plan plan = read_plan(*prepared);
     const Turns turns = read_turns(*prepared, plan);
 
-    rapidjson::StringBuffer out;
     out.Reserve(provider_request_json.size() + 256);
     Writer w(out);
     Encoder enc(w, out,
@@ -833,7 +860,6 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
                 ttl_1h);
     {
         // abi.106: the head (method, path, headers) apart from the body bytes.
-        rapidjson::StringBuffer head_out;
         Writer hw(head_out);
         hw.StartObject();
         hw.Key("schema_version");
@@ -844,7 +870,6 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
         hw.String("/v1/messages");
         write_headers(hw, head.options);
         hw.EndObject();
-        head_sink.write({head_out.GetString(), head_out.GetSize()});
     }
     w.StartObject();
     w.Key("model");
@@ -852,7 +877,8 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
     w.Key("max_tokens");
     w.Int64(max_tokens);
     write_system(enc, w, *prepared, plan);
-    write_messages(enc, w, turns, plan);
+    providers::TurnSpan span;
+    write_messages(enc, w, turns, plan, out, span);
     write_tools(w, *prepared);
     if (plan.automatic) enc.request_cache_control();
     if (thinking_budget) {
@@ -874,7 +900,9 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
                       "anthropic encode: rendered " + std::to_string(enc.breakpoints_written()) +
                           " cache breakpoints for a plan of " + std::to_string(plan.total()));
     }
-    sink.write({out.GetString(), out.GetSize()});
+    return span;
 }
+
+}  // namespace
 
 }  // namespace nucleo::anthropic

@@ -35,7 +35,7 @@ class BedrockProvider final : public nucleo::plugin::Provider {
         out << R"({"schema_version":1,"dialect":"bedrock-converse","wire_family":"bedrock-converse","native_tools":true,)"
                R"("caching":true,"streaming":true,"max_cache_breakpoints":4,)"
                R"("inputs":["images","documents"],"auth":"sigv4",)"
-               R"("stream_framing":"aws-eventstream"})";
+               R"("stream_framing":"aws-eventstream","turn_fragments":true})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {
@@ -48,6 +48,15 @@ class BedrockProvider final : public nucleo::plugin::Provider {
         const nucleo::bedrock::EncodedRequest parts = nucleo::bedrock::encode_request(prepared_json);
         head.write(parts.head);
         body.write(parts.body);
+    }
+
+    /// abi.108: the body cut around the turns' wire messages (Converse's encoding is local to
+    /// runs of same-role turns: "turn_fragments" in the capabilities).
+    static void encode_split(std::string_view prepared_json, nucleo::plugin::Sink& head,
+                             nucleo::plugin::Sink& open, nucleo::plugin::Sink& turns,
+                             nucleo::plugin::Sink& close) {
+        const nucleo::bedrock::EncodedRequest parts = nucleo::bedrock::encode_request(prepared_json);
+        nucleo::providers::write_split(parts.head, parts.body, parts.turns, head, open, turns, close);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

@@ -9,13 +9,16 @@
 #include <vector>
 
 #include "nucleo/plugin.hpp"
+#include "provider_common.hpp"
 
 namespace nucleo::bedrock {
 
-/// The two parts of an HTTP request (abi.106): the document without "body" and the body's JSON.
+/// The two parts of an HTTP request (abi.106): the document without "body" and the body's JSON,
+/// and where in the body the turns' wire messages lie (abi.108).
 struct EncodedRequest {
     std::string_view head;
     std::string_view body;
+    nucleo::providers::TurnSpan turns;
 };
 
 /// The provider request (docs/provider-abi-documents.md "encode ← provider request") rendered as

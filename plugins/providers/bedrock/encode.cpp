@@ -273,6 +273,8 @@ class Encoder {
         write_body(w);
     }
 
+    [[nodiscard]] providers::TurnSpan span() const { return span_; }
+
   private:
     // ---- reading and checking the provider request ----------------------------------------
 
@@ -319,6 +321,10 @@ class Encoder {
         if (turns == nullptr || !turns->IsArray()) refuse("prepared.turns: missing (an array)");
         if (turns->Empty()) refuse("prepared.turns: empty (Converse needs at least one message)");
         turns_ = turns;
+        if (const Value* offset = member(request_, "turn_offset"); offset != nullptr && !offset->IsNull()) {
+            if (!offset->IsUint64()) refuse("turn_offset: not a non-negative integer");
+            turn_offset_ = static_cast<std::size_t>(offset->GetUint64());
+        }
         read_plan();
         plan_messages();
     }
@@ -412,7 +418,8 @@ class Encoder {
             }
             messages_.back().end = items_.size();
         }
-        if (!messages_.front().user) {
+        // abi.108: a later run of a split request (turn_offset > 0) does not start the conversation.
+        if (!messages_.front().user && turn_offset_ == 0) {
             refuse(turn_where(0) +
                    ": the first turn is an assistant turn; a Converse "
                    "conversation must start with a user message");
@@ -471,7 +478,9 @@ class Encoder {
         w.StartObject();
         w.LitKey("messages");
         w.StartArray();
+        span_.begin = out_.GetSize();  // abi.108: the turns' wire messages start here
         for (const WireMessage& m : messages_) write_message(w, m);
+        span_.end = out_.GetSize();
         w.EndArray();
         for (SizeType t = 0; t < turns_->Size(); ++t) {
             if (turn_emitted_[t] == 0) {
@@ -775,7 +784,10 @@ class Encoder {
                    "xlsx)");
         }
         const std::string_view data = attachment_data(block, where, "file");
-        const std::string name = document_name(optional_string(block, "name"), where);
+        // abi.108: the fallback name counts turns from the whole request's first turn.
+        Where named = where;
+        named.turn += turn_offset_;
+        const std::string name = document_name(optional_string(block, "name"), named);
         w.StartObject();
         w.LitKey("document");
         w.StartObject();
@@ -980,6 +992,8 @@ class Encoder {
     const Value* system_ = nullptr;
     const Value* tools_ = nullptr;
     const Value* turns_ = nullptr;
+    std::size_t turn_offset_ = 0;
+    providers::TurnSpan span_;
     std::string_view model_;
     std::int64_t max_tokens_ = 0;
     std::int64_t thinking_budget_ = 0;
@@ -1015,8 +1029,9 @@ EncodedRequest encode_request(std::string_view provider_request_json) {
     output.Reserve(provider_request_json.size() + provider_request_json.size() / 4 + 256);
     rapidjson::Document doc;
     providers::parse_request(provider_request_json, input, doc, "bedrock");
-    Encoder(doc, provider_request_json, input.data(), output).run(head);
-    return {{head.GetString(), head.GetSize()}, {output.GetString(), output.GetSize()}};
+    Encoder encoder(doc, provider_request_json, input.data(), output);
+    encoder.run(head);
+    return {{head.GetString(), head.GetSize()}, {output.GetString(), output.GetSize()}, encoder.span()};
 }
 
 }  // namespace nucleo::bedrock

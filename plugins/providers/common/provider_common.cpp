@@ -407,4 +407,14 @@ void encode_joined(std::string_view request, plugin::Sink& out,
     out.write("}");
 }
 
+void write_split(std::string_view head_text, std::string_view body, TurnSpan span, plugin::Sink& head,
+                 plugin::Sink& open, plugin::Sink& turns, plugin::Sink& close) {
+    if (span.begin > span.end || span.end > body.size())
+        throw plugin::Failure(NUCLEO_ERR_INTERNAL, "encode_split: the turns' span lies outside the body");
+    head.write(head_text);
+    open.write(body.substr(0, span.begin));
+    turns.write(body.substr(span.begin, span.end - span.begin));
+    close.write(body.substr(span.end));
+}
+
 }  // namespace nucleo::providers

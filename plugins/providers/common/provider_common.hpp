@@ -105,6 +105,19 @@ class StringSink {
 void encode_joined(std::string_view request, plugin::Sink& out,
                    const std::function<void(std::string_view, plugin::Sink&, plugin::Sink&)>& parts);
 
+/// abi.108: where the prepared turns' wire messages lie in an encoded body, [begin, end): their
+/// elements of the messages array, comma-separated, with no leading or trailing comma.
+struct TurnSpan {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+/// encode_split (abi.108) for a dialect that knows the span of its body: head as written, open
+/// the bytes before the span, turns the span, close the bytes after it. A span outside the body
+/// is the plugin's bug (NUCLEO_ERR_INTERNAL).
+void write_split(std::string_view head_text, std::string_view body, TurnSpan span, plugin::Sink& head,
+                 plugin::Sink& open, plugin::Sink& turns, plugin::Sink& close);
+
 // ---- the provider request --------------------------------------------------------------------
 
 /// The members of a provider request every dialect reads, checked once:

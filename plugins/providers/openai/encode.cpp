@@ -44,7 +44,10 @@ const char* effort_for(int64_t budget_tokens) {
 
 class Encoder {
   public:
-    explicit Encoder(rapidjson::StringBuffer& out) : w_(out) {}
+    explicit Encoder(rapidjson::StringBuffer& out) : out_(out), w_(out) {}
+
+    /// abi.108: where the turns' wire messages lie in the body written by encode().
+    [[nodiscard]] providers::TurnSpan span() const { return span_; }
 
     /// abi.106: the head (method, path, headers) into `head_out`, the body into this encoder's
     /// buffer.
@@ -79,8 +82,13 @@ class Encoder {
         write_string(model);
         w_.Key("messages");
         w_.StartArray();
+        const std::size_t before_system = out_.GetSize();
         write_system(prepared, opt);
+        // abi.108: the system message leads the array; the comma the first turn's message is
+        // written after belongs before the span.
+        span_.begin = out_.GetSize() + (out_.GetSize() > before_system ? 1 : 0);
         write_turns(prepared);
+        span_.end = out_.GetSize();
         w_.EndArray();
         write_tools(prepared);
         w_.Key(opt.max_tokens_field.data(), static_cast<SizeType>(opt.max_tokens_field.size()));
@@ -701,7 +709,9 @@ class Encoder {
 
     void write_string(std::string_view s) { w_.String(s.data(), static_cast<SizeType>(s.size())); }
 
+    rapidjson::StringBuffer& out_;
     Writer w_;
+    providers::TurnSpan span_;
     rapidjson::StringBuffer json_text_;  ///< a json block's text or a tool call's arguments
     std::string joined_;                 ///< the system text or a tool message's text
     std::string scratch_;                ///< data URLs and labels
@@ -710,13 +720,15 @@ class Encoder {
 
 }  // namespace
 
-void encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& head,
-                    rapidjson::StringBuffer& body) {
+providers::TurnSpan encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& head,
+                                   rapidjson::StringBuffer& body) {
     // In-situ parsing: strings stay in this copy instead of being allocated one by one.
     std::string buffer;
     rapidjson::Document doc;
     providers::parse_request(provider_request_json, buffer, doc, "openai");
-    Encoder(body).encode(doc, head);
+    Encoder encoder(body);
+    encoder.encode(doc, head);
+    return encoder.span();
 }
 
 }  // namespace nucleo::openai

@@ -68,7 +68,7 @@ class ChatCompletions final : public plugin::Provider {
     void capabilities(plugin::Sink& out) override {
         out << R"({"schema_version":1,"dialect":"openai","wire_family":"openai-chat","native_tools":true,"caching":false,)"
                R"("streaming":true,"max_cache_breakpoints":0,"inputs":["images","documents"],)"
-               R"("auth":"bearer","stream_framing":"sse"})";
+               R"("auth":"bearer","stream_framing":"sse","turn_fragments":true})";
     }
 
     void encode(std::string_view prepared_json, plugin::Sink& out) override {
@@ -87,6 +87,18 @@ class ChatCompletions final : public plugin::Provider {
         encode_request(prepared_json, head_buffer, body_buffer);
         head.write(std::string_view(head_buffer.GetString(), head_buffer.GetSize()));
         body.write(std::string_view(body_buffer.GetString(), body_buffer.GetSize()));
+    }
+
+    /// abi.108: each run of same-role turns becomes its own messages (tool messages lead a user
+    /// run), so the encoding is local to runs: "turn_fragments" in the capabilities.
+    void encode_split(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& open,
+                      plugin::Sink& turns, plugin::Sink& close) {
+        rapidjson::StringBuffer head_buffer;
+        rapidjson::StringBuffer body_buffer(nullptr, prepared_json.size() + 4096);
+        const providers::TurnSpan span = encode_request(prepared_json, head_buffer, body_buffer);
+        providers::write_split({head_buffer.GetString(), head_buffer.GetSize()},
+                               {body_buffer.GetString(), body_buffer.GetSize()}, span, head, open, turns,
+                               close);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

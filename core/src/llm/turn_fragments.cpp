@@ -1,0 +1,140 @@
+#include "llm/turn_fragments.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "artifacts/artifacts_internal.hpp"
+#include "nucleo/errors.hpp"
+
+namespace nucleo::internal {
+namespace {
+
+/// The runs of consecutive same-role turns, as [first, end) pairs.
+std::vector<std::pair<std::size_t, std::size_t>> runs_of(const PreparedConversation& p) {
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    for (std::size_t i = 0; i < p.turns.size();) {
+        std::size_t end = i + 1;
+        while (end < p.turns.size() && p.turns[end].role == p.turns[i].role) ++end;
+        runs.emplace_back(i, end);
+        i = end;
+    }
+    return runs;
+}
+
+/// What of a run the messages epoch does not cover: each turn's cache mark (set in place on a
+/// stored message) and the plan's anchors in it.
+std::string run_key(const PreparedConversation& p, std::size_t first, std::size_t end) {
+    std::string key;
+    for (std::size_t i = first; i < end; ++i) key += p.turns[i].cache ? 'c' : '-';
+    for (const CacheAnchor& a : p.cache_plan.turn_anchors) {
+        if (a.turn < first || a.turn >= end) continue;
+        key += ';' + std::to_string(a.turn - first) + ':' + std::to_string(a.block);
+    }
+    return key;
+}
+
+/// A run worth keeping: every turn renders a stored message as stored. The artifact registry turn
+/// (no message id) changes with the registry, and the answer contract rides only the latest user
+/// turn of one call.
+bool keepable(const PreparedConversation& p, std::size_t first, std::size_t end) {
+    for (std::size_t i = first; i < end; ++i) {
+        if (p.turns[i].message_id.empty() || p.turns[i].ends_with_contract) return false;
+    }
+    return true;
+}
+
+std::string text_of(const rapidjson::StringBuffer& b) { return {b.GetString(), b.GetSize()}; }
+
+}  // namespace
+
+std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialect, const ProviderCapabilities& caps,
+                                                  std::string_view dialect_id, ConversationContext& conversation,
+                                                  const PreparedConversation& prepared,
+                                                  const SliceRequestWriter& write) {
+    if (!caps.turn_fragments || prepared.turns.empty() || !dialect.has_encode_split()) return std::nullopt;
+    // A plan over the plugin's limit, or with an anchor outside the turns, is for the whole
+    // encode to refuse: split parts would each be within it.
+    if (prepared.cache_plan.breakpoints() > caps.max_cache_breakpoints) return std::nullopt;
+    for (const CacheAnchor& a : prepared.cache_plan.turn_anchors) {
+        if (a.turn >= prepared.turns.size()) return std::nullopt;
+    }
+    const auto runs = runs_of(prepared);
+
+    rapidjson::StringBuffer buffer;
+    write(buffer, PreparedSlice{0, 0, false});
+    const std::string_view context(buffer.GetString(), buffer.GetSize());
+
+    TurnFragments& kept = TurnFragmentsAccess::of(conversation);
+    auto found = std::find_if(kept.dialects.begin(), kept.dialects.end(),
+                              [&](const TurnFragments::Dialect& d) { return d.id == dialect_id; });
+    TurnFragments::Dialect entry;
+    if (found != kept.dialects.end()) {
+        entry = std::move(*found);
+        kept.dialects.erase(found);
+    }
+    entry.id = dialect_id;
+    const std::uint64_t messages_epoch = conversation.messages_epoch();
+    const std::uint64_t registry_epoch = ArtifactRegistryAccess::epoch(conversation.artifacts());
+    if (entry.context != context || entry.messages_epoch != messages_epoch ||
+        entry.registry_epoch != registry_epoch) {
+        // Another model, budget, option or tool set; the list changed other than by appends
+        // (compaction, an insertion, a copy); or the registry did (a turn's PojoBlocks may render
+        // differently): nothing kept is valid.
+        entry.runs.clear();
+        entry.context = context;
+        entry.messages_epoch = messages_epoch;
+        entry.registry_epoch = registry_epoch;
+    }
+
+    std::optional<SplitRequest> out;
+    try {
+        // The head, the body around the turns, and the first run, from the first run's request.
+        buffer.Clear();
+        write(buffer, PreparedSlice{0, runs.front().second, true});
+        ProviderInstance::EncodedSplit frame = dialect.encode_split(text_of(buffer));
+        constexpr std::size_t kPer = TurnFragments::kRunsPerChunk;
+        const std::size_t chunks = (runs.size() - 1 + kPer - 1) / kPer;
+        std::vector<TurnFragments::Run> next(chunks);
+        std::size_t size = frame.open.size() + frame.turns.size() + frame.close.size();
+        for (std::size_t i = 0; i < chunks; ++i) {
+            const std::size_t from = 1 + i * kPer;
+            const std::size_t to = std::min(from + kPer, runs.size());
+            TurnFragments::Run chunk{runs[from].first, runs[to - 1].second, {}, {}, true};
+            for (std::size_t r = from; r < to; ++r) {
+                chunk.key += run_key(prepared, runs[r].first, runs[r].second) + '|';
+                chunk.kept = chunk.kept && keepable(prepared, runs[r].first, runs[r].second);
+            }
+            if (chunk.kept && i < entry.runs.size() && entry.runs[i].kept && entry.runs[i].first == chunk.first &&
+                entry.runs[i].end == chunk.end && entry.runs[i].key == chunk.key) {
+                chunk.wire = std::move(entry.runs[i].wire);
+            } else {
+                buffer.Clear();
+                write(buffer, PreparedSlice{chunk.first, chunk.end, false});
+                chunk.wire = dialect.encode_split(text_of(buffer)).turns;
+            }
+            size += 1 + chunk.wire.size();
+            next[i] = std::move(chunk);
+        }
+        SplitRequest request{std::move(frame.head), {}};
+        request.body.reserve(size);
+        request.body += frame.open;
+        request.body += frame.turns;
+        for (const TurnFragments::Run& chunk : next) {
+            request.body += ',';
+            request.body += chunk.wire;
+        }
+        request.body += frame.close;
+        entry.runs = std::move(next);
+        out = std::move(request);
+    } catch (const Error&) {
+        // The whole encode gives the plugin's own answer (its error, or its bytes).
+        entry.runs.clear();
+        entry.context.clear();  // nothing of this request is kept
+        out.reset();
+    }
+    kept.dialects.insert(kept.dialects.begin(), std::move(entry));
+    if (kept.dialects.size() > TurnFragments::kMaxDialects) kept.dialects.resize(TurnFragments::kMaxDialects);
+    return out;
+}
+
+}  // namespace nucleo::internal

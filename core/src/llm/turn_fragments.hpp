@@ -1,0 +1,85 @@
+// The per-turn encode cache (caching.110): a conversation keeps, per dialect, the wire messages a
+// plugin encoded for each run of same-role turns (abi.108), and the next request encodes only the
+// runs that changed and concatenates. The cache is invisible: the bytes are those of a whole
+// encode.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/stringbuffer.h>
+
+#include "nucleo/conversation.hpp"
+#include "nucleo/plugins.hpp"
+#include "nucleo/provider_client.hpp"
+#include "render/prepared_json.hpp"
+
+namespace nucleo::internal {
+
+/// What a conversation keeps of its last requests' encodings.
+struct TurnFragments {
+    /// Runs of consecutive same-role turns are encoded kRunsPerChunk at a time (one plugin call,
+    /// so a cold conversation costs a few calls, not one per turn); a chunk holds the runs
+    /// [1 + i * kRunsPerChunk, ...) of the request (run 0 rides the request's head), the turns
+    /// [first, end) they cover, and their wire messages.
+    static constexpr std::size_t kRunsPerChunk = 32;
+    struct Run {
+        std::size_t first = 0;
+        std::size_t end = 0;
+        std::string key;   ///< each run's cache marks and anchors (see run_key), in order
+        std::string wire;  ///< the plugin's encode_split "turns" output for the chunk's document
+        bool kept = false; ///< false: not reusable (the artifact registry turn, a contract turn)
+    };
+    /// One dialect (the provider instance and its plugin), with every member of a run's document
+    /// but the run itself (model, budgets, thinking, TTL, options, tool definitions, flags): a
+    /// new context drops the dialect's runs, so a dialect holds one conversation's encoding.
+    struct Dialect {
+        std::string id;
+        std::string context;
+        std::uint64_t messages_epoch = 0;
+        std::uint64_t registry_epoch = 0;
+        std::vector<Run> runs;
+    };
+    /// Most recently used first; at most kMaxDialects.
+    std::vector<Dialect> dialects;
+    static constexpr std::size_t kMaxDialects = 4;
+};
+
+struct TurnFragmentsAccess {
+    static TurnFragments& of(ConversationContext& c) {
+        if (!c.turn_fragments_.fragments) c.turn_fragments_.fragments = std::make_shared<TurnFragments>();
+        return *c.turn_fragments_.fragments;
+    }
+    [[nodiscard]] static const TurnFragments* peek(const ConversationContext& c) {
+        return c.turn_fragments_.fragments.get();
+    }
+};
+
+/// Writes the provider request document of a part of the prepared conversation (the whole
+/// request's members, "turn_offset" and write_prepared_json's slice); "stream" is the call's for
+/// the part with the head and false for the others.
+using SliceRequestWriter = std::function<void(rapidjson::StringBuffer&, const PreparedSlice&)>;
+
+/// An HTTP request's head document and body bytes.
+struct SplitRequest {
+    std::string head;
+    std::string body;
+};
+
+/// caching.110: the request encoded through encode_split (abi.108), reusing the conversation's
+/// kept runs; nullopt when the split path does not apply (a plugin without "turn_fragments" or
+/// the slot, no turns, a plan the plugin cannot take, an anchor outside the turns) or any part
+/// failed: the caller then encodes the request whole, which gives the bytes or the error.
+/// `dialect_id` names the provider instance and its plugin.
+std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialect, const ProviderCapabilities& caps,
+                                                  std::string_view dialect_id, ConversationContext& conversation,
+                                                  const PreparedConversation& prepared,
+                                                  const SliceRequestWriter& write);
+
+}  // namespace nucleo::internal
