@@ -100,6 +100,11 @@ NUCLEO_ABI_AT(nucleo_provider_factory, decode_event, 48);
 NUCLEO_ABI_AT(nucleo_provider_factory, encode_parts, 56);
 #endif
 
+/* 1.4: nucleo_plugin_entry.options_schema, appended after get_factory. */
+#if NUCLEO_PLUGIN_ABI_MINOR >= 4
+NUCLEO_ABI_AT(nucleo_plugin_entry, options_schema, 64);
+#endif
+
 /* 1.1: "nucleo.host.model_call/1" (absent from the frozen 1.0 header). */
 #if NUCLEO_PLUGIN_ABI_MINOR >= 1
 NUCLEO_ABI_AT(nucleo_host_model_call, struct_size, 0);

@@ -1,6 +1,7 @@
 // Internals of the plugin loader: a loaded library and a live instance (core/src/plugins).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,8 @@ struct Library {
     std::string logger;  ///< "plugin:<name>", the logger of its host log records
     nucleo_host host{};  ///< handed to init; host_ctx points back here
     bool initialised = false;
+    /// abi.107: the warning that the plugin publishes no options schema was logged.
+    std::atomic<bool> warned_no_schema{false};
 
     Library() = default;
     Library(const Library&) = delete;
