@@ -4,7 +4,9 @@
 // status is kPlugin. NOT_IMPLEMENTED throws NotImplementedException (persistence.4: an unbuilt
 // store surface refuses loudly), UNCORRECTABLE and CONTEXT_OVERFLOW their exception types, so a
 // caller can catch them by type. The message names the plugin, the slot and the plugin's text.
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include <rapidjson/document.h>
 
@@ -187,6 +189,15 @@ std::optional<std::string> Plugin::options_schema(std::string_view factory_id) c
 
 namespace {
 
+/// abi.107: true the first time a plugin file is named for publishing no schema in this
+/// process, so a library loaded again after it was unloaded is not named again.
+bool first_warning(const std::filesystem::path& file) {
+    static std::mutex mutex;
+    static std::set<std::string> named;
+    const std::lock_guard lock(mutex);
+    return named.insert(file.string()).second;
+}
+
 /// abi.109: options every provider instance takes, read by the host itself (the cache policy
 /// and TTLs of caching.md); a provider's schema admits them whether it lists them or not.
 constexpr const char* kHostProviderOptions = R"({
@@ -206,7 +217,7 @@ void Plugin::check_options(std::string_view factory_id, std::string_view config_
     if (!serves(factory_id)) return;  // create refuses it, naming the file and the id
     const std::optional<std::string> text = options_schema(factory_id);
     if (!text) {
-        if (!library_->warned_no_schema.exchange(true)) {
+        if (!library_->warned_no_schema.exchange(true) && first_warning(library_->info.file)) {
             NUCLEO_LOG_WARN("plugin '{}' ({}) publishes no options schema (ABI {}.{}): its options "
                             "are passed unchecked",
                             name, library_->info.file.string(), library_->info.abi_major,
