@@ -14,8 +14,12 @@
 //    (docs/cli-json.md).
 //  - A truncated answer retried at a larger budget (budget.7) is said on stderr; what streamed
 //    of it stays on the screen, the retry's answer follows.
+//  - The log level is warn unless NUCLEO_LOG_LEVEL says otherwise, as in chat: the usage line is
+//    the call's summary for a person; the call records (obs.101) are there at
+//    NUCLEO_LOG_LEVEL=info, for a script that wants them.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <iterator>
@@ -30,6 +34,7 @@
 #include "commands/provider_output.hpp"
 #include "config_loading.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/log.hpp"
 #include "nucleo/provider_client.hpp"
 
 namespace nucleo::cli {
@@ -105,6 +110,7 @@ void print_json(const ModelSpec& model, const LLMResponse& r) {
 }
 
 int run_ask(const Args& args) {
+    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     const std::string prompt = prompt_of(args);
     const Config config = load_config(args);
     const ModelSpec& model =
@@ -144,10 +150,10 @@ int run_ask(const Args& args) {
     }
     if (line_open) std::cout << "\n";
     std::cout << std::flush;
-    std::cerr << "model " << model.id << " (" << r.model << "): stop " << r.stop_reason << ", input "
-              << r.usage.input_tokens << ", output " << r.usage.output_tokens << ", cache read "
-              << r.usage.cache_read_tokens << ", cost $" << std::fixed << std::setprecision(6)
-              << r.cost << "\n";
+    std::cerr << "model " << model.id << " (" << r.model << "): stop " << r.stop_reason
+              << ", input " << r.usage.input_tokens << ", output " << r.usage.output_tokens
+              << ", cache read " << r.usage.cache_read_tokens << ", cost $" << std::fixed
+              << std::setprecision(6) << r.cost << "\n";
     return kExitOk;
 }
 
@@ -163,7 +169,8 @@ const CommandSpec& ask_command() {
          config_option()},
         "PROMPT",
         "the question; without it, stdin is read to its end",
-        "The thinking depth and answer length are the config's `defaults:` (IMMEDIATE and MEDIUM unless "
+        "The thinking depth and answer length are the config's `defaults:` (IMMEDIATE and MEDIUM "
+        "unless "
         "set). Usage and cost go to stderr.",
         run_ask};
     return spec;

@@ -1,6 +1,7 @@
-// `nucleo compact --in CONV.json --model ID [--comfort N] [--trigger F] [--summarizer NAME]
-// [--report]`: the ContextWindowManager's check before a call, run on a stored conversation
-// (compaction.10-21). Prints the compacted document on stdout (unchanged when it already fits);
+// `nucleo compact --in CONV.json --model ID [--comfort N] [--trigger F] [--target F]
+// [--summarizer NAME] [--report]`: the ContextWindowManager's check before a call, run on a stored
+// conversation (compaction.10-21). Prints the compacted document on stdout (unchanged when it
+// already fits);
 // --report prints the level reached, tokens before and after, the summaries made and their cost
 // on stderr, so stdout stays a document that pipes into another verb.
 //
@@ -11,6 +12,7 @@
 // either (`defaults: {output: none}`) it reserves nothing, and the report says so.
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -25,14 +27,14 @@ namespace nucleo::cli {
 
 namespace {
 
-double parse_share(const std::string& value) {
+double parse_share(const char* option, const std::string& value) {
     try {
         std::size_t used = 0;
         const double f = std::stod(value, &used);
         if (used == value.size() && f > 0 && f <= 1) return f;
     } catch (const std::exception&) {
     }
-    throw UsageError{"--trigger must be a number in (0, 1], got '" + value + "'"};
+    throw UsageError{std::string(option) + " must be a number in (0, 1], got '" + value + "'"};
 }
 
 void print_report(const CompactionReport& r, const std::string& reserve_note) {
@@ -51,13 +53,13 @@ void print_report(const CompactionReport& r, const std::string& reserve_note) {
                  static_cast<long long>(r.cached_tokens_given_up));
     std::fprintf(stderr, "summaries       %zu\n", r.summaries.size());
     for (const CompactionSummary& s : r.summaries) {
-        std::fprintf(
-            stderr, "  %-10s %-14s %s %lld -> %lld tokens (target %lld)%s%s%s\n",
-            to_string(s.level), s.message_id.c_str(),
-            count_of(static_cast<std::int64_t>(s.replaced.size()), "message").c_str(),
-            static_cast<long long>(s.source_tokens), static_cast<long long>(s.summary_tokens),
-            static_cast<long long>(s.target_tokens), s.cut ? ", cut" : "",
-            s.model.empty() ? "" : ", model ", s.model.c_str());
+        std::fprintf(stderr, "  %-10s %-14s %s %lld -> %lld tokens (target %lld)%s%s%s\n",
+                     to_string(s.level), s.message_id.c_str(),
+                     count_of(static_cast<std::int64_t>(s.replaced.size()), "message").c_str(),
+                     static_cast<long long>(s.source_tokens),
+                     static_cast<long long>(s.summary_tokens),
+                     static_cast<long long>(s.target_tokens), s.cut ? ", cut" : "",
+                     s.model.empty() ? "" : ", model ", s.model.c_str());
     }
     for (const std::string& f : r.failures) std::fprintf(stderr, "  failed: %s\n", f.c_str());
     if (r.accepted_above_trigger) {
@@ -68,8 +70,17 @@ void print_report(const CompactionReport& r, const std::string& reserve_note) {
 
 int run_compact(const Args& args) {
     ContextWindowSettings settings;
-    if (auto v = args.get("comfort")) settings.comfort_context_tokens = parse_positive("--comfort", *v);
-    if (auto v = args.get("trigger")) settings.compaction_trigger = parse_share(*v);
+    if (auto v = args.get("comfort"))
+        settings.comfort_context_tokens = parse_positive("--comfort", *v);
+    if (auto v = args.get("trigger")) settings.compaction_trigger = parse_share("--trigger", *v);
+    // compaction.108: the level a compaction brings the conversation down to, below the trigger.
+    if (auto v = args.get("target")) {
+        settings.compaction_target = parse_share("--target", *v);
+        const double trigger = settings.compaction_trigger.value_or(kDefaultCompactionTrigger);
+        if (*settings.compaction_target >= trigger)
+            throw UsageError{"--target " + *v + " must lie below the trigger (" +
+                             (std::ostringstream() << trigger).str() + ")"};
+    }
     ConversationContext conversation = load_conversation(args.require("in"));
     const Config config = load_config(args);
     const ModelSpec& model = config.catalog().find(args.require("model"));
@@ -118,6 +129,8 @@ const CommandSpec& compact_command() {
          {"--model", "ID", "a catalog id: its context window, comfort window and token counter"},
          {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
          {"--trigger", "F", "the share of the limit where compaction starts (default 0.92)"},
+         {"--target", "F",
+          "the share of the limit compaction brings it down to (default: the trigger)"},
          {"--summarizer", "NAME", "a summarizer plugin (default: the config's, else extractive)"},
          {"--report", "", "print level, tokens before/after, summaries and cost on stderr"},
          config_option()},

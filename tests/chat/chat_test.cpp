@@ -13,6 +13,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emulator_client.hpp"
@@ -82,9 +84,11 @@ std::vector<std::string> chat_env(int port, const fs::path& dir, bool terminal) 
 std::vector<std::string> chat_argv(std::vector<std::string> extra) {
     std::vector<std::string> argv = {NUCLEO_CLI, "chat"};
     if (std::find(extra.begin(), extra.end(), "--config") == extra.end()) {
-        argv.insert(argv.end(), {"--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml"});
+        argv.insert(argv.end(),
+                    {"--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml"});
     }
-    if (std::erase(extra, "--default-model") == 0) argv.insert(argv.end(), {"--model", "claude-sonnet-4-5"});
+    if (std::erase(extra, "--default-model") == 0)
+        argv.insert(argv.end(), {"--model", "claude-sonnet-4-5"});
     argv.insert(argv.end(), {"--user", "alice"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
@@ -261,9 +265,20 @@ class PtyChat {
         }
     }
 
-    void type(const std::string& line) { keys(line + "\n"); }
+    /// A line typed at the prompt.
+    void type(const std::string& line) { edit(line + "\n"); }
 
-    /// Bytes as the keyboard sends them (arrows as escape sequences, Ctrl-C as \x03).
+    /// Keys typed at the prompt, for the line editor: sent once the editor owns the terminal.
+    /// The prompt can reach the screen a moment before the editor switches the terminal out of
+    /// canonical mode; keys sent in between are read by the kernel's line discipline (which
+    /// echoes them and takes Ctrl-V for itself), not by the editor a person at the prompt types to.
+    void edit(const std::string& bytes) {
+        await_line_editor();
+        keys(bytes);
+    }
+
+    /// Bytes as the keyboard sends them (arrows as escape sequences, Ctrl-C as \x03), at once:
+    /// for keys pressed while a turn runs.
     void keys(const std::string& bytes) {
         ASSERT_EQ(::write(master_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
     }
@@ -280,6 +295,17 @@ class PtyChat {
     [[nodiscard]] const std::string& everything() const { return seen_; }
 
   private:
+    /// Waits, up to the deadline, until the terminal is out of canonical mode, as the line editor
+    /// sets it while it reads a line (on Linux the master reports the terminal's modes).
+    void await_line_editor() {
+        while (Clock::now() < deadline_) {
+            termios modes{};
+            if (::tcgetattr(master_, &modes) == 0 && (modes.c_lflag & ICANON) == 0) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        ADD_FAILURE() << "the line editor never took the terminal:\n" << seen_.substr(cursor_);
+    }
+
     /// One bounded read; false at end of output (EIO once the child closed the terminal) or at
     /// the deadline (a test failure).
     bool read_some() {
@@ -544,9 +570,8 @@ TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(
         r.out, m,
-        std::regex(
-            "compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+), "
-            "(met|NOT met)\\)")))
+        std::regex("compaction: level ([A-Z]+), ([0-9]+) -> ([0-9]+) tokens \\(target ([0-9]+), "
+                   "(met|NOT met)\\)")))
         << r.out;
     EXPECT_NE(m[1].str(), "NONE");
     EXPECT_LT(std::stoll(m[3].str()), std::stoll(m[2].str()));
@@ -591,10 +616,10 @@ TEST(ChatTerminal, LineEditingAndAHistoryKeptAcrossSessions) {
         ASSERT_TRUE(chat.started());
         id = minted_id(chat.until(kPrompt));
         // "hello wrld", three Left arrows, "o": the model gets "hello world".
-        chat.keys("hello wrld\x1b[D\x1b[D\x1b[Do\r");
+        chat.edit("hello wrld\x1b[D\x1b[D\x1b[Do\r");
         EXPECT_NE(chat.until(kPrompt).find("This is the emulator's answer to: hello world\r\n"),
                   std::string::npos);
-        chat.keys("\x1b[A\r");  // Up: the line again
+        chat.edit("\x1b[A\r");  // Up: the line again
         EXPECT_NE(chat.until(kPrompt).find("This is the emulator's answer to: hello world\r\n"),
                   std::string::npos);
         chat.type("/history");
@@ -632,7 +657,7 @@ TEST(ChatTerminal, LineEditingAndAHistoryKeptAcrossSessions) {
     ASSERT_GT(ups, 0U) << saved;
     std::string keys;
     for (std::size_t i = 0; i < ups; ++i) keys += "\x1b[A";
-    again.keys(keys + "\r");
+    again.edit(keys + "\r");
     EXPECT_NE(again.until(kPrompt).find("This is the emulator's answer to: hello world\r\n"),
               std::string::npos);
     again.type("/exit");
@@ -647,7 +672,7 @@ TEST(ChatTerminal, AnEscapeSequenceInAnAnswerLeavesTheScreenIntact) {
     PtyChat chat(emulator.port(), dir.path, {});
     ASSERT_TRUE(chat.started());
     chat.until(kPrompt);
-    chat.keys("wipe \x16\x1b[2J now\r");
+    chat.edit("wipe \x16\x1b[2J now\r");
     const std::string answer = chat.until(kPrompt);
     EXPECT_NE(answer.find("This is the emulator's answer to: wipe \\x1b[2J now"), std::string::npos)
         << answer;
@@ -675,16 +700,16 @@ TEST(ChatTerminal, CtrlCCancelsAWaitingTurnWhoseStatusLineSaysWhy) {
     chat.until("connecting to anthropic (claude-sonnet-4-5)");
     chat.keys("\x03");
     const std::string cancelled = chat.until(kPrompt);
-    EXPECT_NE(cancelled.find("[cancelled before the answer; conversation " + id +
-                             " holds your message]"),
-              std::string::npos)
+    EXPECT_NE(
+        cancelled.find("[cancelled before the answer; conversation " + id + " holds your message]"),
+        std::string::npos)
         << cancelled;
     EXPECT_EQ(cancelled.find("the turn failed"), std::string::npos) << cancelled;
     chat.type("/history");
     const std::string history = chat.until(kPrompt);
     EXPECT_NE(history.find("1. user: a slow question"), std::string::npos) << history;
     EXPECT_EQ(history.find("2. "), std::string::npos) << history;
-    chat.keys("\x03");  // at the prompt: the end
+    chat.edit("\x03");  // at the prompt: the end
     EXPECT_EQ(chat.finish(), 0) << chat.everything();
     EXPECT_NE(chat.everything().find(resume_line(id)), std::string::npos) << chat.everything();
 }
@@ -698,7 +723,8 @@ TEST(ChatTerminal, CtrlCWhileTheAnswerStreamsLeavesItCutAndNotKept) {
     PtyChat chat(emulator.port(), dir.path, {});
     ASSERT_TRUE(chat.started());
     const std::string id = minted_id(chat.until(kPrompt));
-    chat.type("tell me a long story about parcels and depots and the people who sort them at night");
+    chat.type(
+        "tell me a long story about parcels and depots and the people who sort them at night");
     chat.until("This is the emulator's answer to: tell me");
     chat.keys("\x03");
     const std::string rest = chat.until(kPrompt);
@@ -706,7 +732,8 @@ TEST(ChatTerminal, CtrlCWhileTheAnswerStreamsLeavesItCutAndNotKept) {
                         " holds your message]"),
               std::string::npos)
         << rest;
-    EXPECT_EQ(rest.find("who sort them at night\r\n"), std::string::npos) << "the whole answer came: " << rest;
+    EXPECT_EQ(rest.find("who sort them at night\r\n"), std::string::npos)
+        << "the whole answer came: " << rest;
     chat.type("/history");
     const std::string history = chat.until(kPrompt);
     EXPECT_NE(history.find("1. user: tell me a long story"), std::string::npos) << history;
@@ -762,19 +789,23 @@ TEST(ChatPipe, ContinueResumesTheLatestConversationAndHistoryLabelsToolResults) 
 
     const ChatRun resumed = run_piped(emulator.port(), dir.path, {"-c"}, "/history\n/help\n");
     ASSERT_EQ(resumed.status, 0) << resumed.err;
-    EXPECT_NE(resumed.err.find("conversation " + latest + " (resumed, 4 messages)"), std::string::npos)
+    EXPECT_NE(resumed.err.find("conversation " + latest + " (resumed, 4 messages)"),
+              std::string::npos)
         << resumed.err;
-    EXPECT_NE(resumed.out.find("1. user: what is in the folder\n"), std::string::npos) << resumed.out;
-    EXPECT_NE(resumed.out.find("3. tool result: [tool result of "), std::string::npos) << resumed.out;
+    EXPECT_NE(resumed.out.find("1. user: what is in the folder\n"), std::string::npos)
+        << resumed.out;
+    EXPECT_NE(resumed.out.find("3. tool result: [tool result of "), std::string::npos)
+        << resumed.out;
     const auto help_at = resumed.out.find("\n/history ");
     ASSERT_NE(help_at, std::string::npos) << resumed.out;
     const std::string help = resumed.out.substr(help_at);
-    for (const char* c : {"/history", "/transcript", "/compact", "/cost", "/new", "/quit", "/exit",
-                          "/help"}) {
+    for (const char* c :
+         {"/history", "/transcript", "/compact", "/cost", "/new", "/quit", "/exit", "/help"}) {
         EXPECT_NE(help.find(c), std::string::npos) << c << ": " << help;
     }
 
-    const ChatRun nobody = run_piped(emulator.port(), dir.path, {"--continue", "--user", "bob"}, "");
+    const ChatRun nobody =
+        run_piped(emulator.port(), dir.path, {"--continue", "--user", "bob"}, "");
     EXPECT_EQ(nobody.status, 0) << nobody.err;
     EXPECT_NE(nobody.err.find("user 'bob' has no conversation in stores.persistent (sqlite"),
               std::string::npos)
@@ -791,9 +822,9 @@ TEST(ChatPipe, ContinueResumesTheLatestConversationAndHistoryLabelsToolResults) 
 TEST(ChatPipe, TheDefaultModelIsOneWhoseKeyIsSet) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
-    const ChatRun r = run_piped(emulator.port(), dir.path, {"--default-model"}, "hello\n/cost\n",
-                                "ANTHROPIC_API_KEY=\nOPENAI_API_KEY=sk-test\nOPENAI_BASE_URL=" +
-                                    emulator.url("/v1"));
+    const ChatRun r = run_piped(
+        emulator.port(), dir.path, {"--default-model"}, "hello\n/cost\n",
+        "ANTHROPIC_API_KEY=\nOPENAI_API_KEY=sk-test\nOPENAI_BASE_URL=" + emulator.url("/v1"));
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("This is the emulator's answer to: hello\n"), std::string::npos) << r.out;

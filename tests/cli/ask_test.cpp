@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -17,10 +18,10 @@ namespace fs = std::filesystem;
 
 /// `nucleo ARGS --config CONFIG` with the Anthropic provider pointed at `port`.
 CliRun ask_at(int port, const std::string& args, const std::string& config = kShippedConfig) {
-    return test_support::run_command("env ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
-                                     std::to_string(port) + " NUCLEO_PLUGIN_PATH=" +
-                                     NUCLEO_BUILD_PLUGIN_DIR + " '" + NUCLEO_CLI + "' " + args +
-                                     " --config " + quoted(config));
+    return test_support::run_command(
+        "env ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+        std::to_string(port) + " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " '" +
+        NUCLEO_CLI + "' " + args + " --config " + quoted(config));
 }
 
 /// A scratch folder for this test, emptied first.
@@ -48,18 +49,40 @@ TEST(CliAsk, StreamsTheAnswerOfOnePromptFromArgumentsOrStdin) {
     EXPECT_NE(r.err.find("model claude-sonnet-4-5"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("cost $"), std::string::npos) << r.err;
 
-    r = test_support::run_command("printf 'From stdin\\nsecond line' | env ANTHROPIC_API_KEY=sk-test "
-                                  "ANTHROPIC_BASE_URL=http://127.0.0.1:" +
-                                  std::to_string(emulator.port()) + " '" + NUCLEO_CLI +
-                                  "' ask --model claude-sonnet-4-5 --config " + quoted(kShippedConfig));
+    r = test_support::run_command(
+        "printf 'From stdin\\nsecond line' | env ANTHROPIC_API_KEY=sk-test "
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+        std::to_string(emulator.port()) + " '" + NUCLEO_CLI +
+        "' ask --model claude-sonnet-4-5 --config " + quoted(kShippedConfig));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "This is the emulator's answer to: From stdin\n");
 }
 
+// A person asking sees the answer and one usage line; the call records (obs.101) are there at
+// NUCLEO_LOG_LEVEL=info.
+TEST(CliAsk, TheCallRecordsAreLoggedOnlyWhenTheLogLevelAsksForThem) {
+    emulator_test::EmulatorProcess emulator;
+    const std::string env =
+        "env -u NUCLEO_LOG_LEVEL ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+        std::to_string(emulator.port()) + " ";
+    const std::string ask = "'" + std::string(NUCLEO_CLI) +
+                            "' ask --model claude-sonnet-4-5 --config " + quoted(kShippedConfig) +
+                            " Hello";
+    CliRun r = test_support::run_command(env + ask);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("model claude-sonnet-4-5", 0), 0U) << r.err;
+    r = test_support::run_command(env + "NUCLEO_LOG_LEVEL=info " + ask);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("[info] gen_ai call status=ok gen_ai.provider.name=anthropic"),
+              std::string::npos)
+        << r.err;
+}
+
 TEST(CliAsk, JsonIsOneDocumentWithTextUsageAndCost) {
     emulator_test::EmulatorProcess emulator;
-    const CliRun r = ask_at(emulator.port(),
-                            "ask --json --model claude-sonnet-4-5 --system 'Be brief.' Hello there");
+    const CliRun r = ask_at(
+        emulator.port(), "ask --json --model claude-sonnet-4-5 --system 'Be brief.' Hello there");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
     rapidjson::Document d;
@@ -91,11 +114,13 @@ TEST(CliAsk, AFailedCallExitsOne) {
 /// `nucleo render` of a document that declares neither depth nor output under `config`.
 CliRun render_undeclared(const std::string& config) {
     const fs::path doc = fs::path(config).parent_path() / "undeclared.json";
-    std::ofstream(doc) << R"({"schema_version": 1, "conversation_id": "c-undeclared", "messages": [)"
-                       << R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "Hi"}]}]})";
-    return test_support::run_command("env NUCLEO_PLUGIN_PATH=" + std::string(NUCLEO_BUILD_PLUGIN_DIR) +
-                                     " '" + NUCLEO_CLI + "' render --model claude-sonnet-4-5 --in " +
-                                     quoted(doc.string()) + " --config " + quoted(config));
+    std::ofstream(doc)
+        << R"({"schema_version": 1, "conversation_id": "c-undeclared", "messages": [)"
+        << R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "Hi"}]}]})";
+    return test_support::run_command(
+        "env NUCLEO_PLUGIN_PATH=" + std::string(NUCLEO_BUILD_PLUGIN_DIR) + " '" + NUCLEO_CLI +
+        "' render --model claude-sonnet-4-5 --in " + quoted(doc.string()) + " --config " +
+        quoted(config));
 }
 
 TEST(CliDefaults, ADocumentThatDeclaresNothingGetsImmediateAndMedium) {
@@ -118,7 +143,8 @@ TEST(CliDefaults, ADocumentThatDeclaresNothingGetsImmediateAndMedium) {
 
 TEST(CliDefaults, AConfigThatOptsOutKeepsNoDefault) {
     const fs::path dir = scratch();
-    const CliRun r = render_undeclared(config_with(dir, "defaults:\n  output: none\n  depth: none\n"));
+    const CliRun r =
+        render_undeclared(config_with(dir, "defaults:\n  output: none\n  depth: none\n"));
     // budget.2's refusal, an uncorrectable error of the call (exit 1), names the conversation.
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("conversation 'c-undeclared' declares no"), std::string::npos) << r.err;
@@ -136,9 +162,10 @@ TEST(CliDefaults, ABadDefaultNamesFileLineAndTheExpectedValues) {
         << r.err;
     const CliRun depth = render_undeclared(config_with(dir, "defaults:\n  depth: deepest\n"));
     EXPECT_EQ(depth.status, 2);
-    EXPECT_NE(depth.err.find(":3:10: defaults.depth: expected IMMEDIATE, STANDARD, DEEP or none, got "
-                             "\"deepest\""),
-              std::string::npos)
+    EXPECT_NE(
+        depth.err.find(":3:10: defaults.depth: expected IMMEDIATE, STANDARD, DEEP or none, got "
+                       "\"deepest\""),
+        std::string::npos)
         << depth.err;
 }
 

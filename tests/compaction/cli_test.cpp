@@ -103,5 +103,30 @@ TEST(CompactCommand, TheReportSaysWhenTheTargetIsMissed) {
     EXPECT_NE(r.err.find("target          9200 tokens, NOT met\n"), std::string::npos) << r.err;
 }
 
+// compaction.108: --target brings the conversation down to that share of the limit, below the
+// trigger (hysteresis); a target at or above the trigger is a usage error naming both.
+TEST(CompactCommand, ATargetBelowTheTriggerCompactsFurther) {
+    const ConversationContext c = compaction_test::light_fixture();
+    const CliRun r =
+        nucleo("compact --model gpt-4o-mini --comfort 10000 --target 0.5 --report --in " +
+               write_fixture(c));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const ConversationContext compacted = read_conversation_document(r.out);
+    compaction_test::expect_survival(c, compacted);
+    compaction_test::expect_no_orphans(compacted);
+    EXPECT_LE(TokenCounter::for_model(compaction_test::test_model()).total_tokens(compacted), 5000);
+    EXPECT_NE(r.err.find("target          5000 tokens, met\n"), std::string::npos) << r.err;
+
+    const CliRun above =
+        nucleo("compact --model gpt-4o-mini --trigger 0.8 --target 0.9 --in x.json");
+    EXPECT_EQ(above.status, 2);
+    EXPECT_NE(above.err.find("--target 0.9 must lie below the trigger (0.8)"), std::string::npos)
+        << above.err;
+    const CliRun bad = nucleo("compact --model gpt-4o-mini --target half --in x.json");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--target must be a number in (0, 1], got 'half'"), std::string::npos)
+        << bad.err;
+}
+
 }  // namespace
 }  // namespace nucleo
