@@ -300,3 +300,47 @@ TEST(OptionsSchemaSlot, AFrozen13PluginGetsItsOptionsUncheckedWithOneWarning) {
 }
 
 }  // namespace
+
+namespace {
+
+/// {"a":{"a":...{}}}, `depth` objects around the innermost {}.
+std::string nested(int depth) {
+    std::string s;
+    for (int i = 0; i < depth; ++i) s += "{\"a\":";
+    s += "{}";
+    for (int i = 0; i < depth; ++i) s += "}";
+    return s;
+}
+
+TEST(OptionsSchemaSlot, OptionsNestedPastTheLimitAreRefusedNotRecursedInto) {
+    // abi.108: a schema and options both 40 levels deep: checked down to 32, refused below.
+    const Plugin p = PluginLoader().load((kGood / "nucleo-deep_schema.so").string());
+    EXPECT_NO_THROW((void)p.make_summarizer(nested(10)));
+    try {
+        (void)p.make_summarizer(nested(40));
+        FAIL() << "options 40 levels deep were accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+        std::string path = "a";
+        for (int i = 1; i < 33; ++i) path += ".a";
+        EXPECT_EQ(std::string(e.what()), "plugin 'deep_schema' options: " + path +
+                                             ": nested deeper than 32 levels (the options "
+                                             "nesting limit)");
+    }
+}
+
+TEST(OptionsSchemaSlot, ASchemaTheHostCannotReadRefusesThePluginNamingIt) {
+    const Plugin p = PluginLoader().load((kGood / "nucleo-bad_schema.so").string());
+    try {
+        (void)p.make_summarizer("{}");
+        FAIL() << "an unreadable schema was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kPlugin);
+        EXPECT_EQ(std::string(e.what()),
+                  "plugin 'bad_schema' (" + (kGood / "nucleo-bad_schema.so").string() +
+                      "): its options schema for nucleo.summarizer/1 cannot be read: "
+                      "\"properties\" is not an object");
+    }
+}
+
+}  // namespace
