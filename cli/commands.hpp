@@ -18,6 +18,7 @@ const CommandSpec& config_command();
 const CommandSpec& conversations_command();
 const CommandSpec& demo_command();
 const CommandSpec& models_command();
+const CommandSpec& plugin_command();
 const CommandSpec& plugins_command();
 const CommandSpec& render_command();
 const CommandSpec& send_command();

@@ -12,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
 
 #include <rapidjson/document.h>
@@ -52,15 +53,6 @@ std::string self_executable() {
     return self.string();
 }
 
-std::string describe_signal(int sig) {
-    const char* text = ::strsignal(sig);
-    return "signal " + std::to_string(sig) + (text != nullptr ? std::string(" (") + text + ")" : std::string());
-}
-
-std::string seconds_text(std::chrono::milliseconds d) {
-    return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
-}
-
 std::string first_line(std::string text) {
     if (auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
     return text;
@@ -93,14 +85,18 @@ std::optional<PluginInfo> read_listing(const std::string& json) {
 
 }  // namespace
 
-PluginCheck check_in_child(const std::string& target, const std::vector<std::string>& options,
-                           std::chrono::milliseconds timeout) {
-    std::vector<std::string> args = {self_executable(), "plugins", "--json"};
-    args.insert(args.end(), options.begin(), options.end());
-    args.push_back(target);
+ChildRun run_child(const std::vector<std::string>& arguments, const std::vector<std::string>& environment,
+                   std::chrono::milliseconds idle_timeout, const std::function<void(const std::string&)>& on_line) {
+    std::vector<std::string> args = arguments;
+    args.insert(args.begin(), self_executable());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    std::vector<std::string> env_text = environment;
+    for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
+    std::vector<char*> envp;
+    for (auto& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
 
     // A plugin that crashes is reported, not dumped: no core file from the checks.
     rlimit core{};
@@ -115,24 +111,22 @@ PluginCheck check_in_child(const std::string& target, const std::vector<std::str
     posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
     pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    const int spawned = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (spawned != 0)
-        throw Error(ErrorKind::kInternal, "cannot start a child to check plugin " + target + ": " +
-                                              std::strerror(spawned));
+        throw Error(ErrorKind::kInternal, std::string("cannot start a child process: ") + std::strerror(spawned));
     out.close_end(1);
     err.close_end(1);
 
-    // Read both pipes until the child closes them or the time is up.
-    std::string stdout_text;
-    std::string stderr_text;
-    const Clock::time_point deadline = Clock::now() + timeout;
-    bool timed_out = false;
+    // Read both pipes until the child closes them or it is silent on stdout for idle_timeout.
+    ChildRun run;
+    std::string pending;
+    Clock::time_point deadline = Clock::now() + idle_timeout;
     std::array<pollfd, 2> fds{pollfd{out.fd[0], POLLIN, 0}, pollfd{err.fd[0], POLLIN, 0}};
     while (fds[0].fd >= 0 || fds[1].fd >= 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) {
-            timed_out = true;
+            run.timed_out = true;
             break;
         }
         const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
@@ -143,16 +137,59 @@ PluginCheck check_in_child(const std::string& target, const std::vector<std::str
             std::array<char, 4096> buf{};
             const ssize_t n = ::read(fds[i].fd, buf.data(), buf.size());
             if (n > 0) {
-                (i == 0 ? stdout_text : stderr_text).append(buf.data(), static_cast<std::size_t>(n));
+                if (i == 1) {
+                    run.stderr_text.append(buf.data(), static_cast<std::size_t>(n));
+                    continue;
+                }
+                pending.append(buf.data(), static_cast<std::size_t>(n));
+                for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+                    on_line(pending.substr(0, nl));
+                    pending.erase(0, nl + 1);
+                    deadline = Clock::now() + idle_timeout;
+                }
             } else if (n == 0 || errno != EINTR) {
                 fds[i].fd = -1;
             }
         }
     }
-    if (timed_out) ::kill(pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    if (!pending.empty()) on_line(pending);
+    if (run.timed_out) ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {
     }
+    return run;
+}
+
+std::string describe_signal(int sig) {
+    const char* text = ::strsignal(sig);
+    return "signal " + std::to_string(sig) + (text != nullptr ? std::string(" (") + text + ")" : std::string());
+}
+
+std::string seconds_text(std::chrono::milliseconds d) {
+    return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
+}
+
+std::chrono::milliseconds timeout_option(const Args& args) {
+    std::chrono::milliseconds timeout{10000};
+    if (auto t = args.get("timeout")) {
+        char* end = nullptr;
+        const double seconds = std::strtod(t->c_str(), &end);
+        if (end == t->c_str() || *end != '\0' || !(seconds > 0) || seconds > 3600)
+            throw UsageError{"--timeout expects seconds between 0 and 3600, got '" + *t + "'"};
+        timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+    }
+    return timeout;
+}
+
+PluginCheck check_in_child(const std::string& target, const std::vector<std::string>& options,
+                           std::chrono::milliseconds timeout) {
+    std::vector<std::string> args = {"plugins", "--json"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.push_back(target);
+    std::string stdout_text;
+    const ChildRun run = run_child(args, {}, timeout, [&](const std::string& line) { stdout_text += line + "\n"; });
+    const bool timed_out = run.timed_out;
+    const int status = run.status;
+    const std::string& stderr_text = run.stderr_text;
 
     PluginCheck check;
     if (timed_out) {

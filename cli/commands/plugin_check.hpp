@@ -4,10 +4,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "args.hpp"
 #include "nucleo/plugins.hpp"
 
 namespace nucleo::cli {
@@ -17,6 +19,29 @@ struct PluginCheck {
     std::optional<PluginInfo> info;
     std::string failure;
 };
+
+/// How a child process ended: killed after `idle_timeout` without a line on stdout, or its
+/// waitpid status, with what it wrote on stderr.
+struct ChildRun {
+    bool timed_out = false;
+    int status = 0;
+    std::string stderr_text;
+};
+
+/// Runs this very `nucleo` with `arguments` and `environment` (NAME=VALUE entries added to this
+/// process's) in a child without core dumps, handing each line it writes on stdout to `on_line`;
+/// killed when silent on stdout for `idle_timeout`. Throws Error kInternal when it cannot start.
+ChildRun run_child(const std::vector<std::string>& arguments, const std::vector<std::string>& environment,
+                   std::chrono::milliseconds idle_timeout, const std::function<void(const std::string&)>& on_line);
+
+/// "10 s", or "1500 ms" for a time that is no whole number of seconds.
+std::string seconds_text(std::chrono::milliseconds d);
+
+/// --timeout SECONDS (in (0, 3600], default 10 s); UsageError on anything else.
+std::chrono::milliseconds timeout_option(const Args& args);
+
+/// "signal 11 (Segmentation fault)".
+std::string describe_signal(int sig);
 
 /// Loads `target` (a name or a file) in a child `nucleo plugins --json OPTIONS TARGET`, killing
 /// the child after `timeout`. `options` are the parent's search options (--config, --path).

@@ -96,14 +96,7 @@ void print_table(const std::vector<PluginInfo>& plugins) {
 }
 
 int run_plugins(const Args& args) {
-    std::chrono::milliseconds timeout{10000};
-    if (auto t = args.get("timeout")) {
-        char* end = nullptr;
-        const double seconds = std::strtod(t->c_str(), &end);
-        if (end == t->c_str() || *end != '\0' || !(seconds > 0) || seconds > 3600)
-            throw UsageError{"--timeout expects seconds between 0 and 3600, got '" + *t + "'"};
-        timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-    }
+    const std::chrono::milliseconds timeout = timeout_option(args);
     // A child checking one plugin searches where this command does.
     std::vector<std::string> child_options;
     for (const char* key : {"config", "path"})

@@ -149,6 +149,15 @@ TEST(CliJson, VersionModelsPluginsConfigTokens) {
     EXPECT_EQ(breakdown["messages"].Size(), 5u);
 }
 
+TEST(CliJson, PluginCheckReportIsDocumented) {
+    const auto report = expect_documented(std::string("plugin check '") + NUCLEO_BUILD_PLUGIN_DIR +
+                                              "/nucleo-extractive.so' --json",
+                                          "nucleo plugin check --json");
+    ASSERT_TRUE(report.IsObject());
+    EXPECT_GE(report["cases"].GetUint(), 9U);
+    EXPECT_EQ(report["failed"].GetUint(), 0U);
+}
+
 TEST(CliJson, Ask) {
     emulator_test::EmulatorProcess emulator;
     const auto answer = expect_documented(

@@ -591,6 +591,25 @@ TEST_F(Install, OutOfTreeCProviderAnswersThroughProviderClientWithMaxTokens) {
     ASSERT_EQ(tight.messages().size(), 2U) << "only the complete answer is appended";
 }
 
+// abi.127: the conformance kit is installed with the package and runs from it, offline, with the
+// corpus installed under share/nucleo/conformance: both out-of-tree C examples pass it.
+TEST_F(Install, TheInstalledKitPassesBothOutOfTreeCExamples) {
+    EXPECT_TRUE(fs::is_directory(kPrefix / "share/nucleo/conformance/encode"));
+    EXPECT_TRUE(fs::exists(kPrefix / "share/nucleo/conformance/decode/anthropic-messages.json"));
+    fs::path provider;
+    ASSERT_NO_FATAL_FAILURE(provider = build_c_provider());
+    const fs::path summarizer_build = kWork / "c-summarizer-kit";
+    ASSERT_NO_FATAL_FAILURE(
+        build_out_of_tree(fs::path(NUCLEO_SOURCE_DIR) / "examples/c-summarizer", summarizer_build, "C"));
+    for (const fs::path& so : {provider, summarizer_build / "nucleo-c-summarizer.so"}) {
+        const fs::path out = kWork / "kit.out";
+        const std::string cmd = "cd " + q(kWork) + " && " + q(kPrefix / "bin/nucleo") + " plugin check " + q(so) +
+                                " >" + q(out) + " 2>&1";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(out);
+        EXPECT_TRUE(contains(slurp(out), " failed, 0 findings")) << slurp(out);
+    }
+}
+
 TEST_F(Install, OutOfTreeCProviderRefusesWhatItCannotSayAndMapsErrorAnswers) {
     fs::path so;
     ASSERT_NO_FATAL_FAILURE(so = build_c_provider());

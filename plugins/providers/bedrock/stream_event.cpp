@@ -31,7 +31,7 @@ void decode_stream_event(std::string_view event_name, std::string_view data,
                          nucleo::plugin::Sink& out) {
     rapidjson::Document e;
     // limits.120: iterative and depth-bounded; an event off its format carries no delta.
-    if (json_guard::parse(e, data) || !e.IsObject()) return;
+    if (json_guard::parse<rapidjson::kParseValidateEncodingFlag>(e, data) || !e.IsObject()) return;
     const Value* index_value = member(&e, "contentBlockIndex");
     const std::size_t index = index_value != nullptr && index_value->IsUint64()
                                   ? static_cast<std::size_t>(index_value->GetUint64())

@@ -185,7 +185,21 @@ class Encoder {
                 w_.EndObject();
                 w_.EndObject();
             } else if (schema->IsObject()) {
-                schema->Accept(w_);
+                // The API wants a schema of type "object" (wire.121): one without a type gets it,
+                // as the Anthropic dialect does; one of another type cannot be a function's.
+                const Value* type = member(*schema, "type");
+                if (type != nullptr && !(type->IsString() && view_of(*type) == "object"))
+                    refuse(at + ".schema: a function's parameters must be a JSON Schema of type \"object\"");
+                w_.StartObject();
+                if (type == nullptr) {
+                    w_.Key("type");
+                    w_.String("object");
+                }
+                for (const auto& m : schema->GetObject()) {
+                    w_.Key(m.name.GetString(), m.name.GetStringLength());
+                    m.value.Accept(w_);
+                }
+                w_.EndObject();
             } else {
                 refuse(at + ".schema: expected a JSON Schema object");
             }

@@ -28,7 +28,7 @@ int64_t count(const Value& v, const char* key) {
 void decode_stream_event(std::string_view data, plugin::Sink& out) {
     rapidjson::Document e;
     // limits.120: iterative and depth-bounded; an event off its format carries no delta.
-    if (json_guard::parse(e, data) || !e.IsObject()) return;
+    if (json_guard::parse<rapidjson::kParseValidateEncodingFlag>(e, data) || !e.IsObject()) return;
     plugin::StreamDeltas deltas;
     const Value* choices = member(e, "choices");
     if (choices != nullptr && choices->IsArray() && !choices->Empty()) {

@@ -266,5 +266,32 @@ TEST(OpenAiEncode, EveryRequestBodyOfTheSuiteIsValidAgainstThePublishedSchema) {
     expect_schema_valid(bodies);
 }
 
+
+// wire.121: a function's parameters are a JSON Schema of type "object". A schema without a type
+// gets it (as the Anthropic dialect does), an empty one too; one of another type is refused.
+TEST(OpenAiEncode, AToolSchemaWithoutATypeBecomesAnObjectSchema) {
+    const std::string request =
+        R"({"schema_version":1,"model":{"wire_model":"m"},"max_tokens":5,"prepared":{"native_tools":true,)"
+        R"("tool_definitions":[{"name":"empty","schema":{}},)"
+        R"({"name":"untyped","schema":{"properties":{"n":{"type":"integer"}}}}],)"
+        R"("turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"hi"}]}]}})";
+    const auto d = parse(encode(request));
+    const auto& tools = d["body"]["tools"];
+    ASSERT_EQ(tools.Size(), 2U);
+    EXPECT_EQ(std::string(tools[0]["function"]["parameters"]["type"].GetString()), "object");
+    EXPECT_EQ(std::string(tools[1]["function"]["parameters"]["type"].GetString()), "object");
+    EXPECT_EQ(std::string(tools[1]["function"]["parameters"]["properties"]["n"]["type"].GetString()), "integer");
+    std::string refused = R"({"name":"untyped","schema":{"properties":{"n":{"type":"integer"}}}})";
+    std::string array_request = request;
+    array_request.replace(array_request.find(refused), refused.size(), R"({"name":"list","schema":{"type":"array"}})");
+    try {
+        (void)encode(array_request);
+        ADD_FAILURE() << "a schema of type array was encoded";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+        EXPECT_NE(std::string(e.what()).find("of type \"object\""), std::string::npos) << e.what();
+    }
+}
+
 }  // namespace
 }  // namespace nucleo::openai_test
