@@ -135,3 +135,19 @@ TEST(Audit, MaxTokensEqualsTheReservedBudget) {
 }
 
 }  // namespace
+
+namespace {
+
+// wire.164: a body over the reader's keep size frees its buffers after the audit; the verdicts
+// on it and on the bodies after it are unchanged.
+TEST(Audit, ABodyOverTheReadersKeepSizeIsAuditedAndSoAreTheOnesAfterIt) {
+    std::string big = kAnthropicBody;
+    const std::string marker = R"("text":"hi")";
+    big.replace(big.find(marker), marker.size(), R"("text":")" + std::string(9U * 1024U * 1024U, 'x') + "\"");
+    EXPECT_FALSE(audit(WireFamily::kAnthropicMessages, big, plan()).has_value());
+    EXPECT_EQ(rule_of(audit(WireFamily::kAnthropicMessages, big, plan(1))), "wire.160");
+    EXPECT_FALSE(audit(WireFamily::kAnthropicMessages, kAnthropicBody, plan()).has_value());
+    EXPECT_EQ(rule_of(audit(WireFamily::kAnthropicMessages, kAnthropicBody, plan(2, 999))), "wire.163");
+}
+
+}  // namespace

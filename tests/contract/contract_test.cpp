@@ -4,10 +4,12 @@
 
 #include <rapidjson/document.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "contract/contract.hpp"
+#include "contract/contract_internal.hpp"
 #include "wire_cases.hpp"
 
 namespace {
@@ -83,6 +85,102 @@ TEST(RuleBook, AnthropicSizeLimitIsThePublishedOne) {
     EXPECT_EQ(v->rule, "wire.115");
     EXPECT_EQ(v->message, "Request exceeds the maximum allowed number of bytes.");
     EXPECT_FALSE(nucleo::contract::check_size(O, 64U * 1000U * 1000U).has_value());
+}
+
+TEST(RuleBook, RequestLevelCacheControlIsProcessedAfterEveryBlock) {
+    // wire.165: automatic caching's mark lands on the last block, so a 1-hour one follows the
+    // 5-minute marks of the blocks.
+    const char* kept = R"({"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"s",)"
+                       R"("cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":"hi"}]})";
+    EXPECT_FALSE(check(A, kept).has_value());
+    const char* broken = R"({"cache_control":{"type":"ephemeral","ttl":"1h"},"system":[{"type":"text","text":"s",)"
+                         R"("cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]})";
+    const auto v = check(A, broken);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->rule, "wire.165");
+    EXPECT_NE(v->message.find("a ttl='1h' cache_control block must not come after a ttl='5m'"), std::string::npos);
+    // Five marks on the blocks alone stay wire.103's.
+    const auto five = check(A, R"({"cache_control":{"type":"ephemeral"},"messages":[{"role":"user","content":[)"
+                               R"({"type":"text","text":"a","cache_control":{"type":"ephemeral"}},)"
+                               R"({"type":"text","text":"b","cache_control":{"type":"ephemeral"}},)"
+                               R"({"type":"text","text":"c","cache_control":{"type":"ephemeral"}},)"
+                               R"({"type":"text","text":"d","cache_control":{"type":"ephemeral"}},)"
+                               R"({"type":"text","text":"e","cache_control":{"type":"ephemeral"}}]}]})");
+    ASSERT_TRUE(five.has_value());
+    EXPECT_EQ(five->rule, "wire.103");
+    EXPECT_EQ(five->message, "A maximum of 4 blocks with cache_control may be provided. Found 6.");
+}
+
+// wire.164: the rule book over the body bytes (the audit's one pass) and over a parsed body (the
+// emulator's) reach the same verdict, for every case of every rule.
+TEST(RuleBookShape, BodyBytesAndParsedBodyGiveTheSameVerdict) {
+    namespace in = nucleo::contract::internal;
+    for (const Case& c : kCases) {
+        for (const char* body : {c.keeps, c.breaks}) {
+            in::Shape shape;
+            ASSERT_EQ(in::shape_of_bytes(c.family, body, shape), in::BytesRead::kOk) << body;
+            const auto over_bytes = in::check_shape(shape, Scope::kCore);
+            const auto over_dom = check(c.family, body);
+            ASSERT_EQ(over_bytes.has_value(), over_dom.has_value()) << c.rule << ": " << body;
+            if (over_bytes) {
+                EXPECT_EQ(over_bytes->line(), over_dom->line()) << c.rule;
+            }
+        }
+    }
+}
+
+// wire.152, wire.164: the one pass validates every byte of the body as JSON (grammar, escapes,
+// numbers, literals, UTF-8, nothing after the root) exactly as RapidJSON's full parse does, over
+// thousands of damaged variants of a body that uses each of them.
+TEST(RuleBookShape, BodyBytesAreValidatedAsStrictlyAsAFullParse) {
+    namespace in = nucleo::contract::internal;
+    const std::string base =
+        R"({"model":"m","max_tokens":5,"system":[{"type":"text","text":"a\"b\u00e9\n","cache_control":)"
+        R"({"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi there"},)"
+        R"({"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"r"}]}]},{"role":"assistant",)"
+        R"("content":"ok","x":[1,-2.5e3,true,false,null,{},[]]}]})";
+    const std::string alphabet = std::string("{}[]:,\"\\ atrufnl0123-.eE+xu") + "\x01\xc3\xa9\xff";
+    std::mt19937 rng(20261202);
+    int valid = 0;
+    for (int i = 0; i < 20000; ++i) {
+        std::string body = base;
+        for (unsigned k = 1 + rng() % 3; k > 0; --k) {
+            const std::size_t at = rng() % (body.size() + 1);
+            const char ch = alphabet[rng() % alphabet.size()];
+            switch (rng() % 3) {
+                case 0: if (at < body.size()) body.erase(at, 1); break;
+                case 1: body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), ch); break;
+                default: if (at < body.size()) body[at] = ch; break;
+            }
+        }
+        rapidjson::Document d;
+        d.Parse<rapidjson::kParseValidateEncodingFlag>(body.c_str(), body.size());
+        const bool parsed = !d.HasParseError() && d.IsObject();
+        in::Shape shape;
+        const bool read = in::shape_of_bytes(WireFamily::kAnthropicMessages, body, shape) == in::BytesRead::kOk;
+        ASSERT_EQ(read, parsed) << body;
+        valid += read ? 1 : 0;
+    }
+    EXPECT_GT(valid, 1000);  // the variants exercise both answers
+}
+
+// wire.152: what the fast reader refuses but a full parse (and the providers) take is JSON too:
+// integers beyond 64 bits, a lone low surrogate escape; what both refuse stays refused.
+TEST(RuleBookShape, NumbersAndEscapesOnlyAFullParseTakesAreJsonToo) {
+    namespace in = nucleo::contract::internal;
+    const std::vector<std::pair<const char*, bool>> values = {
+        {"12345678901234567890123456789", true}, {"18446744073709551616", true},
+        {"-9223372036854775809", true},          {R"("\udc00x")", true},
+        {"1e-400", true},                        {"1e400", false},
+        {R"("\ud800")", false},                  {"01", false}};
+    for (const auto& [value, json] : values) {
+        const std::string body = std::string(R"({"max_tokens":)") + value + R"(,"messages":[{"role":"user","content":"hi"}]})";
+        in::Shape shape;
+        EXPECT_EQ(in::shape_of_bytes(A, body, shape) == in::BytesRead::kOk, json) << body;
+        if (json) {
+            EXPECT_EQ(shape.messages.size(), 1U) << body;
+        }
+    }
 }
 
 }  // namespace

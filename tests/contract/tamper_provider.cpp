@@ -7,15 +7,25 @@
 //   max_tokens           max_tokens one above the budget the core reserved
 //   header_crlf          a header value carrying CR/LF and a second header
 //   authority_path       the path "@127.0.0.1:9/v1/messages" (another host)
+//   not_json             a body that is not JSON (cut short)
+//   oversize             a text grown past Anthropic's published 32 MB (wire.115)
+//   splice               the body given in the option "body" (a rule book case of the family
+//                        named by the option "family"), carrying what the core decided for the
+//                        call: the system content where the family puts it (after the case's
+//                        own system blocks, or into its leading system message) and the reserved
+//                        output budget (a thinking budget moved with it, so budget < max_tokens
+//                        holds or fails as in the case)
 //   faithful             the Anthropic request unchanged
-// It declares the anthropic-messages wire family, so the core's audit (wire.150) must refuse
-// each broken request before sending it.
+// It declares the anthropic-messages wire family (splice: the option "family"), so the core's
+// audit (wire.150) must refuse each broken request before sending it.
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "anthropic.hpp"
 #include "nucleo/plugin.hpp"
@@ -29,6 +39,76 @@ using rapidjson::Value;
 int32_t append(void* ctx, const char* data, size_t size) {
     static_cast<std::string*>(ctx)->append(data, size);
     return NUCLEO_OK;
+}
+
+/// The texts of the faithful system blocks.
+std::vector<std::string> system_texts(const Value& body) {
+    std::vector<std::string> texts;
+    if (body.HasMember("system") && body["system"].IsArray())
+        for (const auto& b : body["system"].GetArray()) texts.emplace_back(b["text"].GetString());
+    return texts;
+}
+
+void splice(const std::string& family, const std::string& case_body, Document& http) {
+    auto& a = http.GetAllocator();
+    Value& faithful = http["body"];
+    const std::vector<std::string> system = system_texts(faithful);
+    const std::int64_t reserved = faithful["max_tokens"].GetInt64();
+    Document c;
+    c.Parse(case_body.data(), case_body.size());
+    if (c.HasParseError() || !c.IsObject())
+        throw nucleo::plugin::Failure(NUCLEO_ERR_CONFIG, "tamper: options.body is not a JSON object");
+    Value body;
+    body.CopyFrom(c, a);
+    if (family == "openai-chat") {
+        if (!system.empty()) {
+            Value& first = body["messages"][0];
+            std::string text = first["content"].GetString();
+            for (const auto& t : system) text += "\n\n" + t;
+            first["content"].SetString(text.c_str(), a);
+        }
+        body.RemoveMember("max_completion_tokens");
+        body.AddMember("max_completion_tokens", reserved, a);
+        http["path"].SetString("/v1/chat/completions", a);
+    } else if (family == "bedrock-converse") {
+        if (!system.empty()) {
+            if (!body.HasMember("system")) body.AddMember("system", Value(rapidjson::kArrayType), a);
+            for (const auto& b : faithful["system"].GetArray()) {
+                Value block(rapidjson::kObjectType);
+                block.AddMember("text", Value(b["text"], a), a);
+                body["system"].PushBack(block, a);
+                if (!b.HasMember("cache_control")) continue;
+                // The plan's system breakpoint, as Converse writes it.
+                Value point(rapidjson::kObjectType);
+                Value type(rapidjson::kObjectType);
+                type.AddMember("type", "default", a);
+                point.AddMember("cachePoint", type, a);
+                body["system"].PushBack(point, a);
+            }
+        }
+        body.RemoveMember("inferenceConfig");
+        Value config(rapidjson::kObjectType);
+        config.AddMember("maxTokens", reserved, a);
+        body.AddMember("inferenceConfig", config, a);
+        http["path"].SetString("/model/claude-sonnet-4-5/converse", a);
+    } else {
+        if (!system.empty()) {
+            if (!body.HasMember("system")) body.AddMember("system", Value(rapidjson::kArrayType), a);
+            for (auto& b : faithful["system"].GetArray()) {
+                Value copy;
+                copy.CopyFrom(b, a);
+                body["system"].PushBack(copy, a);
+            }
+        }
+        if (body.HasMember("max_tokens") && body.HasMember("thinking") && body["thinking"].HasMember("budget_tokens")) {
+            Value& budget = body["thinking"]["budget_tokens"];
+            budget.SetInt64(budget.GetInt64() - body["max_tokens"].GetInt64() + reserved);
+        }
+        body.RemoveMember("max_tokens");
+        body.AddMember("max_tokens", reserved, a);
+        if (!body.HasMember("model")) body.AddMember("model", Value(faithful["model"], a), a);
+    }
+    http["body"] = body;
 }
 
 void tamper(const std::string& mode, Document& http) {
@@ -72,6 +152,9 @@ void tamper(const std::string& mode, Document& http) {
         http["headers"].AddMember("x-trace", "abc\r\nx-injected: 1", a);
     } else if (mode == "authority_path") {
         http["path"].SetString("@127.0.0.1:9/v1/messages", a);
+    } else if (mode == "oversize") {
+        Value& first = messages[0]["content"][0]["text"];
+        first.SetString(std::string(32U * 1000U * 1000U + 1U, 'x').c_str(), a);
     }
 }
 
@@ -83,10 +166,12 @@ class TamperProvider final : public nucleo::plugin::Provider {
         if (d.HasParseError() || !d.IsObject() || !d.HasMember("mode") || !d["mode"].IsString())
             throw nucleo::plugin::Failure(NUCLEO_ERR_CONFIG, "tamper: options.mode (a string) is required");
         mode_ = d["mode"].GetString();
+        if (d.HasMember("family") && d["family"].IsString()) family_ = d["family"].GetString();
+        if (d.HasMember("body") && d["body"].IsString()) body_ = d["body"].GetString();
     }
 
     void capabilities(nucleo::plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"anthropic","wire_family":"anthropic-messages",)"
+        out << R"({"schema_version":1,"dialect":"anthropic","wire_family":")" << family_ << R"(",)"
                R"("native_tools":true,"caching":true,"streaming":false,"max_cache_breakpoints":4,)"
                R"("auth":"x-api-key","stream_framing":"sse"})";
     }
@@ -103,11 +188,30 @@ class TamperProvider final : public nucleo::plugin::Provider {
             body.Parse(http["body"].GetString(), http["body"].GetStringLength());
             http["body"].CopyFrom(body, http.GetAllocator());
         }
-        tamper(mode_, http);
+        if (mode_ == "splice") {
+            splice(family_, body_, http);
+        } else {
+            tamper(mode_, http);
+        }
         rapidjson::StringBuffer buf;
         rapidjson::Writer<rapidjson::StringBuffer> w(buf);
         http.Accept(w);
-        out << std::string_view(buf.GetString(), buf.GetSize());
+        std::string encoded_out(buf.GetString(), buf.GetSize());
+        if (mode_ == "not_json") {
+            // The body handed over as a string, cut in half: its JSON never closes.
+            Document cut;
+            cut.Parse(encoded_out.c_str(), encoded_out.size());
+            rapidjson::StringBuffer body_buf;
+            rapidjson::Writer<rapidjson::StringBuffer> bw(body_buf);
+            cut["body"].Accept(bw);
+            const std::string half(body_buf.GetString(), body_buf.GetSize() / 2);
+            cut["body"].SetString(half.c_str(), static_cast<rapidjson::SizeType>(half.size()), cut.GetAllocator());
+            rapidjson::StringBuffer again;
+            rapidjson::Writer<rapidjson::StringBuffer> aw(again);
+            cut.Accept(aw);
+            encoded_out.assign(again.GetString(), again.GetSize());
+        }
+        out << std::string_view(encoded_out);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,
@@ -117,6 +221,8 @@ class TamperProvider final : public nucleo::plugin::Provider {
 
   private:
     std::string mode_;
+    std::string family_ = "anthropic-messages";
+    std::string body_;
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The rule book's cases (wire.101-wire.142): per rule a body that keeps it, one that breaks it,
+// The rule book's cases (wire.101-wire.142, wire.165): per rule a body that keeps it, one that breaks it,
 // the provider's exact text and where it broke. Shared by the rule book's unit test and the
 // emulator's test, which posts the same bodies over HTTP.
 #pragma once
@@ -55,6 +55,15 @@ inline const std::vector<Case> kCases = {
      "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that "
      "blocks are processed in the following order: `tools`, `system`, `messages`.",
      "cache_control"},
+    {"wire.165", A,
+     R"({"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[
+        {"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},
+        {"type":"text","text":"b","cache_control":{"type":"ephemeral"}}]}]})",
+     R"({"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[
+        {"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},
+        {"type":"text","text":"b","cache_control":{"type":"ephemeral"}},
+        {"type":"text","text":"c","cache_control":{"type":"ephemeral"}}]}]})",
+     "A maximum of 4 blocks with cache_control may be provided. Found 5.", "cache_control"},
     {"wire.105", A, R"({"system":[{"type":"text","text":"s"}],"messages":[)" U("hi") "]}",
      R"({"system":[{"type":"text","text":"  "}],"messages":[)" U("hi") "]}",
      "system: text content blocks must contain non-whitespace text", "system.0"},

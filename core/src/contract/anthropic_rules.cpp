@@ -1,6 +1,6 @@
 // The Anthropic Messages rule book (wire.101-wire.114), in the order the API reports them:
-// tools, cache_control, system, then each message.
-#include <set>
+// tools, cache_control, system, then each message. Over the body's Shape (wire.164).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -9,49 +9,17 @@
 namespace nucleo::contract::internal {
 namespace {
 
-bool marked(const Value& v) {
-    const Value* cc = member(v, "cache_control");
-    return cc != nullptr && !cc->IsNull();
-}
-
-/// The cache_control marks in the API's processing order (tools, system, messages, with the
-/// blocks nested in a tool_result), each with its TTL ("5m" when none is named).
-std::vector<std::string_view> cache_marks(const Value& body) {
-    std::vector<std::string_view> ttls;
-    const auto one = [&ttls](const Value& b) {
-        if (marked(b)) ttls.push_back(str(*member(b, "cache_control"), "ttl", "5m"));
-    };
-    const auto blocks = [&](const Value* arr) {
-        if (arr == nullptr) return;
-        for (const auto& b : arr->GetArray()) {
-            one(b);
-            if (str(b, "type") == "tool_result") {
-                if (const Value* inner = array(b, "content"))
-                    for (const auto& c : inner->GetArray()) one(c);
-            }
-        }
-    };
-    blocks(array(body, "tools"));
-    blocks(array(body, "system"));
-    if (const Value* messages = array(body, "messages"))
-        for (const auto& m : messages->GetArray()) blocks(array(m, "content"));
-    return ttls;
-}
-
 // wire.101, wire.102
-std::optional<Violation> tools(const Value& body) {
-    const Value* tools = array(body, "tools");
-    if (tools == nullptr) return std::nullopt;
-    for (rapidjson::SizeType i = 0; i < tools->Size(); ++i) {
-        const Value& t = (*tools)[i];
-        if (str(t, "type", "custom") != "custom") continue;  // server tools carry no schema
+std::optional<Violation> tools(const Shape& body) {
+    for (std::size_t i = 0; i < body.tools.size(); ++i) {
+        const Tool& t = body.tools[i];
+        if (t.type_is_string && t.type != "custom") continue;  // server tools carry no schema
         const std::string at = "tools." + std::to_string(i) + ".custom.";
-        if (!valid_tool_name(str(t, "name"))) {
+        if (!valid_tool_name(t.name)) {
             return broken("wire.101", at + "name",
                           at + "name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'");
         }
-        const Value* schema = member(t, "input_schema");
-        if (schema != nullptr && schema_type(schema) != "object") {
+        if (t.schema && t.schema_type != "object") {
             return broken("wire.102", at + "input_schema.type",
                           at + "input_schema.type: Input should be 'object'");
         }
@@ -59,38 +27,57 @@ std::optional<Violation> tools(const Value& body) {
     return std::nullopt;
 }
 
-// wire.103, wire.104
-std::optional<Violation> cache_control(const Value& body) {
-    const auto ttls = cache_marks(body);
-    if (ttls.size() > 4) {
-        return broken("wire.103", "cache_control",
-                      "A maximum of 4 blocks with cache_control may be provided. Found " +
-                          std::to_string(ttls.size()) + ".");
+/// Calls f(is_1h) for each cache_control mark of a block list in the API's processing order:
+/// each block, then the blocks nested in a tool_result.
+template <class B, class F>
+void marks_of(const Shape& body, const std::vector<B>& list, F&& f) {
+    for (const B& b : list) {
+        if (b.mark_set) f(b.ttl_1h);
+        if (b.type == "tool_result")
+            for (std::uint32_t k = b.inner_begin; k < b.inner_end; ++k) f(body.inner_1h[k] != 0);
     }
+}
+
+// wire.103, wire.104, wire.165: the marks in the API's processing order (tools, system,
+// messages), then the request-level mark of automatic caching, which lands on the last block.
+// A breach only the request-level mark makes is reported as wire.165, with the API's text.
+std::optional<Violation> cache_control(const Shape& body) {
+    std::size_t n = 0;
     bool short_seen = false;
-    for (const auto ttl : ttls) {
-        if (ttl == "1h" && short_seen) {
-            return broken("wire.104", "cache_control",
-                          "a ttl='1h' cache_control block must not come after a ttl='5m' "
-                          "cache_control block. Note that blocks are processed in the following "
-                          "order: `tools`, `system`, `messages`.");
-        }
-        short_seen = short_seen || ttl != "1h";
+    bool long_after_short = false;
+    const auto one = [&](bool hour) {
+        ++n;
+        long_after_short = long_after_short || (hour && short_seen);
+        short_seen = short_seen || !hour;
+    };
+    marks_of(body, body.tools, one);
+    marks_of(body, body.system_blocks, one);
+    marks_of(body, body.blocks, one);
+    const bool blocks_long_after_short = long_after_short;
+    const bool blocks_over = n > 4;
+    if (body.request_mark.mark_set) one(body.request_mark.ttl_1h);
+    if (n > 4) {
+        return broken(blocks_over ? "wire.103" : "wire.165", "cache_control",
+                      "A maximum of 4 blocks with cache_control may be provided. Found " +
+                          std::to_string(n) + ".");
+    }
+    if (long_after_short) {
+        return broken(blocks_long_after_short ? "wire.104" : "wire.165", "cache_control",
+                      "a ttl='1h' cache_control block must not come after a ttl='5m' "
+                      "cache_control block. Note that blocks are processed in the following "
+                      "order: `tools`, `system`, `messages`.");
     }
     return std::nullopt;
 }
 
 // wire.105
-std::optional<Violation> system(const Value& body) {
-    const Value* system = array(body, "system");
-    if (system == nullptr) return std::nullopt;
-    for (rapidjson::SizeType i = 0; i < system->Size(); ++i) {
-        const Value& b = (*system)[i];
-        if (str(b, "type") != "text") continue;
-        const std::string_view text = str(b, "text");
+std::optional<Violation> system(const Shape& body) {
+    for (std::size_t i = 0; i < body.system_blocks.size(); ++i) {
+        const Block& b = body.system_blocks[i];
+        if (b.type != "text") continue;
         const std::string at = "system." + std::to_string(i);
-        if (text.empty()) return broken("wire.105", at, "system: text content blocks must be non-empty");
-        if (!has_non_whitespace(text)) {
+        if (b.text.empty()) return broken("wire.105", at, "system: text content blocks must be non-empty");
+        if (!has_non_whitespace(b.text)) {
             return broken("wire.105", at,
                           "system: text content blocks must contain non-whitespace text");
         }
@@ -98,31 +85,25 @@ std::optional<Violation> system(const Value& body) {
     return std::nullopt;
 }
 
-std::vector<std::string_view> tool_use_ids(const Value& message) {
-    std::vector<std::string_view> ids;
-    if (const Value* content = array(message, "content")) {
-        for (const auto& b : content->GetArray())
-            if (str(b, "type") == "tool_use") ids.push_back(str(b, "id"));
-    }
-    return ids;
+/// The ids of the tool_use blocks of a message.
+template <class F>
+void each_use(const Shape& body, const Msg& m, F&& f) {
+    for (const Block* b = body.begin(m); b != body.end(m); ++b)
+        if (b->type == "tool_use") f(b->id);
 }
 
 // wire.111: a tool_result answers a tool_use of the message just before it.
-std::optional<Violation> orphan_results(const Value& messages, rapidjson::SizeType i) {
-    const Value* content = array(messages[i], "content");
-    if (content == nullptr) return std::nullopt;
-    std::set<std::string_view> known;
-    if (i > 0)
-        for (auto id : tool_use_ids(messages[i - 1])) known.insert(id);
-    for (rapidjson::SizeType k = 0; k < content->Size(); ++k) {
-        const Value& b = (*content)[k];
-        if (str(b, "type") != "tool_result") continue;
-        const std::string_view id = str(b, "tool_use_id");
-        if (known.count(id) == 0) {
-            const std::string at = "messages." + std::to_string(i) + ".content." + std::to_string(k);
+std::optional<Violation> orphan_results(const Shape& body, std::size_t i) {
+    const Msg& m = body.messages[i];
+    for (const Block* b = body.begin(m); b != body.end(m); ++b) {
+        if (b->type != "tool_result") continue;
+        bool known = false;
+        if (i > 0) each_use(body, body.messages[i - 1], [&](std::string_view id) { known = known || id == b->tool_use_id; });
+        if (!known) {
+            const std::string at = "messages." + std::to_string(i) + ".content." + std::to_string(b - body.begin(m));
             return broken("wire.111", at,
                           at + ": unexpected `tool_use_id` found in `tool_result` blocks: " +
-                              std::string(id) +
+                              std::string(b->tool_use_id) +
                               ". Each `tool_result` block must have a corresponding `tool_use` "
                               "block in the previous message.");
         }
@@ -131,28 +112,31 @@ std::optional<Violation> orphan_results(const Value& messages, rapidjson::SizeTy
 }
 
 // wire.112: every tool_use is answered by a tool_result at the start of the next message.
-std::optional<Violation> unanswered_uses(const Value& messages, rapidjson::SizeType i) {
-    const auto uses = tool_use_ids(messages[i]);
+std::optional<Violation> unanswered_uses(const Shape& body, std::size_t i) {
+    std::vector<std::string_view> uses;
+    each_use(body, body.messages[i], [&](std::string_view id) { uses.push_back(id); });
     if (uses.empty()) return std::nullopt;
-    std::set<std::string_view> answered;
-    std::set<std::string_view> leading;
-    if (i + 1 < messages.Size()) {
-        if (const Value* next = array(messages[i + 1], "content")) {
-            bool at_start = true;
-            for (const auto& b : next->GetArray()) {
-                const bool result = str(b, "type") == "tool_result";
-                at_start = at_start && result;
-                if (!result) continue;
-                answered.insert(str(b, "tool_use_id"));
-                if (at_start) leading.insert(str(b, "tool_use_id"));
-            }
+    std::vector<std::string_view> answered;
+    std::vector<std::string_view> leading;
+    if (i + 1 < body.messages.size()) {
+        const Msg& next = body.messages[i + 1];
+        bool at_start = true;
+        for (const Block* b = body.begin(next); b != body.end(next); ++b) {
+            const bool result = b->type == "tool_result";
+            at_start = at_start && result;
+            if (!result) continue;
+            answered.push_back(b->tool_use_id);
+            if (at_start) leading.push_back(b->tool_use_id);
         }
     }
+    const auto has = [](const std::vector<std::string_view>& v, std::string_view id) {
+        return std::find(v.begin(), v.end(), id) != v.end();
+    };
     std::string missing;
     std::size_t not_leading = 0;
     for (const auto id : uses) {
-        if (answered.count(id) == 0) missing += (missing.empty() ? "" : ", ") + std::string(id);
-        if (leading.count(id) == 0) ++not_leading;
+        if (!has(answered, id)) missing += (missing.empty() ? "" : ", ") + std::string(id);
+        if (!has(leading, id)) ++not_leading;
     }
     if (!missing.empty()) {
         const std::string at = "messages." + std::to_string(i);
@@ -176,13 +160,13 @@ std::optional<Violation> unanswered_uses(const Value& messages, rapidjson::SizeT
 
 // wire.106-wire.112. The texts and places are built only for a violation: this loop runs over
 // every message of every audited request.
-std::optional<Violation> messages(const Value& messages) {
-    const rapidjson::SizeType n = messages.Size();
+std::optional<Violation> messages(const Shape& body) {
+    const std::size_t n = body.messages.size();
     std::string_view prev_role;
-    for (rapidjson::SizeType i = 0; i < n; ++i) {
-        const Value& m = messages[i];
+    for (std::size_t i = 0; i < n; ++i) {
+        const Msg& m = body.messages[i];
         const auto at = [i] { return "messages." + std::to_string(i); };
-        const std::string_view role = str(m, "role");
+        const std::string_view role = m.role;
         if (role != "user" && role != "assistant")
             return broken("wire.106", at() + ".role", at() + ".role: Input should be 'user' or 'assistant'");
         if (i == 0 && role != "user")
@@ -193,33 +177,27 @@ std::optional<Violation> messages(const Value& messages) {
                               std::string(role) + R"(" roles in a row)");
         }
         prev_role = role;
-        const Value* content = member(m, "content");
-        if (content == nullptr) continue;  // a required field, not a rule of the book
+        if (m.content == Kind::kAbsent) continue;  // a required field, not a rule of the book
         const bool final_assistant = role == "assistant" && i + 1 == n;
-        const bool empty = (content->IsString() && content->GetStringLength() == 0) ||
-                           (content->IsArray() && content->Empty());
-        if (empty && !final_assistant) {
+        if (m.content_empty && !final_assistant) {
             return broken("wire.109", at(),
                           at() + ": all messages must have non-empty content except for the "
                                  "optional final assistant message");
         }
-        if (!content->IsArray()) continue;
+        if (m.content != Kind::kArray) continue;
         bool results = false;
-        for (rapidjson::SizeType k = 0; k < content->Size(); ++k) {
-            const Value& b = (*content)[k];
-            const std::string_view type = str(b, "type");
-            results = results || type == "tool_result";
-            if (type != "text") continue;
-            const std::string_view text = str(b, "text");
-            if (!text.empty() && has_non_whitespace(text)) continue;
-            const std::string where = at() + ".content." + std::to_string(k);
-            if (text.empty()) return broken("wire.110", where, "messages: text content blocks must be non-empty");
+        for (const Block* b = body.begin(m); b != body.end(m); ++b) {
+            results = results || b->type == "tool_result";
+            if (b->type != "text") continue;
+            if (!b->text.empty() && has_non_whitespace(b->text)) continue;
+            const std::string where = at() + ".content." + std::to_string(b - body.begin(m));
+            if (b->text.empty()) return broken("wire.110", where, "messages: text content blocks must be non-empty");
             return broken("wire.110", where, "messages: text content blocks must contain non-whitespace text");
         }
         if (role == "user") {
             if (!results) continue;
-            if (auto e = orphan_results(messages, i)) return e;
-        } else if (auto e = unanswered_uses(messages, i)) {
+            if (auto e = orphan_results(body, i)) return e;
+        } else if (auto e = unanswered_uses(body, i)) {
             return e;
         }
     }
@@ -228,38 +206,26 @@ std::optional<Violation> messages(const Value& messages) {
 
 // wire.113: with thinking on, the assistant turn answered by the final user turn's tool results
 // begins with a thinking (or redacted_thinking) block.
-std::optional<Violation> thinking_first(const Value& body) {
-    const Value* thinking = member(body, "thinking");
-    if (thinking == nullptr || str(*thinking, "type") != "enabled") return std::nullopt;
-    const Value* messages = array(body, "messages");
-    if (messages == nullptr || messages->Size() < 2) return std::nullopt;
-    const Value& last = (*messages)[messages->Size() - 1];
-    const Value* results = array(last, "content");
-    if (str(last, "role") != "user" || results == nullptr) return std::nullopt;
+std::optional<Violation> thinking_first(const Shape& body) {
+    if (!body.thinking_enabled || body.messages.size() < 2) return std::nullopt;
+    const Msg& last = body.messages.back();
+    if (last.role != "user" || last.content != Kind::kArray) return std::nullopt;
     bool loop = false;
-    for (const auto& b : results->GetArray()) loop = loop || str(b, "type") == "tool_result";
+    for (const Block* b = body.begin(last); b != body.end(last); ++b) loop = loop || b->type == "tool_result";
     if (!loop) return std::nullopt;
-    const rapidjson::SizeType a = messages->Size() - 2;
-    const Value& assistant = (*messages)[a];
-    const Value* content = member(assistant, "content");
+    const std::size_t a = body.messages.size() - 2;
+    const Msg& assistant = body.messages[a];
     std::string_view found = "text";
-    if (content != nullptr && content->IsArray() && !content->Empty())
-        found = str((*content)[0], "type");
+    if (assistant.content == Kind::kArray && body.size(assistant) > 0) found = body.begin(assistant)->type;
     if (found == "thinking" || found == "redacted_thinking") return std::nullopt;
     const std::string at = "messages." + std::to_string(a) + ".content.0";
     return broken("wire.113", at, thinking_first_text(at, found));
 }
 
 // wire.114
-std::optional<Violation> thinking_budget(const Value& body) {
-    const Value* thinking = member(body, "thinking");
-    const Value* max = member(body, "max_tokens");
-    if (thinking == nullptr || max == nullptr || !max->IsInt64() ||
-        str(*thinking, "type") != "enabled")
-        return std::nullopt;
-    const Value* budget = member(*thinking, "budget_tokens");
-    if (budget == nullptr || !budget->IsInt64() || budget->GetInt64() < max->GetInt64())
-        return std::nullopt;
+std::optional<Violation> thinking_budget(const Shape& body) {
+    if (!body.thinking_present || !body.max_tokens.is_int64 || !body.thinking_enabled) return std::nullopt;
+    if (!body.budget_tokens.is_int64 || body.budget_tokens.value < body.max_tokens.value) return std::nullopt;
     return broken("wire.114", "thinking.budget_tokens",
                   "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
                   "documentation at https://docs.claude.com/en/docs/build-with-claude/"
@@ -278,15 +244,12 @@ std::string thinking_first_text(const std::string& at, std::string_view found) {
            "https://docs.claude.com/en/docs/build-with-claude/extended-thinking";
 }
 
-std::optional<Violation> check_anthropic(const Value& body) {
-    if (!body.IsObject()) return std::nullopt;
+std::optional<Violation> check_anthropic(const Shape& body) {
     if (auto e = thinking_budget(body)) return e;
     if (auto e = tools(body)) return e;
     if (auto e = cache_control(body)) return e;
     if (auto e = system(body)) return e;
-    if (const Value* m = array(body, "messages")) {
-        if (auto e = messages(*m)) return e;
-    }
+    if (auto e = messages(body)) return e;
     return thinking_first(body);
 }
 

@@ -9,12 +9,13 @@
 
 namespace nucleo::contract {
 
-using internal::array;
+using internal::Block;
 using internal::broken;
 using internal::has_non_whitespace;
-using internal::member;
-using internal::str;
-using internal::Value;
+using internal::Kind;
+using internal::Msg;
+using internal::Num;
+using internal::Shape;
 
 WireFamily wire_family_from_name(std::string_view name) noexcept {
     if (name == "anthropic-messages") return WireFamily::kAnthropicMessages;
@@ -44,15 +45,26 @@ bool valid_tool_name(std::string_view name) noexcept {
     });
 }
 
-std::optional<Violation> check_request(WireFamily family, const rapidjson::Value& body,
-                                       Scope scope) {
-    switch (family) {
-        case WireFamily::kAnthropicMessages: return internal::check_anthropic(body);
-        case WireFamily::kOpenAIChat: return internal::check_openai(body, scope);
-        case WireFamily::kBedrockConverse: return internal::check_bedrock(body);
+namespace internal {
+
+std::optional<Violation> check_shape(const Shape& body, Scope scope) {
+    switch (body.family) {
+        case WireFamily::kAnthropicMessages: return check_anthropic(body);
+        case WireFamily::kOpenAIChat: return check_openai(body, scope);
+        case WireFamily::kBedrockConverse: return check_bedrock(body);
         case WireFamily::kUnknown: break;
     }
     return std::nullopt;
+}
+
+}  // namespace internal
+
+std::optional<Violation> check_request(WireFamily family, const rapidjson::Value& body,
+                                       Scope scope) {
+    if (family == WireFamily::kUnknown) return std::nullopt;
+    Shape shape;
+    if (!internal::shape_of(family, body, shape)) return std::nullopt;
+    return internal::check_shape(shape, scope);
 }
 
 std::size_t published_size_limit(WireFamily family) noexcept {
@@ -116,50 +128,30 @@ std::optional<Violation> check_headers(const std::vector<std::pair<std::string, 
     return std::nullopt;
 }
 
-/// The text of a content value: a string, or the texts of its text blocks / parts.
-void texts_of(const Value& content, std::vector<std::string_view>& out) {
-    if (content.IsString()) {
-        out.emplace_back(content.GetString(), content.GetStringLength());
-        return;
-    }
-    if (!content.IsArray()) return;
-    for (const auto& b : content.GetArray()) {
-        const Value* t = member(b, "text");
-        if (t != nullptr && t->IsString()) out.emplace_back(t->GetString(), t->GetStringLength());
-    }
-}
-
-/// The system channel of the family and every turn's texts.
-struct Channels {
-    std::vector<std::string_view> system;
-    std::vector<std::string_view> turns;
-};
-
-Channels channels(WireFamily family, const Value& body) {
-    Channels c;
-    if (const Value* s = member(body, "system"); s != nullptr && family != WireFamily::kOpenAIChat)
-        texts_of(*s, c.system);
-    if (const Value* messages = array(body, "messages")) {
-        for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
-            const Value& m = (*messages)[i];
-            const Value* content = member(m, "content");
-            if (content == nullptr) continue;
-            const std::string_view role = str(m, "role");
-            const bool leading_system = family == WireFamily::kOpenAIChat && i == 0 &&
-                                        (role == "system" || role == "developer");
-            texts_of(*content, leading_system ? c.system : c.turns);
-        }
-    }
-    return c;
+/// The texts of a content value: a string, or the texts of its text blocks / parts.
+template <class F>
+void texts_of(const Shape& body, const Msg& m, F&& f) {
+    if (m.content == Kind::kString) f(m.content_text);
+    for (const Block* b = body.begin(m); b != body.end(m); ++b)
+        if (b->text_is_string) f(b->text);
 }
 
 // wire.161
-std::optional<Violation> check_system(WireFamily family, const Value& body, const CallPlan& plan) {
-    const Channels c = channels(family, body);
+std::optional<Violation> check_system(const Shape& body, const CallPlan& plan) {
+    const bool openai = body.family == WireFamily::kOpenAIChat;
+    // The system channel of the family: the system field, or OpenAI's leading system message.
     std::string channel;
-    for (const auto t : c.system) channel.append(t).append("\n\n");
-    const char* place = family == WireFamily::kOpenAIChat ? "the leading system message"
-                                                          : "the system field";
+    std::size_t turns_from = 0;
+    if (!openai) {
+        if (body.system == Kind::kString) channel.append(body.system_text).append("\n\n");
+        for (const Block& b : body.system_blocks)
+            if (b.text_is_string) channel.append(b.text).append("\n\n");
+    } else if (!body.messages.empty() &&
+               (body.messages[0].role == "system" || body.messages[0].role == "developer")) {
+        texts_of(body, body.messages[0], [&](std::string_view t) { channel.append(t).append("\n\n"); });
+        turns_from = 1;
+    }
+    const char* place = openai ? "the leading system message" : "the system field";
     std::string joined;
     for (std::size_t i = 0; i < plan.system_texts.size(); ++i) {
         const std::string& want = plan.system_texts[i];
@@ -173,70 +165,61 @@ std::optional<Violation> check_system(WireFamily family, const Value& body, cons
         joined.append(joined.empty() ? "" : "\n\n").append(want);
     }
     if (joined.empty()) {
-        if (std::any_of(c.system.begin(), c.system.end(),
-                        [](std::string_view t) { return has_non_whitespace(t); })) {
+        if (has_non_whitespace(channel)) {
             return broken("wire.161", "system",
                           std::string(place) + " carries text although the core prepared no "
                                                "system content");
         }
         return std::nullopt;
     }
-    for (const auto t : c.turns) {
-        if (t.size() >= joined.size() && t.compare(0, joined.size(), joined) == 0 &&
-            (t.size() == joined.size() || t[joined.size()] == '\n')) {
-            return broken("wire.161", "messages",
-                          "a turn repeats the system content, which belongs only in " +
-                              std::string(place));
-        }
+    bool repeated = false;
+    const auto repeats = [&](std::string_view t) {
+        repeated = repeated || (t.size() >= joined.size() && t.compare(0, joined.size(), joined) == 0 &&
+                                (t.size() == joined.size() || t[joined.size()] == '\n'));
+    };
+    for (std::size_t i = turns_from; i < body.messages.size() && !repeated; ++i)
+        texts_of(body, body.messages[i], repeats);
+    if (repeated) {
+        return broken("wire.161", "messages",
+                      "a turn repeats the system content, which belongs only in " + std::string(place));
     }
     return std::nullopt;
 }
 
-// wire.160
-std::optional<Violation> check_breakpoints(WireFamily family, const Value& body, const CallPlan& plan) {
-    if (family == WireFamily::kOpenAIChat) return std::nullopt;  // no marks on this wire
+// wire.160, wire.165: the family's cache marks in the body (Anthropic's request-level mark of
+// automatic caching among them) against the plan's breakpoints.
+std::optional<Violation> check_breakpoints(const Shape& body, const CallPlan& plan) {
+    if (body.family == WireFamily::kOpenAIChat) return std::nullopt;  // no marks on this wire
+    const bool anthropic = body.family == WireFamily::kAnthropicMessages;
     std::size_t n = 0;
-    const char* mark = family == WireFamily::kAnthropicMessages ? "cache_control" : "cachePoint";
-    const auto count = [&](const Value* arr, auto&& self) -> void {
-        if (arr == nullptr) return;
-        for (const auto& b : arr->GetArray()) {
-            const Value* m = member(b, mark);
-            if (m != nullptr && !m->IsNull()) ++n;
-            if (family == WireFamily::kAnthropicMessages) self(array(b, "content"), self);
-        }
-    };
-    if (family == WireFamily::kBedrockConverse) {
-        if (const Value* tc = member(body, "toolConfig")) count(array(*tc, "tools"), count);
-    } else {
-        count(array(body, "tools"), count);
-    }
-    count(array(body, "system"), count);
-    if (const Value* messages = array(body, "messages"))
-        for (const auto& m : messages->GetArray()) count(array(m, "content"), count);
+    const auto count = [&](const Block& b) { n += (b.mark_set ? 1U : 0U) + (anthropic ? b.nested_marks : 0U); };
+    for (const Block& b : body.tools) count(b);  // a Tool is a Block
+    for (const Block& b : body.system_blocks) count(b);
+    for (const Msg& m : body.messages)
+        for (const Block* b = body.begin(m); b != body.end(m); ++b) count(*b);
+    if (anthropic && body.request_mark.mark_set) ++n;
     if (n == plan.breakpoints) return std::nullopt;
+    const char* mark = anthropic ? "cache_control" : "cachePoint";
     return broken("wire.160", mark,
                   "the body carries " + std::to_string(n) + " " + mark + " mark(s) but the core's " +
                       "cache plan decided " + std::to_string(plan.breakpoints));
 }
 
 // wire.163
-std::optional<Violation> check_max_tokens(WireFamily family, const Value& body, const CallPlan& plan) {
+std::optional<Violation> check_max_tokens(const Shape& body, const CallPlan& plan) {
     if (plan.max_tokens <= 0) return std::nullopt;
-    std::vector<std::pair<const char*, const Value*>> fields;
-    if (family == WireFamily::kAnthropicMessages) fields.emplace_back("max_tokens", member(body, "max_tokens"));
-    if (family == WireFamily::kOpenAIChat) {
-        const Value* a = member(body, "max_completion_tokens");
-        const Value* b = member(body, "max_tokens");
-        if (a != nullptr || b == nullptr) fields.emplace_back("max_completion_tokens", a);
-        if (b != nullptr) fields.emplace_back("max_tokens", b);
+    std::vector<std::pair<const char*, const Num*>> fields;
+    if (body.family == WireFamily::kAnthropicMessages) fields.emplace_back("max_tokens", &body.max_tokens);
+    if (body.family == WireFamily::kOpenAIChat) {
+        const Num& a = body.max_completion_tokens;
+        const Num& b = body.max_tokens;
+        if (a.present || !b.present) fields.emplace_back("max_completion_tokens", &a);
+        if (b.present) fields.emplace_back("max_tokens", &b);
     }
-    if (family == WireFamily::kBedrockConverse) {
-        const Value* ic = member(body, "inferenceConfig");
-        fields.emplace_back("inferenceConfig.maxTokens", ic == nullptr ? nullptr : member(*ic, "maxTokens"));
-    }
+    if (body.family == WireFamily::kBedrockConverse) fields.emplace_back("inferenceConfig.maxTokens", &body.inference_max_tokens);
     for (const auto& [name, v] : fields) {
-        if (v != nullptr && v->IsInt64() && v->GetInt64() == plan.max_tokens) continue;
-        const std::string got = v == nullptr ? "nothing" : v->IsInt64() ? std::to_string(v->GetInt64()) : "a non-integer";
+        if (v->is_int64 && v->value == plan.max_tokens) continue;
+        const std::string got = !v->present ? "nothing" : v->is_int64 ? std::to_string(v->value) : "a non-integer";
         return broken("wire.163", name,
                       std::string(name) + " is " + got + " but the core reserved an output budget of " +
                           std::to_string(plan.max_tokens));
@@ -256,20 +239,24 @@ std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest&
                           " bytes, over the cap of " + std::to_string(plan.max_body_bytes) +
                           " (raise request_body_limit or shorten the conversation)");
     }
-    rapidjson::Document own;
-    const Value* body = request.parsed;
-    if (body == nullptr) {
-        own.Parse(request.body.data(), request.body.size());
-        if (own.HasParseError() || !own.IsObject())
+    // wire.164: one walk over the body (its bytes, validated as JSON on the way, or the value
+    // the caller parsed) gathers what every check below reads.
+    thread_local Shape shape;
+    struct Release {
+        ~Release() { internal::release_large_reader(); }
+    } release;  // after the checks, which read views into the reader's buffers
+    if (request.parsed != nullptr) {
+        if (!internal::shape_of(family, *request.parsed, shape))
             return broken("wire.152", "body", "the body is not a JSON object");
-        body = &own;
+    } else if (internal::shape_of_bytes(family, request.body, shape) != internal::BytesRead::kOk) {
+        return broken("wire.152", "body", "the body is not a JSON object");
     }
     if (family == WireFamily::kUnknown) return std::nullopt;
     if (auto e = check_size(family, request.body.size())) return e;
-    if (auto e = check_system(family, *body, plan)) return e;
-    if (auto e = check_breakpoints(family, *body, plan)) return e;
-    if (auto e = check_max_tokens(family, *body, plan)) return e;
-    return check_request(family, *body, Scope::kCore);
+    if (auto e = check_system(shape, plan)) return e;
+    if (auto e = check_breakpoints(shape, plan)) return e;
+    if (auto e = check_max_tokens(shape, plan)) return e;
+    return internal::check_shape(shape, Scope::kCore);
 }
 
 }  // namespace nucleo::contract

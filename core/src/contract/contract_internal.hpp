@@ -6,30 +6,9 @@
 #include <string_view>
 
 #include "contract/contract.hpp"
+#include "contract/shape.hpp"
 
 namespace nucleo::contract::internal {
-
-using Value = rapidjson::Value;
-
-/// The member `name` of `v`, or nullptr when `v` is not an object or lacks it.
-inline const Value* member(const Value& v, const char* name) {
-    if (!v.IsObject()) return nullptr;
-    const auto it = v.FindMember(name);
-    return it == v.MemberEnd() ? nullptr : &it->value;
-}
-
-/// The member as a string view, or `fallback` when absent or not a string.
-inline std::string_view str(const Value& v, const char* name, std::string_view fallback = {}) {
-    const Value* m = member(v, name);
-    return m != nullptr && m->IsString() ? std::string_view(m->GetString(), m->GetStringLength())
-                                         : fallback;
-}
-
-/// The member when it is an array, else nullptr.
-inline const Value* array(const Value& v, const char* name) {
-    const Value* m = member(v, name);
-    return m != nullptr && m->IsArray() ? m : nullptr;
-}
 
 /// True when `text` has a character other than ASCII whitespace.
 inline bool has_non_whitespace(std::string_view text) {
@@ -40,14 +19,12 @@ inline std::optional<Violation> broken(const char* rule, std::string where, std:
     return Violation{rule, std::move(where), std::move(message)};
 }
 
-/// The type the schema declares ("" when none or not a string).
-inline std::string_view schema_type(const Value* schema) {
-    return schema == nullptr ? std::string_view{} : str(*schema, "type");
-}
-
-std::optional<Violation> check_anthropic(const Value& body);
-std::optional<Violation> check_openai(const Value& body, Scope scope);
-std::optional<Violation> check_bedrock(const Value& body);
+/// The family rule books, over the body's Shape (wire.164).
+std::optional<Violation> check_anthropic(const Shape& body);
+std::optional<Violation> check_openai(const Shape& body, Scope scope);
+std::optional<Violation> check_bedrock(const Shape& body);
+/// The family's rule book over a Shape (nullopt for kUnknown).
+std::optional<Violation> check_shape(const Shape& body, Scope scope);
 
 /// The text Anthropic models answer when thinking is on and the assistant turn of the tool loop
 /// does not begin with a thinking block; `at` is "messages.N.content.0", `found` the block type.

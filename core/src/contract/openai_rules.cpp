@@ -1,4 +1,5 @@
 // The OpenAI Chat Completions rule book (wire.120-wire.125): tools, then the messages in order.
+// Over the body's Shape (wire.164).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -9,13 +10,11 @@ namespace nucleo::contract::internal {
 namespace {
 
 // wire.120, wire.121
-std::optional<Violation> tools(const Value& body) {
-    const Value* tools = array(body, "tools");
-    if (tools == nullptr) return std::nullopt;
-    for (rapidjson::SizeType i = 0; i < tools->Size(); ++i) {
-        const Value* fn = member((*tools)[i], "function");
-        if (fn == nullptr) continue;
-        const std::string_view name = str(*fn, "name");
+std::optional<Violation> tools(const Shape& body) {
+    for (std::size_t i = 0; i < body.tools.size(); ++i) {
+        const Tool& fn = body.tools[i];
+        if (!fn.holder) continue;
+        const std::string_view name = fn.holder_name;
         const std::string at = "tools[" + std::to_string(i) + "].function.name";
         if (name.size() > 64) {
             return broken("wire.120", at,
@@ -30,9 +29,8 @@ std::optional<Violation> tools(const Value& body) {
                               "': string does not match pattern. Expected a string that matches "
                               "the pattern '^[a-zA-Z0-9_-]+$'.");
         }
-        const Value* schema = member(*fn, "parameters");
-        if (schema != nullptr && schema_type(schema) != "object") {
-            const std::string_view got = schema_type(schema);
+        if (fn.holder_schema && fn.holder_schema_type != "object") {
+            const std::string_view got = fn.holder_schema_type;
             return broken("wire.121", "tools[" + std::to_string(i) + "].function.parameters",
                           "Invalid schema for function '" + std::string(name) +
                               "': schema must be a JSON Schema of 'type: \"object\"', got 'type: \"" +
@@ -42,18 +40,11 @@ std::optional<Violation> tools(const Value& body) {
     return std::nullopt;
 }
 
-std::vector<std::string_view> tool_call_ids(const Value& message) {
-    std::vector<std::string_view> ids;
-    if (const Value* calls = array(message, "tool_calls"))
-        for (const auto& c : calls->GetArray()) ids.push_back(str(c, "id"));
-    return ids;
-}
-
 // wire.122-wire.125
-std::optional<Violation> messages(const Value& messages, Scope scope) {
+std::optional<Violation> messages(const Shape& body, Scope scope) {
     std::vector<std::string_view> pending;  // tool_call ids still waiting for their tool message
-    rapidjson::SizeType pending_from = 0;
-    const auto unanswered = [&](rapidjson::SizeType at) {
+    std::size_t pending_from = 0;
+    const auto unanswered = [&](std::size_t at) {
         std::string ids;
         for (const auto id : pending) ids += (ids.empty() ? "" : ", ") + std::string(id);
         return broken("wire.125", "messages.[" + std::to_string(at) + "].role",
@@ -62,10 +53,10 @@ std::optional<Violation> messages(const Value& messages, Scope scope) {
                       "have response messages: " +
                           ids);
     };
-    for (rapidjson::SizeType i = 0; i < messages.Size(); ++i) {
-        const Value& m = messages[i];
+    for (std::size_t i = 0; i < body.messages.size(); ++i) {
+        const Msg& m = body.messages[i];
         const std::string at = "messages.[" + std::to_string(i) + "]";
-        const std::string_view role = str(m, "role");
+        const std::string_view role = m.role;
         if (role != "system" && role != "developer" && role != "user" && role != "assistant" &&
             role != "tool" && role != "function") {
             return broken("wire.122", at + ".role",
@@ -81,12 +72,12 @@ std::optional<Violation> messages(const Value& messages, Scope scope) {
                               "message carries the role 'user', 'assistant' or 'tool'.");
         }
         if (role == "tool") {
-            if (member(m, "tool_call_id") == nullptr) {
+            if (!m.tool_call_id_present) {
                 return broken("wire.124", at + ".tool_call_id",
                               "Missing parameter 'tool_call_id': messages with role 'tool' must "
                               "have a 'tool_call_id'.");
             }
-            const std::string_view id = str(m, "tool_call_id");
+            const std::string_view id = m.tool_call_id;
             const auto it = std::find(pending.begin(), pending.end(), id);
             if (it == pending.end()) {
                 return broken("wire.124", at + ".role",
@@ -98,7 +89,7 @@ std::optional<Violation> messages(const Value& messages, Scope scope) {
         }
         if (!pending.empty()) return unanswered(i);
         if (role == "assistant") {
-            pending = tool_call_ids(m);
+            pending.assign(body.call_ids.begin() + m.calls_begin, body.call_ids.begin() + m.calls_end);
             pending_from = i;
         }
     }
@@ -108,11 +99,9 @@ std::optional<Violation> messages(const Value& messages, Scope scope) {
 
 }  // namespace
 
-std::optional<Violation> check_openai(const Value& body, Scope scope) {
-    if (!body.IsObject()) return std::nullopt;
+std::optional<Violation> check_openai(const Shape& body, Scope scope) {
     if (auto e = tools(body)) return e;
-    if (const Value* m = array(body, "messages")) return messages(*m, scope);
-    return std::nullopt;
+    return messages(body, scope);
 }
 
 }  // namespace nucleo::contract::internal
