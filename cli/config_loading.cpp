@@ -117,7 +117,7 @@ nucleo::StoreInstance open_store(const nucleo::Config& config, const nucleo::Plu
     } catch (const nucleo::Error& e) {
         throw nucleo::Error(e.kind(), where + ": " + role + " (" + choice.plugin + "): " + e.what());
     }
-    // abi.107: options refused by the plugin's schema name their own file:line.
+    // abi.109: options refused by the plugin's schema name their own file:line.
     plugin->check_options(NUCLEO_FACTORY_STORE, choice.options_json, &choice.options_origin);
     try {
         // A refusal by create names the unset ${VAR}s its options were written with.

@@ -83,7 +83,7 @@ int run_config(const Args& args) {
         std::cerr << "nucleo config: warning: " << v.where << ": ${" << v.name
                   << "} is unset, so it expands to \"\"\n";
     }
-    // abi.110: every plugin loads and its options match its schema.
+    // abi.112: every plugin loads and its options match its schema.
     resolve_plugins(config, PluginLoader(config.plugin_paths()));
     if (args.has("check")) {
         const std::size_t plugins = config.providers().size() + (config.persistent_store() ? 1 : 0) +

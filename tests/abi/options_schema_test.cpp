@@ -1,4 +1,4 @@
-// Plugin options schemas (abi.107-abi.110): every in-tree plugin publishes the schema of its
+// Plugin options schemas (abi.109-abi.112): every in-tree plugin publishes the schema of its
 // options through the ABI 1.4 slot, and the host refuses an operator's mistake in them before
 // create, naming the config's file, line and the expected value: a misspelled option, a wrong
 // type, a missing required option, a value outside an enum or a range, an unset ${VAR}, an
@@ -313,7 +313,7 @@ std::string nested(int depth) {
 }
 
 TEST(OptionsSchemaSlot, OptionsNestedPastTheLimitAreRefusedNotRecursedInto) {
-    // abi.108: a schema and options both 40 levels deep: checked down to 32, refused below.
+    // abi.110: a schema and options both 40 levels deep: checked down to 32, refused below.
     const Plugin p = PluginLoader().load((kGood / "nucleo-deep_schema.so").string());
     EXPECT_NO_THROW((void)p.make_summarizer(nested(10)));
     try {

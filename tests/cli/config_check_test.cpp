@@ -76,7 +76,7 @@ TEST_F(ConfigCheck, AnUnsetVariableIsNamedWithItsLine) {
               "stores:\n  persistent:\n    plugin: sqlite\n    options:\n"
               "      path: \"${NUCLEO_SQLITE_PATH_TYPO}\"\n");
     // The check names it as a warning, and the sqlite schema refuses the empty path it left
-    // (abi.107), at the option's line, with the expected value and the variable.
+    // (abi.109), at the option's line, with the expected value and the variable.
     const std::string refusal = config + ":7:7: stores.persistent.options.path: expected a string "
                                          "of at least 1 character (the database file), got \"\"; "
                                          "${NUCLEO_SQLITE_PATH_TYPO} is unset (plugin sqlite)";
@@ -94,7 +94,7 @@ TEST_F(ConfigCheck, AnUnsetVariableIsNamedWithItsLine) {
 }
 
 TEST_F(ConfigCheck, AMisspelledPluginOptionIsRefusedAtItsLine) {
-    // abi.107: the plugin's schema refuses it before create, with the near name.
+    // abi.109: the plugin's schema refuses it before create, with the near name.
     const std::string config =
         write("plugins:\n  paths: [\"" + std::string(NUCLEO_BUILD_PLUGIN_DIR) + "\"]\n" +
               "providers:\n  anthropic:\n    plugin: anthropic\n    options:\n"

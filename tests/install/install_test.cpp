@@ -129,7 +129,7 @@ TEST_F(Install, TheCommandReadsTheConfigOfItsOwnPrefix) {
 }
 
 TEST_F(Install, AMovedInstallReadsItsOwnConfigAndLoadsItsOwnPlugins) {
-    // abi.111: the install copied to another folder: its command finds its libnucleo, the config
+    // abi.113: the install copied to another folder: its command finds its libnucleo, the config
     // beside it and the plugins beside it; every plugin it lists and every plugin the shipped
     // config names resolve inside the moved folder, none in the prefix it was installed to.
     const fs::path moved = kWork / "moved";

@@ -197,7 +197,7 @@ TEST_F(ProviderClientTest, AOneHourHeadOnAModelWithoutTheHourFallsBackToFiveMinu
 TEST_F(ProviderClientTest, ABadCacheOptionIsRefusedNamingTheProviderAndTheValue) {
     for (const auto& [options, expected] :
          std::vector<std::pair<std::string, std::string>>{
-             // abi.109: the host's own provider options are checked with the plugin's schema,
+             // abi.111: the host's own provider options are checked with the plugin's schema,
              // before the plugin's create.
              {R"({"cache_policy":"fast"})",
               "plugin 'anthropic' options: cache_policy: expected one of \"seed\", \"sliding\", "

@@ -12,8 +12,8 @@
 // ANTHROPIC_API_KEY without every user having set it; whoever needs the value refuses the empty
 // string when it is used (a provider without a key), not at load time. Config::unset_variables()
 // lists every such reference with its place, and a refusal of a value one left empty names it
-// (abi.110). Plugin options are checked against the plugin's schema where the plugin is opened
-// (nucleo::check_plugins, Plugin::make_*: abi.107).
+// (abi.112). Plugin options are checked against the plugin's schema where the plugin is opened
+// (nucleo::check_plugins, Plugin::make_*: abi.109).
 #pragma once
 
 #include <filesystem>
@@ -41,7 +41,7 @@ struct ProviderCredentials {
 };
 
 /// Where a plugin's `options:` were written, so a refusal of them names the config's file and
-/// line (abi.107). Filled by the config loader; empty for options that come from code.
+/// line (abi.109). Filled by the config loader; empty for options that come from code.
 struct OptionsOrigin {
     /// The options' key path in the config: "providers.anthropic.options", "stores.session.options".
     std::string key_path;
@@ -80,7 +80,7 @@ struct ProviderConfig {
     /// "FILE:LINE:COLUMN" of its `plugin:` value (empty when not read from a file): what a plugin
     /// that cannot be loaded is reported at.
     std::string where;
-    /// Where options_json's keys were written (abi.107).
+    /// Where options_json's keys were written (abi.109).
     OptionsOrigin options_origin;
 };
 
@@ -91,7 +91,7 @@ struct PluginChoice {
     /// "FILE:LINE:COLUMN" of the choice in the config (empty when not read from a file): what a
     /// refusal to open the plugin names (persistence.106).
     std::string where;
-    /// Where options_json's keys were written (abi.107).
+    /// Where options_json's keys were written (abi.109).
     OptionsOrigin options_origin;
 };
 

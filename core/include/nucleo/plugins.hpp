@@ -50,7 +50,7 @@ class Plugin {
     [[nodiscard]] bool serves(std::string_view factory_id) const;
 
     /// Creates an instance from its configuration (a JSON object; "{}" for none), first checked
-    /// by check_options (abi.107). Throws nucleo::Error kPlugin when the plugin does not serve
+    /// by check_options (abi.109). Throws nucleo::Error kPlugin when the plugin does not serve
     /// the factory (one line naming the file and the id), kConfig when the options do not match
     /// the plugin's schema, or the kind mapped from the plugin's status when create fails (then,
     /// with an origin, the message ends naming the unset `${VAR}`s the options were written with).
@@ -65,8 +65,8 @@ class Plugin {
     /// plugin publishes none (built before 1.4, or its slot answers NULL).
     [[nodiscard]] std::optional<std::string> options_schema(std::string_view factory_id) const;
 
-    /// abi.107: checks `config_json` against the plugin's schema for `factory_id` (a provider's
-    /// schema also admits the host's own provider options, abi.109). A mismatch is Error kConfig,
+    /// abi.109: checks `config_json` against the plugin's schema for `factory_id` (a provider's
+    /// schema also admits the host's own provider options, abi.111). A mismatch is Error kConfig,
     /// one line: with an origin "FILE:LINE:COLUMN: providers.x.options.key: what, expected what
     /// (plugin NAME)", else "plugin 'NAME' options: key: ...". An unset `${VAR}` the value was
     /// written with is named. A schema that is not a JSON Schema the host reads is Error kPlugin.
@@ -105,7 +105,7 @@ class PluginLoader {
     std::vector<std::filesystem::path> paths_;
 };
 
-/// abi.110: every plugin the config names (each provider instance's, the stores', the
+/// abi.112: every plugin the config names (each provider instance's, the stores', the
 /// summarizer's) loads, and its options match its schema: the whole config checked before any
 /// instance is created. The first problem is an Error: a plugin that cannot be loaded is kPlugin
 /// starting with "FILE:LINE:COLUMN: providers.NAME.plugin: " and the loader's reason; options

@@ -265,7 +265,7 @@ std::shared_ptr<const ArtifactSummarizer> plugin_artifact_summarizer(SummarizerI
 std::shared_ptr<const ArtifactSummarizer> default_artifact_summarizer(const Config& config,
                                                                       const PluginLoader& loader) {
     if (const auto& choice = config.summarizer()) {
-        // abi.110: the choice's place names a plugin that cannot be loaded.
+        // abi.112: the choice's place names a plugin that cannot be loaded.
         std::optional<Plugin> plugin;
         try {
             plugin.emplace(loader.load(choice->plugin));

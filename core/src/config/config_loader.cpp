@@ -253,7 +253,7 @@ class Reader {
     /// A YAML subtree as JSON (options handed to plugins). Plain scalars become null, booleans,
     /// integers or numbers when they read as such, everything else a `${VAR}`-expanded string.
     /// `origin` records where each option was written, by its path relative to origin's
-    /// key_path (abi.107).
+    /// key_path (abi.109).
     void to_json(const YAML::Node& n, const std::string& path, bool secret,
                  rapidjson::Writer<rapidjson::StringBuffer>& w, OptionsOrigin& origin) const {
         const auto relative = [&](const std::string& full) {

@@ -409,8 +409,8 @@ ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, 
 ProviderClient ProviderClient::from_config(const Config& config, const PluginLoader& loader,
                                            std::string_view provider_name) {
     const ProviderConfig& pc = config.provider(provider_name);
-    // abi.110: a plugin name that resolves to nothing is named where the config wrote it, and
-    // the options are checked against the plugin's schema with their file:line (abi.107).
+    // abi.112: a plugin name that resolves to nothing is named where the config wrote it, and
+    // the options are checked against the plugin's schema with their file:line (abi.109).
     std::optional<Plugin> plugin;
     try {
         plugin.emplace(loader.load(pc.plugin));

@@ -189,7 +189,7 @@ std::optional<std::string> Plugin::options_schema(std::string_view factory_id) c
 
 namespace {
 
-/// abi.107: true the first time a plugin file is named for publishing no schema in this
+/// abi.109: true the first time a plugin file is named for publishing no schema in this
 /// process, so a library loaded again after it was unloaded is not named again.
 bool first_warning(const std::filesystem::path& file) {
     static std::mutex mutex;
@@ -198,7 +198,7 @@ bool first_warning(const std::filesystem::path& file) {
     return named.insert(file.string()).second;
 }
 
-/// abi.109: options every provider instance takes, read by the host itself (the cache policy
+/// abi.111: options every provider instance takes, read by the host itself (the cache policy
 /// and TTLs of caching.md); a provider's schema admits them whether it lists them or not.
 constexpr const char* kHostProviderOptions = R"({
   "cache_policy": {"type": "string", "enum": ["seed", "sliding", "automatic"],

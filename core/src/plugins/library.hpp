@@ -22,7 +22,7 @@ struct Library {
     std::string logger;  ///< "plugin:<name>", the logger of its host log records
     nucleo_host host{};  ///< handed to init; host_ctx points back here
     bool initialised = false;
-    /// abi.107: this library was checked for a missing options schema (named at most once per
+    /// abi.109: this library was checked for a missing options schema (named at most once per
     /// file and process).
     std::atomic<bool> warned_no_schema{false};
 

@@ -230,7 +230,7 @@ std::vector<fs::path> PluginLoader::search_path() const {
     std::vector<fs::path> out = paths_;
     boost::dll::fs::error_code ec;
     const fs::path self_dir = fs::path(boost::dll::this_line_location(ec).string()).parent_path();
-    // abi.111: an installed libnucleo finds its plugins beside itself (<libdir>/nucleo/plugins),
+    // abi.113: an installed libnucleo finds its plugins beside itself (<libdir>/nucleo/plugins),
     // so an install moved or copied to another prefix loads its own; the prefix compiled in is
     // searched only when that folder does not exist (a libnucleo linked statically into a
     // program, whose own folder is the program's).

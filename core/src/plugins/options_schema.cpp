@@ -1,4 +1,4 @@
-// abi.107, abi.108: the JSON Schema subset a plugin's options are checked against.
+// abi.109, abi.110: the JSON Schema subset a plugin's options are checked against.
 #include "plugins/options_schema.hpp"
 
 #include <algorithm>

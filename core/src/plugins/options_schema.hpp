@@ -1,4 +1,4 @@
-// The JSON Schema subset a plugin's options are checked against before create (abi.107).
+// The JSON Schema subset a plugin's options are checked against before create (abi.109).
 //
 // One small validator: type (a name or a list of names: object, array, string, integer, number,
 // boolean, null), properties, required, additionalProperties (false or a schema; absent allows
@@ -15,7 +15,7 @@
 
 namespace nucleo::plugins_detail {
 
-/// abi.108: the deepest nesting of a schema or of the options checked against it.
+/// abi.110: the deepest nesting of a schema or of the options checked against it.
 inline constexpr int kMaxSchemaDepth = 32;
 
 /// The first mismatch of the options against the schema.

@@ -15,7 +15,7 @@
  *        the body sent, never parsed and written again by the host.
  *   1.4  nucleo_plugin_entry.options_schema (appended): the JSON Schema of the options each
  *        factory's create() accepts, so the host refuses a misspelled, mistyped, missing or
- *        out-of-range option with the config's file:line before create is called (abi.107).
+ *        out-of-range option with the config's file:line before create is called (abi.109).
  *
  * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -241,7 +241,7 @@ typedef struct nucleo_plugin_entry {
      * configuration create() of the factory `id` accepts (the operator's `options:` section), or
      * NULL when the plugin publishes none for that id. The host validates the options against it
      * before calling create and refuses a mismatch itself, naming the config's file:line and
-     * what was expected (abi.107); a plugin without the slot (built before 1.4) or answering
+     * what was expected (abi.109); a plugin without the slot (built before 1.4) or answering
      * NULL gets its options unchecked and the host warns once, naming it. The host reads the
      * subset of JSON Schema listed in docs/plugin-authoring.md (type, properties, required,
      * additionalProperties, enum, minimum, maximum, minLength, items, description) and ignores

@@ -22,7 +22,7 @@ namespace {
 /// than ignored. Thread rule: every slot is callable concurrently (nothing is shared).
 class AnthropicProvider final : public nucleo::plugin::Provider {
   public:
-    /// abi.107: the options an `anthropic` instance takes (the host adds its cache options).
+    /// abi.109: the options an `anthropic` instance takes (the host adds its cache options).
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false,
       "properties": {

@@ -22,7 +22,7 @@ namespace {
 /// is refused at create instead of ignored. Thread rule: every slot is callable concurrently.
 class BedrockProvider final : public nucleo::plugin::Provider {
   public:
-    /// abi.107: the options a `bedrock` instance takes (the host adds its cache options).
+    /// abi.109: the options a `bedrock` instance takes (the host adds its cache options).
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false,
       "properties": {

@@ -63,7 +63,7 @@ namespace {
 /// request (`options`), so one instance serves every configuration.
 class ChatCompletions final : public plugin::Provider {
   public:
-    /// abi.107: the options an `openai` instance takes (the host adds its cache options).
+    /// abi.109: the options an `openai` instance takes (the host adds its cache options).
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false,
       "properties": {

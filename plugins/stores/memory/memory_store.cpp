@@ -60,7 +60,7 @@ struct Lease {
 
 class MemoryStore final : public nucleo::plugin::Store {
   public:
-    /// abi.107: the options a `memory` store takes.
+    /// abi.109: the options a `memory` store takes.
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false,
       "properties": {

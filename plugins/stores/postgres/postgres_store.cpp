@@ -267,7 +267,7 @@ Param p(std::size_t n) {
 
 class PostgresStore final : public nucleo::plugin::Store {
   public:
-    /// abi.107: the options a `postgres` store takes.
+    /// abi.109: the options a `postgres` store takes.
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false, "required": ["url"],
       "properties": {

@@ -94,7 +94,7 @@ std::string text(const redisReply* r) {
 
 class RedisStore final : public nucleo::plugin::Store {
   public:
-    /// abi.107: the options a `redis` store takes.
+    /// abi.109: the options a `redis` store takes.
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false, "required": ["url"],
       "properties": {

@@ -137,7 +137,7 @@ class Stmt {
 
 class SqliteStore final : public nucleo::plugin::Store {
   public:
-    /// abi.107: the options a `sqlite` store takes.
+    /// abi.109: the options a `sqlite` store takes.
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false, "required": ["path"],
       "properties": {

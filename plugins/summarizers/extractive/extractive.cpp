@@ -179,7 +179,7 @@ std::string cut_to(std::string_view s, std::size_t max_bytes) {
 
 class Extractive final : public nucleo::plugin::Summarizer {
   public:
-    /// abi.107: the extractive summarizer takes no options.
+    /// abi.109: the extractive summarizer takes no options.
     static constexpr const char* kOptionsSchema =
         R"({"type": "object", "additionalProperties": false, "properties": {}})";
 

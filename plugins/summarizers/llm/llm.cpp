@@ -44,7 +44,7 @@ int32_t append(void* ctx, const char* data, size_t size) {
 
 class Llm final : public nucleo::plugin::Summarizer {
   public:
-    /// abi.107: the options of the `llm` summarizer.
+    /// abi.109: the options of the `llm` summarizer.
     static constexpr const char* kOptionsSchema = R"({
       "type": "object", "additionalProperties": false,
       "properties": {
