@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <set>
 
 #include "nucleo/errors.hpp"
+#include "nucleo/plugin.h"
 
 namespace nucleo::cli {
 
@@ -85,19 +87,7 @@ std::vector<UnsetVariable> unset_variables(const nucleo::Config& config) {
 }
 
 void resolve_plugins(const nucleo::Config& config, const nucleo::PluginLoader& loader) {
-    auto check = [&](const std::string& plugin, const std::string& where, const std::string& path) {
-        try {
-            (void)loader.load(plugin);
-        } catch (const nucleo::Error& e) {
-            throw nucleo::Error(nucleo::ErrorKind::kPlugin,
-                                (where.empty() ? config.path().string() : where) + ": " + path +
-                                    ": " + e.what());
-        }
-    };
-    for (const auto& p : config.providers()) check(p.plugin, p.where, "providers." + p.name + ".plugin");
-    if (const auto& c = config.persistent_store()) check(c->plugin, c->where, "stores.persistent");
-    if (const auto& c = config.session_store()) check(c->plugin, c->where, "stores.session");
-    if (const auto& c = config.summarizer()) check(c->plugin, c->where, "summarizer");
+    nucleo::check_plugins(config, loader);
 }
 
 const nucleo::ModelSpec& default_model(const nucleo::Config& config) {
@@ -116,49 +106,24 @@ const nucleo::ModelSpec& default_model(const nucleo::Config& config) {
 
 namespace {
 
-/// The unset ${VAR}s written inside the YAML block that starts on `where`'s line (the choice's
-/// own line and the more indented lines under it), as "; ${A} (FILE:LINE) is unset".
-std::string unset_note(const nucleo::Config& config, const std::string& where) {
-    // where = FILE:LINE:COLUMN
-    const auto last = where.rfind(':');
-    const auto second = last == std::string::npos ? std::string::npos : where.rfind(':', last - 1);
-    if (second == std::string::npos) return "";
-    const std::string file = where.substr(0, second);
-    const int start = std::atoi(where.substr(second + 1, last - second - 1).c_str());
-    const auto column = static_cast<std::size_t>(std::atoi(where.substr(last + 1).c_str()));
-    std::ifstream in(file);
-    std::vector<std::string> lines;
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-    if (start < 1 || start > static_cast<int>(lines.size())) return "";
-    auto indent = [](const std::string& l) { return l.find_first_not_of(' '); };
-    // A block mapping starts at its line's first key: its siblings below belong to it. A node
-    // that starts after a key on its line (`persistent: {...}`) owns only more indented lines.
-    const auto base = indent(lines[start - 1]);
-    const bool block = base != std::string::npos && column == base + 1;
-    int end = start;
-    while (end < static_cast<int>(lines.size())) {
-        const auto i = indent(lines[end]);
-        if (i != std::string::npos && lines[end][i] != '#' && (block ? i < base : i <= base)) break;
-        ++end;
-    }
-    std::string note;
-    for (const UnsetVariable& v : unset_variables(config)) {
-        if (v.file == file && v.line >= start && v.line <= end)
-            note += "; ${" + v.name + "} (" + v.where + ") is unset";
-    }
-    return note;
-}
-
 // persistence.106: one store of the config, opened now; a refusal names where it was chosen,
 // and the unset variables its options were written with.
 nucleo::StoreInstance open_store(const nucleo::Config& config, const nucleo::PluginLoader& loader,
                                  const nucleo::PluginChoice& choice, const char* role) {
     const std::string where = choice.where.empty() ? config.path().string() : choice.where;
+    std::optional<nucleo::Plugin> plugin;
     try {
-        return loader.load(choice.plugin).make_store(choice.options_json);
+        plugin.emplace(loader.load(choice.plugin));
     } catch (const nucleo::Error& e) {
-        throw nucleo::Error(e.kind(), where + ": " + role + " (" + choice.plugin + "): " + e.what() +
-                                          unset_note(config, where));
+        throw nucleo::Error(e.kind(), where + ": " + role + " (" + choice.plugin + "): " + e.what());
+    }
+    // abi.109: options refused by the plugin's schema name their own file:line.
+    plugin->check_options(NUCLEO_FACTORY_STORE, choice.options_json, &choice.options_origin);
+    try {
+        // A refusal by create names the unset ${VAR}s its options were written with.
+        return plugin->make_store(choice.options_json, &choice.options_origin);
+    } catch (const nucleo::Error& e) {
+        throw nucleo::Error(e.kind(), where + ": " + role + " (" + choice.plugin + "): " + e.what());
     }
 }
 

@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "commands/log_format.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/log.hpp"
 #include "nucleo/version.hpp"
 
 namespace {
@@ -136,16 +137,6 @@ int run(const Bound& b) {
     }
 }
 
-/// NUCLEO_LOG_LEVEL names a level the logger knows, or is unset; the message otherwise.
-std::string log_level_problem() {
-    const char* level = std::getenv("NUCLEO_LOG_LEVEL");
-    if (level == nullptr) return "";
-    for (const char* known : {"trace", "debug", "info", "warn", "warning", "error", "err", "critical", "off"})
-        if (std::string_view(level) == known) return "";
-    return std::string("NUCLEO_LOG_LEVEL: unknown level '") + level +
-           "' (expected trace, debug, info, warn, error, critical or off)";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -242,7 +233,7 @@ int main(int argc, char** argv) {
         return nucleo::cli::kExitBadInput;
     }
     // An unknown level would silently turn logging off: refused before any command runs.
-    if (const std::string problem = log_level_problem(); !problem.empty()) {
+    if (const std::string problem = nucleo::log::level_variable_problem(); !problem.empty()) {
         std::cerr << "nucleo: " << problem << "\n";
         return nucleo::cli::kExitBadInput;
     }

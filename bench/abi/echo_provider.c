@@ -44,6 +44,6 @@ static const void* get_factory(const char* id) {
 
 static const nucleo_plugin_entry entry = {sizeof(nucleo_plugin_entry), NUCLEO_PLUGIN_ABI_MAJOR,
                                           NUCLEO_PLUGIN_ABI_MINOR, "bench-echo", "1.0",
-                                          "bench fixture", NULL, NULL, get_factory};
+                                          "bench fixture", NULL, NULL, get_factory, NULL};
 
 NUCLEO_PLUGIN_EXPORT const nucleo_plugin_entry* nucleo_plugin_entry_v1(void) { return &entry; }

@@ -127,7 +127,7 @@ std::string percent(double share) {
 SummarizerInstance make_summarizer(const Config& config, const PluginLoader& loader) {
     if (config.summarizer()) {
         return loader.load(config.summarizer()->plugin)
-            .make_summarizer(config.summarizer()->options_json);
+            .make_summarizer(config.summarizer()->options_json, &config.summarizer()->options_origin);
     }
     return loader.load("extractive").make_summarizer("{}");
 }

@@ -78,11 +78,13 @@ void yaml_to_json(const YAML::Node& node, JsonWriter& w) {
 
 int run_config(const Args& args) {
     const Config config = load_config(args);
-    resolve_plugins(config, PluginLoader(config.plugin_paths()));
+    // Named first, so they are on screen when a plugin refuses the empty value they left.
     for (const UnsetVariable& v : unset_variables(config)) {
         std::cerr << "nucleo config: warning: " << v.where << ": ${" << v.name
                   << "} is unset, so it expands to \"\"\n";
     }
+    // abi.112: every plugin loads and its options match its schema.
+    resolve_plugins(config, PluginLoader(config.plugin_paths()));
     if (args.has("check")) {
         const std::size_t plugins = config.providers().size() + (config.persistent_store() ? 1 : 0) +
                                     (config.session_store() ? 1 : 0) + (config.summarizer() ? 1 : 0);

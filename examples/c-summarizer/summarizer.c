@@ -307,6 +307,17 @@ static const void* get_factory(const char* id) {
     return NULL;
 }
 
+/* ABI 1.4: the JSON Schema of the options create() accepts; the host checks an operator's
+ * options against it before create and names the config's file:line on a mismatch. This
+ * summarizer takes none.
+ * Thread rule: any thread after init; static data only. */
+static const char* options_schema(const char* id) {
+    if (id != NULL && strcmp(id, NUCLEO_FACTORY_SUMMARIZER) == 0) {
+        return "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}";
+    }
+    return NULL;
+}
+
 static const nucleo_plugin_entry entry = {
     sizeof(nucleo_plugin_entry),
     NUCLEO_PLUGIN_ABI_MAJOR,
@@ -316,6 +327,7 @@ static const nucleo_plugin_entry entry = {
     "Example C11 summarizer: keeps the first sentence of each segment",
     plugin_init,
     plugin_deinit,
-    get_factory};
+    get_factory,
+    options_schema};
 
 NUCLEO_PLUGIN_EXPORT const nucleo_plugin_entry* nucleo_plugin_entry_v1(void) { return &entry; }

@@ -103,6 +103,8 @@ NUCLEO_ABI_AT(nucleo_provider_factory, encode_parts, 56);
 /* 1.4: nucleo_provider_factory.encode_split, appended after encode_parts (abi.108). */
 #if NUCLEO_PLUGIN_ABI_MINOR >= 4
 NUCLEO_ABI_AT(nucleo_provider_factory, encode_split, 64);
+/* 1.4: nucleo_plugin_entry.options_schema, appended after get_factory (abi.109). */
+NUCLEO_ABI_AT(nucleo_plugin_entry, options_schema, 64);
 #endif
 
 /* 1.1: "nucleo.host.model_call/1" (absent from the frozen 1.0 header). */

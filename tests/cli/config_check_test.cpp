@@ -1,6 +1,7 @@
 // The operator's mistakes a config can hold, each caught by the config check with the file, the
-// line and what was expected: an unknown plugin, a missing plugin folder, an unset ${VAR}, an
-// unknown log level; and `nucleo config --check`, `nucleo plugins --config`.
+// line and what was expected: an unknown plugin, a misspelled plugin option, a missing plugin
+// folder, an unset ${VAR}, an unknown log level; and `nucleo config --check`, `nucleo plugins
+// --config`.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -74,18 +75,36 @@ TEST_F(ConfigCheck, AnUnsetVariableIsNamedWithItsLine) {
         write("plugins:\n  paths: [\"" + std::string(NUCLEO_BUILD_PLUGIN_DIR) + "\"]\n" +
               "stores:\n  persistent:\n    plugin: sqlite\n    options:\n"
               "      path: \"${NUCLEO_SQLITE_PATH_TYPO}\"\n");
-    // The check names it as a warning...
+    // The check names it as a warning, and the sqlite schema refuses the empty path it left
+    // (abi.109), at the option's line, with the expected value and the variable.
+    const std::string refusal = config + ":7:7: stores.persistent.options.path: expected a string "
+                                         "of at least 1 character (the database file), got \"\"; "
+                                         "${NUCLEO_SQLITE_PATH_TYPO} is unset (plugin sqlite)";
     CliRun r = run("config --check --config " + quoted(config), "-u NUCLEO_SQLITE_PATH_TYPO");
-    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find("nucleo config: warning: " + config +
                          ":7: ${NUCLEO_SQLITE_PATH_TYPO} is unset, so it expands to \"\""),
               std::string::npos)
         << r.err;
-    // ...and the store's refusal says which variable left its option empty.
+    EXPECT_NE(r.err.find(refusal), std::string::npos) << r.err;
+    // Every command that opens the store refuses it the same way, before the store's create.
     r = run("conversations list --user u --config " + quoted(config), "-u NUCLEO_SQLITE_PATH_TYPO");
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find(config + ":5:5: stores.persistent (sqlite): "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("; ${NUCLEO_SQLITE_PATH_TYPO} (" + config + ":7) is unset"), std::string::npos)
+    EXPECT_NE(r.err.find(refusal), std::string::npos) << r.err;
+}
+
+TEST_F(ConfigCheck, AMisspelledPluginOptionIsRefusedAtItsLine) {
+    // abi.109: the plugin's schema refuses it before create, with the near name.
+    const std::string config =
+        write("plugins:\n  paths: [\"" + std::string(NUCLEO_BUILD_PLUGIN_DIR) + "\"]\n" +
+              "providers:\n  anthropic:\n    plugin: anthropic\n    options:\n"
+              "      anthropic_versoin: \"2023-06-01\"\n");
+    const CliRun r = run("config --check --config " + quoted(config));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(config + ":7:7: providers.anthropic.options.anthropic_versoin: unknown "
+                                  "option \"anthropic_versoin\" (did you mean \"anthropic_version\"?)"),
+              std::string::npos)
         << r.err;
 }
 

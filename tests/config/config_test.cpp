@@ -72,6 +72,28 @@ TEST(Config, ShippedBaseUrlsFollowTheEcosystemVariables) {
     EXPECT_EQ(Config::load(kShipped).provider("bedrock").base_url, "http://127.0.0.1:9003");
 }
 
+TEST(Config, AnUnknownLogLevelIsRefusedByTheLibrarysLoad) {
+    // obs.108: a host program that loads nucleo.yaml refuses the typo as the command does,
+    // naming the variable and the expected names.
+    const auto file = write_file(scratch_dir() / "loglevel.yaml", "providers: {}\n");
+    {
+        const ScopedEnv level("NUCLEO_LOG_LEVEL", "verbose");
+        try {
+            (void)Config::load(file);
+            FAIL() << "NUCLEO_LOG_LEVEL=verbose was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+            EXPECT_EQ(std::string(e.what()),
+                      "NUCLEO_LOG_LEVEL: unknown level 'verbose' (expected trace, debug, info, "
+                      "warn, error, critical or off)");
+        }
+        EXPECT_EQ(log::parse_level("verbose"), std::nullopt);
+    }
+    const ScopedEnv level("NUCLEO_LOG_LEVEL", "warning");
+    EXPECT_NO_THROW((void)Config::load(file));
+    EXPECT_EQ(log::parse_level("warning"), log::Level::kWarn);
+}
+
 TEST(Config, ShippedConfigLoadsWithRealEntriesOfEachProvider) {
     const Config c = Config::load(kShipped);
     int anthropic = 0, openai = 0, bedrock = 0;

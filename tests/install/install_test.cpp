@@ -128,6 +128,35 @@ TEST_F(Install, TheCommandReadsTheConfigOfItsOwnPrefix) {
     EXPECT_NE(json.find("\"config\":\"" + expected.string() + "\""), std::string::npos) << json;
 }
 
+TEST_F(Install, AMovedInstallReadsItsOwnConfigAndLoadsItsOwnPlugins) {
+    // abi.113: the install copied to another folder: its command finds its libnucleo, the config
+    // beside it and the plugins beside it; every plugin it lists and every plugin the shipped
+    // config names resolve inside the moved folder, none in the prefix it was installed to.
+    const fs::path moved = kWork / "moved";
+    fs::remove_all(moved);
+    fs::copy(kPrefix, moved, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    const fs::path out = kWork / "moved-plugins.json";
+    const std::string env = "cd " + q(kWork) + " && env -u NUCLEO_CONFIG -u NUCLEO_PLUGIN_PATH ";
+    std::string cmd = env + q(moved / "bin/nucleo") + " plugins --json >" + q(out) + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out);
+    const std::string json = slurp(out);
+    rapidjson::Document d;
+    d.Parse(json.c_str());
+    ASSERT_TRUE(d.IsObject() && d.HasMember("plugins")) << json;
+    ASSERT_GT(d["plugins"].Size(), 0u) << json;
+    for (const auto& p : d["plugins"].GetArray()) {
+        const std::string file = p["file"].GetString();
+        EXPECT_EQ(file.rfind((moved / "lib").string(), 0), 0u) << file;
+    }
+    // The shipped config, found beside the moved library, checks whole against those plugins.
+    cmd = env + q(moved / "bin/nucleo") + " config --check >" + q(out) + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out);
+    EXPECT_NE(slurp(out).find((moved / "share/nucleo/nucleo.yaml").string() + ": ok, "),
+              std::string::npos)
+        << slurp(out);
+    fs::remove_all(moved);
+}
+
 TEST_F(Install, OutOfTreeCPluginBuildsLoadsAndKeepsTheFirstSentenceOfEachSegment) {
     const fs::path build = kWork / "c-summarizer";
     ASSERT_NO_FATAL_FAILURE(

@@ -197,11 +197,17 @@ TEST_F(ProviderClientTest, AOneHourHeadOnAModelWithoutTheHourFallsBackToFiveMinu
 TEST_F(ProviderClientTest, ABadCacheOptionIsRefusedNamingTheProviderAndTheValue) {
     for (const auto& [options, expected] :
          std::vector<std::pair<std::string, std::string>>{
+             // abi.111: the host's own provider options are checked with the plugin's schema,
+             // before the plugin's create.
              {R"({"cache_policy":"fast"})",
-              "provider 'anthropic' options.cache_policy: \"fast\" is not one of seed, sliding, "
-              "automatic"},
-             {R"({"cache_policy":3})", "options.cache_policy: not a string"},
-             {R"({"cache_head_ttl":"2h"})", "options.cache_head_ttl: expected \"5m\" or \"1h\""}}) {
+              "plugin 'anthropic' options: cache_policy: expected one of \"seed\", \"sliding\", "
+              "\"automatic\", got \"fast\""},
+             {R"({"cache_policy":3})",
+              "plugin 'anthropic' options: cache_policy: expected a string (where the host places "
+              "cache breakpoints), got 3"},
+             {R"({"cache_head_ttl":"2h"})",
+              "plugin 'anthropic' options: cache_head_ttl: expected one of \"5m\", \"1h\", got "
+              "\"2h\""}}) {
         ProviderConfig config = config_;
         config.options_json = options;
         try {

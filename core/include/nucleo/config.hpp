@@ -10,10 +10,14 @@
 // loaded (the default may itself hold `${...}`; `$${` is a literal `${`). An unset variable
 // without a default expands to the empty string, as in a POSIX shell, so a config can name
 // ANTHROPIC_API_KEY without every user having set it; whoever needs the value refuses the empty
-// string when it is used (a provider without a key), not at load time.
+// string when it is used (a provider without a key), not at load time. Config::unset_variables()
+// lists every such reference with its place, and a refusal of a value one left empty names it
+// (abi.112). Plugin options are checked against the plugin's schema where the plugin is opened
+// (nucleo::check_plugins, Plugin::make_*: abi.109).
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +40,30 @@ struct ProviderCredentials {
     std::string region;             ///< AWS_REGION (not secret)
 };
 
+/// Where a plugin's `options:` were written, so a refusal of them names the config's file and
+/// line (abi.109). Filled by the config loader; empty for options that come from code.
+struct OptionsOrigin {
+    /// The options' key path in the config: "providers.anthropic.options", "stores.session.options".
+    std::string key_path;
+    /// "FILE:LINE:COLUMN" of the options mapping, or of the choice when it has no options.
+    std::string where;
+    /// Option path ("path", "pool.size", "flags[0]") → "FILE:LINE:COLUMN" of its key (of the
+    /// item, in a sequence).
+    std::map<std::string, std::string> where_of;
+    /// Option path → the `${VAR}`s without default its value was written with whose variable
+    /// is unset (so it expanded to ""): named in a refusal of that option.
+    std::map<std::string, std::vector<std::string>> unset_of;
+};
+
+/// A `${VAR}` without default whose variable was unset when the config was loaded: it expanded
+/// to "" (a POSIX shell's rule); named with its place so a later refusal can say why a value is
+/// empty.
+struct UnsetVariable {
+    std::string name;      ///< "NUCLEO_SQLITE_PATH"
+    std::string where;     ///< "FILE:LINE:COLUMN" of the value that holds it
+    std::string key_path;  ///< "stores.persistent.options.path"
+};
+
 /// One provider instance of nucleo.yaml `providers:`: a name the catalog's
 /// entries refer to, the plugin that speaks its wire format, where it lives and how to sign in.
 struct ProviderConfig {
@@ -52,6 +80,8 @@ struct ProviderConfig {
     /// "FILE:LINE:COLUMN" of its `plugin:` value (empty when not read from a file): what a plugin
     /// that cannot be loaded is reported at.
     std::string where;
+    /// Where options_json's keys were written (abi.109).
+    OptionsOrigin options_origin;
 };
 
 /// A plugin chosen for a role (session store, persistent store, summarizer) and its options.
@@ -61,6 +91,8 @@ struct PluginChoice {
     /// "FILE:LINE:COLUMN" of the choice in the config (empty when not read from a file): what a
     /// refusal to open the plugin names (persistence.106).
     std::string where;
+    /// Where options_json's keys were written (abi.109).
+    OptionsOrigin options_origin;
 };
 
 /// The model catalog (config/models.yaml): every ModelSpec the runtime may call, in file order.
@@ -145,6 +177,12 @@ class Config {
     /// ProviderClient::from_config applies them as the last layer of the chains.
     [[nodiscard]] const BindingDeclarations& defaults() const noexcept { return defaults_; }
 
+    /// Every `${VAR}` without default, in any string value of the file or its includes, whose
+    /// variable was unset at load (it expanded to ""), in reading order.
+    [[nodiscard]] const std::vector<UnsetVariable>& unset_variables() const noexcept {
+        return unset_;
+    }
+
     /// The whole config after expansion and merging, as YAML, with every secret shown as `***`
     /// (credentials, option keys that name a key/secret/token/password, passwords inside URLs).
     /// What the CLI and logs may show.
@@ -159,6 +197,7 @@ class Config {
     std::optional<PluginChoice> session_store_;
     std::optional<PluginChoice> persistent_store_;
     std::optional<PluginChoice> summarizer_;
+    std::vector<UnsetVariable> unset_;
     BindingDeclarations defaults_{OutputDeclaration{OutputSize::kMedium}, Depth::kImmediate};
 };
 

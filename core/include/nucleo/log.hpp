@@ -5,15 +5,27 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace nucleo::log {
 
 enum class Level { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
-/// Records below `level` are dropped. Default kInfo, or NUCLEO_LOG_LEVEL (trace..off).
+/// Records below `level` are dropped. Default kInfo, or NUCLEO_LOG_LEVEL (trace..off; a name
+/// the logger does not know leaves kInfo, and check_level_variable() refuses it).
 void set_level(Level level);
 Level level();
+
+/// Parses a level name: trace, debug, info, warn (warning), error (err), critical (as error)
+/// or off; nullopt for anything else.
+std::optional<Level> parse_level(std::string_view name);
+
+/// obs.108: "" when NUCLEO_LOG_LEVEL is unset or names a level, else the one-line refusal
+/// "NUCLEO_LOG_LEVEL: unknown level 'verbose' (expected trace, debug, info, warn, error,
+/// critical or off)". Config::load throws it as Error kConfig, so every host that loads
+/// nucleo.yaml refuses the typo as the `nucleo` command does.
+std::string level_variable_problem();
 
 /// A sink receives every record that passes the level: its level, the logger's name ("nucleo",
 /// "plugin:<name>", ...) and the formatted message. An empty function restores stderr.

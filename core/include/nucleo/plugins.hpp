@@ -17,6 +17,9 @@
 
 namespace nucleo {
 
+struct OptionsOrigin;  // nucleo/config.hpp
+class Config;
+
 namespace plugins_detail {
 struct Library;
 struct InstanceHandle;
@@ -46,12 +49,30 @@ class Plugin {
     /// True when the plugin serves `factory_id` ("nucleo.summarizer/1", ...).
     [[nodiscard]] bool serves(std::string_view factory_id) const;
 
-    /// Creates an instance from its configuration (a JSON object; "{}" for none). Throws
-    /// nucleo::Error kPlugin when the plugin does not serve the factory (one line naming the
-    /// file and the id), or the kind mapped from the plugin's status when create fails.
-    [[nodiscard]] SummarizerInstance make_summarizer(std::string_view config_json = "{}") const;
-    [[nodiscard]] ProviderInstance make_provider(std::string_view config_json = "{}") const;
-    [[nodiscard]] StoreInstance make_store(std::string_view config_json = "{}") const;
+    /// Creates an instance from its configuration (a JSON object; "{}" for none), first checked
+    /// by check_options (abi.109). Throws nucleo::Error kPlugin when the plugin does not serve
+    /// the factory (one line naming the file and the id), kConfig when the options do not match
+    /// the plugin's schema, or the kind mapped from the plugin's status when create fails (then,
+    /// with an origin, the message ends naming the unset `${VAR}`s the options were written with).
+    [[nodiscard]] SummarizerInstance make_summarizer(std::string_view config_json = "{}",
+                                                     const OptionsOrigin* origin = nullptr) const;
+    [[nodiscard]] ProviderInstance make_provider(std::string_view config_json = "{}",
+                                                 const OptionsOrigin* origin = nullptr) const;
+    [[nodiscard]] StoreInstance make_store(std::string_view config_json = "{}",
+                                           const OptionsOrigin* origin = nullptr) const;
+
+    /// ABI 1.4: the JSON Schema of the options of `factory_id`'s create, or nullopt when the
+    /// plugin publishes none (built before 1.4, or its slot answers NULL).
+    [[nodiscard]] std::optional<std::string> options_schema(std::string_view factory_id) const;
+
+    /// abi.109: checks `config_json` against the plugin's schema for `factory_id` (a provider's
+    /// schema also admits the host's own provider options, abi.111). A mismatch is Error kConfig,
+    /// one line: with an origin "FILE:LINE:COLUMN: providers.x.options.key: what, expected what
+    /// (plugin NAME)", else "plugin 'NAME' options: key: ...". An unset `${VAR}` the value was
+    /// written with is named. A schema that is not a JSON Schema the host reads is Error kPlugin.
+    /// A plugin without a schema passes unchecked, and is named once in a warning.
+    void check_options(std::string_view factory_id, std::string_view config_json,
+                       const OptionsOrigin* origin = nullptr) const;
 
     explicit Plugin(std::shared_ptr<plugins_detail::Library> library);
 
@@ -83,6 +104,13 @@ class PluginLoader {
   private:
     std::vector<std::filesystem::path> paths_;
 };
+
+/// abi.112: every plugin the config names (each provider instance's, the stores', the
+/// summarizer's) loads, and its options match its schema: the whole config checked before any
+/// instance is created. The first problem is an Error: a plugin that cannot be loaded is kPlugin
+/// starting with "FILE:LINE:COLUMN: providers.NAME.plugin: " and the loader's reason; options
+/// are refused as Plugin::check_options says.
+void check_plugins(const Config& config, const PluginLoader& loader);
 
 /// Common part of the instance wrappers: copyable handles sharing one plugin instance, which is
 /// destroyed (and may let its library unload) when the last copy goes.

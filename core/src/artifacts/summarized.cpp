@@ -13,6 +13,8 @@
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 
+#include <optional>
+
 namespace nucleo {
 namespace {
 
@@ -263,8 +265,16 @@ std::shared_ptr<const ArtifactSummarizer> plugin_artifact_summarizer(SummarizerI
 std::shared_ptr<const ArtifactSummarizer> default_artifact_summarizer(const Config& config,
                                                                       const PluginLoader& loader) {
     if (const auto& choice = config.summarizer()) {
+        // abi.112: the choice's place names a plugin that cannot be loaded.
+        std::optional<Plugin> plugin;
+        try {
+            plugin.emplace(loader.load(choice->plugin));
+        } catch (const Error& e) {
+            throw Error(e.kind(), (choice->where.empty() ? config.path().string() : choice->where) +
+                                      ": summarizer: " + e.what());
+        }
         return plugin_artifact_summarizer(
-            loader.load(choice->plugin).make_summarizer(choice->options_json));
+            plugin->make_summarizer(choice->options_json, &choice->options_origin));
     }
     return std::make_shared<TruncatingSummarizer>();
 }

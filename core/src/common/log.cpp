@@ -124,8 +124,10 @@ struct LogState {
     }
     LogState() {
         logger.set_level(spdlog::level::info);
+        // obs.108: an unknown name keeps info (spdlog would read it as off, silencing the log);
+        // Config::load and the CLI refuse it.
         if (const char* env = std::getenv("NUCLEO_LOG_LEVEL")) {
-            logger.set_level(spdlog::level::from_str(env));
+            if (const auto level = log::parse_level(env)) logger.set_level(to_spdlog(*level));
         }
         if (const char* env = std::getenv("NUCLEO_LOG_FORMAT")) {
             if (auto f = log::parse_format(env)) sink->log_format = *f;
@@ -147,6 +149,23 @@ spdlog::logger& logger() { return state().logger; }
 namespace log {
 
 void set_level(Level level) { state().logger.set_level(to_spdlog(level)); }
+
+std::optional<Level> parse_level(std::string_view name) {
+    if (name == "trace") return Level::kTrace;
+    if (name == "debug") return Level::kDebug;
+    if (name == "info") return Level::kInfo;
+    if (name == "warn" || name == "warning") return Level::kWarn;
+    if (name == "error" || name == "err" || name == "critical") return Level::kError;
+    if (name == "off") return Level::kOff;
+    return std::nullopt;
+}
+
+std::string level_variable_problem() {
+    const char* level = std::getenv("NUCLEO_LOG_LEVEL");
+    if (level == nullptr || parse_level(level)) return "";
+    return std::string("NUCLEO_LOG_LEVEL: unknown level '") + level +
+           "' (expected trace, debug, info, warn, error, critical or off)";
+}
 Level level() { return from_spdlog(state().logger.level()); }
 void set_sink(Sink sink) { state().sink->set(std::move(sink)); }
 

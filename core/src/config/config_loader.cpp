@@ -20,6 +20,7 @@
 #include "config/env_expand.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/log.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -120,7 +121,9 @@ std::string describe(const YAML::Node& n) {
 /// Reads one YAML document of one file, knowing the file's name for messages.
 class Reader {
   public:
-    explicit Reader(std::string file) : file_(std::move(file)) {}
+    /// `unset`: where every `${VAR}` without default whose variable is unset is recorded.
+    Reader(std::string file, std::vector<UnsetVariable>* unset)
+        : file_(std::move(file)), unset_(unset) {}
 
     [[nodiscard]] const std::string& file() const { return file_; }
 
@@ -186,11 +189,20 @@ class Reader {
         fail(map.Mark(), child(path, key), "required value missing");
     }
 
-    /// A string, `${VAR}`-expanded. `secret`: never quote it.
-    std::string string(const YAML::Node& n, const std::string& path, bool secret = false) const {
+    /// A string, `${VAR}`-expanded. `secret`: never quote it. `unset_names`, when given, also
+    /// receives the unset variables' names.
+    std::string string(const YAML::Node& n, const std::string& path, bool secret = false,
+                       std::vector<std::string>* unset_names = nullptr) const {
         if (!n.IsScalar()) fail(n.Mark(), path, "expected a string, got " + describe(n));
         try {
-            return config_internal::expand_env(n.Scalar());
+            std::vector<std::string> unset;
+            std::string value =
+                config_internal::expand_env(n.Scalar(), config_internal::process_env, &unset);
+            for (const auto& name : unset) {
+                if (unset_ != nullptr) unset_->push_back({name, where(n.Mark()), path});
+                if (unset_names != nullptr) unset_names->push_back(name);
+            }
+            return value;
         } catch (const config_internal::ExpandError& e) {
             if (secret)
                 fail(n.Mark(), path, "malformed ${...} reference (value not shown: secret)");
@@ -287,8 +299,14 @@ class Reader {
 
     /// A YAML subtree as JSON (options handed to plugins). Plain scalars become null, booleans,
     /// integers or numbers when they read as such, everything else a `${VAR}`-expanded string.
+    /// `origin` records where each option was written, by its path relative to origin's
+    /// key_path (abi.109).
     void to_json(const YAML::Node& n, const std::string& path, bool secret,
-                 rapidjson::Writer<rapidjson::StringBuffer>& w) const {
+                 rapidjson::Writer<rapidjson::StringBuffer>& w, OptionsOrigin& origin) const {
+        const auto relative = [&](const std::string& full) {
+            return full.size() > origin.key_path.size() + 1 ? full.substr(origin.key_path.size() + 1)
+                                                           : std::string();
+        };
         switch (n.Type()) {
             case YAML::NodeType::Map: {
                 expect_map(n, path);
@@ -296,7 +314,8 @@ class Reader {
                 for (const auto& kv : n) {
                     const std::string key = kv.first.Scalar();
                     w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
-                    to_json(kv.second, child(path, key), secret || is_secret_key(key), w);
+                    origin.where_of[relative(child(path, key))] = where(kv.first.Mark());
+                    to_json(kv.second, child(path, key), secret || is_secret_key(key), w, origin);
                 }
                 w.EndObject();
                 return;
@@ -304,7 +323,11 @@ class Reader {
             case YAML::NodeType::Sequence: {
                 w.StartArray();
                 std::size_t i = 0;
-                for (const auto& item : n) to_json(item, element(path, i++), secret, w);
+                for (const auto& item : n) {
+                    origin.where_of[relative(element(path, i))] = where(item.Mark());
+                    to_json(item, element(path, i), secret, w, origin);
+                    ++i;
+                }
                 w.EndArray();
                 return;
             }
@@ -328,23 +351,31 @@ class Reader {
             if (!s.empty() && dec == std::errc() && dp == s.data() + s.size() && std::isfinite(d))
                 return (void)w.Double(d);
         }
-        const std::string value = string(n, path, secret);
+        std::vector<std::string> unset;
+        const std::string value = string(n, path, secret, &unset);
+        if (!unset.empty()) origin.unset_of[relative(path)] = std::move(unset);
         w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
     }
 
-    /// `options:` of a provider or a plugin choice, as a JSON object text.
-    std::string options(const YAML::Node& map, const std::string& path) const {
+    /// `options:` of a provider or a plugin choice, as a JSON object text; `origin` receives
+    /// where each option was written.
+    std::string options(const YAML::Node& map, const std::string& path,
+                        OptionsOrigin& origin) const {
         const YAML::Node n = get(map, "options");
+        origin.key_path = child(path, "options");
+        origin.where = where(map.Mark());
         if (!present(n)) return "{}";
         expect_map(n, child(path, "options"));
+        origin.where = where(n.Mark());
         rapidjson::StringBuffer buffer;
         rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-        to_json(n, child(path, "options"), false, writer);
+        to_json(n, child(path, "options"), false, writer, origin);
         return buffer.GetString();
     }
 
   private:
     std::string file_;
+    std::vector<UnsetVariable>* unset_ = nullptr;
 };
 
 }  // namespace
@@ -385,7 +416,7 @@ class ConfigBuilder {
             includer->fail(include_mark, include_path,
                            "include cycle: " + file.string() + " is already being read");
         stack_.push_back(identity);
-        Reader reader(file.string());
+        Reader reader(file.string(), &config_.unset_);
         check_nesting(reader, text);
         std::vector<YAML::Node> documents;
         try {
@@ -559,7 +590,7 @@ class ConfigBuilder {
                 field("session_token", p.credentials.session_token, true);
                 field("region", p.credentials.region, false);
             }
-            p.options_json = r.options(body, path);
+            p.options_json = r.options(body, path, p.options_origin);
             if (auto t = Reader::get(body, "transport"); Reader::present(t))
                 read_transport(r, t, child(path, "transport"), p.transport);
             provider_where_[p.name] = r.where(kv.first.Mark());
@@ -588,7 +619,7 @@ class ConfigBuilder {
         r.expect_map(n, path, {"plugin", "options"});
         PluginChoice c;
         c.plugin = r.plugin_name(n, path);
-        c.options_json = r.options(n, path);
+        c.options_json = r.options(n, path, c.options_origin);
         c.where = r.where(n.Mark());
         return c;
     }
@@ -815,6 +846,9 @@ class ConfigBuilder {
 };
 
 Config Config::load(const fs::path& path) {
+    // obs.108: the log level variable is part of the configuration a host starts with.
+    if (const std::string problem = log::level_variable_problem(); !problem.empty())
+        throw Error(ErrorKind::kConfig, problem);
     Config config;
     config.path_ = path;
     ConfigBuilder builder(config);
@@ -823,6 +857,10 @@ Config Config::load(const fs::path& path) {
     NUCLEO_LOG_DEBUG("config {}: {} provider(s), {} model(s), {} plugin path(s)", path.string(),
                      config.providers_.size(), config.catalog_.all().size(),
                      config.plugin_paths_.size());
+    for (const UnsetVariable& v : config.unset_) {
+        NUCLEO_LOG_DEBUG("config {}: {}: ${{{}}} is unset, so it expands to \"\"", v.where,
+                         v.key_path, v.name);
+    }
     return config;
 }
 

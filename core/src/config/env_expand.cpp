@@ -44,7 +44,8 @@ std::size_t find_closing(std::string_view text, std::size_t from, int outer) {
 
 namespace {
 
-std::string expand(std::string_view text, const EnvLookup& lookup, int outer) {
+std::string expand(std::string_view text, const EnvLookup& lookup, int outer,
+                   std::vector<std::string>* unset) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -76,11 +77,13 @@ std::string expand(std::string_view text, const EnvLookup& lookup, int outer) {
         const std::optional<std::string> value = lookup(name);
         if (name_end == close) {
             out += value.value_or("");
+            if (!value && unset != nullptr) unset->emplace_back(name);
         } else if (text.substr(name_end, 2) == ":-") {
             if (value && !value->empty()) {
                 out += *value;
             } else {
-                out += expand(text.substr(name_end + 2, close - name_end - 2), lookup, outer + 1);
+                out += expand(text.substr(name_end + 2, close - name_end - 2), lookup, outer + 1,
+                              unset);
             }
         } else {
             throw ExpandError("unsupported operator in \"${" + std::string(name) +
@@ -93,8 +96,9 @@ std::string expand(std::string_view text, const EnvLookup& lookup, int outer) {
 
 }  // namespace
 
-std::string expand_env(std::string_view text, const EnvLookup& lookup) {
-    return expand(text, lookup, 0);
+std::string expand_env(std::string_view text, const EnvLookup& lookup,
+                       std::vector<std::string>* unset) {
+    return expand(text, lookup, 0, unset);
 }
 
 }  // namespace nucleo::config_internal

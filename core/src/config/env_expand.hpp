@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nucleo::config_internal {
 
@@ -30,6 +31,9 @@ struct ExpandError : std::runtime_error {
 /// so `${A:-${B:-x}}` works). `$$` is a literal `$`; a `$` followed by anything else stays as it
 /// is. NAME is [A-Za-z_][A-Za-z0-9_]*. ExpandError for an unterminated `${`, an empty or bad name,
 /// an operator other than `:-`, or references nested deeper than kMaxReferenceNesting.
-std::string expand_env(std::string_view text, const EnvLookup& lookup = process_env);
+/// `unset`, when given, receives the NAME of each `${NAME}` without default whose variable is
+/// unset (in text order), so the loader can name them.
+std::string expand_env(std::string_view text, const EnvLookup& lookup = process_env,
+                       std::vector<std::string>* unset = nullptr);
 
 }  // namespace nucleo::config_internal

@@ -1,6 +1,7 @@
 #include "nucleo/provider_client.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 #include <exception>
 #include <map>
@@ -421,8 +422,16 @@ ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, 
 ProviderClient ProviderClient::from_config(const Config& config, const PluginLoader& loader,
                                            std::string_view provider_name) {
     const ProviderConfig& pc = config.provider(provider_name);
-    Plugin plugin = loader.load(pc.plugin);
-    ProviderClient client(pc, plugin.make_provider(pc.options_json));
+    // abi.112: a plugin name that resolves to nothing is named where the config wrote it, and
+    // the options are checked against the plugin's schema with their file:line (abi.109).
+    std::optional<Plugin> plugin;
+    try {
+        plugin.emplace(loader.load(pc.plugin));
+    } catch (const Error& e) {
+        throw Error(e.kind(), (pc.where.empty() ? config.path().string() : pc.where) +
+                                  ": providers." + pc.name + ".plugin: " + e.what());
+    }
+    ProviderClient client(pc, plugin->make_provider(pc.options_json, &pc.options_origin));
     client.set_declaration_defaults(config.defaults());  // budget.102
     return client;
 }

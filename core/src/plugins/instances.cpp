@@ -4,12 +4,16 @@
 // status is kPlugin. NOT_IMPLEMENTED throws NotImplementedException (persistence.4: an unbuilt
 // store surface refuses loudly), UNCORRECTABLE and CONTEXT_OVERFLOW their exception types, so a
 // caller can catch them by type. The message names the plugin, the slot and the plugin's text.
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include <rapidjson/document.h>
 
+#include "common/log_internal.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
+#include "plugins/options_schema.hpp"
 #include "persistence/boundary.hpp"
 #include "plugins/library.hpp"
 #include "plugins/sinks.hpp"
@@ -92,10 +96,22 @@ nucleo_string_view sv(std::string_view s) {
     return {s.data(), s.size()};
 }
 
+/// "; ${A} (FILE:LINE:COLUMN) is unset" for every unset variable the options were written with.
+std::string unset_note(const OptionsOrigin* origin) {
+    if (origin == nullptr) return {};
+    std::string note;
+    for (const auto& [path, names] : origin->unset_of) {
+        const auto at = origin->where_of.find(path);
+        const std::string& where = at != origin->where_of.end() ? at->second : origin->where;
+        for (const auto& name : names) note += "; ${" + name + "} (" + where + ") is unset";
+    }
+    return note;
+}
+
 template <class Factory>
 std::shared_ptr<InstanceHandle> create(const std::shared_ptr<Library>& library, const char* id,
                                        std::size_t min_size, std::string_view config,
-                                       std::string where = {}) {
+                                       const OptionsOrigin* origin, std::string where = {}) {
     const auto* f = static_cast<const Factory*>(library->factory(id, min_size));
     if (f->create == nullptr || f->destroy == nullptr) {
         throw Error(ErrorKind::kPlugin, "cannot load plugin " + library->info.file.string() +
@@ -107,7 +123,14 @@ std::shared_ptr<InstanceHandle> create(const std::shared_ptr<Library>& library, 
     handle->factory = f;
     handle->where = std::move(where);
     nucleo_instance* made = nullptr;
-    run(*handle, "create", [&](nucleo_error* err) { return f->create(sv(config), &made, err); });
+    try {
+        run(*handle, "create",
+            [&](nucleo_error* err) { return f->create(sv(config), &made, err); });
+    } catch (const Error& e) {
+        const std::string note = unset_note(origin);
+        if (note.empty()) throw;
+        throw Error(e.kind(), e.what() + note);
+    }
     if (made == nullptr) {
         throw Error(ErrorKind::kPlugin, "plugin '" + library->info.name + "' create of " + id +
                                             " reported success but returned no instance");
@@ -135,20 +158,163 @@ Slot require(const InstanceHandle& h, Slot slot, const char* name) {
 
 }  // namespace
 
-SummarizerInstance Plugin::make_summarizer(std::string_view config_json) const {
-    return SummarizerInstance(create<nucleo_summarizer_factory>(library_, NUCLEO_FACTORY_SUMMARIZER,
-                                                                kSummarizerV1Size, config_json));
+SummarizerInstance Plugin::make_summarizer(std::string_view config_json,
+                                           const OptionsOrigin* origin) const {
+    check_options(NUCLEO_FACTORY_SUMMARIZER, config_json, origin);
+    return SummarizerInstance(create<nucleo_summarizer_factory>(
+        library_, NUCLEO_FACTORY_SUMMARIZER, kSummarizerV1Size, config_json, origin));
 }
 
-ProviderInstance Plugin::make_provider(std::string_view config_json) const {
+ProviderInstance Plugin::make_provider(std::string_view config_json,
+                                       const OptionsOrigin* origin) const {
+    check_options(NUCLEO_FACTORY_PROVIDER, config_json, origin);
     return ProviderInstance(create<nucleo_provider_factory>(library_, NUCLEO_FACTORY_PROVIDER,
-                                                            kProviderV1Size, config_json));
+                                                            kProviderV1Size, config_json, origin));
 }
 
-StoreInstance Plugin::make_store(std::string_view config_json) const {
+StoreInstance Plugin::make_store(std::string_view config_json, const OptionsOrigin* origin) const {
+    check_options(NUCLEO_FACTORY_STORE, config_json, origin);
     return StoreInstance(create<nucleo_store_factory>(library_, NUCLEO_FACTORY_STORE,
-                                                      kStoreV1MinSize, config_json,
+                                                      kStoreV1MinSize, config_json, origin,
                                                       store_location(config_json)));
+}
+
+std::optional<std::string> Plugin::options_schema(std::string_view factory_id) const {
+    const nucleo_plugin_entry* entry = library_->entry;
+    if (!NUCLEO_HAS_SLOT(entry, nucleo_plugin_entry, options_schema)) return std::nullopt;
+    const char* schema = entry->options_schema(std::string(factory_id).c_str());
+    if (schema == nullptr) return std::nullopt;
+    return std::string(schema);
+}
+
+namespace {
+
+/// abi.109: true the first time a plugin file is named for publishing no schema in this
+/// process, so a library loaded again after it was unloaded is not named again.
+bool first_warning(const std::filesystem::path& file) {
+    static std::mutex mutex;
+    static std::set<std::string> named;
+    const std::lock_guard lock(mutex);
+    return named.insert(file.string()).second;
+}
+
+/// abi.111: options every provider instance takes, read by the host itself (the cache policy
+/// and TTLs of caching.md); a provider's schema admits them whether it lists them or not.
+constexpr const char* kHostProviderOptions = R"({
+  "cache_policy": {"type": "string", "enum": ["seed", "sliding", "automatic"],
+                   "description": "where the host places cache breakpoints"},
+  "cache_head_ttl": {"type": "string", "enum": ["5m", "1h"],
+                     "description": "TTL of the cached head"},
+  "cache_ttl": {"type": "string", "enum": ["5m", "1h"],
+                "description": "TTL of every cache entry"}
+})";
+
+}  // namespace
+
+void Plugin::check_options(std::string_view factory_id, std::string_view config_json,
+                           const OptionsOrigin* origin) const {
+    const std::string& name = library_->info.name;
+    if (!serves(factory_id)) return;  // create refuses it, naming the file and the id
+    const std::optional<std::string> text = options_schema(factory_id);
+    if (!text) {
+        if (!library_->warned_no_schema.exchange(true) && first_warning(library_->info.file)) {
+            NUCLEO_LOG_WARN("plugin '{}' ({}) publishes no options schema (ABI {}.{}): its options "
+                            "are passed unchecked",
+                            name, library_->info.file.string(), library_->info.abi_major,
+                            library_->info.abi_minor);
+        }
+        return;
+    }
+    rapidjson::Document schema;
+    schema.Parse<rapidjson::kParseIterativeFlag>(text->data(), text->size());
+    if (schema.HasParseError() || !schema.IsObject()) {
+        throw Error(ErrorKind::kPlugin, "plugin '" + name + "' (" + library_->info.file.string() +
+                                            "): its options schema for " + std::string(factory_id) +
+                                            " is not a JSON object");
+    }
+    if (factory_id == NUCLEO_FACTORY_PROVIDER) {
+        auto properties = schema.FindMember("properties");
+        if (properties != schema.MemberEnd() && properties->value.IsObject()) {
+            rapidjson::Document host;
+            host.Parse(kHostProviderOptions);
+            for (auto& m : host.GetObject()) {
+                if (properties->value.HasMember(m.name)) continue;
+                properties->value.AddMember(rapidjson::Value(m.name, schema.GetAllocator()),
+                                            rapidjson::Value(m.value, schema.GetAllocator()),
+                                            schema.GetAllocator());
+            }
+        }
+    }
+    rapidjson::Document options;
+    options.Parse<rapidjson::kParseIterativeFlag>(config_json.data(), config_json.size());
+    if (config_json.empty()) options.SetObject();
+    if (options.HasParseError()) {
+        throw Error(ErrorKind::kConfig, "plugin '" + name + "' options: not JSON");
+    }
+    std::optional<plugins_detail::OptionsIssue> issue;
+    try {
+        issue = plugins_detail::validate_options(schema, options);
+    } catch (const plugins_detail::SchemaError& e) {
+        throw Error(ErrorKind::kPlugin, "plugin '" + name + "' (" + library_->info.file.string() +
+                                            "): its options schema for " + std::string(factory_id) +
+                                            " cannot be read: " + e.message);
+    }
+    if (!issue) return;
+    if (origin == nullptr) {
+        throw Error(ErrorKind::kConfig, "plugin '" + name + "' options: " +
+                                            (issue->path.empty() ? "" : issue->path + ": ") +
+                                            issue->message);
+    }
+    // The place: the option's own key; for a missing one, the object that lacks it.
+    std::string path = issue->path;
+    if (issue->missing) {
+        const auto dot = path.rfind('.');
+        path = dot == std::string::npos ? std::string() : path.substr(0, dot);
+    }
+    const auto at = origin->where_of.find(path);
+    const std::string& where = at != origin->where_of.end() ? at->second : origin->where;
+    std::string note;
+    if (const auto u = origin->unset_of.find(issue->path); u != origin->unset_of.end()) {
+        for (const auto& var : u->second) note += "; ${" + var + "} is unset";
+    }
+    throw Error(ErrorKind::kConfig,
+                (where.empty() ? std::string() : where + ": ") +
+                    (origin->key_path.empty() ? std::string("options") : origin->key_path) +
+                    (issue->path.empty() ? "" : "." + issue->path) + ": " + issue->message + note +
+                    " (plugin " + name + ")");
+}
+
+void check_plugins(const Config& config, const PluginLoader& loader) {
+    const std::string file = config.path().string();
+    auto check = [&](const std::string& plugin, const std::string& where,
+                     const std::string& key_path, const char* factory_id,
+                     const std::string& options_json, const OptionsOrigin& origin) {
+        std::optional<Plugin> loaded;
+        try {
+            loaded.emplace(loader.load(plugin));
+        } catch (const Error& e) {
+            throw Error(e.kind(), (where.empty() ? file : where) + ": " + key_path + ": " + e.what());
+        }
+        if (!loaded->serves(factory_id)) {
+            throw Error(ErrorKind::kPlugin, (where.empty() ? file : where) + ": " + key_path +
+                                                ": plugin '" + plugin + "' (" +
+                                                loaded->info().file.string() + ") serves no " +
+                                                factory_id);
+        }
+        loaded->check_options(factory_id, options_json, &origin);
+    };
+    for (const auto& p : config.providers())
+        check(p.plugin, p.where, "providers." + p.name + ".plugin", NUCLEO_FACTORY_PROVIDER,
+              p.options_json, p.options_origin);
+    if (const auto& c = config.persistent_store())
+        check(c->plugin, c->where, "stores.persistent", NUCLEO_FACTORY_STORE, c->options_json,
+              c->options_origin);
+    if (const auto& c = config.session_store())
+        check(c->plugin, c->where, "stores.session", NUCLEO_FACTORY_STORE, c->options_json,
+              c->options_origin);
+    if (const auto& c = config.summarizer())
+        check(c->plugin, c->where, "summarizer", NUCLEO_FACTORY_SUMMARIZER, c->options_json,
+              c->options_origin);
 }
 
 PluginInstance::PluginInstance(std::shared_ptr<InstanceHandle> handle)

@@ -1,6 +1,7 @@
 // Internals of the plugin loader: a loaded library and a live instance (core/src/plugins).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +26,9 @@ struct Library {
     /// abi.107: the sink structs this library's calls are handed; destroyed before `library` is
     /// unloaded and after deinit, so they outlive every call of the plugin's code.
     SinkPool sinks;
+    /// abi.109: this library was checked for a missing options schema (named at most once per
+    /// file and process).
+    std::atomic<bool> warned_no_schema{false};
 
     Library() = default;
     Library(const Library&) = delete;

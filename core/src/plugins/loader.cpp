@@ -230,13 +230,21 @@ std::vector<fs::path> PluginLoader::search_path() const {
     std::vector<fs::path> out = paths_;
     boost::dll::fs::error_code ec;
     const fs::path self_dir = fs::path(boost::dll::this_line_location(ec).string()).parent_path();
+    // abi.113: an installed libnucleo finds its plugins beside itself (<libdir>/nucleo/plugins),
+    // so an install moved or copied to another prefix loads its own; the prefix compiled in is
+    // searched only when that folder does not exist (a libnucleo linked statically into a
+    // program, whose own folder is the program's).
+    bool beside = false;
     if (!ec && same_dir(self_dir, NUCLEO_BUILD_TREE_LIB_DIR)) {
         out.emplace_back(NUCLEO_BUILD_TREE_PLUGIN_DIR);
     } else if (!ec) {
         out.push_back(self_dir / "nucleo" / "plugins");
+        std::error_code exists_ec;
+        beside = fs::is_directory(out.back(), exists_ec);
     }
     const fs::path installed(NUCLEO_INSTALLED_PLUGIN_DIR);
-    if (std::none_of(out.begin(), out.end(), [&](const fs::path& p) { return p == installed; })) {
+    if (!beside &&
+        std::none_of(out.begin(), out.end(), [&](const fs::path& p) { return p == installed; })) {
         out.push_back(installed);
     }
     for (auto& p : split_path_list(std::getenv("NUCLEO_PLUGIN_PATH"))) out.push_back(std::move(p));

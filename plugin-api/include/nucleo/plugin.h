@@ -16,6 +16,9 @@
  *   1.4  nucleo_provider_factory.encode_split (appended): encode_parts with the body cut around
  *        the wire messages of the turns, so a host that keeps each turn's encoded messages
  *        re-encodes only the turns that changed (capabilities "turn_fragments": true).
+ *        nucleo_plugin_entry.options_schema (appended): the JSON Schema of the options each
+ *        factory's create() accepts, so the host refuses a misspelled, mistyped, missing or
+ *        out-of-range option with the config's file:line before create is called (abi.109).
  *
  * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -237,6 +240,17 @@ typedef struct nucleo_plugin_entry {
      * (nucleo_provider_factory, ...), which begins with struct_size like every other struct.
      * Thread rule: any thread after init; returns pointers to static storage. */
     const void* (*get_factory)(const char* id);
+    /* Since 1.4; optional. The JSON Schema document (NUL-terminated, static storage) of the
+     * configuration create() of the factory `id` accepts (the operator's `options:` section), or
+     * NULL when the plugin publishes none for that id. The host validates the options against it
+     * before calling create and refuses a mismatch itself, naming the config's file:line and
+     * what was expected (abi.109); a plugin without the slot (built before 1.4) or answering
+     * NULL gets its options unchecked and the host warns once, naming it. The host reads the
+     * subset of JSON Schema listed in docs/plugin-authoring.md (type, properties, required,
+     * additionalProperties, enum, minimum, maximum, minLength, items, description) and ignores
+     * other keywords.
+     * Thread rule: any thread after init; returns pointers to static storage. */
+    const char* (*options_schema)(const char* id);
 } nucleo_plugin_entry;
 
 /* The one exported function. Thread rule: any thread; returns the same pointer every time. */

@@ -339,11 +339,25 @@ struct Lifecycle {
 
 }  // namespace detail
 
-/// One factory an entry serves: its id and its static C struct.
+/// One factory an entry serves: its id, its static C struct and the JSON Schema of the options
+/// its create accepts (ABI 1.4; NULL for none).
 struct FactoryRef {
     const char* id;
     const void* factory;
+    const char* options_schema = nullptr;
 };
+
+/// ABI 1.4: Impl's options schema is `static constexpr const char* kOptionsSchema` when it
+/// declares one (a JSON Schema document; docs/plugin-authoring.md lists the keywords the host
+/// reads), else NULL and the host passes its options unchecked.
+template <class Impl>
+constexpr const char* options_schema_of() noexcept {
+    if constexpr (requires { Impl::kOptionsSchema; }) {
+        return Impl::kOptionsSchema;
+    } else {
+        return nullptr;
+    }
+}
 
 /// The "nucleo.summarizer/1" factory for Impl (derives from Summarizer, constructible from the
 /// config JSON as std::string_view).
@@ -359,7 +373,7 @@ FactoryRef summarizer_factory() noexcept {
                 detail::self<Impl>(inst)->summarize(detail::view(req), sink);
             });
         }};
-    return {NUCLEO_FACTORY_SUMMARIZER, &table};
+    return {NUCLEO_FACTORY_SUMMARIZER, &table, options_schema_of<Impl>()};
 }
 
 /// The encode_parts slot for Impl: its trampoline, or NULL when Impl does not define it.
@@ -442,7 +456,7 @@ FactoryRef provider_factory() noexcept {
         },
         encode_parts_slot<Impl>(),
         encode_split_slot<Impl>()};
-    return {NUCLEO_FACTORY_PROVIDER, &table};
+    return {NUCLEO_FACTORY_PROVIDER, &table, options_schema_of<Impl>()};
 }
 
 /// The "nucleo.store/1" factory for Impl (derives from Store).
@@ -525,7 +539,7 @@ FactoryRef store_factory() noexcept {
                 self<Impl>(in)->lease(view(who), view(id), view(req), s);
             });
         }};
-    return {NUCLEO_FACTORY_STORE, &table};
+    return {NUCLEO_FACTORY_STORE, &table, options_schema_of<Impl>()};
 }
 
 namespace detail {
@@ -562,6 +576,15 @@ inline const void* get_factory(const char* id) noexcept {
     return nullptr;
 }
 
+inline const char* options_schema(const char* id) noexcept {
+    if (id == nullptr) return nullptr;
+    const Registry& r = registry();
+    for (int i = 0; i < r.count; ++i) {
+        if (std::strcmp(r.refs[i].id, id) == 0) return r.refs[i].options_schema;
+    }
+    return nullptr;
+}
+
 template <class... Refs>
 const nucleo_plugin_entry* make_entry(const char* name, const char* version,
                                       const char* description, Refs... refs) noexcept {
@@ -581,7 +604,8 @@ const nucleo_plugin_entry* make_entry(const char* name, const char* version,
                                               description,
                                               &init,
                                               &deinit,
-                                              &get_factory};
+                                              &get_factory,
+                                              &options_schema};
     return &entry;
 }
 

@@ -22,6 +22,17 @@ namespace {
 /// than ignored. Thread rule: every slot is callable concurrently (nothing is shared).
 class AnthropicProvider final : public nucleo::plugin::Provider {
   public:
+    /// abi.109: the options an `anthropic` instance takes (the host adds its cache options).
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false,
+      "properties": {
+        "anthropic_version": {"type": "string", "minLength": 1,
+                              "description": "the anthropic-version header, default 2023-06-01"},
+        "anthropic_beta": {"type": ["string", "array"], "items": {"type": "string"},
+                           "description": "anthropic-beta flags"}
+      }
+    })";
+
     explicit AnthropicProvider(std::string_view config_json) {
         nucleo::providers::check_instance_config(config_json, "anthropic");
     }

@@ -22,6 +22,15 @@ namespace {
 /// is refused at create instead of ignored. Thread rule: every slot is callable concurrently.
 class BedrockProvider final : public nucleo::plugin::Provider {
   public:
+    /// abi.109: the options a `bedrock` instance takes (the host adds its cache options).
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false,
+      "properties": {
+        "thinking_format": {"type": "string", "enum": ["anthropic"],
+                            "description": "the thinking dialect of a model ARN that does not name it"}
+      }
+    })";
+
     explicit BedrockProvider(std::string_view config_json) {
         nucleo::providers::check_instance_config(config_json, "bedrock");
     }

@@ -63,6 +63,19 @@ namespace {
 /// request (`options`), so one instance serves every configuration.
 class ChatCompletions final : public plugin::Provider {
   public:
+    /// abi.109: the options an `openai` instance takes (the host adds its cache options).
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false,
+      "properties": {
+        "path": {"type": "string", "minLength": 1,
+                 "description": "appended to base_url, starts with '/', default /chat/completions"},
+        "system_role": {"type": "string", "enum": ["system", "developer"]},
+        "max_tokens_field": {"type": "string", "enum": ["max_completion_tokens", "max_tokens"]},
+        "reasoning_effort": {"type": "string", "minLength": 1,
+                             "description": "reasoning_effort sent as it is written"}
+      }
+    })";
+
     explicit ChatCompletions(std::string_view /*config_json*/) {}
 
     void capabilities(plugin::Sink& out) override {

@@ -60,6 +60,15 @@ struct Lease {
 
 class MemoryStore final : public nucleo::plugin::Store {
   public:
+    /// abi.109: the options a `memory` store takes.
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false,
+      "properties": {
+        "default_session_ttl_ms": {"type": "integer", "minimum": 1,
+                                   "description": "session entry lifetime when a put gives none"}
+      }
+    })";
+
     explicit MemoryStore(std::string_view config_json) {
         if (config_json.empty()) return;
         rapidjson::Document doc;

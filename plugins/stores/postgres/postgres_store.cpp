@@ -267,6 +267,16 @@ Param p(std::size_t n) {
 
 class PostgresStore final : public nucleo::plugin::Store {
   public:
+    /// abi.109: the options a `postgres` store takes.
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false, "required": ["url"],
+      "properties": {
+        "url": {"type": "string", "minLength": 1, "description": "postgresql://user:password@host/db"},
+        "pool_size": {"type": "integer", "minimum": 1, "maximum": 64,
+                      "description": "connections kept open, default 4"}
+      }
+    })";
+
     explicit PostgresStore(std::string_view config_json) {
         rapidjson::Document config;
         config.Parse(config_json.data(), config_json.size());

@@ -94,6 +94,17 @@ std::string text(const redisReply* r) {
 
 class RedisStore final : public nucleo::plugin::Store {
   public:
+    /// abi.109: the options a `redis` store takes.
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false, "required": ["url"],
+      "properties": {
+        "url": {"type": "string", "minLength": 1, "description": "redis://host:port/db"},
+        "default_session_ttl_ms": {"type": "integer", "minimum": 1,
+                                   "description": "session entry lifetime when a put gives none"},
+        "timeout_ms": {"type": "integer", "minimum": 1, "description": "per-command timeout"}
+      }
+    })";
+
     explicit RedisStore(std::string_view config_json) {
         rapidjson::Document config;
         config.Parse(config_json.data(), config_json.size());

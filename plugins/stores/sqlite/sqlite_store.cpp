@@ -137,6 +137,18 @@ class Stmt {
 
 class SqliteStore final : public nucleo::plugin::Store {
   public:
+    /// abi.109: the options a `sqlite` store takes.
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false, "required": ["path"],
+      "properties": {
+        "path": {"type": "string", "minLength": 1, "description": "the database file"},
+        "busy_timeout_ms": {"type": "integer", "minimum": 0,
+                            "description": "wait for a locked database, default 5000"},
+        "synchronous": {"type": "string", "enum": ["FULL", "NORMAL"],
+                        "description": "SQLite's synchronous pragma, default FULL"}
+      }
+    })";
+
     explicit SqliteStore(std::string_view config_json) {
         rapidjson::Document config;
         config.Parse(config_json.data(), config_json.size());

@@ -179,6 +179,10 @@ std::string cut_to(std::string_view s, std::size_t max_bytes) {
 
 class Extractive final : public nucleo::plugin::Summarizer {
   public:
+    /// abi.109: the extractive summarizer takes no options.
+    static constexpr const char* kOptionsSchema =
+        R"({"type": "object", "additionalProperties": false, "properties": {}})";
+
     explicit Extractive(std::string_view config_json) {
         rapidjson::Document config;
         if (!config_json.empty() &&

@@ -44,6 +44,16 @@ int32_t append(void* ctx, const char* data, size_t size) {
 
 class Llm final : public nucleo::plugin::Summarizer {
   public:
+    /// abi.109: the options of the `llm` summarizer.
+    static constexpr const char* kOptionsSchema = R"({
+      "type": "object", "additionalProperties": false,
+      "properties": {
+        "grade": {"type": "string", "enum": ["SMALL", "MEDIUM", "LARGE"],
+                  "description": "the grade of the model asked, default SMALL"},
+        "model": {"type": "string", "minLength": 1, "description": "a catalog id, wins over grade"}
+      }
+    })";
+
     explicit Llm(std::string_view config_json) {
         rapidjson::Document config;
         if (!config_json.empty() &&
