@@ -84,6 +84,7 @@ TEST_F(Canaries, NoCommandPrintsTheKeyOrTheUrlPassword) {
         {"config" + config, "", true},
         {"models" + config, "", true},
         {"plugins" + config, "", true},
+        {"plugin check anthropic" + config, "", true},
         {"render --model claude-sonnet-4-5" + doc + config, "", true},
         {"render --model gpt-4o-mini" + doc + config, "", true},
         {"render --prepared --model claude-sonnet-4-5" + doc + config, "", true},

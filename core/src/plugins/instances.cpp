@@ -420,10 +420,10 @@ ProviderInstance::EncodedSplit ProviderInstance::encode_split(std::string_view p
     {
         // abi.102: every sink refuses writes once the call returned.
         const std::string& name = handle_->library->info.name;
-        const plugins_detail::CallSink head(parts.head, name, "encode_split");
-        const plugins_detail::CallSink open(parts.open, name, "encode_split");
-        const plugins_detail::CallSink turns(parts.turns, name, "encode_split");
-        const plugins_detail::CallSink close(parts.close, name, "encode_split");
+        const plugins_detail::CallSink head(parts.head, handle_->library->sinks, name, "encode_split");
+        const plugins_detail::CallSink open(parts.open, handle_->library->sinks, name, "encode_split");
+        const plugins_detail::CallSink turns(parts.turns, handle_->library->sinks, name, "encode_split");
+        const plugins_detail::CallSink close(parts.close, handle_->library->sinks, name, "encode_split");
         status = f->encode_split(handle_->instance, sv(prepared_json), head.get(), open.get(), turns.get(),
                                  close.get(), &err);
     }
