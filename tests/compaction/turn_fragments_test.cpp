@@ -20,6 +20,7 @@
 #include <rapidjson/writer.h>
 
 #include "compaction_support.hpp"
+#include "dialect_client.hpp"
 #include "llm/turn_fragments.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/errors.hpp"
@@ -153,16 +154,6 @@ TEST_P(SplitRule, SplitRunsConcatenateToTheWholeBodyOnEveryFixture) {
         ++split;
     }
     EXPECT_GT(split, 0);
-}
-
-ProviderClient client_of(const std::string& plugin, bool cache) {
-    ProviderConfig config;
-    config.name = plugin;
-    config.plugin = plugin;
-    config.base_url = "http://127.0.0.1:9";  // never contacted: requests are only built
-    ProviderClient client(config, PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load(plugin).make_provider());
-    client.set_turn_fragment_cache(cache);
-    return client;
 }
 
 ModelSpec model_for_test() {

@@ -15,6 +15,7 @@
 
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
+#include "llm/body_buffer.hpp"
 #include "llm/call_records.hpp"
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
@@ -174,6 +175,7 @@ HttpRequest encode_http_request(const ProviderInstance& dialect, std::string_vie
         d.Parse(parts.head.data(), parts.head.size());
         HttpRequest req = read_http_head(d, "plugin '" + config.plugin + "' encode_parts", config);
         req.body = std::move(parts.body);
+        internal::reserve_body_padding(req.body);  // limits.135 (the sink already left it)
         return req;
     }
     const std::string json = dialect.encode(provider_request);
@@ -185,6 +187,7 @@ HttpRequest encode_http_request(const ProviderInstance& dialect, std::string_vie
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no \"body\"");
     req.body = d["body"].IsString() ? std::string(d["body"].GetString(), d["body"].GetStringLength())
                                      : internal::json_compact(d["body"]);
+    internal::reserve_body_padding(req.body);  // limits.135
     return req;
 }
 
@@ -517,7 +520,9 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         http = read_http_head(head, "plugin '" + config_.plugin + "' encode_split", config_);
         http.body = std::move(split->body);
     } else {
-        rapidjson::StringBuffer request;
+        // limits.134: the request document is written into this thread's scratch.
+        const internal::DocumentScratch scratch;
+        rapidjson::StringBuffer& request = scratch.buffer();
         write_provider_request(request, model, max_tokens, thinking, thinking_budget, stream, config_, prepared);
         http = encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     }

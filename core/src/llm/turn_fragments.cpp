@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "artifacts/artifacts_internal.hpp"
+#include "llm/body_buffer.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo::internal {
@@ -43,7 +44,7 @@ bool keepable(const PreparedConversation& p, std::size_t first, std::size_t end)
     return true;
 }
 
-std::string text_of(const rapidjson::StringBuffer& b) { return {b.GetString(), b.GetSize()}; }
+std::string_view text_of(const rapidjson::StringBuffer& b) { return {b.GetString(), b.GetSize()}; }
 
 }  // namespace
 
@@ -60,7 +61,9 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
     }
     const auto runs = runs_of(prepared);
 
-    rapidjson::StringBuffer buffer;
+    // limits.134: the documents of this request's parts are written into this thread's scratch.
+    const DocumentScratch scratch;
+    rapidjson::StringBuffer& buffer = scratch.buffer();
     write(buffer, PreparedSlice{0, 0, false});
     const std::string_view context(buffer.GetString(), buffer.GetSize());
 
@@ -116,7 +119,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             next[i] = std::move(chunk);
         }
         SplitRequest request{std::move(frame.head), {}};
-        request.body.reserve(size);
+        request.body.reserve(size + kBodyPadding);  // limits.135
         request.body += frame.open;
         request.body += frame.turns;
         for (const TurnFragments::Run& chunk : next) {

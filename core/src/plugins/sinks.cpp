@@ -2,12 +2,14 @@
 // the structs handed to plugins live in their library's SinkPool, never on the host's stack.
 #include "plugins/sinks.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
 
 #include "common/log_internal.hpp"
+#include "llm/body_buffer.hpp"
 
 namespace nucleo::plugins_detail {
 namespace {
@@ -26,7 +28,13 @@ struct Table {
     std::mutex mutex;
     std::uint64_t next = 1;
     std::unordered_map<std::uint64_t, Open> open;
-    std::deque<std::pair<std::uint64_t, std::string>> closed;  ///< id, "plugin 'x' slot"
+    /// id, plugin, slot: the name of a late writer's call is put into words only for its warning
+    struct Closed {
+        std::uint64_t id;
+        std::string plugin;
+        const char* slot;
+    };
+    std::deque<Closed> closed;
 };
 
 Table& table() {
@@ -42,13 +50,18 @@ int32_t write_to_call(void* ctx, const char* data, size_t size) {
         if (auto it = t.open.find(id); it != t.open.end()) {
             if (size > 0) {
                 if (data == nullptr) return NUCLEO_ERR_INVALID_ARGUMENT;
-                it->second.out->append(data, size);
+                std::string& out = *it->second.out;
+                // limits.135: a growth leaves room for the body padding (a body is usually one
+                // write, which would otherwise allocate exactly its size).
+                if (out.capacity() - out.size() < size)
+                    out.reserve(std::max(out.size() + size + internal::kBodyPadding, 2 * out.capacity()));
+                out.append(data, size);
             }
             return NUCLEO_OK;
         }
         std::string who = "a plugin";
-        for (const auto& [closed_id, name] : t.closed)
-            if (closed_id == id) who = name;
+        for (const auto& c : t.closed)
+            if (c.id == id) who = "plugin '" + c.plugin + "' (" + c.slot + ")";
         NUCLEO_LOG_WARN("{} wrote {} bytes to the sink of call #{} after that call returned; the write "
                         "was refused (abi.102)",
                         who, size, id);
@@ -108,7 +121,7 @@ CallSink::~CallSink() {
         std::lock_guard<std::mutex> lock(t.mutex);
         if (auto it = t.open.find(id_); it != t.open.end()) {
             try {
-                t.closed.emplace_back(id_, "plugin '" + it->second.plugin + "' (" + it->second.slot + ")");
+                t.closed.push_back({id_, std::move(it->second.plugin), it->second.slot});
                 if (t.closed.size() > kRememberedClosed) t.closed.pop_front();
             } catch (...) {
                 // Naming a late writer is a courtesy; the refusal itself does not need it.

@@ -811,20 +811,21 @@ providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson:
 
 void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink& head_sink,
                     nucleo::plugin::Sink& sink) {
-    rapidjson::StringBuffer head_out;
-    rapidjson::StringBuffer out;
-    encode_to(provider_request_json, head_out, out);
-    head_sink.write({head_out.GetString(), head_out.GetSize()});
-    sink.write({out.GetString(), out.GetSize()});
+    // limits.134: the output buffers are this thread's scratch, reused from call to call.
+    const providers::Scratch<rapidjson::StringBuffer> head_out;
+    const providers::Scratch<rapidjson::StringBuffer> out;
+    encode_to(provider_request_json, *head_out, *out);
+    head_sink.write({head_out->GetString(), head_out->GetSize()});
+    sink.write({out->GetString(), out->GetSize()});
 }
 
 void encode_split(std::string_view provider_request_json, nucleo::plugin::Sink& head,
                   nucleo::plugin::Sink& open, nucleo::plugin::Sink& turns, nucleo::plugin::Sink& close) {
-    rapidjson::StringBuffer head_out;
-    rapidjson::StringBuffer out;
-    const providers::TurnSpan span = encode_to(provider_request_json, head_out, out);
-    providers::write_split({head_out.GetString(), head_out.GetSize()}, {out.GetString(), out.GetSize()}, span,
-                           head, open, turns, close);
+    const providers::Scratch<rapidjson::StringBuffer> head_out;
+    const providers::Scratch<rapidjson::StringBuffer> out;
+    const providers::TurnSpan span = encode_to(provider_request_json, *head_out, *out);
+    providers::write_split({head_out->GetString(), head_out->GetSize()}, {out->GetString(), out->GetSize()},
+                           span, head, open, turns, close);
 }
 
 namespace {
@@ -832,8 +833,10 @@ namespace {
 providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson::StringBuffer& head_out,
                               rapidjson::StringBuffer& out) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
-    // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer).
-    std::string buffer;
+    // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer). The
+    // copy is this thread's scratch (limits.134).
+    const providers::Scratch<std::string> scratch;
+    std::string& buffer = *scratch;
     rapidjson::Document request;
     providers::parse_request(provider_request_json, buffer, request, "anthropic");
     const providers::RequestHead head = providers::read_request_head(request, "anthropic");

@@ -14,8 +14,11 @@
 namespace nucleo::bedrock {
 
 /// The two parts of an HTTP request (abi.106): the document without "body" and the body's JSON,
-/// and where in the body the turns' wire messages lie (abi.108).
+/// and where in the body the turns' wire messages lie (abi.108). The views point into the two
+/// scratch buffers it holds (limits.134), valid while it lives.
 struct EncodedRequest {
+    nucleo::providers::Scratch<rapidjson::StringBuffer> head_buffer;
+    nucleo::providers::Scratch<rapidjson::StringBuffer> body_buffer;
     std::string_view head;
     std::string_view body;
     nucleo::providers::TurnSpan turns;
@@ -24,8 +27,7 @@ struct EncodedRequest {
 /// The provider request (docs/provider-abi-documents.md "encode ← provider request") rendered as
 /// the HTTP request for POST /model/{modelId}/converse (or /converse-stream). Throws
 /// nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT) naming what and where when the request
-/// cannot be expressed in Converse. The views point into per-thread scratch: valid until the
-/// next encode_request on the same thread (the caller copies them into the host's sinks at once).
+/// cannot be expressed in Converse.
 [[nodiscard]] EncodedRequest encode_request(std::string_view provider_request_json);
 
 /// The HTTP answer turned into the normalized response document. A non-2xx answer throws

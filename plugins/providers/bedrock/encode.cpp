@@ -1017,21 +1017,20 @@ class Encoder {
 EncodedRequest encode_request(std::string_view provider_request_json) {
     // Speed (bench/encode: within 2x of a plain Writer pass over the output): the request is
     // parsed in place from a private copy, so strings are not copied node by node, and the copy
-    // and the output buffer are per-thread scratch reused from call to call -- a 2,000-message
-    // request is ~1 MB, and fresh buffers of that size cost page faults on every call. The
-    // scratch carries nothing from one call into the next (both are overwritten first), so
-    // encode stays a pure function of its input.
-    thread_local std::string input;
-    thread_local rapidjson::StringBuffer head;
-    thread_local rapidjson::StringBuffer output;
-    head.Clear();
-    output.Clear();
-    output.Reserve(provider_request_json.size() + provider_request_json.size() / 4 + 256);
+    // and the output buffers are this thread's scratch reused from call to call (limits.134) --
+    // a 2,000-message request is ~1 MB, and fresh buffers of that size cost page faults on every
+    // call. A lease is empty when taken, so encode stays a pure function of its input.
+    const providers::Scratch<std::string> input;
+    EncodedRequest out;
+    out.body_buffer->Reserve(provider_request_json.size() + provider_request_json.size() / 4 + 256);
     rapidjson::Document doc;
-    providers::parse_request(provider_request_json, input, doc, "bedrock");
-    Encoder encoder(doc, provider_request_json, input.data(), output);
-    encoder.run(head);
-    return {{head.GetString(), head.GetSize()}, {output.GetString(), output.GetSize()}, encoder.span()};
+    providers::parse_request(provider_request_json, *input, doc, "bedrock");
+    Encoder encoder(doc, provider_request_json, input->data(), *out.body_buffer);
+    encoder.run(*out.head_buffer);
+    out.head = {out.head_buffer->GetString(), out.head_buffer->GetSize()};
+    out.body = {out.body_buffer->GetString(), out.body_buffer->GetSize()};
+    out.turns = encoder.span();
+    return out;
 }
 
 }  // namespace nucleo::bedrock

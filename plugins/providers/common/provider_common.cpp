@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <vector>
 
 #include <rapidjson/error/en.h>
 
@@ -71,6 +72,74 @@ void parse_request(std::string_view json, std::string& buffer, rapidjson::Docume
         refuse(plugin, "the provider request is not JSON: " + refusal_words(*refusal));
     }
 }
+
+namespace {
+
+template <class T>
+struct ScratchPool {
+    std::vector<std::unique_ptr<T>> resting;
+    std::size_t keep_bytes = kScratchKeepBytes;
+};
+
+template <class T>
+ScratchPool<T>& scratch_pool() {
+    thread_local ScratchPool<T> pool;
+    return pool;
+}
+
+std::size_t capacity_of(const std::string& s) noexcept { return s.capacity(); }
+std::size_t capacity_of(const rapidjson::StringBuffer& b) noexcept { return b.stack_.GetCapacity(); }
+void clear(std::string& s) noexcept { s.clear(); }
+void clear(rapidjson::StringBuffer& b) noexcept { b.Clear(); }
+
+}  // namespace
+
+template <class T>
+Scratch<T>::Scratch() {
+    ScratchPool<T>& pool = scratch_pool<T>();
+    if (pool.resting.empty()) {
+        value_ = std::make_unique<T>();
+    } else {
+        value_ = std::move(pool.resting.back());
+        pool.resting.pop_back();
+    }
+}
+
+template <class T>
+Scratch<T>::~Scratch() {
+    if (!value_) return;  // moved from
+    ScratchPool<T>& pool = scratch_pool<T>();
+    // limits.134: above the bound, or beyond the pool's size, the buffer is freed with the lease.
+    if (capacity_of(*value_) > pool.keep_bytes || pool.resting.size() >= kScratchPoolSize) return;
+    clear(*value_);
+    try {
+        pool.resting.push_back(std::move(value_));
+    } catch (...) {
+        // No room for the pool's slot: the buffer is freed with the lease, nothing is lost.
+    }
+}
+
+template <class T>
+ScratchKept scratch_kept() noexcept {
+    ScratchKept kept;
+    for (const auto& b : scratch_pool<T>().resting) {
+        ++kept.buffers;
+        kept.bytes += capacity_of(*b);
+    }
+    return kept;
+}
+
+template <class T>
+void set_scratch_keep_bytes(std::size_t bytes) noexcept {
+    scratch_pool<T>().keep_bytes = bytes == 0 ? kScratchKeepBytes : bytes;
+}
+
+template class Scratch<std::string>;
+template class Scratch<rapidjson::StringBuffer>;
+template ScratchKept scratch_kept<std::string>() noexcept;
+template ScratchKept scratch_kept<rapidjson::StringBuffer>() noexcept;
+template void set_scratch_keep_bytes<std::string>(std::size_t) noexcept;
+template void set_scratch_keep_bytes<rapidjson::StringBuffer>(std::size_t) noexcept;
 
 void check_instance_config(std::string_view config_json, std::string_view plugin) {
     if (config_json.empty()) return;

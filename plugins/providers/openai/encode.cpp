@@ -722,10 +722,11 @@ class Encoder {
 
 providers::TurnSpan encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& head,
                                    rapidjson::StringBuffer& body) {
-    // In-situ parsing: strings stay in this copy instead of being allocated one by one.
-    std::string buffer;
+    // In-situ parsing: strings stay in this copy instead of being allocated one by one; the copy
+    // is this thread's scratch (limits.134).
+    const providers::Scratch<std::string> buffer;
     rapidjson::Document doc;
-    providers::parse_request(provider_request_json, buffer, doc, "openai");
+    providers::parse_request(provider_request_json, *buffer, doc, "openai");
     Encoder encoder(body);
     encoder.encode(doc, head);
     return encoder.span();

@@ -95,22 +95,25 @@ class ChatCompletions final : public plugin::Provider {
     void encode_parts(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& body) {
         // The body is about as long as the request: reserving that once saves the buffer's
         // repeated regrowth on long conversations (bench/encode).
-        rapidjson::StringBuffer head_buffer;
-        rapidjson::StringBuffer body_buffer(nullptr, prepared_json.size() + 4096);
-        encode_request(prepared_json, head_buffer, body_buffer);
-        head.write(std::string_view(head_buffer.GetString(), head_buffer.GetSize()));
-        body.write(std::string_view(body_buffer.GetString(), body_buffer.GetSize()));
+        // limits.134: both buffers are this thread's scratch, reused from call to call.
+        const providers::Scratch<rapidjson::StringBuffer> head_buffer;
+        const providers::Scratch<rapidjson::StringBuffer> body_buffer;
+        body_buffer->Reserve(prepared_json.size() + 4096);
+        encode_request(prepared_json, *head_buffer, *body_buffer);
+        head.write(std::string_view(head_buffer->GetString(), head_buffer->GetSize()));
+        body.write(std::string_view(body_buffer->GetString(), body_buffer->GetSize()));
     }
 
     /// abi.108: each run of same-role turns becomes its own messages (tool messages lead a user
     /// run), so the encoding is local to runs: "turn_fragments" in the capabilities.
     void encode_split(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& open,
                       plugin::Sink& turns, plugin::Sink& close) {
-        rapidjson::StringBuffer head_buffer;
-        rapidjson::StringBuffer body_buffer(nullptr, prepared_json.size() + 4096);
-        const providers::TurnSpan span = encode_request(prepared_json, head_buffer, body_buffer);
-        providers::write_split({head_buffer.GetString(), head_buffer.GetSize()},
-                               {body_buffer.GetString(), body_buffer.GetSize()}, span, head, open, turns,
+        const providers::Scratch<rapidjson::StringBuffer> head_buffer;
+        const providers::Scratch<rapidjson::StringBuffer> body_buffer;
+        body_buffer->Reserve(prepared_json.size() + 4096);
+        const providers::TurnSpan span = encode_request(prepared_json, *head_buffer, *body_buffer);
+        providers::write_split({head_buffer->GetString(), head_buffer->GetSize()},
+                               {body_buffer->GetString(), body_buffer->GetSize()}, span, head, open, turns,
                                close);
     }
 
