@@ -13,6 +13,7 @@
 #include "compaction_support.hpp"
 #include "dialect_client.hpp"
 #include "llm/body_buffer.hpp"
+#include "llm/turn_fragments.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"
@@ -158,10 +159,52 @@ TEST(RequestBodyPadding, ReservesOnlyWhatIsMissingAndKeepsTheBytes) {
     EXPECT_EQ(body.data(), data);
 }
 
+/// caching.111: a cold request sends the chunks before the last two to the plugin in groups and
+/// keeps each group as one entry; the next request reuses those entries as they are (the same
+/// strings, moved, not encoded again), and the bytes stay those of a whole encode.
+class GroupedChunks : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GroupedChunks, AreKeptAndReusedByTheNextRequest) {
+    const std::string plugin = GetParam();
+    using internal::TurnFragments;
+    ProviderClient cached = client_of(plugin, true);
+    ProviderClient whole = client_of(plugin, false);
+    ConversationContext c = base("grouped");
+    // Each message its own run: 38 chunks of 32 runs after the first.
+    constexpr std::size_t kMessages = 1 + 37 * TurnFragments::kRunsPerChunk + 5;
+    for (std::size_t i = 0; i < kMessages; ++i) {
+        const std::string n = std::to_string(i);
+        c.add_message(i % 2 == 0 ? Message::outgoing_text("Question " + n + ": " + prose(1, static_cast<int>(i)))
+                                 : Message::incoming_text("Answer " + n + ": " + prose(1, static_cast<int>(i))));
+    }
+    const ModelSpec model = roomy_model();
+    const std::string cold = cached.build_request(c, model, {}, true).body;
+    EXPECT_EQ(cold, whole.build_request(c, model, {}, true).body);
+    const TurnFragments* kept = internal::TurnFragmentsAccess::peek(c);
+    ASSERT_TRUE(kept != nullptr && !kept->dialects.empty());
+    const std::vector<TurnFragments::Run>& runs = kept->dialects.front().runs;
+    // 38 chunks: the first 36 in groups of 16, 16 and 4, then the last two alone.
+    ASSERT_EQ(runs.size(), 5U);
+    EXPECT_EQ(runs[0].end - runs[0].first, TurnFragments::kChunksPerGroup * TurnFragments::kRunsPerChunk);
+    EXPECT_EQ(runs[2].end - runs[2].first, 4 * TurnFragments::kRunsPerChunk);
+    EXPECT_EQ(runs[3].end - runs[3].first, TurnFragments::kRunsPerChunk);
+    std::vector<const char*> wires;
+    for (const auto& r : runs) wires.push_back(r.wire.data());
+
+    c.add_message(Message::incoming_text("One more answer."));
+    const std::string next = cached.build_request(c, model, {}, true).body;
+    EXPECT_EQ(next, whole.build_request(c, model, {}, true).body);
+    EXPECT_NE(next, cold);
+    const std::vector<TurnFragments::Run>& after = internal::TurnFragmentsAccess::peek(c)->dialects.front().runs;
+    ASSERT_GE(after.size(), 4U);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(after[i].wire.data(), wires[i]) << "group " << i << " encoded again";
+}
+
 INSTANTIATE_TEST_SUITE_P(Dialects, RequestBuffers,
                          ::testing::Values(Case{"anthropic", true}, Case{"anthropic", false}, Case{"openai", true},
                                            Case{"openai", false}, Case{"bedrock", true}, Case{"bedrock", false}),
                          case_name);
+INSTANTIATE_TEST_SUITE_P(Dialects, GroupedChunks, ::testing::Values("anthropic", "openai", "bedrock"));
 
 }  // namespace
 }  // namespace nucleo::compaction_test

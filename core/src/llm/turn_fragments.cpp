@@ -95,28 +95,74 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         buffer.Clear();
         write(buffer, PreparedSlice{0, runs.front().second, true});
         ProviderInstance::EncodedSplit frame = dialect.encode_split(text_of(buffer));
+        // The chunks of this request: their turns, keys, and whether they may be kept.
         constexpr std::size_t kPer = TurnFragments::kRunsPerChunk;
         const std::size_t chunks = (runs.size() - 1 + kPer - 1) / kPer;
-        std::vector<TurnFragments::Run> next(chunks);
-        std::size_t size = frame.open.size() + frame.turns.size() + frame.close.size();
+        std::vector<TurnFragments::Run> wanted(chunks);
         for (std::size_t i = 0; i < chunks; ++i) {
             const std::size_t from = 1 + i * kPer;
             const std::size_t to = std::min(from + kPer, runs.size());
-            TurnFragments::Run chunk{runs[from].first, runs[to - 1].second, {}, {}, true};
+            TurnFragments::Run& chunk = wanted[i];
+            chunk = {runs[from].first, runs[to - 1].second, {}, {}, true};
             for (std::size_t r = from; r < to; ++r) {
                 chunk.key += run_key(prepared, runs[r].first, runs[r].second) + '|';
                 chunk.kept = chunk.kept && keepable(prepared, runs[r].first, runs[r].second);
             }
-            if (chunk.kept && i < entry.runs.size() && entry.runs[i].kept && entry.runs[i].first == chunk.first &&
-                entry.runs[i].end == chunk.end && entry.runs[i].key == chunk.key) {
-                chunk.wire = std::move(entry.runs[i].wire);
-            } else {
-                buffer.Clear();
-                write(buffer, PreparedSlice{chunk.first, chunk.end, false});
-                chunk.wire = dialect.encode_split(text_of(buffer)).turns;
+        }
+        // caching.111: a kept entry covers one chunk or a group of consecutive chunks; it is reused
+        // when it starts and ends where chunks of this request do and its key is theirs.
+        std::vector<TurnFragments::Run> next;
+        std::vector<bool> reused(chunks, false);
+        std::vector<std::size_t> reused_end(chunks, 0);  // for a reused entry at chunk i: its end chunk
+        std::vector<TurnFragments::Run*> reused_entry(chunks, nullptr);
+        {
+            std::size_t i = 0;
+            for (TurnFragments::Run& old : entry.runs) {
+                while (i < chunks && wanted[i].first < old.first) ++i;
+                if (i == chunks) break;
+                if (!old.kept || wanted[i].first != old.first) continue;
+                std::size_t j = i;
+                std::string key;
+                bool kept = true;
+                while (j < chunks && wanted[j].end <= old.end) {
+                    key += wanted[j].key;
+                    kept = kept && wanted[j].kept;
+                    if (wanted[j++].end == old.end) break;
+                }
+                if (j == i || wanted[j - 1].end != old.end || !kept || key != old.key) continue;
+                reused[i] = true;
+                reused_end[i] = j;
+                reused_entry[i] = &old;
+                i = j;
             }
-            size += 1 + chunk.wire.size();
-            next[i] = std::move(chunk);
+        }
+        std::size_t size = frame.open.size() + frame.turns.size() + frame.close.size();
+        for (std::size_t i = 0; i < chunks;) {
+            if (reused[i]) {
+                next.push_back(std::move(*reused_entry[i]));
+                size += 1 + next.back().wire.size();
+                i = reused_end[i];
+                continue;
+            }
+            // caching.111: consecutive chunks to encode, kept ones and before the last
+            // kVolatileChunks of the request, go to the plugin together (at most kChunksPerGroup):
+            // one call instead of one per chunk, each carrying the request's tools and options.
+            std::size_t j = i + 1;
+            const std::size_t stable = chunks > TurnFragments::kVolatileChunks ? chunks - TurnFragments::kVolatileChunks : 0;
+            if (wanted[i].kept && i < stable) {
+                while (j < stable && j - i < TurnFragments::kChunksPerGroup && !reused[j] && wanted[j].kept) ++j;
+            }
+            TurnFragments::Run group{wanted[i].first, wanted[j - 1].end, {}, {}, true};
+            for (std::size_t k = i; k < j; ++k) {
+                group.key += wanted[k].key;
+                group.kept = group.kept && wanted[k].kept;
+            }
+            buffer.Clear();
+            write(buffer, PreparedSlice{group.first, group.end, false});
+            group.wire = dialect.encode_split(text_of(buffer)).turns;
+            size += 1 + group.wire.size();
+            next.push_back(std::move(group));
+            i = j;
         }
         SplitRequest request{std::move(frame.head), {}};
         request.body.reserve(size + kBodyPadding);  // limits.135

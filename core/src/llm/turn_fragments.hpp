@@ -29,10 +29,15 @@ struct TurnFragments {
     /// [1 + i * kRunsPerChunk, ...) of the request (run 0 rides the request's head), the turns
     /// [first, end) they cover, and their wire messages.
     static constexpr std::size_t kRunsPerChunk = 32;
+    /// caching.111: chunks encoded in one call are kept as one entry (a Run spanning them); at
+    /// most kChunksPerGroup chunks go together, and the last kVolatileChunks of a request (where
+    /// cache marks move and turns are appended) are encoded and kept one by one.
+    static constexpr std::size_t kChunksPerGroup = 16;
+    static constexpr std::size_t kVolatileChunks = 2;
     struct Run {
         std::size_t first = 0;
         std::size_t end = 0;
-        std::string key;   ///< each run's cache marks and anchors (see run_key), in order
+        std::string key;   ///< each run's cache marks and anchors (see run_key), in order, of every chunk covered
         std::string wire;  ///< the plugin's encode_split "turns" output for the chunk's document
         bool kept = false; ///< false: not reusable (the artifact registry turn, a contract turn)
     };
