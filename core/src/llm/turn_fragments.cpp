@@ -23,15 +23,17 @@ std::vector<std::pair<std::size_t, std::size_t>> runs_of(const PreparedConversat
 }
 
 /// What of a run the messages epoch does not cover: each turn's cache mark (set in place on a
-/// stored message) and the plan's anchors in it.
-std::string run_key(const PreparedConversation& p, std::size_t first, std::size_t end) {
-    std::string key;
+/// stored message) and the plan's anchors in it; appended to `key`, then '|'.
+void append_run_key(std::string& key, const PreparedConversation& p, std::size_t first, std::size_t end) {
     for (std::size_t i = first; i < end; ++i) key += p.turns[i].cache ? 'c' : '-';
     for (const CacheAnchor& a : p.cache_plan.turn_anchors) {
         if (a.turn < first || a.turn >= end) continue;
-        key += ';' + std::to_string(a.turn - first) + ':' + std::to_string(a.block);
+        key += ';';
+        key += std::to_string(a.turn - first);
+        key += ':';
+        key += std::to_string(a.block);
     }
-    return key;
+    key += '|';
 }
 
 /// A run worth keeping: every turn renders a stored message as stored. The artifact registry turn
@@ -105,7 +107,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             TurnFragments::Run& chunk = wanted[i];
             chunk = {runs[from].first, runs[to - 1].second, {}, {}, true};
             for (std::size_t r = from; r < to; ++r) {
-                chunk.key += run_key(prepared, runs[r].first, runs[r].second) + '|';
+                append_run_key(chunk.key, prepared, runs[r].first, runs[r].second);
                 chunk.kept = chunk.kept && keepable(prepared, runs[r].first, runs[r].second);
             }
         }

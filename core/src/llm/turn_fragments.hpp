@@ -37,7 +37,7 @@ struct TurnFragments {
     struct Run {
         std::size_t first = 0;
         std::size_t end = 0;
-        std::string key;   ///< each run's cache marks and anchors (see run_key), in order, of every chunk covered
+        std::string key;   ///< each run's cache marks and anchors (see append_run_key), in order, of every chunk covered
         std::string wire;  ///< the plugin's encode_split "turns" output for the chunk's document
         bool kept = false; ///< false: not reusable (the artifact registry turn, a contract turn)
     };
