@@ -6,6 +6,7 @@
 // audit's padding after its last byte.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +73,8 @@ struct Case {
     const char* plugin;
     bool turn_cache;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.plugin << (c.turn_cache ? " split" : " whole"); }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
     return std::string(info.param.plugin) + (info.param.turn_cache ? "_split" : "_whole");
