@@ -151,6 +151,31 @@ TEST_P(RequestBuffers, EveryBodyLeavesThePaddingAfterItsLastByte) {
     }
 }
 
+TEST(RecycledBody, TheNextBodyIsWrittenIntoTheStorageOfTheLastSentOne) {
+    ProviderClient client = client_of("anthropic", true);
+    const std::string expected = bodies_on_fresh_thread("anthropic", true)[1];
+    // A sent body (ProviderClient::call gives it back after the transfer) is kept by the thread.
+    std::string sent(expected.size() + 100'000, 'x');
+    const std::size_t capacity = sent.capacity();
+    internal::recycle_body(std::move(sent));
+    EXPECT_EQ(internal::recycled_body_capacity(), capacity);
+    // The next body is built into it: the bytes are the request's alone, and the storage is taken.
+    ConversationContext c = conversations()[1];
+    const HttpRequest r = client.build_request(c, roomy_model(), {}, true);
+    EXPECT_EQ(r.body, expected);
+    EXPECT_EQ(r.body.capacity(), capacity);
+    EXPECT_EQ(internal::recycled_body_capacity(), 0U);
+    // A smaller body does not replace a larger one, and one above the bound is not kept.
+    internal::recycle_body(std::string(5000, 'a'));
+    internal::recycle_body(std::string(1000, 'b'));
+    EXPECT_GE(internal::recycled_body_capacity(), 5000U);
+    const std::string taken = internal::reused_body();
+    EXPECT_TRUE(taken.empty());
+    const KeepBound bound(64 * 1024);
+    internal::recycle_body(std::string(128 * 1024, 'c'));
+    EXPECT_EQ(internal::recycled_body_capacity(), 0U);
+}
+
 TEST(RequestBodyPadding, ReservesOnlyWhatIsMissingAndKeepsTheBytes) {
     std::string body(1000, 'x');
     body.shrink_to_fit();

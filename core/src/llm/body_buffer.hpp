@@ -47,6 +47,17 @@ class DocumentScratch {
     std::unique_ptr<rapidjson::StringBuffer> buffer_;
 };
 
+/// limits.134: a body string whose request was sent goes back to this thread (one is kept, up to
+/// kScratchKeepBytes of capacity), and the next body built on the thread is written into its
+/// storage: the caller's HttpRequest::body is still a string the caller owns, but a service that
+/// calls again and again does not allocate and fault in a fresh body each time.
+void recycle_body(std::string&& body) noexcept;
+/// An empty string with the capacity of the body last recycled on this thread (then no longer
+/// kept), or an empty string.
+[[nodiscard]] std::string reused_body() noexcept;
+/// For tests: the capacity of the body this thread keeps (0: none).
+[[nodiscard]] std::size_t recycled_body_capacity() noexcept;
+
 /// What this thread's pool keeps between leases, for tests: the buffers resting and the sum of
 /// their capacities.
 struct ScratchKept {

@@ -647,6 +647,7 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     }
     const auto sent_at = std::chrono::steady_clock::now();
     HttpResponse http = transport_->send(request, options.cancel, on_chunk);
+    internal::recycle_body(std::move(request.body));  // limits.134: the next body's storage
     if (failed) std::rethrow_exception(failed);
     std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
                                              headers_json(http.headers), http.body);

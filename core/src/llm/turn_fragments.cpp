@@ -166,8 +166,8 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             next.push_back(std::move(group));
             i = j;
         }
-        SplitRequest request{std::move(frame.head), {}};
-        request.body.reserve(size + kBodyPadding);  // limits.135
+        SplitRequest request{std::move(frame.head), reused_body()};  // limits.134
+        request.body.reserve(size + kBodyPadding);                   // limits.135
         request.body += frame.open;
         request.body += frame.turns;
         for (const TurnFragments::Run& chunk : next) {
