@@ -118,7 +118,7 @@ TEST(RuleBookShape, BodyBytesAndParsedBodyGiveTheSameVerdict) {
     for (const Case& c : kCases) {
         for (const char* body : {c.keeps, c.breaks}) {
             in::Shape shape;
-            ASSERT_EQ(in::shape_of_bytes(c.family, body, shape), in::BytesRead::kOk) << body;
+            ASSERT_EQ(in::shape_of_bytes(c.family, body, 0, shape), in::BytesRead::kOk) << body;
             const auto over_bytes = in::check_shape(shape, Scope::kCore);
             const auto over_dom = check(c.family, body);
             ASSERT_EQ(over_bytes.has_value(), over_dom.has_value()) << c.rule << ": " << body;
@@ -157,9 +157,17 @@ TEST(RuleBookShape, BodyBytesAreValidatedAsStrictlyAsAFullParse) {
         d.Parse<rapidjson::kParseValidateEncodingFlag>(body.c_str(), body.size());
         const bool parsed = !d.HasParseError() && d.IsObject();
         in::Shape shape;
-        const bool read = in::shape_of_bytes(WireFamily::kAnthropicMessages, body, shape) == in::BytesRead::kOk;
+        const bool read = in::shape_of_bytes(WireFamily::kAnthropicMessages, body, 0, shape) == in::BytesRead::kOk;
         ASSERT_EQ(read, parsed) << body;
         valid += read ? 1 : 0;
+        // wire.172: read in place, with bytes past the end that would complete or extend the
+        // body if they were read as part of it: the same verdict.
+        const char fill = "}]\"1 "[i % 5];
+        const std::string padded = body + std::string(nucleo::contract::kReadPadding, fill);
+        const std::string_view in_place(padded.data(), body.size());
+        ASSERT_EQ(in::shape_of_bytes(WireFamily::kAnthropicMessages, in_place, padded.size(), shape) == in::BytesRead::kOk,
+                  parsed)
+            << body << " followed by " << fill;
     }
     EXPECT_GT(valid, 1000);  // the variants exercise both answers
 }
@@ -176,7 +184,7 @@ TEST(RuleBookShape, NumbersAndEscapesOnlyAFullParseTakesAreJsonToo) {
     for (const auto& [value, json] : values) {
         const std::string body = std::string(R"({"max_tokens":)") + value + R"(,"messages":[{"role":"user","content":"hi"}]})";
         in::Shape shape;
-        EXPECT_EQ(in::shape_of_bytes(A, body, shape) == in::BytesRead::kOk, json) << body;
+        EXPECT_EQ(in::shape_of_bytes(A, body, 0, shape) == in::BytesRead::kOk, json) << body;
         if (json) {
             EXPECT_EQ(shape.messages.size(), 1U) << body;
         }

@@ -26,6 +26,16 @@ std::optional<Violation> check_bedrock(const Shape& body);
 /// The family's rule book over a Shape (nullopt for kUnknown).
 std::optional<Violation> check_shape(const Shape& body, Scope scope);
 
+/// The audit's checks before any byte of the body is read: path, headers, the body cap
+/// (wire.150, wire.151, wire.153).
+std::optional<Violation> generic_checks(const OutgoingRequest& request, const CallPlan& plan);
+/// The audit's checks over the body's records: the size limit, the plan checks and the family's
+/// rule book (wire.115, wire.160-wire.163, Scope::kCore); none for kUnknown.
+std::optional<Violation> body_checks(WireFamily family, std::size_t body_bytes, const Shape& shape,
+                                     const CallPlan& plan);
+/// wire.152's refusal of a body that is not a JSON object.
+std::optional<Violation> not_an_object();
+
 /// The text Anthropic models answer when thinking is on and the assistant turn of the tool loop
 /// does not begin with a thinking block; `at` is "messages.N.content.0", `found` the block type.
 std::string thinking_first_text(const std::string& at, std::string_view found);

@@ -265,16 +265,21 @@ class Walker {
         if (!A::kind(v, j)) return false;
         s_.messages_array = j == J::kArray;
         if (j != J::kArray) return A::skip(v);
-        return A::elements(v, [&](N& c) {
-            Msg m;
-            m.blocks_begin = m.blocks_end = static_cast<std::uint32_t>(s_.blocks.size());
-            m.calls_begin = m.calls_end = static_cast<std::uint32_t>(s_.call_ids.size());
-            if (!object(c, 2, [&](std::string_view k, N& f) { return message_member(k, f, m); }))
-                return false;
-            s_.messages.push_back(m);
-            return true;
-        });
+        return A::elements(v, [&](N& c) { return message(c); });
     }
+
+  public:
+    /// One element of `messages`, appended to the records.
+    bool message(N& c) {
+        Msg m;
+        m.blocks_begin = m.blocks_end = static_cast<std::uint32_t>(s_.blocks.size());
+        m.calls_begin = m.calls_end = static_cast<std::uint32_t>(s_.call_ids.size());
+        if (!object(c, 2, [&](std::string_view k, N& f) { return message_member(k, f, m); })) return false;
+        s_.messages.push_back(m);
+        return true;
+    }
+
+  private:
 
     bool message_member(std::string_view k, N& f, Msg& m) {
         if (k == "role") return str(f, m.role);
@@ -441,21 +446,28 @@ Reader& reader_of_thread() {
 
 void release_large_reader() {
     Reader& reader = reader_of_thread();
-    if (reader.padded.capacity() <= kKeepReaderBytes) return;
+    if (reader.parser.capacity() <= kKeepReaderBytes && reader.padded.capacity() <= kKeepReaderBytes) return;
     // simdjson sizes its tape and indexes by the largest body read (several times its bytes).
     reader.parser = simdjson::dom::parser{};
     std::string().swap(reader.padded);
     rapidjson::Document().Swap(reader.fallback);
 }
 
-BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out) {
+static_assert(kReadPadding >= simdjson::SIMDJSON_PADDING);
+
+BytesRead shape_of_bytes(WireFamily family, std::string_view body, std::size_t readable, Shape& out) {
     out.clear(family);
     Reader& reader = reader_of_thread();
-    // simdjson reads up to SIMDJSON_PADDING bytes past the end.
-    reader.padded.assign(body.data(), body.size());
-    reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    // simdjson reads up to SIMDJSON_PADDING bytes past the end (wire.172): in place when the
+    // caller's buffer has them, else from a padded copy.
+    const char* bytes = body.data();
+    if (readable < body.size() + simdjson::SIMDJSON_PADDING) {
+        reader.padded.assign(body.data(), body.size());
+        reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
+        bytes = reader.padded.data();
+    }
     simdjson::dom::element root;
-    if (reader.parser.parse(reader.padded.data(), body.size(), false).get(root) != simdjson::SUCCESS) {
+    if (reader.parser.parse(bytes, body.size(), false).get(root) != simdjson::SUCCESS) {
         // simdjson is the stricter reader: it refuses integers beyond 64 bits and lone low
         // surrogates, which RapidJSON (and the providers' JSON readers) take. Such a body, or a
         // broken one, is read again with RapidJSON's full validation, which decides.
@@ -469,6 +481,41 @@ BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out) {
     Walker<Tape> walker(out);
     if (!Tape::fields(root, [&](std::string_view k, simdjson::dom::element& v) { return walker.root_member(k, v); }))
         return BytesRead::kNotJson;
+    return BytesRead::kOk;
+}
+
+}  // namespace nucleo::contract::internal
+
+namespace nucleo::contract::internal {
+
+BytesRead messages_of_bytes(WireFamily family, std::string_view list, Shape& out) {
+    out.clear(family);
+    Reader& reader = reader_of_thread();
+    // Read as the array "[" list "]": one or more values, each then walked as a message.
+    reader.padded.clear();
+    reader.padded.reserve(list.size() + 2 + simdjson::SIMDJSON_PADDING);
+    reader.padded += '[';
+    reader.padded += list;
+    reader.padded += ']';
+    const std::size_t size = reader.padded.size();
+    reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    simdjson::dom::element root;
+    if (reader.parser.parse(reader.padded.data(), size, false).get(root) != simdjson::SUCCESS) {
+        // As for a whole body: RapidJSON decides what simdjson refuses.
+        reader.fallback.Parse<rapidjson::kParseValidateEncodingFlag>(reader.padded.data(), size);
+        if (reader.fallback.HasParseError() || !reader.fallback.IsArray()) return BytesRead::kNotJson;
+        if (reader.fallback.Empty()) return BytesRead::kNotObject;
+        Walker<Dom> walker(out);
+        for (const rapidjson::Value& m : reader.fallback.GetArray())
+            if (!walker.message(m)) return BytesRead::kNotJson;
+        return BytesRead::kOk;
+    }
+    if (root.type() != simdjson::dom::element_type::ARRAY) return BytesRead::kNotJson;
+    const simdjson::dom::array messages(root);
+    if (messages.begin() == messages.end()) return BytesRead::kNotObject;
+    Walker<Tape> walker(out);
+    for (simdjson::dom::element m : messages)
+        if (!walker.message(m)) return BytesRead::kNotJson;
     return BytesRead::kOk;
 }
 

@@ -92,6 +92,7 @@ void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilit
     request.path = path;
     request.headers = &http.headers;
     request.body = http.body;
+    request.readable = http.body.capacity();  // wire.172
     request.parsed = call.parsed_body;
     const auto violation = contract::audit_request(family, request, plan);
     if (!violation) return;

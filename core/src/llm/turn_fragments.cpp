@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "artifacts/artifacts_internal.hpp"
+#include "contract/contract.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo::internal {
@@ -116,7 +117,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             next[i] = std::move(chunk);
         }
         SplitRequest request{std::move(frame.head), {}};
-        request.body.reserve(size);
+        request.body.reserve(size + contract::kReadPadding);  // wire.172: the audit reads it in place
         request.body += frame.open;
         request.body += frame.turns;
         for (const TurnFragments::Run& chunk : next) {
