@@ -45,6 +45,10 @@ enum class J : std::uint8_t { kObject, kArray, kString, kNumber, kBool, kNull };
 /// Deeper nesting is refused as not JSON the rule book reads (the walk recurses).
 constexpr int kMaxDepth = 1024;
 
+/// Blank records, copied to start a new one (cheaper than value-initialising it in place).
+const Msg kBlankMsg{};
+const Block kBlankBlock{};
+
 /// The walk. `A` reads one node kind at a time: kind(n, j), fields(n, f(key, child)),
 /// elements(n, f(child)), string(n, view), number(n, Num), skip(n) (validates and discards).
 template <class A>
@@ -272,12 +276,12 @@ class Walker {
   public:
     /// One element of `messages`, appended to the records.
     bool message(N& c) {
-        Msg m;
+        // Filled in place (message_member adds nothing to s_.messages, so the reference holds),
+        // from a copy of a blank record: no record is built on the stack and copied.
+        Msg& m = s_.messages.emplace_back(kBlankMsg);
         m.blocks_begin = m.blocks_end = static_cast<std::uint32_t>(s_.blocks.size());
         m.calls_begin = m.calls_end = static_cast<std::uint32_t>(s_.call_ids.size());
-        if (!object(c, 2, [&](std::string_view k, N& f) { return message_member(k, f, m); })) return false;
-        s_.messages.push_back(m);
-        return true;
+        return object(c, 2, [&](std::string_view k, N& f) { return message_member(k, f, m); });
     }
 
   private:
@@ -303,7 +307,7 @@ class Walker {
             }
             m.content = Kind::kArray;
             // Filled in place: block() adds nothing to s_.blocks, so the reference holds.
-            const bool ok = A::elements(f, [&](N& c) { return block(c, s_.blocks.emplace_back(), 4, true); });
+            const bool ok = A::elements(f, [&](N& c) { return block(c, s_.blocks.emplace_back(kBlankBlock), 4, true); });
             m.blocks_end = static_cast<std::uint32_t>(s_.blocks.size());
             m.content_empty = m.blocks_end == m.blocks_begin;
             return ok;
