@@ -54,14 +54,9 @@ std::optional<Violation> check_size(WireFamily family, std::size_t bytes);
 bool valid_tool_name(std::string_view name) noexcept;
 
 /// wire.172: the bytes past a body's end the audit's reader may read. A body whose buffer has
-/// them (a std::string with this much capacity over its size) is read in place, else copied.
+/// them (a std::string with this much capacity over its size, as the core's producers of a body
+/// reserve it) is read in place, else copied.
 constexpr std::size_t kReadPadding = 64;
-
-/// wire.172: makes room for kReadPadding bytes past the body, without changing it; free when the
-/// producer reserved them (or its growth left them).
-inline void reserve_read_padding(std::string& body) {
-    if (body.capacity() - body.size() < kReadPadding) body.reserve(body.size() + kReadPadding);
-}
 
 /// The outgoing request a plugin's encode produced, as the audit reads it. The audit is a
 /// function over these values so it serves any way the body crosses the plugin boundary.

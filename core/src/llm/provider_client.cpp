@@ -15,7 +15,6 @@
 
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
-#include "contract/contract.hpp"
 #include "llm/call_records.hpp"
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
@@ -533,9 +532,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
     if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
     if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
-    // wire.150: the request as it would leave, audited before anything is sent (or shown),
-    // its body read in place (wire.172).
-    contract::reserve_read_padding(http.body);
+    // wire.150: the request as it would leave, audited before anything is sent (or shown).
     std::string_view base(config_.base_url);
     while (!base.empty() && base.back() == '/') base.remove_suffix(1);
     internal::audit_encoded_request(config_, caps_, std::string_view(http.url).substr(base.size()), http,

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "artifacts/artifacts_internal.hpp"
-#include "contract/contract.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo::internal {
@@ -117,7 +116,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             next[i] = std::move(chunk);
         }
         SplitRequest request{std::move(frame.head), {}};
-        request.body.reserve(size + contract::kReadPadding);  // wire.172: the audit reads it in place
+        request.body.reserve(size);
         request.body += frame.open;
         request.body += frame.turns;
         for (const TurnFragments::Run& chunk : next) {
