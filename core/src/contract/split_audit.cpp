@@ -3,6 +3,7 @@
 // request, so the verdict is the whole audit's.
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "contract/contract.hpp"
@@ -25,6 +26,8 @@ struct MessageChunk::Records {
     Shape shape;
     std::unique_ptr<char[]> arena;
 };
+
+static_assert(std::is_trivially_copyable_v<Msg> && std::is_trivially_copyable_v<Block>);
 
 namespace {
 
@@ -226,17 +229,21 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         const auto blocks = static_cast<std::uint32_t>(shape.blocks.size());
         const auto inner = static_cast<std::uint32_t>(shape.inner_1h.size());
         const auto calls = static_cast<std::uint32_t>(shape.call_ids.size());
-        for (Msg m : kept.messages) {
-            m.blocks_begin += blocks;
-            m.blocks_end += blocks;
-            m.calls_begin += calls;
-            m.calls_end += calls;
-            shape.messages.push_back(m);
+        // Copied in bulk (the records are trivially copyable), then their indexes moved.
+        const std::size_t first_message = shape.messages.size();
+        shape.messages.insert(shape.messages.end(), kept.messages.begin(), kept.messages.end());
+        for (auto m = shape.messages.begin() + static_cast<std::ptrdiff_t>(first_message); m != shape.messages.end(); ++m) {
+            m->blocks_begin += blocks;
+            m->blocks_end += blocks;
+            m->calls_begin += calls;
+            m->calls_end += calls;
         }
-        for (Block b : kept.blocks) {
-            b.inner_begin += inner;
-            b.inner_end += inner;
-            shape.blocks.push_back(b);
+        shape.blocks.insert(shape.blocks.end(), kept.blocks.begin(), kept.blocks.end());
+        if (inner > 0) {
+            for (auto b = shape.blocks.begin() + blocks; b != shape.blocks.end(); ++b) {
+                b->inner_begin += inner;
+                b->inner_end += inner;
+            }
         }
         shape.inner_1h.insert(shape.inner_1h.end(), kept.inner_1h.begin(), kept.inner_1h.end());
         shape.call_ids.insert(shape.call_ids.end(), kept.call_ids.begin(), kept.call_ids.end());
