@@ -1,5 +1,6 @@
 // wire.173: the audit over a body built from kept chunks reaches the whole audit's verdict, over
-// generated conversations (seeded), faithful and tampered: the chunks' bytes, the joins, the head.
+// generated conversations (seeded; Anthropic Messages and OpenAI Chat), faithful and tampered: the
+// chunks' bytes, the joins, the head.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -62,6 +63,48 @@ class Generator {
         int call = 0;
         for (std::uint32_t i = 0; i < n; ++i) g.messages.push_back(message(i, n, call));
         g.plan.breakpoints = marks_ + (one_in(12) ? 1 : 0);
+        return g;
+    }
+
+    /// An OpenAI Chat request: the leading system message, then user and assistant turns, tool
+    /// calls answered by tool messages.
+    Generated openai() {
+        Generated g;
+        g.family = WireFamily::kOpenAIChat;
+        g.plan.max_tokens = 2048;
+        g.plan.system_texts = {one_in(12) ? "Another system." : "You are terse."};
+        g.open = R"({"model":"gpt","max_completion_tokens":)" + std::string(one_in(15) ? "2047" : "2048") +
+                 R"(,"tools":[{"type":"function","function":{"name":")" + (one_in(15) ? "bad name!" : "run") +
+                 R"(","parameters":{"type":"object"}}}],"messages":[)";
+        g.close = "]}";
+        g.messages.push_back(R"({"role":"system","content":"You are terse."})");
+        const std::uint32_t n = 1 + below(60);
+        int call = 0;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            if (i % 2 == 0) {
+                g.messages.push_back(std::string(R"({"role":")") + (one_in(300) ? "system" : "user") +
+                                     R"(","content":")" + text() + "\"}");
+                continue;
+            }
+            if (!one_in(3) || i + 1 == n) {
+                g.messages.push_back(R"({"role":"assistant","content":")" + text() + "\"}");
+                continue;
+            }
+            std::string calls;
+            std::vector<int> ids;
+            for (int k = 1 + static_cast<int>(below(2)); k > 0; --k) {
+                ids.push_back(++call);
+                calls += (calls.empty() ? "" : ",") + std::string(R"({"id":"call_)") + std::to_string(call) +
+                         R"(","type":"function","function":{"name":"run","arguments":"{}"}})";
+            }
+            g.messages.push_back(R"({"role":"assistant","content":null,"tool_calls":[)" + calls + "]}");
+            for (const int id : ids) {
+                if (one_in(150)) continue;
+                const std::string answered = one_in(200) ? "call_x" : "call_" + std::to_string(id);
+                g.messages.push_back(one_in(200) ? std::string(R"({"role":"tool","content":"ok"})")
+                                                 : R"({"role":"tool","tool_call_id":")" + answered + R"(","content":"ok"})");
+            }
+        }
         return g;
     }
 
@@ -143,6 +186,8 @@ void tamper(Generator& r, std::string& open, std::string& turns, std::string& cl
 struct Outcome {
     std::size_t cases = 0;
     std::size_t refused = 0;
+    std::size_t openai_cases = 0;
+    std::size_t openai_refused = 0;
     std::size_t head_only = 0;  // audited without reading the chunks again
 };
 
@@ -180,6 +225,10 @@ void compare(const Generated& g, Generator& r, bool tampered, Outcome& out) {
     ASSERT_EQ(verdict(split_verdict), verdict(whole)) << body;
     ++out.cases;
     out.refused += whole ? 1 : 0;
+    if (g.family == WireFamily::kOpenAIChat) {
+        ++out.openai_cases;
+        out.openai_refused += whole ? 1 : 0;
+    }
     out.head_only += read_whole ? 0 : 1;
 }
 
@@ -187,7 +236,7 @@ TEST(SplitAudit, FaithfulSplitRequestsGetTheWholeAuditsVerdict) {
     Outcome out;
     for (std::uint32_t seed = 1; seed <= 400; ++seed) {
         Generator r(seed);
-        const Generated g = r.anthropic();
+        const Generated g = seed % 4 == 0 ? r.openai() : r.anthropic();
         compare(g, r, false, out);
         if (HasFatalFailure()) return;
     }
@@ -195,13 +244,15 @@ TEST(SplitAudit, FaithfulSplitRequestsGetTheWholeAuditsVerdict) {
     EXPECT_GT(out.refused, out.cases / 10);
     EXPECT_LT(out.refused, out.cases * 9 / 10);
     EXPECT_EQ(out.head_only, out.cases);
+    EXPECT_GT(out.openai_refused, out.openai_cases / 20);
+    EXPECT_LT(out.openai_refused, out.openai_cases * 9 / 10);
 }
 
 TEST(SplitAudit, TamperedChunksJoinsAndHeadsGetTheWholeAuditsVerdict) {
     Outcome out;
     for (std::uint32_t seed = 1; seed <= 1500; ++seed) {
         Generator r(seed * 7919U);
-        const Generated g = r.anthropic();
+        const Generated g = seed % 4 == 0 ? r.openai() : r.anthropic();
         compare(g, r, true, out);
         if (HasFatalFailure()) return;
     }
