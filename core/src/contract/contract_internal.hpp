@@ -12,7 +12,12 @@ namespace nucleo::contract::internal {
 
 /// True when `text` has a character other than ASCII whitespace.
 inline bool has_non_whitespace(std::string_view text) {
-    return text.find_first_not_of(" \t\r\n\f\v") != std::string_view::npos;
+    // A plain loop: find_first_not_of calls memchr over the set for every character it tests,
+    // and this runs for every text block of every audited request.
+    for (const char c : text) {
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\f' && c != '\v') return true;
+    }
+    return false;
 }
 
 inline std::optional<Violation> broken(const char* rule, std::string where, std::string message) {
