@@ -324,6 +324,12 @@ TEST(SplitAudit, ABodyOtherThanTheSplitsIsAuditedWhole) {
     EXPECT_TRUE(read_whole);
     ASSERT_TRUE(v.has_value());
     EXPECT_EQ(v->rule, "wire.107");
+    // A moved-from chunk holds nothing: a split that names it is audited whole.
+    MessageChunk moved(WireFamily::kAnthropicMessages, R"({"role":"assistant","content":"ok"})");
+    const MessageChunk taken(std::move(moved));
+    EXPECT_FALSE(moved.readable());  // NOLINT(bugprone-use-after-move): what a moved-from chunk says
+    EXPECT_TRUE(moved.wire().empty());
+    EXPECT_TRUE(taken.readable());
     // The split's own bytes: read by their head, accepted.
     const std::string body = split.join();
     request.body = body;

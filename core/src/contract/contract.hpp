@@ -103,6 +103,7 @@ class MessageChunk {
     MessageChunk(const MessageChunk&) = delete;
     MessageChunk& operator=(const MessageChunk&) = delete;
 
+    /// The chunk's bytes (empty for a moved-from chunk, which is not readable).
     [[nodiscard]] const std::string& wire() const noexcept;
     [[nodiscard]] WireFamily family() const noexcept;
     /// False when the bytes are not one or more JSON values: a request carrying the chunk is

@@ -174,9 +174,12 @@ MessageChunk::~MessageChunk() = default;
 MessageChunk::MessageChunk(MessageChunk&&) noexcept = default;
 MessageChunk& MessageChunk::operator=(MessageChunk&&) noexcept = default;
 
-const std::string& MessageChunk::wire() const noexcept { return records_->wire; }
-WireFamily MessageChunk::family() const noexcept { return records_->family; }
-bool MessageChunk::readable() const noexcept { return records_->readable; }
+const std::string& MessageChunk::wire() const noexcept {
+    static const std::string none;
+    return records_ ? records_->wire : none;
+}
+WireFamily MessageChunk::family() const noexcept { return records_ ? records_->family : WireFamily::kUnknown; }
+bool MessageChunk::readable() const noexcept { return records_ && records_->readable; }
 
 std::size_t SplitBody::size() const noexcept {
     std::size_t n = open.size() + turns.size() + close.size();
@@ -212,8 +215,11 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
     thread_local std::string head;
     thread_local Shape shape;
     struct Release {
-        ~Release() { internal::release_large_reader(); }
-    } release;  // after the checks, which read views into the reader's buffers
+        ~Release() {
+            internal::release_large_reader();
+            if (head.capacity() > internal::kKeepReaderBytes) std::string().swap(head);
+        }
+    } release;  // after the checks, which read views into the reader's buffers and the head
     head.clear();
     head.reserve(split.open.size() + split.turns.size() + split.close.size() + kReadPadding);
     head.append(split.open).append(split.turns).append(split.close);
