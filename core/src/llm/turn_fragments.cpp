@@ -1,6 +1,9 @@
 #include "llm/turn_fragments.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <iterator>
+#include <limits>
 #include <utility>
 
 #include "artifacts/artifacts_internal.hpp"
@@ -22,15 +25,21 @@ std::vector<std::pair<std::size_t, std::size_t>> runs_of(const PreparedConversat
 }
 
 /// What of a run the messages epoch does not cover: each turn's cache mark (set in place on a
-/// stored message) and the plan's anchors in it.
-std::string run_key(const PreparedConversation& p, std::size_t first, std::size_t end) {
-    std::string key;
+/// stored message) and the plan's anchors in it, appended to `key` (no string per run:
+/// caching.111).
+void append_run_key(std::string& key, const PreparedConversation& p, std::size_t first, std::size_t end) {
     for (std::size_t i = first; i < end; ++i) key += p.turns[i].cache ? 'c' : '-';
+    const auto append_number = [&key](std::size_t n) {
+        char digits[std::numeric_limits<std::size_t>::digits10 + 1];
+        key.append(digits, std::to_chars(std::begin(digits), std::end(digits), n).ptr);
+    };
     for (const CacheAnchor& a : p.cache_plan.turn_anchors) {
         if (a.turn < first || a.turn >= end) continue;
-        key += ';' + std::to_string(a.turn - first) + ':' + std::to_string(a.block);
+        key += ';';
+        append_number(a.turn - first);
+        key += ':';
+        append_number(a.block);
     }
-    return key;
 }
 
 /// A run worth keeping: every turn renders a stored message as stored. The artifact registry turn
@@ -101,7 +110,8 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             const std::size_t to = std::min(from + kPer, runs.size());
             TurnFragments::Run chunk{runs[from].first, runs[to - 1].second, {}, {}, true};
             for (std::size_t r = from; r < to; ++r) {
-                chunk.key += run_key(prepared, runs[r].first, runs[r].second) + '|';
+                append_run_key(chunk.key, prepared, runs[r].first, runs[r].second);
+                chunk.key += '|';
                 chunk.kept = chunk.kept && keepable(prepared, runs[r].first, runs[r].second);
             }
             if (chunk.kept && i < entry.runs.size() && entry.runs[i].kept && entry.runs[i].first == chunk.first &&
