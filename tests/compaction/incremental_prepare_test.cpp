@@ -111,12 +111,14 @@ TEST(IncrementalPrepare, EqualsAFreshPrepareAfterEveryKindOfChange) {
             const FixedContentFormatter formatter(native, true);
             const internal::KeptPrepare* kept = internal::PreparedAccess::peek(c);
             const std::uint64_t before = kept != nullptr ? kept->extensions : 0;
-            const PreparedConversation incremental = c.prepare_messages_for_llm(formatter, thinking, options);
+            // What build_request reads; prepare_messages_for_llm copies it out once it is kept.
+            const PreparedConversation incremental = internal::PreparedAccess::prepare(c, formatter, thinking, options);
+            extended += internal::PreparedAccess::peek(c)->extensions - before;
+            expect_equal(c.prepare_messages_for_llm(formatter, thinking, options), incremental);
             // A fresh copy keeps nothing of c's prepares: its prepare is a cold one.
             ConversationContext copy = c;
             const PreparedConversation fresh = copy.prepare_messages_for_llm(formatter, thinking, options);
             expect_equal(incremental, fresh);
-            extended += internal::PreparedAccess::peek(c)->extensions - before;
             if (::testing::Test::HasFailure()) return;  // the first failing step is the report
         }
     }

@@ -78,6 +78,11 @@ struct PreparedAccess {
         return c.prepare_in_place(formatter, thinking_active, cache);
     }
     [[nodiscard]] static const KeptPrepare* peek(const ConversationContext& c) { return c.kept_prepare_.value.get(); }
+    /// True when `kept` holds the prepare of a prefix of c's list that the next prepare extends.
+    [[nodiscard]] static bool extends(const ConversationContext& c, const KeptPrepare& kept, bool native);
+    /// prepare_kept into c's kept value (c reconciled and frozen already); a throw drops the value.
+    static const PreparedConversation& extend_kept(ConversationContext& c, const ContentFormatter& formatter,
+                                                   bool thinking_active, const CacheOptions& cache);
 };
 
 }  // namespace nucleo::internal

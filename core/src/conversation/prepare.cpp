@@ -251,20 +251,40 @@ void ConversationContext::reconcile_derived_content() {
 
 PreparedConversation ConversationContext::prepare_messages_for_llm(
     const ContentFormatter& formatter, bool thinking_active, const CacheOptions& cache) {
-    return prepare_in_place(formatter, thinking_active, cache);
+    reconcile_derived_content();
+    frozen_ = true;  // "The head freezes at the instance's first render"
+    // conversation.101: a kept value is extended and copied out; without one the value is
+    // prepared straight into what is returned (keeping it would cost a second copy of the turns).
+    if (internal::PreparedAccess::extends(*this, *kept_prepare_.value, formatter.supports_native_tool_calling()))
+        return internal::PreparedAccess::extend_kept(*this, formatter, thinking_active, cache);
+    internal::KeptPrepare fresh;
+    prepare_kept(fresh, formatter, thinking_active, cache);
+    return std::move(fresh.prepared);
+}
+
+bool internal::PreparedAccess::extends(const ConversationContext& c, const KeptPrepare& kept, bool native) {
+    return kept.valid && kept.messages_epoch == c.epoch_.value() &&
+           kept.registry_epoch == ArtifactRegistryAccess::epoch(c.state_.artifacts) && kept.native == native &&
+           kept.head_slots == c.state_.objective.size() && kept.messages <= c.state_.messages.size();
 }
 
 const PreparedConversation& ConversationContext::prepare_in_place(const ContentFormatter& formatter,
                                                                   bool thinking_active,
                                                                   const CacheOptions& cache) {
     reconcile_derived_content();
-    frozen_ = true;  // "The head freezes at the instance's first render"
+    frozen_ = true;
+    return internal::PreparedAccess::extend_kept(*this, formatter, thinking_active, cache);
+}
+
+const PreparedConversation& internal::PreparedAccess::extend_kept(ConversationContext& c,
+                                                                  const ContentFormatter& formatter,
+                                                                  bool thinking_active, const CacheOptions& cache) {
     // reconcile_derived_content made the slot.
-    internal::KeptPrepare& kept = *kept_prepare_.value;
+    KeptPrepare& kept = *c.kept_prepare_.value;
     try {
-        prepare_kept(kept, formatter, thinking_active, cache);
+        c.prepare_kept(kept, formatter, thinking_active, cache);
     } catch (...) {
-        kept_prepare_.value.reset();  // a half-extended value is never read again
+        c.kept_prepare_.value.reset();  // a half-extended value is never read again
         throw;
     }
     return kept.prepared;
@@ -280,9 +300,7 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const Conten
     // conversation.101: the turns of a list that only grew since the last prepare are kept; this
     // call's contract and registry turn come off, the new messages' turns are appended. The head
     // is frozen since that prepare (conversation.14), so its system blocks stand.
-    const bool extend = kept.valid && kept.messages_epoch == epoch_.value() &&
-                        kept.registry_epoch == registry_epoch && kept.native == native &&
-                        kept.head_slots == state_.objective.size() && kept.messages <= messages.size();
+    const bool extend = internal::PreparedAccess::extends(*this, kept, native);
     kept.valid = false;
     if (extend) {
         ++kept.extensions;
