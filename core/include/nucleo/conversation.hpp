@@ -69,22 +69,28 @@ struct ConversationParts {
 namespace internal {
 struct TurnFragments;
 struct TurnFragmentsAccess;
-/// caching.110: the encoded wire messages of the conversation's last requests, per dialect
-/// (core/src/llm/turn_fragments.hpp). Owned by one conversation; a copy starts empty, as its
-/// message list has a new epoch anyway.
-class TurnFragmentsSlot {
+struct KeptPrepare;
+struct PreparedAccess;
+struct StreamScan;
+/// What a conversation keeps of its own renders to make the next one cheaper: owned by one
+/// conversation, never shared. A copy starts empty, as its message list has a new epoch anyway.
+template <class Kept>
+class KeptSlot {
   public:
-    TurnFragmentsSlot() = default;
-    TurnFragmentsSlot(const TurnFragmentsSlot& /*other*/) noexcept {}
-    TurnFragmentsSlot& operator=(const TurnFragmentsSlot& other) noexcept {
-        if (this != &other) fragments.reset();
+    KeptSlot() = default;
+    KeptSlot(const KeptSlot& /*other*/) noexcept {}
+    KeptSlot& operator=(const KeptSlot& other) noexcept {
+        if (this != &other) value.reset();
         return *this;
     }
-    TurnFragmentsSlot(TurnFragmentsSlot&&) noexcept = default;
-    TurnFragmentsSlot& operator=(TurnFragmentsSlot&&) noexcept = default;
-    ~TurnFragmentsSlot() = default;
-    std::shared_ptr<TurnFragments> fragments;
+    KeptSlot(KeptSlot&&) noexcept = default;
+    KeptSlot& operator=(KeptSlot&&) noexcept = default;
+    ~KeptSlot() = default;
+    std::shared_ptr<Kept> value;
 };
+/// caching.110: the encoded wire messages of the conversation's last requests, per dialect
+/// (core/src/llm/turn_fragments.hpp).
+using TurnFragmentsSlot = KeptSlot<TurnFragments>;
 }  // namespace internal
 
 /// A conversation (conversation.1). Not thread-safe: one job owns a conversation at a time
@@ -309,8 +315,17 @@ class ConversationContext {
     Message& stored_message(std::string_view message_id);
     void check_message(const Message& message, std::size_t position) const;
     void reconcile_derived_content();
-    void place_in_head(std::vector<DeclaredTool> pending, bool need_legend);
-    void place_in_stream(std::vector<DeclaredTool> pending, bool need_legend);
+    /// conversation.102: the facts of the message stream reconciliation needs, extended over the
+    /// messages appended since the last scan.
+    const internal::StreamScan& scan_stream();
+    void place_in_head(std::vector<DeclaredTool> pending, const internal::StreamScan& scan);
+    void place_in_stream(std::vector<DeclaredTool> pending, const internal::StreamScan& scan);
+    /// conversation.101: prepare_messages_for_llm into the kept PreparedConversation, which the
+    /// returned reference points at until the conversation's next prepare or change.
+    const PreparedConversation& prepare_in_place(const ContentFormatter& formatter, bool thinking_active,
+                                                 const CacheOptions& cache);
+    void prepare_kept(internal::KeptPrepare& kept, const ContentFormatter& formatter, bool thinking_active,
+                      const CacheOptions& cache);
     bool refuse_frozen(std::string_view what, const std::source_location& where) const;
 
     /// See messages_epoch(): fresh on construction and on every copy, renewed by renew().
@@ -355,6 +370,8 @@ class ConversationContext {
 
     friend struct internal::TurnFragmentsAccess;
     internal::TurnFragmentsSlot turn_fragments_;
+    friend struct internal::PreparedAccess;
+    internal::KeptSlot<internal::KeptPrepare> kept_prepare_;  // conversation.101
 };
 
 }  // namespace nucleo

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace nucleo {
@@ -51,7 +52,7 @@ bool sent_text(const ContentBlock& b) {
 
 CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
                                  const std::vector<PreparedTurn>& turns, bool supports_caching,
-                                 bool cache_system) {
+                                 bool cache_system, const std::vector<std::size_t>* marked_turns) {
     CachePlan plan;
     if (!supports_caching) return plan;
     std::size_t used = 0;
@@ -62,16 +63,22 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
         plan.system_block = static_cast<std::size_t>(system_blocks.rend() - sent) - 1;
         ++used;
     }
-    for (std::size_t t = 0; t < turns.size() && used < CachePlan::kMaxBreakpoints; ++t) {
-        if (!turns[t].cache) continue;
+    const auto consider = [&](std::size_t t) {
+        if (!turns[t].cache) return;
         const auto& blocks = turns[t].blocks;
         // "Image, tool and thinking blocks never anchor a breakpoint."
         // caching.102: a blank one is never sent, so the anchor is the first one that is.
         const auto anchor = std::find_if(blocks.begin(), blocks.end(), sent_text);
-        if (anchor == blocks.end()) continue;
+        if (anchor == blocks.end()) return;
         plan.turn_anchors.push_back(
             CacheAnchor{t, static_cast<std::size_t>(anchor - blocks.begin())});
         ++used;
+    };
+    if (marked_turns != nullptr) {  // caching.112: the marked turns only
+        for (std::size_t i = 0; i < marked_turns->size() && used < CachePlan::kMaxBreakpoints; ++i)
+            consider((*marked_turns)[i]);
+    } else {
+        for (std::size_t t = 0; t < turns.size() && used < CachePlan::kMaxBreakpoints; ++t) consider(t);
     }
     return plan;
 }
@@ -83,18 +90,13 @@ bool anchorable(const ContentBlock& b) {
     return sent_text(b) || b.is<JsonBlock>() || b.is<ToolUseBlock>() || b.is<ToolResultBlock>();
 }
 
-/// A block position of the request.
-struct Position {
-    CacheAnchor anchor;
-};
-
 }  // namespace
 
 CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching,
-                     const CacheOptions& options) {
+                     const CacheOptions& options, const std::vector<std::size_t>* marked_turns) {
     if (options.policy == CachePolicy::kMarkedTurns) {
         CachePlan plan = plan_cache_breakpoints(prepared.system_blocks, prepared.turns,
-                                                supports_caching, prepared.cache_system);
+                                                supports_caching, prepared.cache_system, marked_turns);
         plan.system_ttl_1h = plan.system_block.has_value() && options.head_ttl_1h;
         return plan;
     }
@@ -121,38 +123,46 @@ CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching
 
     // The blocks the next call repeats, in order: every turn but the artifact registry (it
     // trails and changes), less this call's answer contract.
-    std::vector<Position> eligible;
-    std::size_t first_ok = std::string_view::npos;  // first eligible whose prefix reaches the min
-    for (std::size_t t = 0; t < prepared.turns.size(); ++t) {
-        const PreparedTurn& turn = prepared.turns[t];
-        if (turn.message_id.empty()) continue;
-        for (std::size_t b = 0; b < turn.blocks.size(); ++b) {
-            if (check_min && first_ok == std::string_view::npos)
-                prefix += options.count_block(turn.blocks[b]);
-            const bool contract = turn.ends_with_contract && b + 1 == turn.blocks.size();
-            if (contract || !anchorable(turn.blocks[b])) continue;
-            if (first_ok == std::string_view::npos && reaches_min()) first_ok = eligible.size();
-            eligible.push_back({CacheAnchor{t, b}});
+    const auto& turns = prepared.turns;
+    const auto eligible = [&turns](std::size_t t, std::size_t b) {
+        const PreparedTurn& turn = turns[t];
+        const bool contract = turn.ends_with_contract && b + 1 == turn.blocks.size();
+        return !turn.message_id.empty() && !contract && anchorable(turn.blocks[b]);
+    };
+    // caching.112: the first eligible block whose prefix reaches the minimum, read from the head
+    // only as far as that block.
+    std::optional<CacheAnchor> first_ok;
+    for (std::size_t t = 0; t < turns.size() && !first_ok; ++t) {
+        if (turns[t].message_id.empty()) continue;
+        for (std::size_t b = 0; b < turns[t].blocks.size(); ++b) {
+            if (check_min) prefix += options.count_block(turns[t].blocks[b]);
+            if (eligible(t, b) && reaches_min()) {
+                first_ok = CacheAnchor{t, b};
+                break;
+            }
         }
     }
     const std::size_t used = plan.breakpoints();
     if (options.policy == CachePolicy::kAutomatic && options.automatic_offered) {
         // caching.106: one request-level marker; under the minimum it is not sent.
-        plan.automatic = first_ok != std::string_view::npos;
+        plan.automatic = first_ok.has_value();
         return plan;
     }
-    if (first_ok == std::string_view::npos) return plan;
+    if (!first_ok) return plan;
 
     // Newest first: the last eligible block, then the last eligible block of each earlier
     // outgoing turn: where the earlier calls put their newest breakpoint, read back exactly.
+    // caching.112: read from the tail, only as far as the breakpoints last.
     std::vector<CacheAnchor> chosen;
-    chosen.push_back(eligible.back().anchor);
-    for (std::size_t e = eligible.size() - 1;
-         e-- > first_ok && used + chosen.size() < CachePlan::kMaxBreakpoints;) {
-        const CacheAnchor& a = eligible[e].anchor;
-        if (a.turn == chosen.back().turn) continue;  // not the last eligible block of its turn
-        if (prepared.turns[a.turn].role != TurnRole::kUser) continue;
-        chosen.push_back(a);
+    for (std::size_t t = turns.size(); t-- > first_ok->turn;) {
+        if (!chosen.empty() && used + chosen.size() >= CachePlan::kMaxBreakpoints) break;
+        if (!chosen.empty() && turns[t].role != TurnRole::kUser) continue;
+        for (std::size_t b = turns[t].blocks.size(); b-- > 0;) {
+            if (t == first_ok->turn && b < first_ok->block) break;
+            if (!eligible(t, b)) continue;
+            chosen.push_back(CacheAnchor{t, b});  // the last eligible block of its turn
+            break;
+        }
     }
     plan.turn_anchors.assign(chosen.rbegin(), chosen.rend());
     return plan;

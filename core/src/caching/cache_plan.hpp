@@ -2,6 +2,7 @@
 // decides, plugins render; caching.105-107: the policies).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "nucleo/prepared.hpp"
@@ -15,7 +16,8 @@ namespace nucleo::caching {
 /// CachePlan::kMaxBreakpoints are spent. A marked turn without such a block spends nothing.
 CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
                                  const std::vector<PreparedTurn>& turns, bool supports_caching,
-                                 bool cache_system);
+                                 bool cache_system,
+                                 const std::vector<std::size_t>* marked_turns = nullptr);
 
 /// The plan of `options.policy` over a prepared request (caching.105-107). kMarkedTurns is
 /// plan_cache_breakpoints exactly (plus the 1-hour head when asked). kSliding and kAutomatic
@@ -30,7 +32,13 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
 /// Anchorable blocks: non-blank text, skill, JSON, tool use and tool result (the Messages API and
 /// Converse accept a breakpoint after them); never image, file, thinking or a definition. No
 /// breakpoint goes on a prefix shorter than options.min_cacheable_tokens when a counter is given.
+///
+/// caching.111: the cost does not grow with the history: `marked_turns`, when given, lists the
+/// turns whose `cache` is set in order (the kept prepare's), so kMarkedTurns visits those only;
+/// kSliding reads the head only up to its first eligible block past the minimum and the tail back
+/// only as far as its breakpoints reach.
 CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching,
-                     const CacheOptions& options);
+                     const CacheOptions& options,
+                     const std::vector<std::size_t>* marked_turns = nullptr);
 
 }  // namespace nucleo::caching

@@ -191,7 +191,8 @@ void ConversationContext::replace_messages(std::vector<Message> messages,
     tool_use_ids_ = std::move(scratch.tool_use_ids_);
     next_message_number_ = std::max(next_message_number_, scratch.next_message_number_);
     epoch_.renew();
-    turn_fragments_.fragments.reset();  // caching.110: compaction drops the encoded turns
+    turn_fragments_.value.reset();  // caching.110: compaction drops the encoded turns
+    kept_prepare_.value.reset();    // conversation.101: and the prepared ones
 }
 
 const Message* ConversationContext::find_message(std::string_view id) const noexcept {

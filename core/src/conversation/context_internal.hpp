@@ -3,10 +3,13 @@
 // never a side field).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "nucleo/conversation.hpp"
 
@@ -31,5 +34,55 @@ std::optional<std::string> find_announcement(const ConversationParts& state,
 /// its companions without a side field.
 bool is_stream_legend(const Message& message);
 bool is_stream_tool_weights(const Message& message);
+
+/// conversation.102: what reconciliation asks of the message stream, scanned once per message:
+/// valid for the messages [0, scanned) of the list whose epoch is `messages_epoch`.
+struct StreamScan {
+    std::uint64_t messages_epoch = 0;
+    std::size_t scanned = 0;
+    std::unordered_set<std::string> tool_names;  ///< every ToolDefinitionBlock's name in the messages
+    bool notation = false;        ///< an outgoing message's handler uses the schema notation
+    bool stream_legend = false;   ///< a legend companion is in the stream
+    bool stream_weights = false;  ///< a tool-weight guidance companion is in the stream
+};
+
+/// conversation.101: the PreparedConversation of the last prepare, kept to be extended by the
+/// next one when the list only grew. `prepared` holds the turns of the messages [0, messages)
+/// (turn i renders message i), then this call's answer contract (the last block of turn
+/// `contract_turn`) and the artifact registry turn (when `registry_turn`), which the next prepare
+/// takes off before it appends. Valid while the message list's epoch, the registry's epoch, the
+/// dialect and the head are those recorded.
+struct KeptPrepare {
+    StreamScan scan;
+    bool valid = false;
+    std::uint64_t messages_epoch = 0;
+    std::uint64_t registry_epoch = 0;
+    bool native = false;
+    std::size_t head_slots = 0;
+    std::size_t messages = 0;
+    std::optional<std::size_t> last_outgoing;
+    std::optional<std::size_t> contract_turn;
+    bool registry_turn = false;
+    /// The turns whose message is marked cache, in order (caching.112).
+    std::vector<std::size_t> marked;
+    /// How many prepares extended the kept value rather than preparing every message.
+    std::uint64_t extensions = 0;
+    PreparedConversation prepared;
+};
+
+/// conversation.101: the build of a request reads the kept PreparedConversation in place instead
+/// of a copy.
+struct PreparedAccess {
+    static const PreparedConversation& prepare(ConversationContext& c, const ContentFormatter& formatter,
+                                               bool thinking_active, const CacheOptions& cache) {
+        return c.prepare_in_place(formatter, thinking_active, cache);
+    }
+    [[nodiscard]] static const KeptPrepare* peek(const ConversationContext& c) { return c.kept_prepare_.value.get(); }
+    /// True when `kept` holds the prepare of a prefix of c's list that the next prepare extends.
+    [[nodiscard]] static bool extends(const ConversationContext& c, const KeptPrepare& kept, bool native);
+    /// prepare_kept into c's kept value (c reconciled and frozen already); a throw drops the value.
+    static const PreparedConversation& extend_kept(ConversationContext& c, const ContentFormatter& formatter,
+                                                   bool thinking_active, const CacheOptions& cache);
+};
 
 }  // namespace nucleo::internal

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 
 #include "artifacts/artifacts_internal.hpp"
 #include "caching/cache_plan.hpp"
@@ -98,22 +99,41 @@ Message stream_message(std::vector<ContentBlock> blocks) {
 
 }  // namespace
 
-void ConversationContext::place_in_head(std::vector<DeclaredTool> pending, bool need_legend) {
+const internal::StreamScan& ConversationContext::scan_stream() {
+    if (!kept_prepare_.value) kept_prepare_.value = std::make_shared<internal::KeptPrepare>();
+    internal::StreamScan& scan = kept_prepare_.value->scan;
+    const auto& messages = state_.messages;
+    if (scan.messages_epoch != epoch_.value() || scan.scanned > messages.size()) {
+        scan = internal::StreamScan{};
+        scan.messages_epoch = epoch_.value();
+    }
+    // conversation.102: messages never change in place, so under one epoch only the appended
+    // ones are new.
+    for (; scan.scanned < messages.size(); ++scan.scanned) {
+        const Message& m = messages[scan.scanned];
+        for (const ContentBlock& b : m.blocks) {
+            if (const auto* def = b.get_if<ToolDefinitionBlock>()) scan.tool_names.insert(def->name);
+        }
+        scan.notation = scan.notation || carries_notation(m);
+        scan.stream_legend = scan.stream_legend || internal::is_stream_legend(m);
+        scan.stream_weights = scan.stream_weights || internal::is_stream_tool_weights(m);
+    }
+    return scan;
+}
+
+void ConversationContext::place_in_head(std::vector<DeclaredTool> pending, const internal::StreamScan& scan) {
     auto& head = state_.objective;
     auto slot_of = [&head](std::string_view key) {
         return std::find_if(head.begin(), head.end(),
                             [key](const ObjectiveSlot& s) { return s.key == key; });
     };
-    const auto& messages = state_.messages;
 
     // The legend: present iff the answer contract uses the notation, refreshed to the current
     // text ("the framework slots of a restored conversation self-heal to the current constants").
-    if (need_legend) {
-        const bool in_stream =
-            std::any_of(messages.begin(), messages.end(), internal::is_stream_legend);
+    if (scan.notation) {
         if (auto legend = slot_of(kLegendSlot); legend != head.end()) {
             legend->value = TextBlock{schema::notation_legend()};
-        } else if (!in_stream) {
+        } else if (!scan.stream_legend) {
             head.push_back(
                 ObjectiveSlot{std::string(kLegendSlot), TextBlock{schema::notation_legend()}});
         }
@@ -122,12 +142,11 @@ void ConversationContext::place_in_head(std::vector<DeclaredTool> pending, bool 
     }
 
     // The tool-weight guidance "appears exactly when tools do", ahead of the palette.
-    const bool tools_in_content = !internal::announced_tool_names(state_).empty();
     const bool head_has_tools = std::any_of(head.begin(), head.end(), [](const ObjectiveSlot& s) {
         return s.value.is<ToolDefinitionBlock>();
     });
-    const bool stream_guidance =
-        std::any_of(messages.begin(), messages.end(), internal::is_stream_tool_weights);
+    const bool tools_in_content = head_has_tools || !scan.tool_names.empty();
+    const bool stream_guidance = scan.stream_weights;
     const bool want_guidance =
         head_has_tools || !pending.empty() || (tools_in_content && !stream_guidance);
     const TextBlock guidance{std::string(tool_weight_guidance())};
@@ -155,13 +174,12 @@ void ConversationContext::place_in_head(std::vector<DeclaredTool> pending, bool 
     }
 }
 
-void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending, bool need_legend) {
+void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending, const internal::StreamScan& scan) {
     auto& messages = state_.messages;
     // (position, order among companions at one position, message): legend, guidance, tools.
     std::vector<std::tuple<std::size_t, int, Message>> insertions;
 
-    if (need_legend && objective_slot(kLegendSlot) == nullptr &&
-        std::none_of(messages.begin(), messages.end(), internal::is_stream_legend)) {
+    if (scan.notation && objective_slot(kLegendSlot) == nullptr && !scan.stream_legend) {
         const auto first = std::find_if(messages.begin(), messages.end(), carries_notation);
         std::string text =
             std::string(internal::kLegendStreamHeader) + "\n\n" + schema::notation_legend();
@@ -176,8 +194,7 @@ void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending, boo
             by_point[std::min(tool.declared_at, messages.size())].push_back(
                 std::move(tool.definition));
         }
-        if (objective_slot(kToolWeightsSlot) == nullptr &&
-            std::none_of(messages.begin(), messages.end(), internal::is_stream_tool_weights)) {
+        if (objective_slot(kToolWeightsSlot) == nullptr && !scan.stream_weights) {
             insertions.emplace_back(
                 by_point.begin()->first, 1,
                 stream_message({TextBlock{std::string(tool_weight_guidance())}}));
@@ -211,21 +228,24 @@ void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending, boo
 
 void ConversationContext::reconcile_derived_content() {
     declare_artifact_tools();
+    const internal::StreamScan& scan = scan_stream();
+    std::unordered_set<std::string_view> in_head;
+    for (const ObjectiveSlot& slot : state_.objective) {
+        if (const auto* def = slot.value.get_if<ToolDefinitionBlock>()) in_head.insert(def->name);
+    }
     // Convert every pending declaration first: a refusal leaves the conversation untouched.
-    const auto announced = internal::announced_tool_names(state_);
     std::vector<DeclaredTool> pending;
     for (const DeclaredTool& tool : state_.tools) {
-        if (announced.count(tool.definition.name) == 0) {
+        const std::string& name = tool.definition.name;
+        if (in_head.count(name) == 0 && scan.tool_names.count(name) == 0) {
             pending.push_back(
                 DeclaredTool{render::to_wire_definition(tool.definition), tool.declared_at});
         }
     }
-    const bool need_legend =
-        std::any_of(state_.messages.begin(), state_.messages.end(), carries_notation);
     if (frozen_) {
-        place_in_stream(std::move(pending), need_legend);
+        place_in_stream(std::move(pending), scan);
     } else {
-        place_in_head(std::move(pending), need_legend);
+        place_in_head(std::move(pending), scan);
     }
 }
 
@@ -233,23 +253,84 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
     const ContentFormatter& formatter, bool thinking_active, const CacheOptions& cache) {
     reconcile_derived_content();
     frozen_ = true;  // "The head freezes at the instance's first render"
+    // conversation.101: a kept value is extended and copied out; without one the value is
+    // prepared straight into what is returned (keeping it would cost a second copy of the turns).
+    if (internal::PreparedAccess::extends(*this, *kept_prepare_.value, formatter.supports_native_tool_calling()))
+        return internal::PreparedAccess::extend_kept(*this, formatter, thinking_active, cache);
+    internal::KeptPrepare fresh;
+    prepare_kept(fresh, formatter, thinking_active, cache);
+    return std::move(fresh.prepared);
+}
 
+bool internal::PreparedAccess::extends(const ConversationContext& c, const KeptPrepare& kept, bool native) {
+    return kept.valid && kept.messages_epoch == c.epoch_.value() &&
+           kept.registry_epoch == ArtifactRegistryAccess::epoch(c.state_.artifacts) && kept.native == native &&
+           kept.head_slots == c.state_.objective.size() && kept.messages <= c.state_.messages.size();
+}
+
+const PreparedConversation& ConversationContext::prepare_in_place(const ContentFormatter& formatter,
+                                                                  bool thinking_active,
+                                                                  const CacheOptions& cache) {
+    reconcile_derived_content();
+    frozen_ = true;
+    return internal::PreparedAccess::extend_kept(*this, formatter, thinking_active, cache);
+}
+
+const PreparedConversation& internal::PreparedAccess::extend_kept(ConversationContext& c,
+                                                                  const ContentFormatter& formatter,
+                                                                  bool thinking_active, const CacheOptions& cache) {
+    // reconcile_derived_content made the slot.
+    KeptPrepare& kept = *c.kept_prepare_.value;
+    try {
+        c.prepare_kept(kept, formatter, thinking_active, cache);
+    } catch (...) {
+        c.kept_prepare_.value.reset();  // a half-extended value is never read again
+        throw;
+    }
+    return kept.prepared;
+}
+
+void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const ContentFormatter& formatter,
+                                       bool thinking_active, const CacheOptions& cache) {
     const bool native = formatter.supports_native_tool_calling();
-    PreparedConversation out;
-    out.native_tools = native;
+    const auto& messages = state_.messages;
+    const std::uint64_t registry_epoch = ArtifactRegistryAccess::epoch(state_.artifacts);
+    PreparedConversation& out = kept.prepared;
+
+    // conversation.101: the turns of a list that only grew since the last prepare are kept; this
+    // call's contract and registry turn come off, the new messages' turns are appended. The head
+    // is frozen since that prepare (conversation.14), so its system blocks stand.
+    const bool extend = internal::PreparedAccess::extends(*this, kept, native);
+    kept.valid = false;
+    if (extend) {
+        ++kept.extensions;
+        if (kept.registry_turn) out.turns.pop_back();
+        if (kept.contract_turn) {
+            PreparedTurn& turn = out.turns[*kept.contract_turn];
+            turn.blocks.pop_back();
+            turn.ends_with_contract = false;
+        }
+    } else {
+        out = PreparedConversation{};
+        out.native_tools = native;
+        // The objective's values, in order, are the ONLY system content; keys never reach the
+        // wire.
+        for (const ObjectiveSlot& slot : state_.objective) {
+            render::transform_block(slot.value, native, state_.artifacts, out.system_blocks,
+                                    out.tool_definitions);
+        }
+        kept.messages = 0;
+        kept.last_outgoing.reset();
+        kept.marked.clear();
+    }
+    kept.contract_turn.reset();
+    kept.registry_turn = false;
     out.cache_system = state_.cache_main_objective;
 
-    // The objective's values, in order, are the ONLY system content; keys never reach the wire.
-    for (const ObjectiveSlot& slot : state_.objective) {
-        render::transform_block(slot.value, native, state_.artifacts, out.system_blocks,
-                                out.tool_definitions);
-    }
-
-    const auto& messages = state_.messages;
-    out.turns.reserve(messages.size() + 1);
-    std::optional<std::size_t> last_outgoing;
-    const std::uint64_t registry_epoch = ArtifactRegistryAccess::epoch(state_.artifacts);
-    for (std::size_t i = 0; i < messages.size(); ++i) {
+    // Grown geometrically: an exact reserve would move every kept turn on every call.
+    if (out.turns.capacity() < messages.size() + 1)
+        out.turns.reserve(std::max(messages.size() + 1, 2 * out.turns.capacity()));
+    for (std::size_t i = kept.messages; i < messages.size(); ++i) {
         const Message& m = messages[i];
         PreparedTurn turn{m.outgoing() ? TurnRole::kUser : TurnRole::kAssistant, {}, m.cache, m.id};
         turn.blocks.reserve(m.blocks.size() + 1);
@@ -267,18 +348,22 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
                 rendered_[i] = RenderedMessage{epoch_.value(), registry_epoch, native, turn.blocks};
             }
         }
-        if (m.outgoing()) last_outgoing = i;
+        if (m.outgoing()) kept.last_outgoing = i;
+        if (m.cache) kept.marked.push_back(i);
         out.turns.push_back(std::move(turn));
     }
+    kept.messages = messages.size();
 
     // The answer contract of the last outgoing message, stripped for this call (tools.20), rides
     // that message's turn.
+    const std::optional<std::size_t> last_outgoing = kept.last_outgoing;
     if (last_outgoing && messages[*last_outgoing].response_handler) {
         std::string instructions = messages[*last_outgoing].response_handler->response_instructions(
             native, thinking_active);
         if (!instructions.empty()) {
             out.turns[*last_outgoing].blocks.emplace_back(TextBlock{std::move(instructions)});
             out.turns[*last_outgoing].ends_with_contract = true;
+            kept.contract_turn = last_outgoing;
         }
     }
 
@@ -288,16 +373,22 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
         PreparedTurn registry{TurnRole::kUser, {}, false, {}};
         registry.blocks.emplace_back(TextBlock{state_.artifacts.build_artifact_registry_section()});
         out.turns.push_back(std::move(registry));
+        kept.registry_turn = true;
     }
 
+    // caching.112: the marked-turns plan visits the marked turns only.
     if (cache_policy_) {
         CacheOptions mine = cache;
         mine.policy = *cache_policy_;
-        out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), mine);
+        out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), mine, &kept.marked);
     } else {
-        out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), cache);
+        out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), cache, &kept.marked);
     }
-    return out;
+    kept.messages_epoch = epoch_.value();
+    kept.registry_epoch = registry_epoch;
+    kept.native = native;
+    kept.head_slots = state_.objective.size();
+    kept.valid = true;
 }
 
 }  // namespace nucleo

@@ -16,6 +16,7 @@
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "llm/body_buffer.hpp"
+#include "conversation/context_internal.hpp"
 #include "llm/call_records.hpp"
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
@@ -500,7 +501,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
             return counter.count_tool_definition(d);
         };
     }
-    PreparedConversation prepared = conversation.prepare_messages_for_llm(formatter, thinking, cache);
+    // conversation.101: the conversation's kept prepared value, read in place.
+    const PreparedConversation& prepared = internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);
     const std::int64_t thinking_budget = reasoning_reserved(model, depth);
     const bool stream = streams(options);
     // caching.110: the runs of turns encoded before are reused (abi.108); else one whole encode.

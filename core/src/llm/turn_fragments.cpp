@@ -1,6 +1,9 @@
 #include "llm/turn_fragments.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <iterator>
+#include <limits>
 #include <utility>
 
 #include "artifacts/artifacts_internal.hpp"
@@ -23,15 +26,20 @@ std::vector<std::pair<std::size_t, std::size_t>> runs_of(const PreparedConversat
 }
 
 /// What of a run the messages epoch does not cover: each turn's cache mark (set in place on a
-/// stored message) and the plan's anchors in it; appended to `key`, then '|'.
+/// stored message) and the plan's anchors in it; appended to `key` without a string per run
+/// (caching.112), then '|'.
 void append_run_key(std::string& key, const PreparedConversation& p, std::size_t first, std::size_t end) {
     for (std::size_t i = first; i < end; ++i) key += p.turns[i].cache ? 'c' : '-';
+    const auto append_number = [&key](std::size_t n) {
+        char digits[std::numeric_limits<std::size_t>::digits10 + 1];
+        key.append(digits, std::to_chars(std::begin(digits), std::end(digits), n).ptr);
+    };
     for (const CacheAnchor& a : p.cache_plan.turn_anchors) {
         if (a.turn < first || a.turn >= end) continue;
         key += ';';
-        key += std::to_string(a.turn - first);
+        append_number(a.turn - first);
         key += ':';
-        key += std::to_string(a.block);
+        append_number(a.block);
     }
     key += '|';
 }

@@ -58,11 +58,11 @@ struct TurnFragments {
 
 struct TurnFragmentsAccess {
     static TurnFragments& of(ConversationContext& c) {
-        if (!c.turn_fragments_.fragments) c.turn_fragments_.fragments = std::make_shared<TurnFragments>();
-        return *c.turn_fragments_.fragments;
+        if (!c.turn_fragments_.value) c.turn_fragments_.value = std::make_shared<TurnFragments>();
+        return *c.turn_fragments_.value;
     }
     [[nodiscard]] static const TurnFragments* peek(const ConversationContext& c) {
-        return c.turn_fragments_.fragments.get();
+        return c.turn_fragments_.value.get();
     }
 };
 
