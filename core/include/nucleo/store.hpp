@@ -221,6 +221,16 @@ class SessionStore {
     /// Caches `parts` as the mirror of the persistent store's `durable_version`.
     void put(std::string_view principal, const ConversationParts& parts,
              std::string_view durable_version, int64_t ttl_ms) const;
+    /// abi.128, persistence.109: refreshes the entry by one committed save's `delta` when it
+    /// mirrors `base_version`, making it the mirror of `version` for ttl_ms (0: the store's
+    /// default). False on a miss: the entry mirrored another version (or none, or was absent)
+    /// and the store dropped it. NotImplementedException when the plugin has no session_apply
+    /// (built before ABI 1.5): offers_delta() says so beforehand.
+    bool apply(std::string_view principal, std::string_view conversation_id,
+               std::string_view base_version, std::string_view version, const SnapshotDelta& delta,
+               int64_t ttl_ms) const;
+    /// True when the plugin offers session_apply (abi.128).
+    [[nodiscard]] bool offers_delta() const { return store_.has_session_apply(); }
     /// Drops the entry; absent is not an error.
     void invalidate(std::string_view principal, std::string_view conversation_id) const;
 
