@@ -49,6 +49,22 @@ class SnapshotDelta {
                                   const ConversationParts& now_without_messages,
                                   const std::vector<Message>& messages);
 
+    /// persistence.111: what appended() reads of the saved parts besides their message count --
+    /// their top-level document and the positions of their messages carrying a tool definition
+    /// -- so a saver that keeps it from one save to the next never walks the saved history.
+    struct Header {
+        std::string document;
+        std::vector<std::size_t> definitions;
+    };
+    /// The Header of `parts` (one pass over its messages).
+    static Header header_of(const ConversationParts& parts);
+    /// appended(saved, now_without_messages, messages) from the saved parts' Header and message
+    /// count alone: O(appended messages + top-level fields). `now_header` receives the Header of
+    /// the parts now, the base of the next save.
+    static SnapshotDelta appended(const Header& saved, std::size_t saved_count,
+                                  const ConversationParts& now_without_messages,
+                                  const std::vector<Message>& messages, Header& now_header);
+
     /// The `changes` document (compact JSON): {"fields":[{"key","index","value"|"removed"}],
     /// "messages":[{"at","remove","insert":[...]}]}.
     [[nodiscard]] const std::string& changes_json() const noexcept { return changes_json_; }

@@ -70,6 +70,9 @@ struct Holder {
     // (persistence.110) its count of in-place flag changes then.
     std::uint64_t saved_epoch = 0;
     std::uint64_t saved_flag_changes = 0;
+    // persistence.111: saved_parts' delta header, kept while saves only append (nullopt: made
+    // from saved_parts at the next such save).
+    std::optional<SnapshotDelta::Header> saved_header;
     // A create or update failed without saying whether it committed (a store error other than
     // a refusal): the next save re-reads the durable record first (persistence.103).
     bool unsure = false;
@@ -371,11 +374,13 @@ struct ConversationService::State {
             h.saved_parts = {};
             h.saved_version.clear();
             h.saved_epoch = 0;
+            h.saved_header.reset();
             return;
         }
         h.saved_parts = *parts;
         h.saved_version = version;
         h.saved_epoch = 0;
+        h.saved_header.reset();
         h.created = true;
         h.unsure = false;
         for (Message& m : parts->messages) {
@@ -577,6 +582,7 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
         h->saved_parts = durable ? std::move(durable->first) : ConversationParts{};
         h->saved_version = durable ? std::move(durable->second) : std::string();
         h->saved_epoch = 0;
+        h->saved_header.reset();
         h->unsure = false;
     }
     // persistence.108: when the message list only grew since the last save (same epoch, the
@@ -611,6 +617,7 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
     const bool creating = !h->created;
     std::optional<std::string> utterance;
     std::optional<SnapshotDelta> delta;
+    SnapshotDelta::Header next_header;
     if (creating) {
         utterance = context.first_user_utterance();
         if (!utterance) return std::nullopt;
@@ -619,8 +626,14 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
                                               h->fencing_token);
         });
     } else {
-        delta = grown_only ? SnapshotDelta::appended(h->saved_parts, parts, now_messages)
-                           : SnapshotDelta::between(h->saved_parts, parts);
+        if (grown_only) {
+            // persistence.111: the saved header is made once, then carried from save to save.
+            if (!h->saved_header) h->saved_header = SnapshotDelta::header_of(h->saved_parts);
+            delta = SnapshotDelta::appended(*h->saved_header, h->saved_parts.messages.size(), parts,
+                                            now_messages, next_header);
+        } else {
+            delta = SnapshotDelta::between(h->saved_parts, parts);
+        }
         if (delta->empty()) return std::nullopt;
         try {
             result = written([&] {
@@ -651,6 +664,11 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
     h->saved_parts = std::move(parts);
     h->saved_epoch = context.messages_epoch();
     h->saved_flag_changes = context.message_flag_changes();
+    if (grown_only) {
+        h->saved_header = std::move(next_header);
+    } else {
+        h->saved_header.reset();
+    }
     if (delta) {
         state_->refresh(*h, base_version, *delta);
     } else {
