@@ -10,7 +10,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,6 +143,22 @@ void BM_AnthropicWriterSameBody(benchmark::State& state) {
 }
 BENCHMARK(BM_AnthropicWriterSameBody)->Unit(benchmark::kMicrosecond);
 
+const std::vector<std::pair<std::string, std::string>>& headers() {
+    static const std::vector<std::pair<std::string, std::string>> h = {
+        {"content-type", "application/json"}, {"anthropic-version", "2023-06-01"}, {"x-api-key", "***"}};
+    return h;
+}
+
+/// What the core decided for the benchmark conversation's call.
+nucleo::contract::CallPlan call_plan() {
+    nucleo::contract::CallPlan plan;
+    plan.breakpoints = 4;
+    plan.system_texts = {"You are a careful build engineer.",
+                         "Standing rules: never push to main; keep the tree green. " + std::string(2000, '-')};
+    plan.max_tokens = 16384;
+    return plan;
+}
+
 /// wire.150: the core's audit of the encoded request (generic checks, the plan's breakpoints,
 /// system channel and max_tokens, the Anthropic rule book), over the body bytes as sent, parse
 /// included. Target: audit <= 0.3x encode, printed after the runs.
@@ -151,22 +169,22 @@ void BM_AnthropicAudit2000(benchmark::State& state) {
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     encoded["body"].Accept(w);
-    const std::string body(buffer.GetString(), buffer.GetSize());
-    const std::vector<std::pair<std::string, std::string>> headers = {
-        {"content-type", "application/json"}, {"anthropic-version", "2023-06-01"}, {"x-api-key", "***"}};
-    nucleo::contract::CallPlan plan;
-    plan.breakpoints = 4;
-    plan.system_texts = {"You are a careful build engineer.",
-                         "Standing rules: never push to main; keep the tree green. " + std::string(2000, '-')};
-    plan.max_tokens = 16384;
+    // The body as ProviderClient::build_request hands it over: a std::string with the reader's
+    // padding reserved past it (wire.172), read in place.
+    std::string body;
+    body.reserve(buffer.GetSize() + nucleo::contract::kReadPadding);
+    body.assign(buffer.GetString(), buffer.GetSize());
     nucleo::contract::OutgoingRequest req;
     req.method = "POST";
     req.path = encoded["path"].GetString();
-    req.headers = &headers;
+    req.headers = &headers();
     req.body = body;
+    req.readable = body.capacity();
     // With a parsed body (state.range(0) == 1) the audit skips its own parse: what a caller that
-    // already holds the DOM pays.
+    // already holds the DOM pays. 2: a body without the padding, copied before it is read.
     if (state.range(0) == 1) req.parsed = &encoded["body"];
+    if (state.range(0) == 2) req.readable = body.size();
+    const nucleo::contract::CallPlan plan = call_plan();
     for (auto _ : state) {
         auto v = nucleo::contract::audit_request(nucleo::contract::WireFamily::kAnthropicMessages, req, plan);
         if (v) {
@@ -177,7 +195,94 @@ void BM_AnthropicAudit2000(benchmark::State& state) {
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
 }
-BENCHMARK(BM_AnthropicAudit2000)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AnthropicAudit2000)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+/// A request of a growing conversation as the per-turn encode cache builds it (caching.110): the
+/// head (encode_split's open and close around the first message) and chunks of 32 wire messages.
+struct Grown {
+    std::string path;
+    std::string open;
+    std::string first;
+    std::string close;
+    std::vector<std::string> chunks;
+};
+
+Grown grown(int messages) {
+    rapidjson::Document encoded;
+    const std::string out = anthropic().encode(conversation(messages));
+    encoded.Parse(out.c_str(), out.size());
+    rapidjson::Value& body = encoded["body"];
+    const auto compact = [](const rapidjson::Value& v) {
+        rapidjson::StringBuffer b;
+        rapidjson::Writer<rapidjson::StringBuffer> w(b);
+        v.Accept(w);
+        return std::string(b.GetString(), b.GetSize());
+    };
+    Grown g;
+    g.path = encoded["path"].GetString();
+    const auto& list = body["messages"].GetArray();
+    g.first = compact(list[0]);
+    for (rapidjson::SizeType i = 1; i < list.Size(); i += 32) {
+        std::string chunk;
+        for (rapidjson::SizeType k = i; k < std::min<rapidjson::SizeType>(i + 32, list.Size()); ++k)
+            chunk += (chunk.empty() ? "" : ",") + compact(list[k]);
+        g.chunks.push_back(std::move(chunk));
+    }
+    body["messages"].SetArray();
+    const std::string rest = compact(body);
+    const std::string key = R"("messages":[])";
+    const std::size_t at = rest.find(key) + key.size() - 1;
+    g.open = rest.substr(0, at);
+    g.close = rest.substr(at);
+    return g;
+}
+
+/// wire.173: the audit of the next request of a growing conversation of state.range(0) messages
+/// (two more than the request before): state.range(1) == 0 audits its body whole; 1 reads the
+/// last chunk (the new bytes), keeps the records of the others from the request before, and
+/// audits over them (audit_split_request). The body is built once outside the loop in both.
+void BM_AuditNextRequest(benchmark::State& state) {
+    using nucleo::contract::MessageChunk;
+    const Grown g = grown(static_cast<int>(state.range(0)));
+    const auto family = nucleo::contract::WireFamily::kAnthropicMessages;
+    std::vector<MessageChunk> kept;
+    for (std::size_t i = 0; i + 1 < g.chunks.size(); ++i) kept.emplace_back(family, g.chunks[i]);
+    nucleo::contract::SplitBody split{g.open, g.first, g.close, {}};
+    for (const MessageChunk& c : kept) split.chunks.push_back(&c);
+    MessageChunk last(family, g.chunks.back());
+    split.chunks.push_back(&last);
+    const std::string body = split.join();
+    nucleo::contract::OutgoingRequest req;
+    req.method = "POST";
+    req.path = g.path;
+    req.headers = &headers();
+    req.body = body;
+    req.readable = body.capacity();
+    const nucleo::contract::CallPlan plan = call_plan();
+    const bool incremental = state.range(1) == 1;
+    for (auto _ : state) {
+        std::optional<nucleo::contract::Violation> v;
+        if (incremental) {
+            split.chunks.back() = nullptr;
+            MessageChunk fresh(family, g.chunks.back());  // the new bytes, read
+            split.chunks.back() = &fresh;
+            v = nucleo::contract::audit_split_request(family, req, split, plan);
+        } else {
+            v = nucleo::contract::audit_request(family, req, plan);
+        }
+        if (v) {
+            state.SkipWithError(v->line().c_str());
+            break;
+        }
+        benchmark::DoNotOptimize(v);
+    }
+    state.counters["body_bytes"] = static_cast<double>(body.size());
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_AuditNextRequest)
+    ->ArgsProduct({{200, 2000, 20000}, {0, 1}})
+    ->ArgNames({"messages", "incremental"})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -111,32 +111,31 @@ std::optional<Violation> orphan_results(const Shape& body, std::size_t i) {
     return std::nullopt;
 }
 
-// wire.112: every tool_use is answered by a tool_result at the start of the next message.
+// wire.112: every tool_use is answered by a tool_result at the start of the next message. Runs
+// for every assistant message of every audited request: it allocates nothing until it fails.
 std::optional<Violation> unanswered_uses(const Shape& body, std::size_t i) {
-    std::vector<std::string_view> uses;
-    each_use(body, body.messages[i], [&](std::string_view id) { uses.push_back(id); });
-    if (uses.empty()) return std::nullopt;
-    std::vector<std::string_view> answered;
-    std::vector<std::string_view> leading;
+    const Msg& m = body.messages[i];
+    if (std::none_of(body.begin(m), body.end(m), [](const Block& b) { return b.type == "tool_use"; }))
+        return std::nullopt;
+    const Block* results = nullptr;
+    const Block* results_end = nullptr;
+    const Block* leading_end = nullptr;  // the run of tool_result blocks the next message begins with
     if (i + 1 < body.messages.size()) {
         const Msg& next = body.messages[i + 1];
-        bool at_start = true;
-        for (const Block* b = body.begin(next); b != body.end(next); ++b) {
-            const bool result = b->type == "tool_result";
-            at_start = at_start && result;
-            if (!result) continue;
-            answered.push_back(b->tool_use_id);
-            if (at_start) leading.push_back(b->tool_use_id);
-        }
+        results = body.begin(next);
+        results_end = body.end(next);
+        leading_end = results;
+        while (leading_end != results_end && leading_end->type == "tool_result") ++leading_end;
     }
-    const auto has = [](const std::vector<std::string_view>& v, std::string_view id) {
-        return std::find(v.begin(), v.end(), id) != v.end();
+    const auto answers = [](const Block* from, const Block* to, std::string_view id) {
+        return std::any_of(from, to, [&](const Block& b) { return b.type == "tool_result" && b.tool_use_id == id; });
     };
     std::string missing;
     std::size_t not_leading = 0;
-    for (const auto id : uses) {
-        if (!has(answered, id)) missing += (missing.empty() ? "" : ", ") + std::string(id);
-        if (!has(leading, id)) ++not_leading;
+    for (const Block* b = body.begin(m); b != body.end(m); ++b) {
+        if (b->type != "tool_use") continue;
+        if (!answers(results, results_end, b->id)) missing += (missing.empty() ? "" : ", ") + std::string(b->id);
+        if (!answers(results, leading_end, b->id)) ++not_leading;
     }
     if (!missing.empty()) {
         const std::string at = "messages." + std::to_string(i);

@@ -229,8 +229,9 @@ std::optional<Violation> check_max_tokens(const Shape& body, const CallPlan& pla
 
 }  // namespace
 
-std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
-                                       const CallPlan& plan) {
+namespace internal {
+
+std::optional<Violation> generic_checks(const OutgoingRequest& request, const CallPlan& plan) {
     if (auto e = check_path(request.path)) return e;
     if (auto e = check_headers(request.headers)) return e;
     if (request.body.size() > plan.max_body_bytes) {
@@ -239,6 +240,26 @@ std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest&
                           " bytes, over the cap of " + std::to_string(plan.max_body_bytes) +
                           " (raise request_body_limit or shorten the conversation)");
     }
+    return std::nullopt;
+}
+
+std::optional<Violation> body_checks(WireFamily family, std::size_t body_bytes, const Shape& shape,
+                                     const CallPlan& plan) {
+    if (family == WireFamily::kUnknown) return std::nullopt;
+    if (auto e = check_size(family, body_bytes)) return e;
+    if (auto e = check_system(shape, plan)) return e;
+    if (auto e = check_breakpoints(shape, plan)) return e;
+    if (auto e = check_max_tokens(shape, plan)) return e;
+    return check_shape(shape, Scope::kCore);
+}
+
+std::optional<Violation> not_an_object() { return broken("wire.152", "body", "the body is not a JSON object"); }
+
+}  // namespace internal
+
+std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
+                                       const CallPlan& plan) {
+    if (auto e = internal::generic_checks(request, plan)) return e;
     // wire.164: one walk over the body (its bytes, validated as JSON on the way, or the value
     // the caller parsed) gathers what every check below reads.
     thread_local Shape shape;
@@ -246,17 +267,11 @@ std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest&
         ~Release() { internal::release_large_reader(); }
     } release;  // after the checks, which read views into the reader's buffers
     if (request.parsed != nullptr) {
-        if (!internal::shape_of(family, *request.parsed, shape))
-            return broken("wire.152", "body", "the body is not a JSON object");
-    } else if (internal::shape_of_bytes(family, request.body, shape) != internal::BytesRead::kOk) {
-        return broken("wire.152", "body", "the body is not a JSON object");
+        if (!internal::shape_of(family, *request.parsed, shape)) return internal::not_an_object();
+    } else if (internal::shape_of_bytes(family, request.body, request.readable, shape) != internal::BytesRead::kOk) {
+        return internal::not_an_object();
     }
-    if (family == WireFamily::kUnknown) return std::nullopt;
-    if (auto e = check_size(family, request.body.size())) return e;
-    if (auto e = check_system(shape, plan)) return e;
-    if (auto e = check_breakpoints(shape, plan)) return e;
-    if (auto e = check_max_tokens(shape, plan)) return e;
-    return internal::check_shape(shape, Scope::kCore);
+    return internal::body_checks(family, request.body.size(), shape, plan);
 }
 
 }  // namespace nucleo::contract

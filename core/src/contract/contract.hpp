@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,11 @@ std::optional<Violation> check_size(WireFamily family, std::size_t bytes);
 /// wire.101/120/130: the tool name pattern ^[a-zA-Z0-9_-]{1,64}$ every family accepts.
 bool valid_tool_name(std::string_view name) noexcept;
 
+/// wire.172: the bytes past a body's end the audit's reader may read. A body whose buffer has
+/// them (a std::string with this much capacity over its size, as the core's producers of a body
+/// reserve it) is read in place, else copied.
+constexpr std::size_t kReadPadding = 64;
+
 /// The outgoing request a plugin's encode produced, as the audit reads it. The audit is a
 /// function over these values so it serves any way the body crosses the plugin boundary.
 struct OutgoingRequest {
@@ -59,6 +65,9 @@ struct OutgoingRequest {
     std::string_view path;  ///< as the plugin returned it, before the base URL is prepended
     const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
     std::string_view body;                     ///< the body bytes as they would be sent
+    /// How many bytes from body.data() may be read: the capacity of the std::string holding the
+    /// body (wire.172); body.size() when unknown.
+    std::size_t readable = 0;
     const rapidjson::Value* parsed = nullptr;  ///< the parsed body when the caller has it
 };
 
@@ -77,5 +86,59 @@ struct CallPlan {
 /// (check_request, Scope::kCore). The first violation, or nullopt.
 std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
                                        const CallPlan& plan);
+
+struct SplitBody;
+
+/// wire.173: one chunk of a request's wire messages, as the per-turn encode cache keeps it (the
+/// comma-separated elements of `messages` that encode_split's "turns" gives for a run of turns),
+/// with its records read once. It owns its bytes, so the records can never describe other
+/// bytes: a request that carries the chunk again is audited without reading them again.
+class MessageChunk {
+  public:
+    /// Reads `wire` (validating it as JSON) into the records `family`'s rules read.
+    MessageChunk(WireFamily family, std::string wire);
+    ~MessageChunk();
+    MessageChunk(MessageChunk&&) noexcept;
+    MessageChunk& operator=(MessageChunk&&) noexcept;
+    MessageChunk(const MessageChunk&) = delete;
+    MessageChunk& operator=(const MessageChunk&) = delete;
+
+    /// The chunk's bytes (empty for a moved-from chunk, which is not readable).
+    [[nodiscard]] const std::string& wire() const noexcept;
+    [[nodiscard]] WireFamily family() const noexcept;
+    /// False when the bytes are not one or more JSON values: a request carrying the chunk is
+    /// then audited whole, which decides.
+    [[nodiscard]] bool readable() const noexcept;
+
+  private:
+    struct Records;
+    std::unique_ptr<Records> records_;
+    friend std::optional<Violation> audit_split_request(WireFamily, const OutgoingRequest&, const SplitBody&,
+                                                        const CallPlan&, bool*);
+};
+
+/// wire.173: a body as the per-turn encode cache builds it: open + turns + ("," + chunk)... + close
+/// (encode_split's "open", the first run's "turns", the kept or new chunks, its "close").
+struct SplitBody {
+    std::string_view open;
+    std::string_view turns;
+    std::string_view close;
+    std::vector<const MessageChunk*> chunks;
+
+    /// The body's size in bytes.
+    [[nodiscard]] std::size_t size() const noexcept;
+    /// The body bytes, with kReadPadding reserved past them (wire.172).
+    [[nodiscard]] std::string join() const;
+};
+
+/// wire.173: the audit of a body built as `split` (request.body holds split.join()'s bytes; a
+/// body of another size is audited whole): the same verdict as audit_request, reading only the
+/// head (open, turns, close) and taking the chunks' kept records. The joins are checked to place
+/// every chunk's messages inside the root's one "messages" array right after the first run's;
+/// when they do not, or a chunk is not readable, the body is audited whole (then `*read_whole`,
+/// when given, is set true; false when only the head was read).
+std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRequest& request,
+                                             const SplitBody& split, const CallPlan& plan,
+                                             bool* read_whole = nullptr);
 
 }  // namespace nucleo::contract

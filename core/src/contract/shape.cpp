@@ -6,6 +6,7 @@
 
 #include <simdjson.h>
 
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -43,6 +44,10 @@ enum class J : std::uint8_t { kObject, kArray, kString, kNumber, kBool, kNull };
 
 /// Deeper nesting is refused as not JSON the rule book reads (the walk recurses).
 constexpr int kMaxDepth = 1024;
+
+/// Blank records, copied to start a new one (cheaper than value-initialising it in place).
+const Msg kBlankMsg{};
+const Block kBlankBlock{};
 
 /// The walk. `A` reads one node kind at a time: kind(n, j), fields(n, f(key, child)),
 /// elements(n, f(child)), string(n, view), number(n, Num), skip(n) (validates and discards).
@@ -265,16 +270,21 @@ class Walker {
         if (!A::kind(v, j)) return false;
         s_.messages_array = j == J::kArray;
         if (j != J::kArray) return A::skip(v);
-        return A::elements(v, [&](N& c) {
-            Msg m;
-            m.blocks_begin = m.blocks_end = static_cast<std::uint32_t>(s_.blocks.size());
-            m.calls_begin = m.calls_end = static_cast<std::uint32_t>(s_.call_ids.size());
-            if (!object(c, 2, [&](std::string_view k, N& f) { return message_member(k, f, m); }))
-                return false;
-            s_.messages.push_back(m);
-            return true;
-        });
+        return A::elements(v, [&](N& c) { return message(c); });
     }
+
+  public:
+    /// One element of `messages`, appended to the records.
+    bool message(N& c) {
+        // Filled in place (message_member adds nothing to s_.messages, so the reference holds),
+        // from a copy of a blank record: no record is built on the stack and copied.
+        Msg& m = s_.messages.emplace_back(kBlankMsg);
+        m.blocks_begin = m.blocks_end = static_cast<std::uint32_t>(s_.blocks.size());
+        m.calls_begin = m.calls_end = static_cast<std::uint32_t>(s_.call_ids.size());
+        return object(c, 2, [&](std::string_view k, N& f) { return message_member(k, f, m); });
+    }
+
+  private:
 
     bool message_member(std::string_view k, N& f, Msg& m) {
         if (k == "role") return str(f, m.role);
@@ -297,7 +307,7 @@ class Walker {
             }
             m.content = Kind::kArray;
             // Filled in place: block() adds nothing to s_.blocks, so the reference holds.
-            const bool ok = A::elements(f, [&](N& c) { return block(c, s_.blocks.emplace_back(), 4, true); });
+            const bool ok = A::elements(f, [&](N& c) { return block(c, s_.blocks.emplace_back(kBlankBlock), 4, true); });
             m.blocks_end = static_cast<std::uint32_t>(s_.blocks.size());
             m.content_empty = m.blocks_end == m.blocks_begin;
             return ok;
@@ -371,47 +381,88 @@ struct Dom {
 };
 
 // ---- over the body bytes parsed by simdjson's DOM parser: it validates the whole body (grammar,
-// escapes, numbers, literals, UTF-8) into its tape, which the walk then reads.
+// escapes, numbers, literals, UTF-8) into its tape, which the walk then reads word by word, in the
+// tape's documented format: a word's top byte is its type; '{' and '[' carry the index after their
+// closing word; a string carries the offset of its 32-bit length and bytes in the string buffer;
+// a number's value is the next word. (The element API re-checks each type and calls out of line
+// to skip a value: a third of the walk.)
+
+static_assert(simdjson::SIMDJSON_VERSION_MAJOR == 3, "the walk reads simdjson 3's tape format");
 
 struct Tape {
-    using Node = simdjson::dom::element;
+    struct Node {
+        const std::uint64_t* tape;
+        const std::uint8_t* strings;
+        std::size_t at;
+        [[nodiscard]] char type() const { return static_cast<char>(tape[at] >> 56); }
+        /// The index of the word after this value.
+        [[nodiscard]] std::size_t after() const {
+            switch (type()) {
+                case '{':
+                case '[': return static_cast<std::uint32_t>(tape[at]);
+                case 'l':
+                case 'u':
+                case 'd': return at + 2;
+                default: return at + 1;
+            }
+        }
+        [[nodiscard]] std::string_view text() const {
+            const std::uint8_t* s = strings + (tape[at] & simdjson::internal::JSON_VALUE_MASK);
+            std::uint32_t size = 0;
+            std::memcpy(&size, s, sizeof size);
+            return {reinterpret_cast<const char*>(s + sizeof size), size};
+        }
+    };
     static bool kind(Node& v, J& j) {
         switch (v.type()) {
-            case simdjson::dom::element_type::OBJECT: j = J::kObject; break;
-            case simdjson::dom::element_type::ARRAY: j = J::kArray; break;
-            case simdjson::dom::element_type::STRING: j = J::kString; break;
-            case simdjson::dom::element_type::INT64:
-            case simdjson::dom::element_type::UINT64:
-            case simdjson::dom::element_type::DOUBLE: j = J::kNumber; break;
-            case simdjson::dom::element_type::BOOL: j = J::kBool; break;
-            case simdjson::dom::element_type::NULL_VALUE: j = J::kNull; break;
+            case '{': j = J::kObject; break;
+            case '[': j = J::kArray; break;
+            case '"': j = J::kString; break;
+            case 'l':
+            case 'u':
+            case 'd': j = J::kNumber; break;
+            case 't':
+            case 'f': j = J::kBool; break;
+            default: j = J::kNull; break;
         }
         return true;
     }
     template <class F>
     static bool fields(Node& v, F&& f) {
-        for (auto field : simdjson::dom::object(v)) {
-            if (!f(field.key, field.value)) return false;
+        const std::size_t close = v.after() - 1;
+        for (std::size_t k = v.at + 1; k < close;) {
+            const Node key{v.tape, v.strings, k};
+            Node value{v.tape, v.strings, k + 1};
+            if (!f(key.text(), value)) return false;
+            k = value.after();
         }
         return true;
     }
     template <class F>
     static bool elements(Node& v, F&& f) {
-        for (Node e : simdjson::dom::array(v)) {
+        const std::size_t close = v.after() - 1;
+        for (std::size_t k = v.at + 1; k < close;) {
+            Node e{v.tape, v.strings, k};
             if (!f(e)) return false;
+            k = e.after();
         }
         return true;
     }
     static bool string(Node& v, std::string_view& out) {
-        out = std::string_view(v);
+        out = v.text();
         return true;
     }
     static bool number(Node& v, Num& out) {
-        out.is_int64 = v.type() == simdjson::dom::element_type::INT64;
-        if (out.is_int64) out.value = std::int64_t(v);
+        out.is_int64 = v.type() == 'l';
+        if (out.is_int64) std::memcpy(&out.value, &v.tape[v.at + 1], sizeof out.value);
         return true;
     }
     static bool skip(Node&) { return true; }
+
+    /// The root value of the document the parser read last.
+    static Node root(const simdjson::dom::parser& parser) {
+        return {parser.doc.tape.get(), parser.doc.string_buf.get(), 1};
+    }
 };
 
 /// The per-thread parser and the padded copy of the body it reads.
@@ -441,21 +492,28 @@ Reader& reader_of_thread() {
 
 void release_large_reader() {
     Reader& reader = reader_of_thread();
-    if (reader.padded.capacity() <= kKeepReaderBytes) return;
+    if (reader.parser.capacity() <= kKeepReaderBytes && reader.padded.capacity() <= kKeepReaderBytes) return;
     // simdjson sizes its tape and indexes by the largest body read (several times its bytes).
     reader.parser = simdjson::dom::parser{};
     std::string().swap(reader.padded);
     rapidjson::Document().Swap(reader.fallback);
 }
 
-BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out) {
+static_assert(kReadPadding >= simdjson::SIMDJSON_PADDING);
+
+BytesRead shape_of_bytes(WireFamily family, std::string_view body, std::size_t readable, Shape& out) {
     out.clear(family);
     Reader& reader = reader_of_thread();
-    // simdjson reads up to SIMDJSON_PADDING bytes past the end.
-    reader.padded.assign(body.data(), body.size());
-    reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    // simdjson reads up to SIMDJSON_PADDING bytes past the end (wire.172): in place when the
+    // caller's buffer has them, else from a padded copy.
+    const char* bytes = body.data();
+    if (readable < body.size() + simdjson::SIMDJSON_PADDING) {
+        reader.padded.assign(body.data(), body.size());
+        reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
+        bytes = reader.padded.data();
+    }
     simdjson::dom::element root;
-    if (reader.parser.parse(reader.padded.data(), body.size(), false).get(root) != simdjson::SUCCESS) {
+    if (reader.parser.parse(bytes, body.size(), false).get(root) != simdjson::SUCCESS) {
         // simdjson is the stricter reader: it refuses integers beyond 64 bits and lone low
         // surrogates, which RapidJSON (and the providers' JSON readers) take. Such a body, or a
         // broken one, is read again with RapidJSON's full validation, which decides.
@@ -467,9 +525,44 @@ BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out) {
     }
     if (root.type() != simdjson::dom::element_type::OBJECT) return BytesRead::kNotObject;
     Walker<Tape> walker(out);
-    if (!Tape::fields(root, [&](std::string_view k, simdjson::dom::element& v) { return walker.root_member(k, v); }))
+    Tape::Node top = Tape::root(reader.parser);
+    if (!Tape::fields(top, [&](std::string_view k, Tape::Node& v) { return walker.root_member(k, v); }))
         return BytesRead::kNotJson;
     return BytesRead::kOk;
+}
+
+}  // namespace nucleo::contract::internal
+
+namespace nucleo::contract::internal {
+
+BytesRead messages_of_bytes(WireFamily family, std::string_view list, Shape& out) {
+    out.clear(family);
+    Reader& reader = reader_of_thread();
+    // Read as the array "[" list "]": one or more values, each then walked as a message.
+    reader.padded.clear();
+    reader.padded.reserve(list.size() + 2 + simdjson::SIMDJSON_PADDING);
+    reader.padded += '[';
+    reader.padded += list;
+    reader.padded += ']';
+    const std::size_t size = reader.padded.size();
+    reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    simdjson::dom::element root;
+    if (reader.parser.parse(reader.padded.data(), size, false).get(root) != simdjson::SUCCESS) {
+        // As for a whole body: RapidJSON decides what simdjson refuses.
+        reader.fallback.Parse<rapidjson::kParseValidateEncodingFlag>(reader.padded.data(), size);
+        if (reader.fallback.HasParseError() || !reader.fallback.IsArray()) return BytesRead::kNotJson;
+        if (reader.fallback.Empty()) return BytesRead::kNotObject;
+        Walker<Dom> walker(out);
+        for (const rapidjson::Value& m : reader.fallback.GetArray())
+            if (!walker.message(m)) return BytesRead::kNotJson;
+        return BytesRead::kOk;
+    }
+    if (root.type() != simdjson::dom::element_type::ARRAY) return BytesRead::kNotJson;
+    Tape::Node list_node = Tape::root(reader.parser);
+    if (list_node.after() == list_node.at + 2) return BytesRead::kNotObject;  // "[]"
+    Walker<Tape> walker(out);
+    return Tape::elements(list_node, [&](Tape::Node& m) { return walker.message(m); }) ? BytesRead::kOk
+                                                                                         : BytesRead::kNotJson;
 }
 
 }  // namespace nucleo::contract::internal

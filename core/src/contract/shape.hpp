@@ -113,9 +113,16 @@ bool shape_of(WireFamily family, const rapidjson::Value& body, Shape& out);
 enum class BytesRead { kOk, kNotJson, kNotObject };
 
 /// Reads the body bytes, validating every byte of them as JSON (UTF-8 included), and fills `out`.
-/// The views in `out` point into a parser buffer kept per thread, valid until the next call on
-/// the same thread.
-BytesRead shape_of_bytes(WireFamily family, std::string_view body, Shape& out);
+/// `readable`: how many bytes from body.data() may be read (a std::string's capacity); with
+/// kReadPadding of them past the body it is read in place, else from a padded copy. The views in
+/// `out` point into a parser buffer kept per thread, valid until the next call on the same thread.
+BytesRead shape_of_bytes(WireFamily family, std::string_view body, std::size_t readable, Shape& out);
+
+/// Reads a list of wire messages, the comma-separated elements of a body's `messages` (wire.173),
+/// into `out`'s messages, blocks, inner_1h and call_ids, as the walk of a whole body reads them.
+/// kNotJson when the list is not JSON values (or a walk refused one), kNotObject when it is
+/// empty. The views in `out` point into the per-thread reader's buffers, as shape_of_bytes'.
+BytesRead messages_of_bytes(WireFamily family, std::string_view list, Shape& out);
 
 /// The per-thread reader keeps its buffers for the next body up to this size.
 constexpr std::size_t kKeepReaderBytes = 8U * 1024U * 1024U;

@@ -92,8 +92,10 @@ void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilit
     request.path = path;
     request.headers = &http.headers;
     request.body = http.body;
+    request.readable = http.body.capacity();  // wire.172
     request.parsed = call.parsed_body;
-    const auto violation = contract::audit_request(family, request, plan);
+    const auto violation = call.split != nullptr ? contract::audit_split_request(family, request, *call.split, plan)
+                                                 : contract::audit_request(family, request, plan);
     if (!violation) return;
     throw Error(ErrorKind::kPlugin,
                 "provider '" + config.name + "' (plugin '" + config.plugin + "', wire family " +

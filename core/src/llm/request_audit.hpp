@@ -11,6 +11,10 @@
 #include "nucleo/prepared.hpp"
 #include "nucleo/provider_client.hpp"
 
+namespace nucleo::contract {
+struct SplitBody;
+}  // namespace nucleo::contract
+
 namespace nucleo::internal {
 
 /// What the core decided for the call, which the encoded request must carry.
@@ -21,6 +25,10 @@ struct AuditedCall {
     /// The body already parsed (the value `http.body` was written from), or nullptr: the audit
     /// then parses the bytes itself.
     const rapidjson::Value* parsed_body = nullptr;
+    /// wire.173: the pieces `http.body` was joined from (SplitBody::join) when the per-turn encode
+    /// cache built it, or nullptr: the audit then reads the head and takes the kept chunks'
+    /// records instead of reading their bytes again, with the whole audit's verdict.
+    const contract::SplitBody* split = nullptr;
 };
 
 /// wire.149-wire.163: audits `http` (as the plugin encoded it, headers included) against the rule
