@@ -61,6 +61,16 @@ std::string every_put_but_the_first_fails() {
     return faults + "]";
 }
 
+/// A service over the SQLite file `path` and the session store `session`, no cleanup thread.
+std::unique_ptr<ConversationService> sqlite_service(const std::string& path,
+                                                   const nucleo::StoreInstance& session) {
+    ConversationServiceOptions options;
+    options.persistent.emplace(make_store("sqlite", path));
+    options.session.emplace(session);
+    options.cleanup_thread = false;
+    return std::make_unique<ConversationService>(std::move(options));
+}
+
 std::string document(const ConversationParts& parts) {
     return nucleo::write_conversation_parts(parts, {.pretty = false});
 }
@@ -103,11 +113,8 @@ TEST_P(DeltaRefresh, TheEntryEqualsTheDurableRecordAfterManyDeltaSaves) {
     const std::string user = store_test::unique("alice");
     const nucleo::StoreInstance session_store =
         fault_store(GetParam().session, session_config(), every_put_but_the_first_fails());
-    ConversationServiceOptions options;
-    options.persistent.emplace(make_store("sqlite", path));
-    options.session.emplace(session_store);
-    options.cleanup_thread = false;
-    ConversationService service(std::move(options));
+    auto service_owner = sqlite_service(path, session_store);
+    ConversationService& service = *service_owner;
     const SessionStore session(session_store);
     const PersistentStore durable(make_store("sqlite", path));
     ASSERT_TRUE(session.offers_delta());
@@ -158,11 +165,8 @@ TEST_P(DeltaRefresh, AFailingDeltaInvalidatesTheEntryAndTheSaveStaysCommitted) {
         fault_store(GetParam().session, session_config(),
                     R"([{"slot":"session_apply","nth":1},)"
                     R"({"slot":"session_apply","nth":3,"after":true}])");
-    ConversationServiceOptions options;
-    options.persistent.emplace(make_store("sqlite", path));
-    options.session.emplace(session_store);
-    options.cleanup_thread = false;
-    ConversationService service(std::move(options));
+    auto service_owner = sqlite_service(path, session_store);
+    ConversationService& service = *service_owner;
     const SessionStore session(session_store);
     const PersistentStore durable(make_store("sqlite", path));
 
@@ -270,15 +274,8 @@ TEST_P(DeltaRefresh, AHostSavingFromAStaleBaseLeavesTheEntryOfTheLatestVersion) 
     const std::string user = store_test::unique("alice");
     const auto session_store = GetParam().session == std::string("redis") ? make_store("redis")
                                                                           : make_store("memory");
-    auto host = [&] {
-        ConversationServiceOptions o;
-        o.persistent.emplace(make_store("sqlite", path));
-        o.session.emplace(session_store);
-        o.cleanup_thread = false;
-        return std::make_unique<ConversationService>(std::move(o));
-    };
-    auto a = host();
-    auto b = host();
+    auto a = sqlite_service(path, session_store);
+    auto b = sqlite_service(path, session_store);
     const SessionStore session(session_store);
     const PersistentStore durable(make_store("sqlite", path));
 
@@ -347,11 +344,8 @@ TEST(SessionDeltaOldAbi, AStoreWithoutTheSlotGetsTheWholeEntryOnEverySave) {
     const auto delta = nucleo::SnapshotDelta::between(one, store_test::conversation("x", 2));
     EXPECT_THROW(session.apply("alice", "x", "1", "2", delta, 0), nucleo::NotImplementedException);
 
-    ConversationServiceOptions options;
-    options.persistent.emplace(make_store("sqlite", path));
-    options.session.emplace(old_store);
-    options.cleanup_thread = false;
-    ConversationService service(std::move(options));
+    auto service_owner = sqlite_service(path, old_store);
+    ConversationService& service = *service_owner;
     const PersistentStore durable(make_store("sqlite", path));
     const std::string user = store_test::unique("alice");
     auto t = thinker("Chat", user);
