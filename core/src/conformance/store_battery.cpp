@@ -230,6 +230,63 @@ void store_cases(Battery::State& s) {
         }
     }});
 
+    // abi.129: the delta refresh of a session entry (ABI 1.5, optional): applied on the entry's
+    // base version, a miss that drops the entry on any other.
+    s.cases.push_back({"store", "session_apply", "", [&s, instance, run_id, alice](std::vector<Finding>&) {
+        Battery::State& a = s;
+        nucleo_instance* inst = instance();
+        if (inst == nullptr) return;
+        const nucleo_store_factory* f = s.store;
+        if (!NUCLEO_HAS_SLOT(f, nucleo_store_factory, session_apply) || f->session_put == nullptr ||
+            f->session_get == nullptr || !capability(s, inst, "session"))
+            return;
+        const std::string id = run_id + "-d";
+        const auto envelope = [&](const std::string& version, const std::string& snap) {
+            return R"({"schema_version":1,"durable_version":")" + version + R"(","snapshot":)" + snap + "}";
+        };
+        const std::string reply = R"({"id":"m3","direction":"outgoing","blocks":[{"type":"text","text":"Thanks."}]})";
+        const std::string changes = R"({"messages":[{"at":2,"remove":0,"insert":[)" + reply + "]}]}";
+        const auto apply = [&](const std::string& base, const std::string& version, nucleo_error& err) {
+            err = fresh_error();
+            const std::string req = R"({"schema_version":1,"base_version":")" + base + R"(","version":")" + version +
+                                    R"(","changes":)" + changes + "}";
+            return f->session_apply(inst, view(alice), view(id), view(req), 60000, &err);
+        };
+        const auto get = [&](Call& r) {
+            r = Call{};
+            r.err = fresh_error();
+            Sink sink(r.out, "session_get");
+            r.status = f->session_get(inst, view(alice), view(id), sink.get(), &r.err);
+        };
+        const std::string snap = snapshot_for(id, "");
+        nucleo_error err = fresh_error();
+        const int32_t put = f->session_put(inst, view(alice), view(id), view(envelope("kit-v1", snap)), 60000, &err);
+        if (!a.checked("session_put", put, err)) {
+            a.add("session_put", "NUCLEO_OK", status_name(put) + ": " + excerpt(error_text(err)));
+            return;
+        }
+        const int32_t applied = apply("kit-v1", "kit-v2", err);
+        if (!a.checked("session_apply", applied, err)) {
+            a.add("session_apply", "NUCLEO_OK on the entry's base version", status_name(applied) + ": " + excerpt(error_text(err)));
+            return;
+        }
+        std::string grown = snap;
+        grown.insert(grown.rfind("]}"), "," + reply);
+        Call r;
+        get(r);
+        if (!a.checked("session_get", r.status, r.err) || !same_json(r.out, envelope("kit-v2", grown)))
+            a.add("session_get", "the entry with the change applied, mirroring \"kit-v2\"",
+                  r.status == NUCLEO_OK ? excerpt(r.out) : status_name(r.status));
+        const int32_t stale = apply("kit-v1", "kit-v3", err);
+        a.checked("session_apply", stale, err);
+        if (stale != NUCLEO_ERR_NOT_FOUND)
+            a.add("session_apply", "NUCLEO_ERR_NOT_FOUND for a base the entry does not mirror", status_name(stale));
+        get(r);
+        a.checked("session_get", r.status, r.err);
+        if (r.status != NUCLEO_ERR_NOT_FOUND)
+            a.add("session_get", "NUCLEO_ERR_NOT_FOUND: a stale session_apply drops the entry", status_name(r.status));
+    }});
+
     s.cases.push_back({"store", "lease", "", [&s, instance, run_id, alice](std::vector<Finding>&) {
         Battery::State& a = s;
         nucleo_instance* inst = instance();
