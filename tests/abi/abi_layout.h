@@ -107,6 +107,11 @@ NUCLEO_ABI_AT(nucleo_provider_factory, encode_split, 64);
 NUCLEO_ABI_AT(nucleo_plugin_entry, options_schema, 64);
 #endif
 
+/* 1.5: nucleo_store_factory.session_apply, appended after lease (abi.128). */
+#if NUCLEO_PLUGIN_ABI_MINOR >= 5
+NUCLEO_ABI_AT(nucleo_store_factory, session_apply, 120);
+#endif
+
 /* 1.1: "nucleo.host.model_call/1" (absent from the frozen 1.0 header). */
 #if NUCLEO_PLUGIN_ABI_MINOR >= 1
 NUCLEO_ABI_AT(nucleo_host_model_call, struct_size, 0);

@@ -102,6 +102,16 @@ class FaultStore final : public nucleo::plugin::Store {
             return std::string();
         });
     }
+    // abi.128: offered, and passed through (a miss stays a miss).
+    void session_apply(std::string_view principal, std::string_view id, std::string_view request,
+                       int64_t ttl_ms) {
+        bool applied = true;
+        call("session_apply", [&] {
+            applied = inner_->session_apply(principal, id, request, ttl_ms);
+            return std::string();
+        });
+        if (!applied) throw Failure(NUCLEO_ERR_NOT_FOUND, "fault store: session delta missed");
+    }
     void lease(std::string_view principal, std::string_view id, std::string_view request,
                nucleo::plugin::Sink& out) override {
         out << call("lease", [&] { return inner_->lease(principal, id, request); });

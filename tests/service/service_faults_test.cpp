@@ -250,7 +250,7 @@ TEST_P(EveryPathFails, TheDurableRecordStaysWholeAndTheNextSaveSucceeds) {
 // create_conversation 1, update_conversation 7, version_history two per obtain (the lease's
 // token floor, then the load's latest version), load_conversation one per reload whose session
 // entry is not current (every reload without a session store); session get one per obtain, put
-// one per save and per read-through; the lease slot in order acquire, renew, renew, release per
+// on the create and per read-through, apply one per later save (ownership.104); the lease slot in order acquire, renew, renew, release per
 // turn.
 INSTANTIATE_TEST_SUITE_P(
     Faults, EveryPathFails,
@@ -266,6 +266,8 @@ INSTANTIATE_TEST_SUITE_P(
         fails("session", "session_put", 1, false, false),
         fails("session", "session_put", 2, false, false),
         fails("session", "session_put", 3, true, false),
+        fails("session", "session_apply", 1, false, false),
+        fails("session", "session_apply", 2, true, false),
         Fault{"session_put_and_invalidate", "session",
               R"([{"slot":"session_put","nth":2},{"slot":"session_invalidate","nth":1}])", false},
         fails("lease", "lease", 1), fails("lease", "lease", 1, true), fails("lease", "lease", 2),
@@ -273,14 +275,14 @@ INSTANTIATE_TEST_SUITE_P(
         fails("lease", "lease", 5)),
     [](const auto& info) { return info.param.name; });
 
-// The session put failing right after a committed save (the bug: the next save wrote
+// The session refresh failing right after a committed save (the bug: the next save wrote
 // `m1 m2 m3 m2` and every load failed with a duplicate message id).
 TEST(SessionCache, AFailingPutAfterACommittedSaveChangesNothingTheNextSaveBuildsOn) {
     const std::string path = store_test::temp_sqlite_path();
     ConversationServiceOptions options;
     options.persistent.emplace(make_store("sqlite", path));
     options.session.emplace(fault_store("memory", "{}",
-                                        R"([{"slot":"session_put","nth":2},)"
+                                        R"([{"slot":"session_apply","nth":1},)"
                                         R"({"slot":"session_invalidate","nth":1}])"));
     options.cleanup_thread = false;
     ConversationService service(std::move(options));
@@ -290,7 +292,7 @@ TEST(SessionCache, AFailingPutAfterACommittedSaveChangesNothingTheNextSaveBuilds
     std::vector<std::string> expected{ctx->add_message(Message::outgoing_text("m1"))};
     ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());  // put 1
     expected.push_back(ctx->add_message(Message::incoming_text("m2")));
-    ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());  // put 2 fails, logged
+    ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());  // the delta fails, logged
     expected.push_back(ctx->add_message(Message::outgoing_text("m3")));
     const auto third = service.save_conversation(*ctx, *t);
     ASSERT_TRUE(third.has_value());
@@ -300,7 +302,7 @@ TEST(SessionCache, AFailingPutAfterACommittedSaveChangesNothingTheNextSaveBuilds
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
 }
 
-// Two hosts share Redis (session) and one SQLite file (durable). Host B's session put and
+// Two hosts share Redis (session) and one SQLite file (durable). Host B's session refresh and
 // invalidate fail after its save, leaving the entry of version 1 in Redis; host A, loading
 // afterwards, must not take that entry with the durable store's newer version as its base (the
 // bug stored `m1 m3 m2`).
@@ -318,6 +320,7 @@ TEST(SessionCache, AStaleEntryIsNeverTheBaseOfASaveOnAnotherHost) {
     auto a = host(make_store("redis"));
     auto b = host(fault_store("redis", redis,
                               R"([{"slot":"session_put","nth":1},)"
+                              R"({"slot":"session_apply","nth":1},)"
                               R"({"slot":"session_invalidate","nth":1}])"));
 
     auto ta = thinker("Chat", user);
@@ -333,7 +336,7 @@ TEST(SessionCache, AStaleEntryIsNeverTheBaseOfASaveOnAnotherHost) {
     auto ctx_b = b->obtain_conversation(tb).get();  // the v1 entry is current: served
     ASSERT_EQ(ids_of(ctx_b->parts()), expected);
     expected.push_back(ctx_b->add_message(Message::incoming_text("m2")));
-    ASSERT_TRUE(b->save_conversation(*ctx_b, *tb).has_value());  // v2; put and invalidate fail
+    ASSERT_TRUE(b->save_conversation(*ctx_b, *tb).has_value());  // v2; delta and invalidate fail
     b->release(*tb);
     const nucleo::SessionStore redis_session(make_store("redis"));
     auto stale = redis_session.get_entry(user, id);

@@ -124,6 +124,35 @@ TEST(SnapshotDelta, AppendedEqualsBetweenForEveryGrowth) {
     EXPECT_THROW((void)SnapshotDelta::appended(one, head, saved.messages), nucleo::Error);
 }
 
+// persistence.111: appended() from a Header carried from save to save -- never from the saved
+// messages -- is between() byte for byte, through growth that announces tools in messages.
+TEST(SnapshotDelta, AppendedFromACarriedHeaderEqualsBetweenSaveAfterSave) {
+    auto [saved, now] = announcing_search(conversation("c", 6));
+    SnapshotDelta::Header header = SnapshotDelta::header_of(saved);
+    for (int save = 0; save < 6; ++save) {
+        if (save == 3) {
+            ConversationParts more = announcing_search(now).second;
+            more.messages.back().id = "tools-2";
+            more.tools.back().definition.name = "fetch";
+            more.messages.back().blocks.back() = more.tools.back().definition;
+            now = more;
+        }
+        now.messages.push_back(next_message(now, 80));
+        ConversationParts head = now;
+        head.messages.clear();
+        SnapshotDelta::Header next;
+        const auto fast =
+            SnapshotDelta::appended(header, saved.messages.size(), head, now.messages, next);
+        EXPECT_EQ(fast.changes_json(), SnapshotDelta::between(saved, now).changes_json())
+            << "save " << save;
+        const SnapshotDelta::Header fresh = SnapshotDelta::header_of(now);
+        EXPECT_EQ(next.document, fresh.document) << "save " << save;
+        EXPECT_EQ(next.definitions, fresh.definitions) << "save " << save;
+        header = std::move(next);
+        saved = now;
+    }
+}
+
 // ---- restore (persistence.20-22) ----
 
 struct CapturedLog {

@@ -207,6 +207,11 @@ class ConversationContext {
     /// O(new messages) running total (tokens.14).
     [[nodiscard]] std::uint64_t messages_epoch() const noexcept { return epoch_.value(); }
 
+    /// persistence.110: how many times a stored message's flags were set in place
+    /// (set_message_compactable, set_requested_output_tokens) since construction. With
+    /// messages_epoch() it tells a saver in O(1) that the messages it saved are unchanged.
+    [[nodiscard]] std::uint64_t message_flag_changes() const noexcept { return flag_changes_; }
+
     /// conversation.22: the inputs beyond text the OUTGOING messages carry anywhere in
     /// the history, tool results included — an image block as Input::kImages, a file block as
     /// Input::kDocuments. Each at most once, in enum order.
@@ -356,6 +361,7 @@ class ConversationContext {
     bool frozen_ = false;
     std::optional<CachePolicy> cache_policy_;
     Epoch epoch_;
+    std::uint64_t flag_changes_ = 0;  // see message_flag_changes()
 
     /// The transformed blocks of a message carrying PojoBlocks, as the last render made them:
     /// valid while the message list's epoch, the registry's epoch and the dialect are the same

@@ -204,6 +204,13 @@ class StoreInstance : public PluginInstance {
     void session_put(std::string_view principal, std::string_view id,
                      std::string_view snapshot_json, int64_t ttl_ms) const;
     void session_invalidate(std::string_view principal, std::string_view id) const;
+    /// abi.128: applies one save's changes to the entry mirroring its base version
+    /// (request_json as plugin.h's session_apply). False on a miss (the store dropped whatever
+    /// entry it kept); NotImplementedException when the plugin has no such slot (built before
+    /// ABI 1.5): see has_session_apply().
+    bool session_apply(std::string_view principal, std::string_view id,
+                       std::string_view request_json, int64_t ttl_ms) const;
+    [[nodiscard]] bool has_session_apply() const;
     std::string lease(std::string_view principal, std::string_view id,
                       std::string_view request_json) const;
 

@@ -125,8 +125,10 @@ class ConversationService {
     /// nothing exists in the store before the first user message). Throws kOwnership when
     /// `thinker` does not own the conversation or the lease was lost (the store refuses the stale
     /// token), kNotFound when the record was deleted mid-turn (never resurrected). A committed
-    /// save refreshes the session store with the version it made; a failed one invalidates the
-    /// entry and changes nothing the next save builds on (persistence.102).
+    /// save refreshes the session store with the version it made -- an update by its delta where
+    /// the session store offers it, applied only to the entry of the base version
+    /// (ownership.104, persistence.109); a failed one invalidates the entry and changes nothing
+    /// the next save builds on (persistence.102).
     std::optional<SaveResult> save_conversation(const ConversationContext& context,
                                                 const Thinker& thinker);
 

@@ -49,6 +49,22 @@ class SnapshotDelta {
                                   const ConversationParts& now_without_messages,
                                   const std::vector<Message>& messages);
 
+    /// persistence.111: what appended() reads of the saved parts besides their message count --
+    /// their top-level document and the positions of their messages carrying a tool definition
+    /// -- so a saver that keeps it from one save to the next never walks the saved history.
+    struct Header {
+        std::string document;
+        std::vector<std::size_t> definitions;
+    };
+    /// The Header of `parts` (one pass over its messages).
+    static Header header_of(const ConversationParts& parts);
+    /// appended(saved, now_without_messages, messages) from the saved parts' Header and message
+    /// count alone: O(appended messages + top-level fields). `now_header` receives the Header of
+    /// the parts now, the base of the next save.
+    static SnapshotDelta appended(const Header& saved, std::size_t saved_count,
+                                  const ConversationParts& now_without_messages,
+                                  const std::vector<Message>& messages, Header& now_header);
+
     /// The `changes` document (compact JSON): {"fields":[{"key","index","value"|"removed"}],
     /// "messages":[{"at","remove","insert":[...]}]}.
     [[nodiscard]] const std::string& changes_json() const noexcept { return changes_json_; }
@@ -221,6 +237,16 @@ class SessionStore {
     /// Caches `parts` as the mirror of the persistent store's `durable_version`.
     void put(std::string_view principal, const ConversationParts& parts,
              std::string_view durable_version, int64_t ttl_ms) const;
+    /// abi.128, persistence.109: refreshes the entry by one committed save's `delta` when it
+    /// mirrors `base_version`, making it the mirror of `version` for ttl_ms (0: the store's
+    /// default). False on a miss: the entry mirrored another version (or none, or was absent)
+    /// and the store dropped it. NotImplementedException when the plugin has no session_apply
+    /// (built before ABI 1.5): offers_delta() says so beforehand.
+    bool apply(std::string_view principal, std::string_view conversation_id,
+               std::string_view base_version, std::string_view version, const SnapshotDelta& delta,
+               int64_t ttl_ms) const;
+    /// True when the plugin offers session_apply (abi.128).
+    [[nodiscard]] bool offers_delta() const { return store_.has_session_apply(); }
     /// Drops the entry; absent is not an error.
     void invalidate(std::string_view principal, std::string_view conversation_id) const;
 

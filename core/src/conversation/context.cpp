@@ -213,11 +213,13 @@ Message& ConversationContext::stored_message(std::string_view message_id) {
 
 void ConversationContext::set_message_compactable(std::string_view message_id, bool compactable) {
     stored_message(message_id).compactable = compactable;
+    ++flag_changes_;  // persistence.110
 }
 
 void ConversationContext::set_requested_output_tokens(std::string_view message_id,
                                                       std::optional<std::int64_t> tokens) {
     stored_message(message_id).requested_output_tokens = tokens;
+    ++flag_changes_;  // persistence.110
 }
 
 std::vector<Input> ConversationContext::carried_inputs() const {

@@ -214,12 +214,29 @@ SnapshotDelta SnapshotDelta::between(const ConversationParts& saved, const Conve
     return delta;
 }
 
+SnapshotDelta::Header SnapshotDelta::header_of(const ConversationParts& parts) {
+    Header header;
+    for (std::size_t i = 0; i < parts.messages.size(); ++i) {
+        if (carries_tool_definition(parts.messages[i])) header.definitions.push_back(i);
+    }
+    header.document = header_document(parts);
+    return header;
+}
+
 SnapshotDelta SnapshotDelta::appended(const ConversationParts& saved,
                                       const ConversationParts& now_without_messages,
                                       const std::vector<Message>& messages) {
+    Header now;
+    return appended(header_of(saved), saved.messages.size(), now_without_messages, messages, now);
+}
+
+SnapshotDelta SnapshotDelta::appended(const Header& saved, std::size_t saved_count,
+                                      const ConversationParts& now_without_messages,
+                                      const std::vector<Message>& messages, Header& now_header) {
     // persistence.108: the prefix is saved's (the caller vouches for it), so the only splice
-    // between() would find is the append itself, at the end of the saved list.
-    const std::size_t from = saved.messages.size();
+    // between() would find is the append itself, at the end of the saved list. persistence.111:
+    // the saved messages carrying tool definitions are known by position, so nothing walks them.
+    const std::size_t from = saved_count;
     if (messages.size() < from)
         throw Error(ErrorKind::kInvalidArgument,
                     "SnapshotDelta::appended: " + std::to_string(messages.size()) +
@@ -228,11 +245,16 @@ SnapshotDelta SnapshotDelta::appended(const ConversationParts& saved,
     rapidjson::StringBuffer buffer;
     Writer w(buffer);
     w.StartObject();
-    const std::string after = header_document(now_without_messages, [&](const auto& visit) {
-        for (const Message& m : saved.messages) visit(m);
-        for (std::size_t k = from; k < messages.size(); ++k) visit(messages[k]);
+    Header next;
+    next.definitions = saved.definitions;
+    for (std::size_t k = from; k < messages.size(); ++k) {
+        if (carries_tool_definition(messages[k])) next.definitions.push_back(k);
+    }
+    next.document = header_document(now_without_messages, [&](const auto& visit) {
+        for (std::size_t i : next.definitions) visit(messages[i]);
     });
-    delta.fields_changed_ = write_fields(w, header_document(saved), after);
+    const std::string& after = next.document;
+    delta.fields_changed_ = write_fields(w, saved.document, after);
     w.Key("messages");
     w.StartArray();
     if (messages.size() > from) {
@@ -255,6 +277,7 @@ SnapshotDelta SnapshotDelta::appended(const ConversationParts& saved,
     w.EndArray();
     w.EndObject();
     delta.changes_json_.assign(buffer.GetString(), buffer.GetSize());
+    now_header = std::move(next);
     return delta;
 }
 

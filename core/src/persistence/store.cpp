@@ -340,6 +340,20 @@ void SessionStore::put(std::string_view principal, const ConversationParts& part
     store_.session_put(principal, checked_id(parts), envelope, ttl_ms);
 }
 
+bool SessionStore::apply(std::string_view principal, std::string_view conversation_id,
+                         std::string_view base_version, std::string_view version,
+                         const SnapshotDelta& delta, int64_t ttl_ms) const {
+    const std::string body = request([&](Writer& w) {
+        w.Key("base_version");
+        put_string(w, base_version);
+        w.Key("version");
+        put_string(w, version);
+        w.Key("changes");
+        put_raw(w, delta.changes_json(), rapidjson::kObjectType);
+    });
+    return store_.session_apply(principal, conversation_id, body, ttl_ms);
+}
+
 void SessionStore::invalidate(std::string_view principal, std::string_view conversation_id) const {
     store_.session_invalidate(principal, conversation_id);
 }

@@ -554,6 +554,27 @@ void StoreInstance::session_invalidate(std::string_view principal, std::string_v
         [&](nucleo_error* e) { return fn(handle_->instance, sv(principal), sv(id), e); });
 }
 
+bool StoreInstance::session_apply(std::string_view principal, std::string_view id,
+                                  std::string_view request_json, int64_t ttl_ms) const {
+    check_ids(principal, id, "session_apply");
+    internal::check_store_text(request_json, "the session delta", id);
+    auto fn = NUCLEO_STORE_SLOT(session_apply);
+    try {
+        run(*handle_, "session_apply", [&](nucleo_error* e) {
+            return fn(handle_->instance, sv(principal), sv(id), sv(request_json), ttl_ms, e);
+        });
+    } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kNotFound) return false;  // a miss, not a failure
+        throw;
+    }
+    return true;
+}
+
+bool StoreInstance::has_session_apply() const {
+    const auto* f = factory_of<nucleo_store_factory>(*handle_);
+    return NUCLEO_HAS_SLOT(f, nucleo_store_factory, session_apply);
+}
+
 std::string StoreInstance::lease(std::string_view principal, std::string_view id,
                                  std::string_view request_json) const {
     check_ids(principal, id, "lease");

@@ -44,21 +44,6 @@ ConversationParts parts_without_messages(const ConversationContext& c) {
     return out;
 }
 
-/// persistence.108: the saved messages are a prefix of `now` with the flags a message can change
-/// in place (compactable, requested output tokens; the cache mark and authorship are compared
-/// too) as saved. Ids and blocks never change in place: the message list's epoch vouches for them.
-bool same_flags(const std::vector<Message>& saved, const std::vector<Message>& now) {
-    if (now.size() < saved.size()) return false;
-    for (std::size_t i = 0; i < saved.size(); ++i) {
-        const Message& a = saved[i];
-        const Message& b = now[i];
-        if (a.compactable != b.compactable || a.requested_output_tokens != b.requested_output_tokens ||
-            a.cache != b.cache || a.app_authored != b.app_authored)
-            return false;
-    }
-    return true;
-}
-
 using Clock = std::chrono::steady_clock;
 
 struct Holder {
@@ -81,8 +66,13 @@ struct Holder {
     ConversationParts saved_parts;
     std::string saved_version;
     // persistence.108: the epoch of the context's message list when saved_parts was taken from
-    // it (0: not taken from the live context, the next save compares every message).
+    // it (0: not taken from the live context, the next save compares every message), and
+    // (persistence.110) its count of in-place flag changes then.
     std::uint64_t saved_epoch = 0;
+    std::uint64_t saved_flag_changes = 0;
+    // persistence.111: saved_parts' delta header, kept while saves only append (nullopt: made
+    // from saved_parts at the next such save).
+    std::optional<SnapshotDelta::Header> saved_header;
     // A create or update failed without saying whether it committed (a store error other than
     // a refusal): the next save re-reads the durable record first (persistence.103).
     bool unsure = false;
@@ -277,6 +267,34 @@ struct ConversationService::State {
         uncache(h);
     }
 
+    // ownership.104, persistence.109: a committed update refreshes the entry by its delta where
+    // the session store offers it (abi.128). A miss (the entry mirrored another version, or
+    // none) leaves no entry: the store dropped it and the next load reads through. A store
+    // without the slot (built before ABI 1.5) gets the whole entry, as before; a failing
+    // refresh invalidates.
+    void refresh(const Holder& h, std::string_view base_version, const SnapshotDelta& delta) const {
+        if (!options.session) return;
+        if (!options.session->offers_delta()) {
+            cache(h, h.saved_parts, h.saved_version);
+            return;
+        }
+        try {
+            if (!options.session->apply(h.user, h.id, base_version, h.saved_version, delta,
+                                        options.session_ttl_ms)) {
+                NUCLEO_LOG_DEBUG("[ConvSvc] session entry of '{}' was not at version {}: dropped",
+                                 h.id, base_version);
+            }
+            return;
+        } catch (const NotImplementedException&) {
+            cache(h, h.saved_parts, h.saved_version);  // a wrapper whose inner store lacks it
+            return;
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_WARN("[ConvSvc] session store delta of '{}' failed, invalidating: {}", h.id,
+                            e.what());
+        }
+        uncache(h);
+    }
+
     void uncache(const Holder& h) const {
         if (!options.session) return;
         try {
@@ -356,11 +374,13 @@ struct ConversationService::State {
             h.saved_parts = {};
             h.saved_version.clear();
             h.saved_epoch = 0;
+            h.saved_header.reset();
             return;
         }
         h.saved_parts = *parts;
         h.saved_version = version;
         h.saved_epoch = 0;
+        h.saved_header.reset();
         h.created = true;
         h.unsure = false;
         for (Message& m : parts->messages) {
@@ -562,15 +582,19 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
         h->saved_parts = durable ? std::move(durable->first) : ConversationParts{};
         h->saved_version = durable ? std::move(durable->second) : std::string();
         h->saved_epoch = 0;
+        h->saved_header.reset();
         h->unsure = false;
     }
     // persistence.108: when the message list only grew since the last save (same epoch, the
     // saved messages' flags as saved), the delta is built from the appended messages and the
     // top-level fields alone: no copy of the history, no comparison of every message.
+    // persistence.110: "the saved messages' flags as saved" is the context's count of in-place
+    // flag changes being what it was at the last save: O(1), never a walk of the history.
     const std::vector<Message>& now_messages = context.messages();
     const bool grown_only = h->created && h->saved_epoch != 0 &&
                             h->saved_epoch == context.messages_epoch() &&
-                            same_flags(h->saved_parts.messages, now_messages);
+                            h->saved_flag_changes == context.message_flag_changes() &&
+                            now_messages.size() >= h->saved_parts.messages.size();
     ConversationParts parts = grown_only ? parts_without_messages(context) : context.parts();
     SaveResult result;
     // Any failure below leaves created, saved_parts and saved_version as they were
@@ -592,6 +616,8 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
     };
     const bool creating = !h->created;
     std::optional<std::string> utterance;
+    std::optional<SnapshotDelta> delta;
+    SnapshotDelta::Header next_header;
     if (creating) {
         utterance = context.first_user_utterance();
         if (!utterance) return std::nullopt;
@@ -600,12 +626,18 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
                                               h->fencing_token);
         });
     } else {
-        const SnapshotDelta delta = grown_only ? SnapshotDelta::appended(h->saved_parts, parts, now_messages)
-                                               : SnapshotDelta::between(h->saved_parts, parts);
-        if (delta.empty()) return std::nullopt;
+        if (grown_only) {
+            // persistence.111: the saved header is made once, then carried from save to save.
+            if (!h->saved_header) h->saved_header = SnapshotDelta::header_of(h->saved_parts);
+            delta = SnapshotDelta::appended(*h->saved_header, h->saved_parts.messages.size(), parts,
+                                            now_messages, next_header);
+        } else {
+            delta = SnapshotDelta::between(h->saved_parts, parts);
+        }
+        if (delta->empty()) return std::nullopt;
         try {
             result = written([&] {
-                return options.persistent->update(user, id, h->saved_version, delta,
+                return options.persistent->update(user, id, h->saved_version, *delta,
                                                   h->fencing_token);
             });
         } catch (const Error& e) {
@@ -621,7 +653,7 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
     }
     // Committed: the bookkeeping moves as one, then the cache follows (it may fail).
     h->created = true;
-    h->saved_version = result.version;
+    const std::string base_version = std::exchange(h->saved_version, result.version);
     if (grown_only) {
         // Only the appended messages are copied into the saved state.
         std::vector<Message> kept = std::move(h->saved_parts.messages);
@@ -631,7 +663,17 @@ std::optional<SaveResult> ConversationService::save_conversation(const Conversat
     }
     h->saved_parts = std::move(parts);
     h->saved_epoch = context.messages_epoch();
-    state_->cache(*h, h->saved_parts, h->saved_version);
+    h->saved_flag_changes = context.message_flag_changes();
+    if (grown_only) {
+        h->saved_header = std::move(next_header);
+    } else {
+        h->saved_header.reset();
+    }
+    if (delta) {
+        state_->refresh(*h, base_version, *delta);
+    } else {
+        state_->cache(*h, h->saved_parts, h->saved_version);
+    }
     if (creating && options.embedder) {
         try {
             options.embedder(user, id, *utterance);

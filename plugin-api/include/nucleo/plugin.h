@@ -19,6 +19,9 @@
  *        nucleo_plugin_entry.options_schema (appended): the JSON Schema of the options each
  *        factory's create() accepts, so the host refuses a misspelled, mistyped, missing or
  *        out-of-range option with the config's file:line before create is called (abi.109).
+ *   1.5  nucleo_store_factory.session_apply (appended): refreshes a session-store entry by the
+ *        changes of a save when the entry mirrors the save's base version (abi.128), so a
+ *        committed save costs the session store its delta, not the whole conversation.
  *
  * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -56,7 +59,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 4
+#define NUCLEO_PLUGIN_ABI_MINOR 5
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -448,6 +451,21 @@ typedef struct nucleo_store_factory {
     int32_t (*lease)(nucleo_instance* instance, nucleo_string_view principal,
                      nucleo_string_view conversation_id, nucleo_string_view request_json,
                      const nucleo_sink* out, nucleo_error* err);
+
+    /* Since 1.5; optional (abi.128): a host calls session_put with the whole entry when the slot
+     * is absent or NULL. Refreshes the cached entry by the changes of one committed save.
+     * request_json: {"schema_version":1, "base_version":"<id>", "version":"<id>",
+     * "changes":{...}} ("changes" exactly as update_conversation's). When the kept entry mirrors
+     * base_version (its envelope's "durable_version"), the store applies the changes to the
+     * entry's snapshot, makes it the mirror of "version" and restarts its TTL (ttl_ms as
+     * session_put's), atomically against every other writer of the entry. Otherwise (no entry,
+     * an expired one, another version, an entry mirroring no version) it drops the entry and
+     * answers NUCLEO_ERR_NOT_FOUND, a miss: an entry never holds changes applied to another base.
+     * Malformed changes: NUCLEO_ERR_INVALID_ARGUMENT, the entry dropped too.
+     * Thread rule: concurrent. */
+    int32_t (*session_apply)(nucleo_instance* instance, nucleo_string_view principal,
+                             nucleo_string_view conversation_id, nucleo_string_view request_json,
+                             int64_t ttl_ms, nucleo_error* err);
 } nucleo_store_factory;
 
 /* ---------------------------------------------------------------------------------------------

@@ -276,6 +276,12 @@ class Store : public Instance {
                        std::string_view /*request_json*/, Sink& /*out*/) {
         unbuilt("lease");
     }
+    // ABI 1.5 session_apply (abi.128) is offered when the derived class defines
+    //     void session_apply(std::string_view principal, std::string_view id,
+    //                        std::string_view request_json, int64_t ttl_ms);
+    // applying a save's changes to the entry mirroring its base version, or dropping the entry
+    // and throwing Failure(NUCLEO_ERR_NOT_FOUND) on a miss. Without it the slot stays NULL and
+    // the host puts the whole entry.
 
   protected:
     [[noreturn]] static void unbuilt(const char* slot) {
@@ -459,6 +465,29 @@ FactoryRef provider_factory() noexcept {
     return {NUCLEO_FACTORY_PROVIDER, &table, options_schema_of<Impl>()};
 }
 
+/// True when Impl defines session_apply (ABI 1.5) as described in Store.
+template <class Impl>
+inline constexpr bool kAppliesSessionDelta =
+    requires(Impl& impl, std::string_view sv, int64_t ttl) { impl.session_apply(sv, sv, sv, ttl); };
+
+/// The session_apply slot for Impl: its trampoline, or NULL when Impl does not define it.
+template <class Impl>
+constexpr auto session_apply_slot() noexcept {
+    using Slot = decltype(nucleo_store_factory::session_apply);
+    if constexpr (kAppliesSessionDelta<Impl>) {
+        return static_cast<Slot>([](nucleo_instance* inst, nucleo_string_view who,
+                                    nucleo_string_view id, nucleo_string_view req, int64_t ttl_ms,
+                                    nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                detail::self<Impl>(inst)->session_apply(detail::view(who), detail::view(id),
+                                                        detail::view(req), ttl_ms);
+            });
+        });
+    } else {
+        return static_cast<Slot>(nullptr);
+    }
+}
+
 /// The "nucleo.store/1" factory for Impl (derives from Store).
 template <class Impl>
 FactoryRef store_factory() noexcept {
@@ -538,7 +567,8 @@ FactoryRef store_factory() noexcept {
                 Sink s(out);
                 self<Impl>(in)->lease(view(who), view(id), view(req), s);
             });
-        }};
+        },
+        session_apply_slot<Impl>()};
     return {NUCLEO_FACTORY_STORE, &table, options_schema_of<Impl>()};
 }
 

@@ -392,6 +392,51 @@ UpdateRequest parse_update(std::string_view json) {
     return out;
 }
 
+SessionDelta parse_session_delta(std::string_view json) {
+    rapidjson::Document doc;
+    parse_object(doc, json, "session delta");
+    check_schema_version(doc, "session delta");
+    SessionDelta out;
+    auto base = optional_string(doc, "base_version", "session delta");
+    auto version = optional_string(doc, "version", "session delta");
+    if (!base || base->empty()) invalid("session delta.base_version: a version id is required");
+    if (!version || version->empty()) invalid("session delta.version: a version id is required");
+    auto changes = doc.FindMember("changes");
+    if (changes == doc.MemberEnd()) invalid("session delta.changes: missing");
+    out.base_version = std::move(*base);
+    out.version = std::move(*version);
+    out.changes = Changes::parse(text_of(changes->value));
+    return out;
+}
+
+std::optional<SessionEnvelope> parse_session_envelope(std::string_view text) {
+    rapidjson::Document doc;
+    if (json_guard::parse<kParseFlags>(doc, text, json_guard::kDocumentMaxDepth) || !doc.IsObject()) {
+        return std::nullopt;
+    }
+    auto version = doc.FindMember("durable_version");
+    auto snapshot = doc.FindMember("snapshot");
+    if (version == doc.MemberEnd() || !version->value.IsString() ||
+        version->value.GetStringLength() == 0 || snapshot == doc.MemberEnd()) {
+        return std::nullopt;
+    }
+    try {
+        return SessionEnvelope{string_of(version->value), split(snapshot->value, "snapshot")};
+    } catch (const nucleo::plugin::Failure&) {
+        return std::nullopt;  // not a conversation document: kept as it came
+    }
+}
+
+std::string session_envelope_text(std::string_view durable_version, const StoredDocument& snapshot) {
+    return write_object([&](rapidjson::Writer<rapidjson::StringBuffer>& w) {
+        w.Key("durable_version");
+        put_string(w, durable_version);
+        w.Key("snapshot");
+        const std::string doc = snapshot.to_json();
+        w.RawValue(doc.data(), doc.size(), rapidjson::kObjectType);
+    });
+}
+
 ListQuery parse_list(std::string_view json) {
     ListQuery out;
     if (json.empty()) return out;

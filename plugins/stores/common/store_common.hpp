@@ -128,6 +128,26 @@ struct UpdateRequest {
 };
 UpdateRequest parse_update(std::string_view json);
 
+/// abi.128: the session_apply request: {"schema_version":1, "base_version":"<id>",
+/// "version":"<id>", "changes":{...}}; kInvalidArgument naming what is wrong.
+struct SessionDelta {
+    std::string base_version;
+    std::string version;
+    Changes changes;
+};
+SessionDelta parse_session_delta(std::string_view json);
+
+/// persistence.101: a session entry the host wrote, read apart: the durable version its envelope
+/// names and its snapshot split. nullopt when the text is not such an envelope (a plain document,
+/// or text a store keeps as it came), which no delta ever applies to.
+struct SessionEnvelope {
+    std::string durable_version;
+    StoredDocument snapshot;
+};
+std::optional<SessionEnvelope> parse_session_envelope(std::string_view text);
+/// The envelope text of an entry: {"schema_version":1,"durable_version":V,"snapshot":{...}}.
+std::string session_envelope_text(std::string_view durable_version, const StoredDocument& snapshot);
+
 /// list query: {"schema_version":1, "limit":N?, "cursor":"..."?}; limit 1..1000, default 100.
 struct ListQuery {
     std::size_t limit = 100;

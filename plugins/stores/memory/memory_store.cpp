@@ -42,9 +42,13 @@ struct Conversation {
     std::vector<Version> versions;
 };
 
+// abi.128: an entry is kept split too (the envelope read apart at the put) and written back as
+// text only when read after a delta, so a delta costs its changes, not the conversation.
 struct SessionEntry {
-    std::string snapshot;
+    std::string snapshot;  // the entry's text; stale while `split` holds newer deltas
     Clock::time_point expires;
+    std::optional<st::SessionEnvelope> split;
+    bool text_stale = false;
 };
 
 struct Lease {
@@ -122,13 +126,13 @@ class MemoryStore final : public nucleo::plugin::Store {
         const std::string head = std::to_string(c.versions.size());
         std::optional<int64_t> token = st::check_fencing(c.fencing_token, req.fencing_token, id);
         st::check_base(req, head, id);
-        // Apply to a copy first: a refused change leaves the conversation as it was.
+        // persistence.109: applied in place, never to a copy of the whole conversation:
+        // StoredDocument::apply checks the changes against the message count before it changes
+        // anything, so a refused change leaves the conversation as it was.
         Version v{st::rfc3339_now(), "", ""};
         std::size_t written = 0;
         if (req.changes) {
-            st::StoredDocument next = c.doc;
-            next.apply(*req.changes);
-            c.doc = std::move(next);
+            c.doc.apply(*req.changes);
             v.kind = "changes";
             v.body = std::move(req.changes_text);
             written = req.changes->inserted();
@@ -232,7 +236,13 @@ class MemoryStore final : public nucleo::plugin::Store {
                 st::fail(NUCLEO_ERR_NOT_FOUND,
                          "no session entry for conversation " + st::describe(id));
             }
-            text = it->second.snapshot;
+            SessionEntry& entry = it->second;
+            if (entry.text_stale) {
+                entry.snapshot =
+                    st::session_envelope_text(entry.split->durable_version, entry.split->snapshot);
+                entry.text_stale = false;
+            }
+            text = entry.snapshot;
         }
         out << text;
     }
@@ -241,9 +251,47 @@ class MemoryStore final : public nucleo::plugin::Store {
                      std::string_view snapshot_json, int64_t ttl_ms) override {
         if (ttl_ms < 0) st::fail(NUCLEO_ERR_INVALID_ARGUMENT, "session_put: ttl_ms is negative");
         const int64_t ttl = ttl_ms == 0 ? default_ttl_ms_ : ttl_ms;
+        // abi.128: read apart at the put (already a pass over the whole entry), so a delta
+        // never parses the entry.
+        std::optional<st::SessionEnvelope> split = st::parse_session_envelope(snapshot_json);
         std::lock_guard lock(mu_);
         sessions_[Key{std::string(principal), std::string(id)}] = {
-            std::string(snapshot_json), Clock::now() + std::chrono::milliseconds(ttl)};
+            std::string(snapshot_json), Clock::now() + std::chrono::milliseconds(ttl),
+            std::move(split), false};
+    }
+
+    // abi.128: the changes apply only to the entry mirroring the base version; any other entry
+    // is dropped and the call answers a miss.
+    void session_apply(std::string_view principal, std::string_view id,
+                       std::string_view request_json, int64_t ttl_ms) {
+        if (ttl_ms < 0) st::fail(NUCLEO_ERR_INVALID_ARGUMENT, "session_apply: ttl_ms is negative");
+        const int64_t ttl = ttl_ms == 0 ? default_ttl_ms_ : ttl_ms;
+        std::optional<st::SessionDelta> delta;
+        std::lock_guard lock(mu_);
+        const Key key{std::string(principal), std::string(id)};
+        try {
+            delta = st::parse_session_delta(request_json);
+        } catch (...) {
+            sessions_.erase(key);
+            throw;
+        }
+        auto it = sessions_.find(key);
+        if (it == sessions_.end() || it->second.expires <= Clock::now() || !it->second.split ||
+            it->second.split->durable_version != delta->base_version) {
+            if (it != sessions_.end()) sessions_.erase(it);
+            st::fail(NUCLEO_ERR_NOT_FOUND, "no session entry of conversation " + st::describe(id) +
+                                               " at version " + st::describe(delta->base_version));
+        }
+        SessionEntry& entry = it->second;
+        try {
+            entry.split->snapshot.apply(delta->changes);
+        } catch (...) {
+            sessions_.erase(it);
+            throw;
+        }
+        entry.split->durable_version = delta->version;
+        entry.text_stale = true;
+        entry.expires = Clock::now() + std::chrono::milliseconds(ttl);
     }
 
     void session_invalidate(std::string_view principal, std::string_view id) override {
