@@ -217,7 +217,7 @@ TEST_P(GroupedChunks, AreKeptAndReusedByTheNextRequest) {
     EXPECT_EQ(runs[2].end - runs[2].first, 4 * TurnFragments::kRunsPerChunk);
     EXPECT_EQ(runs[3].end - runs[3].first, TurnFragments::kRunsPerChunk);
     std::vector<const char*> wires;
-    for (const auto& r : runs) wires.push_back(r.wire.data());
+    for (const auto& r : runs) wires.push_back(r.chunk->wire().data());
 
     c.add_message(Message::incoming_text("One more answer."));
     const std::string next = cached.build_request(c, model, {}, true).body;
@@ -225,7 +225,7 @@ TEST_P(GroupedChunks, AreKeptAndReusedByTheNextRequest) {
     EXPECT_NE(next, cold);
     const std::vector<TurnFragments::Run>& after = internal::TurnFragmentsAccess::peek(c)->dialects.front().runs;
     ASSERT_GE(after.size(), 4U);
-    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(after[i].wire.data(), wires[i]) << "group " << i << " encoded again";
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(after[i].chunk->wire().data(), wires[i]) << "group " << i << " encoded again";
 }
 
 INSTANTIATE_TEST_SUITE_P(Dialects, RequestBuffers,

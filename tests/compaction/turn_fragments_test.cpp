@@ -22,6 +22,7 @@
 #include "compaction_support.hpp"
 #include "dialect_client.hpp"
 #include "growing_support.hpp"
+#include "llm/request_audit.hpp"
 #include "llm/turn_fragments.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/errors.hpp"
@@ -166,6 +167,8 @@ std::string expect_same(ProviderClient& cached, ProviderClient& whole, Conversat
     const internal::TurnFragments* kept = internal::TurnFragmentsAccess::peek(c);
     EXPECT_TRUE(kept != nullptr && !kept->dialects.empty() && !kept->dialects.front().context.empty())
         << "the request was not built through encode_split";
+    // caching.113: its audit read only the head and took the chunks' records.
+    EXPECT_FALSE(internal::last_audit_read_whole()) << "the audit read the whole body";
     const HttpRequest b = whole.build_request(c, model, {}, true);
     EXPECT_EQ(a.url, b.url);
     EXPECT_EQ(a.headers, b.headers);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,17 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 const Headers kHeaders = {{"content-type", "application/json"}};
 
 std::string verdict(const std::optional<Violation>& v) { return v ? v->line() : std::string("accepted"); }
+
+/// A POST of `body` (which outlives the request) to `path`, its string's capacity readable.
+OutgoingRequest outgoing(const std::string& body, std::string_view path) {
+    OutgoingRequest request;
+    request.method = "POST";
+    request.path = path;
+    request.headers = &kHeaders;
+    request.body = body;
+    request.readable = body.capacity();
+    return request;
+}
 
 /// A request of a generated conversation, in pieces: the head around the messages and the wire
 /// messages; the plan the core would have decided for it.
@@ -285,11 +297,7 @@ TEST(SplitAudit, AGrowingConversationReusesItsChunksAcrossRequests) {
         SplitBody split{open, first, close, {}};
         for (const MessageChunk& c : kept) split.chunks.push_back(&c);
         const std::string body = split.join();
-        OutgoingRequest request;
-        request.path = "/v1/messages";
-        request.headers = &kHeaders;
-        request.body = body;
-        request.readable = body.capacity();
+        const OutgoingRequest request = outgoing(body, "/v1/messages");
         bool read_whole = true;
         const auto v = audit_split_request(WireFamily::kAnthropicMessages, request, split, plan, &read_whole);
         EXPECT_FALSE(read_whole);
@@ -335,6 +343,35 @@ TEST(SplitAudit, ABodyOtherThanTheSplitsIsAuditedWhole) {
     request.body = body;
     EXPECT_FALSE(audit_split_request(WireFamily::kAnthropicMessages, request, split, plan, &read_whole).has_value());
     EXPECT_FALSE(read_whole);
+}
+
+// wire.173: an open that already carries elements of the messages array (OpenAI's system
+// message comes before the turns) is read by its head, with the whole audit's verdict; a comma
+// outside the array is not a join.
+TEST(SplitAudit, AnOpenEndingAfterASystemMessageIsReadByItsHead) {
+    const std::string open = R"({"model":"m","max_tokens":10,"messages":[{"role":"system","content":"s"},)";
+    const MessageChunk ok(WireFamily::kOpenAIChat, R"({"role":"assistant","content":"a"},{"role":"user","content":"b"})");
+    const MessageChunk bad(WireFamily::kOpenAIChat, R"({"role":"system","content":"late"})");
+    CallPlan plan;
+    plan.max_tokens = 10;
+    plan.system_texts = {"s"};
+    for (const MessageChunk* chunk : {&ok, &bad}) {
+        SplitBody split{open, R"({"role":"user","content":"hi"})", "]}", {chunk}};
+        const std::string body = split.join();
+        const OutgoingRequest request = outgoing(body, "/v1/chat/completions");
+        bool read_whole = true;
+        const auto v = audit_split_request(WireFamily::kOpenAIChat, request, split, plan, &read_whole);
+        EXPECT_FALSE(read_whole) << body;
+        EXPECT_EQ(verdict(v), verdict(audit_request(WireFamily::kOpenAIChat, request, plan))) << body;
+        EXPECT_EQ(v.has_value(), chunk == &bad) << body << ": " << verdict(v);
+    }
+    // The comma of the root object, after a closed messages array, is no join: audited whole.
+    SplitBody outside{R"({"messages":[],"model":"m",)", R"("max_tokens":10)", "}", {}};
+    const std::string body = outside.join();
+    const OutgoingRequest request = outgoing(body, "/v1/chat/completions");
+    bool read_whole = false;
+    (void)audit_split_request(WireFamily::kOpenAIChat, request, outside, plan, &read_whole);
+    EXPECT_TRUE(read_whole);
 }
 
 }  // namespace

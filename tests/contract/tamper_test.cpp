@@ -89,5 +89,44 @@ INSTANTIATE_TEST_SUITE_P(Modes, TamperTest,
                              return std::string(info.param.mode);
                          });
 
+// caching.113: through the per-turn encode cache (abi.108) the audit reads a kept chunk's records,
+// not its bytes again; a plugin whose encode_split breaks a chunk (or the head) is refused all the
+// same, on the call that encoded it and on the next, which reuses the kept chunk. The plugin's
+// whole encode is faithful: had the split path not been taken, the request would have been sent.
+class TamperSplitTest : public TamperTest {};
+
+TEST_P(TamperSplitTest, ABrokenPartOfTheSplitEncodeIsRefusedOnEveryCall) {
+    const std::string mode = GetParam().mode;
+    ConversationContext c = conversation();
+    c.add_message(Message::incoming_text("Order 42 left the depot this morning."));
+    c.add_message(Message::outgoing_text("And order 43?"));
+    ProviderClient pc = client(mode);
+    for (int call = 0; call < 2; ++call) {
+        try {
+            pc.call(c, claude());
+            FAIL() << mode << ": the tampered request was sent on call " << call;
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(e.kind(), ErrorKind::kPlugin) << what;
+            EXPECT_NE(what.find("plugin 'tamper'"), std::string::npos) << what;
+            EXPECT_NE(what.find("breaks " + std::string(GetParam().rule) + " "), std::string::npos) << what;
+            EXPECT_NE(what.find("nothing was sent"), std::string::npos) << what;
+        }
+        EXPECT_EQ(requests_seen(), 0) << mode;
+        EXPECT_EQ(c.messages().size(), 3U);
+    }
+    // The same conversation through the whole encode (the cache off) is faithful and is sent.
+    pc.set_turn_fragment_cache(false);
+    EXPECT_EQ(pc.call(c, claude()).stop_reason, "end_turn");
+    EXPECT_EQ(requests_seen(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Parts, TamperSplitTest,
+                         ::testing::Values(Mode{"chunk_system_role", "wire.106"},
+                                           Mode{"head_system_role", "wire.106"}),
+                         [](const ::testing::TestParamInfo<Mode>& info) {
+                             return std::string(info.param.mode);
+                         });
+
 }  // namespace
 }  // namespace nucleo

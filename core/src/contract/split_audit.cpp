@@ -64,14 +64,15 @@ std::unique_ptr<char[]> relocate(Shape& s) {
 
 /// The JSON structure of the head open + turns + close (valid JSON, already read), scanned for
 /// where the chunks go: true when `open` ends inside the root object's one "messages" array,
-/// right after its '[', `turns` holds one or more complete elements of it, and `close` closes it
+/// right after its '[' or after a ',' that follows elements of it (OpenAI's system message rides
+/// the open), `turns` holds one or more complete elements of it, and `close` closes it
 /// first. Then open + turns + ("," + chunk)... + close is that JSON with the chunks' values added
 /// to the array after the first run's. A root key with an escape is not read: false.
 class JoinScan {
   public:
     bool open(std::string_view bytes) {
         if (!scan(bytes)) return false;
-        return !in_string_ && depth_ == 2 && messages_array_ && last_ == '[';
+        return !in_string_ && depth_ == 2 && messages_array_ && (last_ == '[' || last_ == ',');
     }
     bool turns(std::string_view bytes) {
         floor_ = 2;  // the messages array stays open

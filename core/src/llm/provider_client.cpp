@@ -542,8 +542,10 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     // wire.150: the request as it would leave, audited before anything is sent (or shown).
     std::string_view base(config_.base_url);
     while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+    // caching.113: a body joined from kept chunks is audited over their kept records (wire.173).
+    const contract::SplitBody pieces = split ? split->pieces() : contract::SplitBody{};
     internal::audit_encoded_request(config_, caps_, std::string_view(http.url).substr(base.size()), http,
-                                    {&prepared, max_tokens, request_body_limit_});
+                                    {&prepared, max_tokens, request_body_limit_, nullptr, split ? &pieces : nullptr});
     if (caps_.auth == "sigv4" && redact_secrets)
         http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
     if (redact_secrets) http.url = redact_url(http.url);  // limits.105

@@ -12,6 +12,8 @@
 namespace nucleo::internal {
 namespace {
 
+thread_local bool read_whole_body = false;
+
 bool user_first_family(contract::WireFamily f) {
     return f == contract::WireFamily::kAnthropicMessages || f == contract::WireFamily::kBedrockConverse;
 }
@@ -73,6 +75,8 @@ bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities&
     return false;
 }
 
+bool last_audit_read_whole() noexcept { return read_whole_body; }
+
 void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilities& caps,
                            std::string_view path, const HttpRequest& http, const AuditedCall& call) {
     const contract::WireFamily family = contract::wire_family_from_name(caps.wire_family);
@@ -94,8 +98,10 @@ void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilit
     request.body = http.body;
     request.readable = http.body.capacity();  // wire.172
     request.parsed = call.parsed_body;
-    const auto violation = call.split != nullptr ? contract::audit_split_request(family, request, *call.split, plan)
-                                                 : contract::audit_request(family, request, plan);
+    read_whole_body = true;
+    const auto violation = call.split != nullptr
+                               ? contract::audit_split_request(family, request, *call.split, plan, &read_whole_body)
+                               : contract::audit_request(family, request, plan);
     if (!violation) return;
     throw Error(ErrorKind::kPlugin,
                 "provider '" + config.name + "' (plugin '" + config.plugin + "', wire family " +

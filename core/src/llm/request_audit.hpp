@@ -38,6 +38,10 @@ struct AuditedCall {
 void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilities& caps,
                            std::string_view path, const HttpRequest& http, const AuditedCall& call);
 
+/// For tests: whether this thread's last audit_encoded_request read the whole body (false: it read
+/// only the head of a split body and took its chunks' records, caching.113).
+[[nodiscard]] bool last_audit_read_whole() noexcept;
+
 /// wire.170: a family whose first turn must be the user's (Anthropic Messages, Bedrock Converse)
 /// gets no conversation whose first message is the model's: Error(kInvalidArgument) naming the
 /// rule, the message and its block, before anything is prepared or sent.

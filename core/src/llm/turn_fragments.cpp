@@ -58,6 +58,13 @@ std::string_view text_of(const rapidjson::StringBuffer& b) { return {b.GetString
 
 }  // namespace
 
+contract::SplitBody SplitRequest::pieces() const {
+    contract::SplitBody split{open, turns, close, {}};
+    split.chunks.reserve(chunks.size());
+    for (const auto& c : chunks) split.chunks.push_back(c.get());
+    return split;
+}
+
 std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialect, const ProviderCapabilities& caps,
                                                   std::string_view dialect_id, ConversationContext& conversation,
                                                   const PreparedConversation& prepared,
@@ -70,6 +77,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         if (a.turn >= prepared.turns.size()) return std::nullopt;
     }
     const auto runs = runs_of(prepared);
+    const contract::WireFamily family = contract::wire_family_from_name(caps.wire_family);
 
     // limits.134: the documents of this request's parts are written into this thread's scratch.
     const DocumentScratch scratch;
@@ -113,7 +121,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             const std::size_t from = 1 + i * kPer;
             const std::size_t to = std::min(from + kPer, runs.size());
             TurnFragments::Run& chunk = wanted[i];
-            chunk = {runs[from].first, runs[to - 1].second, {}, {}, true};
+            chunk = {runs[from].first, runs[to - 1].second, {}, nullptr, true};
             for (std::size_t r = from; r < to; ++r) {
                 append_run_key(chunk.key, prepared, runs[r].first, runs[r].second);
                 chunk.kept = chunk.kept && keepable(prepared, runs[r].first, runs[r].second);
@@ -150,7 +158,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         for (std::size_t i = 0; i < chunks;) {
             if (reused[i]) {
                 next.push_back(std::move(*reused_entry[i]));
-                size += 1 + next.back().wire.size();
+                size += 1 + next.back().chunk->wire().size();
                 i = reused_end[i];
                 continue;
             }
@@ -162,27 +170,33 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             if (wanted[i].kept && i < stable) {
                 while (j < stable && j - i < TurnFragments::kChunksPerGroup && !reused[j] && wanted[j].kept) ++j;
             }
-            TurnFragments::Run group{wanted[i].first, wanted[j - 1].end, {}, {}, true};
+            TurnFragments::Run group{wanted[i].first, wanted[j - 1].end, {}, nullptr, true};
             for (std::size_t k = i; k < j; ++k) {
                 group.key += wanted[k].key;
                 group.kept = group.kept && wanted[k].kept;
             }
             buffer.Clear();
             write(buffer, PreparedSlice{group.first, group.end, false});
-            group.wire = dialect.encode_split(text_of(buffer)).turns;
-            size += 1 + group.wire.size();
+            // caching.113: the chunk's records are read here, once; later requests that carry it
+            // are audited over them.
+            group.chunk = std::make_shared<const contract::MessageChunk>(
+                family, std::move(dialect.encode_split(text_of(buffer)).turns));
+            size += 1 + group.chunk->wire().size();
             next.push_back(std::move(group));
             i = j;
         }
-        SplitRequest request{std::move(frame.head), reused_body()};  // limits.134
-        request.body.reserve(size + kBodyPadding);                   // limits.135
-        request.body += frame.open;
-        request.body += frame.turns;
+        SplitRequest request{std::move(frame.head), reused_body(), std::move(frame.open), std::move(frame.turns),
+                             std::move(frame.close), {}};  // limits.134
+        request.body.reserve(size + kBodyPadding);         // limits.135
+        request.body += request.open;
+        request.body += request.turns;
+        request.chunks.reserve(next.size());
         for (const TurnFragments::Run& chunk : next) {
             request.body += ',';
-            request.body += chunk.wire;
+            request.body += chunk.chunk->wire();
+            request.chunks.push_back(chunk.chunk);
         }
-        request.body += frame.close;
+        request.body += request.close;
         entry.runs = std::move(next);
         out = std::move(request);
     } catch (const Error&) {

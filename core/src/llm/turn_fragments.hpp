@@ -15,6 +15,7 @@
 
 #include <rapidjson/stringbuffer.h>
 
+#include "contract/contract.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"
@@ -38,7 +39,10 @@ struct TurnFragments {
         std::size_t first = 0;
         std::size_t end = 0;
         std::string key;   ///< each run's cache marks and anchors (see append_run_key), in order, of every chunk covered
-        std::string wire;  ///< the plugin's encode_split "turns" output for the chunk's document
+        /// caching.113: the plugin's encode_split "turns" output for the chunk's document, with
+        /// the records the audit reads (read once, when the chunk was encoded); shared with the
+        /// SplitRequest that carries it.
+        std::shared_ptr<const contract::MessageChunk> chunk;
         bool kept = false; ///< false: not reusable (the artifact registry turn, a contract turn)
     };
     /// One dialect (the provider instance and its plugin), with every member of a run's document
@@ -71,10 +75,18 @@ struct TurnFragmentsAccess {
 /// the part with the head and false for the others.
 using SliceRequestWriter = std::function<void(rapidjson::StringBuffer&, const PreparedSlice&)>;
 
-/// An HTTP request's head document and body bytes.
+/// An HTTP request's head document and body bytes, and the pieces the body was joined from.
 struct SplitRequest {
     std::string head;
-    std::string body;
+    std::string body;  ///< open + turns + ("," + chunk)... + close
+    std::string open;  ///< encode_split's "open" for the first run's document
+    std::string turns; ///< the first run's wire messages
+    std::string close;
+    std::vector<std::shared_ptr<const contract::MessageChunk>> chunks;
+
+    /// caching.113: the pieces `body` was joined from, for the audit of a split body (wire.173);
+    /// valid while this request lives.
+    [[nodiscard]] contract::SplitBody pieces() const;
 };
 
 /// caching.110: the request encoded through encode_split (abi.108), reusing the conversation's
