@@ -1,8 +1,10 @@
 // The provider dialects' shared JSON reading and writing (see provider_common.hpp).
+
 #include "provider_common.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -75,15 +77,19 @@ void parse_request(std::string_view json, std::string& buffer, rapidjson::Docume
 
 namespace {
 
+/// One pool per buffer type for the whole plugin, under a mutex (limits.134). Not thread_local:
+/// a plugin is unloaded with dlclose, and thread-local storage of an unloaded library is what
+/// LeakSanitizer's exit scan (and any tool walking the threads' TLS) trips on.
 template <class T>
 struct ScratchPool {
+    std::mutex mu;
     std::vector<std::unique_ptr<T>> resting;
     std::size_t keep_bytes = kScratchKeepBytes;
 };
 
 template <class T>
 ScratchPool<T>& scratch_pool() {
-    thread_local ScratchPool<T> pool;
+    static ScratchPool<T> pool;
     return pool;
 }
 
@@ -97,6 +103,7 @@ void clear(rapidjson::StringBuffer& b) noexcept { b.Clear(); }
 template <class T>
 Scratch<T>::Scratch() {
     ScratchPool<T>& pool = scratch_pool<T>();
+    std::lock_guard<std::mutex> lock(pool.mu);
     if (pool.resting.empty()) {
         value_ = std::make_unique<T>();
     } else {
@@ -109,6 +116,7 @@ template <class T>
 Scratch<T>::~Scratch() {
     if (!value_) return;  // moved from
     ScratchPool<T>& pool = scratch_pool<T>();
+    std::lock_guard<std::mutex> lock(pool.mu);
     // limits.134: above the bound, or beyond the pool's size, the buffer is freed with the lease.
     if (capacity_of(*value_) > pool.keep_bytes || pool.resting.size() >= kScratchPoolSize) return;
     clear(*value_);
@@ -122,7 +130,9 @@ Scratch<T>::~Scratch() {
 template <class T>
 ScratchKept scratch_kept() noexcept {
     ScratchKept kept;
-    for (const auto& b : scratch_pool<T>().resting) {
+    ScratchPool<T>& pool = scratch_pool<T>();
+    std::lock_guard<std::mutex> lock(pool.mu);
+    for (const auto& b : pool.resting) {
         ++kept.buffers;
         kept.bytes += capacity_of(*b);
     }
@@ -131,7 +141,9 @@ ScratchKept scratch_kept() noexcept {
 
 template <class T>
 void set_scratch_keep_bytes(std::size_t bytes) noexcept {
-    scratch_pool<T>().keep_bytes = bytes == 0 ? kScratchKeepBytes : bytes;
+    ScratchPool<T>& pool = scratch_pool<T>();
+    std::lock_guard<std::mutex> lock(pool.mu);
+    pool.keep_bytes = bytes == 0 ? kScratchKeepBytes : bytes;
 }
 
 template class Scratch<std::string>;

@@ -31,15 +31,16 @@ using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 /// limits.134: a scratch buffer whose capacity grew above this is freed when its lease ends.
 inline constexpr std::size_t kScratchKeepBytes = std::size_t{64} << 20;
-/// limits.134: at most this many buffers of one type rest in one thread's pool.
+/// limits.134: at most this many buffers of one type rest in the plugin's pool.
 inline constexpr std::size_t kScratchPoolSize = 4;
 
-/// limits.134: a lease of one of this thread's per-call buffers (std::string or
+/// limits.134: a lease of one of the plugin's per-call buffers (std::string or
 /// rapidjson::StringBuffer): the in-situ copy of a provider request, an encoder's output. It is
 /// empty when leased and goes back to the pool cleared, its capacity kept, when the lease ends
 /// (freed instead above kScratchKeepBytes), so a long conversation's megabyte buffers are not
 /// allocated and faulted in afresh on every call. Nothing written survives a lease: an encode
-/// stays a pure function of its input, and every thread has its own pool.
+/// stays a pure function of its input; the pool is the plugin's, under a mutex, and a buffer is
+/// leased to one caller at a time.
 template <class T>
 class Scratch {
   public:
@@ -60,14 +61,14 @@ class Scratch {
 extern template class Scratch<std::string>;
 extern template class Scratch<rapidjson::StringBuffer>;
 
-/// What this thread's pool of T keeps between leases, for tests.
+/// What the plugin's pool of T keeps between leases, for tests.
 struct ScratchKept {
     std::size_t buffers = 0;
     std::size_t bytes = 0;  ///< the sum of the resting buffers' capacities
 };
 template <class T>
 [[nodiscard]] ScratchKept scratch_kept() noexcept;
-/// For tests: the keep bound of this thread's pool of T; 0 restores kScratchKeepBytes.
+/// For tests: the keep bound of the plugin's pool of T; 0 restores kScratchKeepBytes.
 template <class T>
 void set_scratch_keep_bytes(std::size_t bytes) noexcept;
 
