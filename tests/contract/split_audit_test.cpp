@@ -1,6 +1,6 @@
-// wire.173: the audit over a body built from kept chunks reaches the whole audit's verdict, over
-// generated conversations (seeded; Anthropic Messages and OpenAI Chat), faithful and tampered: the
-// chunks' bytes, the joins, the head.
+// wire.173, wire.174: the audit over a body built from kept chunks reaches the whole audit's
+// verdict, over generated conversations (seeded; Anthropic Messages and OpenAI Chat), faithful and
+// tampered: the chunks' bytes, the joins, the head.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -63,6 +63,7 @@ class Generator {
         // The system text as JSON and as the plan names it; now and then the plan names another.
         const bool plain = one_in(2);
         const std::string system = plain ? "You are terse." : R"(Keep the \"tree\" green.\nAlways.)";
+        system_ = system;
         g.plan.system_texts = {one_in(12) ? "Another system." : plain ? "You are terse." : "Keep the \"tree\" green.\nAlways."};
         g.plan.max_tokens = 4096;
         const std::string tools = R"("tools":[{"name":")" + std::string(one_in(15) ? "bad name!" : "run_tests") +
@@ -85,6 +86,7 @@ class Generator {
         g.family = WireFamily::kOpenAIChat;
         g.plan.max_tokens = 2048;
         g.plan.system_texts = {one_in(12) ? "Another system." : "You are terse."};
+        system_ = "You are terse.";
         g.open = R"({"model":"gpt","max_completion_tokens":)" + std::string(one_in(15) ? "2047" : "2048") +
                  R"(,"tools":[{"type":"function","function":{"name":")" + (one_in(15) ? "bad name!" : "run") +
                  R"(","parameters":{"type":"object"}}}],"messages":[)";
@@ -98,10 +100,13 @@ class Generator {
                                      R"(","content":")" + text() + "\"}");
                 continue;
             }
-            if (!one_in(3) || i + 1 == n) {
+            // The last assistant message calls tools now and then, answered or left pending at the
+            // end (wire.125).
+            if (!one_in(3) || (i + 1 == n && !one_in(3))) {
                 g.messages.push_back(R"({"role":"assistant","content":")" + text() + "\"}");
                 continue;
             }
+            const bool unanswered_at_end = i + 1 == n && one_in(2);
             std::string calls;
             std::vector<int> ids;
             for (int k = 1 + static_cast<int>(below(2)); k > 0; --k) {
@@ -111,7 +116,7 @@ class Generator {
             }
             g.messages.push_back(R"({"role":"assistant","content":null,"tool_calls":[)" + calls + "]}");
             for (const int id : ids) {
-                if (one_in(150)) continue;
+                if (unanswered_at_end || one_in(150)) continue;
                 const std::string answered = one_in(200) ? "call_x" : "call_" + std::to_string(id);
                 g.messages.push_back(one_in(200) ? std::string(R"({"role":"tool","content":"ok"})")
                                                  : R"({"role":"tool","tool_call_id":")" + answered + R"(","content":"ok"})");
@@ -130,6 +135,10 @@ class Generator {
     std::string text() {
         switch (below(150)) {
             case 0: return "   ";
+            case 6:
+                return one_in(8) ? system_ : "six";  // repeats the system content (wire.161)
+            case 7:
+                return one_in(8) ? system_ + "\\n" + "and more" : "seven";
             case 1: return "";
             case 2: case 3: case 4: case 5: return R"(esc \"q\" \u00e9 \\ \n end)";
             default: return "step " + std::to_string(below(1000)) + " of the build";
@@ -151,10 +160,14 @@ class Generator {
             pending_ = 0;
             m += R"({"type":"text","text":")" + text() + "\"" + mark() + "}";
         } else {
-            if (!one_in(40)) m += R"({"type":"thinking","thinking":"hm","signature":"sig"},)";
+            // wire.113 reads the last assistant message: it lacks its thinking block more often.
+            if (!one_in(i + 2 == n ? 3 : 40))
+                m += R"({"type":"thinking","thinking":"hm","signature":"sig"},)";
             m += R"({"type":"text","text":")" + text() + "\"" + mark() + "}";
             pending_ = 0;
-            if (one_in(3) && i + 1 < n) {
+            // The last one's uses are unanswered; the one before the last calls tools more often
+            // (its user's tool results make wire.113 apply).
+            if (one_in(i + 2 == n ? 2 : 3) && (i + 1 < n || one_in(3))) {
                 for (int k = 1 + static_cast<int>(below(2)); k > 0; --k) {
                     m += R"(,{"type":"tool_use","id":"toolu_)" + std::to_string(++call) +
                          R"(","name":"run_tests","input":{"n":)" + (one_in(20) ? "123456789012345678901234567890" : "1") +
@@ -168,6 +181,7 @@ class Generator {
     }
 
     std::mt19937 rng_;
+    std::string system_ = "You are terse.";  ///< the system text, as JSON string content
     std::size_t marks_ = 0;
     int pending_ = 0;
 };
@@ -201,6 +215,8 @@ struct Outcome {
     std::size_t openai_cases = 0;
     std::size_t openai_refused = 0;
     std::size_t head_only = 0;  // audited without reading the chunks again
+    std::size_t accepted_with_chunks = 0;
+    std::size_t by_pieces = 0;  // accepted from the head, the chunks' summaries and their joins
 };
 
 /// Feeds the request, split at random into a first run and chunks, to both audits and compares.
@@ -233,8 +249,18 @@ void compare(const Generated& g, Generator& r, bool tampered, Outcome& out) {
     request.readable = body.capacity();
     const auto whole = audit_request(g.family, request, g.plan);
     bool read_whole = true;
-    const auto split_verdict = audit_split_request(g.family, request, split, g.plan, &read_whole);
+    bool checked_all = false;
+    const auto split_verdict =
+        audit_split_request(g.family, request, split, g.plan, &read_whole, &checked_all);
     ASSERT_EQ(verdict(split_verdict), verdict(whole)) << body;
+    // A refusal always comes from the checks over every record, which name the broken rule.
+    if (split_verdict) {
+        EXPECT_TRUE(checked_all) << body;
+    }
+    if (!split_verdict && !chunks.empty()) {
+        ++out.accepted_with_chunks;
+        out.by_pieces += checked_all ? 0 : 1;
+    }
     ++out.cases;
     out.refused += whole ? 1 : 0;
     if (g.family == WireFamily::kOpenAIChat) {
@@ -258,6 +284,10 @@ TEST(SplitAudit, FaithfulSplitRequestsGetTheWholeAuditsVerdict) {
     EXPECT_EQ(out.head_only, out.cases);
     EXPECT_GT(out.openai_refused, out.openai_cases / 20);
     EXPECT_LT(out.openai_refused, out.openai_cases * 9 / 10);
+    // wire.174: an accepted request is decided without the checks over all its records (the one
+    // exception: a final assistant message with empty content, which a piece cannot know is last).
+    EXPECT_GT(out.accepted_with_chunks, out.cases / 5);
+    EXPECT_GE(out.by_pieces * 100, out.accepted_with_chunks * 97);
 }
 
 TEST(SplitAudit, TamperedChunksJoinsAndHeadsGetTheWholeAuditsVerdict) {
@@ -299,9 +329,13 @@ TEST(SplitAudit, AGrowingConversationReusesItsChunksAcrossRequests) {
         const std::string body = split.join();
         const OutgoingRequest request = outgoing(body, "/v1/messages");
         bool read_whole = true;
-        const auto v = audit_split_request(WireFamily::kAnthropicMessages, request, split, plan, &read_whole);
+        bool checked_all = true;
+        const auto v = audit_split_request(WireFamily::kAnthropicMessages, request, split, plan,
+                                           &read_whole, &checked_all);
         EXPECT_FALSE(read_whole);
         EXPECT_EQ(verdict(v), verdict(audit_request(WireFamily::kAnthropicMessages, request, plan))) << step;
+        // Accepted from the kept chunks' summaries and where they meet; refused from every record.
+        EXPECT_EQ(checked_all, step >= 18) << step;
         if (step < 18) {
             EXPECT_FALSE(v.has_value()) << step << ": " << verdict(v);
         } else {

@@ -27,47 +27,49 @@ std::optional<Violation> tools(const Shape& body) {
     return std::nullopt;
 }
 
-/// Calls f(is_1h) for each cache_control mark of a block list in the API's processing order:
-/// each block, then the blocks nested in a tool_result.
-template <class B, class F>
-void marks_of(const Shape& body, const std::vector<B>& list, F&& f) {
+}  // namespace
+
+template <class B>
+void anthropic_mark_order(const Shape& body, const std::vector<B>& list, MarkOrder& order) {
     for (const B& b : list) {
-        if (b.mark_set) f(b.ttl_1h);
+        if (b.mark_set) order.add(b.ttl_1h);
         if (b.type == "tool_result")
-            for (std::uint32_t k = b.inner_begin; k < b.inner_end; ++k) f(body.inner_1h[k] != 0);
+            for (std::uint32_t k = b.inner_begin; k < b.inner_end; ++k)
+                order.add(body.inner_1h[k] != 0);
     }
 }
+template void anthropic_mark_order(const Shape&, const std::vector<Block>&, MarkOrder&);
+template void anthropic_mark_order(const Shape&, const std::vector<Tool>&, MarkOrder&);
 
-// wire.103, wire.104, wire.165: the marks in the API's processing order (tools, system,
-// messages), then the request-level mark of automatic caching, which lands on the last block.
-// A breach only the request-level mark makes is reported as wire.165, with the API's text.
-std::optional<Violation> cache_control(const Shape& body) {
-    std::size_t n = 0;
-    bool short_seen = false;
-    bool long_after_short = false;
-    const auto one = [&](bool hour) {
-        ++n;
-        long_after_short = long_after_short || (hour && short_seen);
-        short_seen = short_seen || !hour;
-    };
-    marks_of(body, body.tools, one);
-    marks_of(body, body.system_blocks, one);
-    marks_of(body, body.blocks, one);
-    const bool blocks_long_after_short = long_after_short;
-    const bool blocks_over = n > 4;
-    if (body.request_mark.mark_set) one(body.request_mark.ttl_1h);
-    if (n > 4) {
-        return broken(blocks_over ? "wire.103" : "wire.165", "cache_control",
+std::optional<Violation> anthropic_cache_control(const MarkOrder& blocks,
+                                                 const Block& request_mark) {
+    MarkOrder all = blocks;
+    if (request_mark.mark_set) all.add(request_mark.ttl_1h);
+    if (all.n > 4) {
+        return broken(blocks.n > 4 ? "wire.103" : "wire.165", "cache_control",
                       "A maximum of 4 blocks with cache_control may be provided. Found " +
-                          std::to_string(n) + ".");
+                          std::to_string(all.n) + ".");
     }
-    if (long_after_short) {
-        return broken(blocks_long_after_short ? "wire.104" : "wire.165", "cache_control",
+    if (all.long_after_short) {
+        return broken(blocks.long_after_short ? "wire.104" : "wire.165", "cache_control",
                       "a ttl='1h' cache_control block must not come after a ttl='5m' "
                       "cache_control block. Note that blocks are processed in the following "
                       "order: `tools`, `system`, `messages`.");
     }
     return std::nullopt;
+}
+
+namespace {
+
+// wire.103, wire.104, wire.165: the marks in the API's processing order (tools, system,
+// messages), then the request-level mark of automatic caching, which lands on the last block.
+// A breach only the request-level mark makes is reported as wire.165, with the API's text.
+std::optional<Violation> cache_control(const Shape& body) {
+    MarkOrder order;
+    anthropic_mark_order(body, body.tools, order);
+    anthropic_mark_order(body, body.system_blocks, order);
+    anthropic_mark_order(body, body.blocks, order);
+    return anthropic_cache_control(order, body.request_mark);
 }
 
 // wire.105
@@ -92,14 +94,21 @@ void each_use(const Shape& body, const Msg& m, F&& f) {
         if (b->type == "tool_use") f(b->id);
 }
 
+/// wire.111 for one tool_result: it answers a tool_use of `prev` (none: the first message).
+bool known_result(const Shape& ps, const Msg* prev, const Block& result) {
+    bool known = false;
+    if (prev != nullptr)
+        each_use(ps, *prev,
+                 [&](std::string_view id) { known = known || id == result.tool_use_id; });
+    return known;
+}
+
 // wire.111: a tool_result answers a tool_use of the message just before it.
 std::optional<Violation> orphan_results(const Shape& body, std::size_t i) {
     const Msg& m = body.messages[i];
     for (const Block* b = body.begin(m); b != body.end(m); ++b) {
         if (b->type != "tool_result") continue;
-        bool known = false;
-        if (i > 0) each_use(body, body.messages[i - 1], [&](std::string_view id) { known = known || id == b->tool_use_id; });
-        if (!known) {
+        if (!known_result(body, i > 0 ? &body.messages[i - 1] : nullptr, *b)) {
             const std::string at = "messages." + std::to_string(i) + ".content." + std::to_string(b - body.begin(m));
             return broken("wire.111", at,
                           at + ": unexpected `tool_use_id` found in `tool_result` blocks: " +
@@ -111,32 +120,50 @@ std::optional<Violation> orphan_results(const Shape& body, std::size_t i) {
     return std::nullopt;
 }
 
-// wire.112: every tool_use is answered by a tool_result at the start of the next message. Runs
-// for every assistant message of every audited request: it allocates nothing until it fails.
-std::optional<Violation> unanswered_uses(const Shape& body, std::size_t i) {
-    const Msg& m = body.messages[i];
-    if (std::none_of(body.begin(m), body.end(m), [](const Block& b) { return b.type == "tool_use"; }))
-        return std::nullopt;
+bool has_use(const Shape& body, const Msg& m) {
+    return std::any_of(body.begin(m), body.end(m),
+                       [](const Block& b) { return b.type == "tool_use"; });
+}
+
+/// wire.112's two counts for `m`'s tool_use blocks against `next` (none: m is the last message):
+/// the ids no tool_result of next answers, and how many are not answered in its leading run of
+/// tool_result blocks. `missing` is filled only when given.
+std::size_t unanswered(const Shape& body, const Msg& m, const Shape& ns, const Msg* next,
+                       std::string* missing) {
     const Block* results = nullptr;
     const Block* results_end = nullptr;
     const Block* leading_end = nullptr;  // the run of tool_result blocks the next message begins with
-    if (i + 1 < body.messages.size()) {
-        const Msg& next = body.messages[i + 1];
-        results = body.begin(next);
-        results_end = body.end(next);
+    if (next != nullptr) {
+        results = ns.begin(*next);
+        results_end = ns.end(*next);
         leading_end = results;
         while (leading_end != results_end && leading_end->type == "tool_result") ++leading_end;
     }
     const auto answers = [](const Block* from, const Block* to, std::string_view id) {
         return std::any_of(from, to, [&](const Block& b) { return b.type == "tool_result" && b.tool_use_id == id; });
     };
-    std::string missing;
+    std::size_t broken_uses = 0;
     std::size_t not_leading = 0;
     for (const Block* b = body.begin(m); b != body.end(m); ++b) {
         if (b->type != "tool_use") continue;
-        if (!answers(results, results_end, b->id)) missing += (missing.empty() ? "" : ", ") + std::string(b->id);
+        if (!answers(results, results_end, b->id)) {
+            ++broken_uses;
+            if (missing != nullptr) *missing += (missing->empty() ? "" : ", ") + std::string(b->id);
+        }
         if (!answers(results, leading_end, b->id)) ++not_leading;
     }
+    return broken_uses > 0 ? broken_uses : not_leading;
+}
+
+// wire.112: every tool_use is answered by a tool_result at the start of the next message. Runs
+// for every assistant message of every audited request: it allocates nothing until it fails.
+std::optional<Violation> unanswered_uses(const Shape& body, std::size_t i) {
+    const Msg& m = body.messages[i];
+    if (!has_use(body, m)) return std::nullopt;
+    const Msg* next = i + 1 < body.messages.size() ? &body.messages[i + 1] : nullptr;
+    if (unanswered(body, m, body, next, nullptr) == 0) return std::nullopt;
+    std::string missing;
+    const std::size_t not_leading = unanswered(body, m, body, next, &missing);
     if (!missing.empty()) {
         const std::string at = "messages." + std::to_string(i);
         return broken("wire.112", at,
@@ -146,15 +173,12 @@ std::optional<Violation> unanswered_uses(const Shape& body, std::size_t i) {
                           ". Each `tool_use` block must have a corresponding `tool_result` block "
                           "in the next message.");
     }
-    if (not_leading > 0) {
-        const std::string at = "messages." + std::to_string(i + 1);
-        return broken("wire.112", at,
-                      at + ": Did not find " + std::to_string(not_leading) +
-                          " `tool_result` block(s) at the beginning of this message. Messages "
-                          "following `tool_use` blocks must begin with a matching number of "
-                          "`tool_result` blocks.");
-    }
-    return std::nullopt;
+    const std::string at = "messages." + std::to_string(i + 1);
+    return broken("wire.112", at,
+                  at + ": Did not find " + std::to_string(not_leading) +
+                      " `tool_result` block(s) at the beginning of this message. Messages "
+                      "following `tool_use` blocks must begin with a matching number of "
+                      "`tool_result` blocks.");
 }
 
 // wire.106-wire.112. The texts and places are built only for a violation: this loop runs over
@@ -203,20 +227,30 @@ std::optional<Violation> messages(const Shape& body) {
     return std::nullopt;
 }
 
+/// wire.113 over the last message and the one before it: the type found where a thinking block
+/// belongs when the rule is broken, else empty.
+std::string_view thinking_missing(const Shape& as, const Msg& assistant, const Shape& ls,
+                                  const Msg& last) {
+    if (last.role != "user" || last.content != Kind::kArray) return {};
+    bool loop = false;
+    for (const Block* b = ls.begin(last); b != ls.end(last); ++b)
+        loop = loop || b->type == "tool_result";
+    if (!loop) return {};
+    std::string_view found = "text";
+    if (assistant.content == Kind::kArray && as.size(assistant) > 0)
+        found = as.begin(assistant)->type;
+    if (found == "thinking" || found == "redacted_thinking") return {};
+    return found;
+}
+
 // wire.113: with thinking on, the assistant turn answered by the final user turn's tool results
 // begins with a thinking (or redacted_thinking) block.
 std::optional<Violation> thinking_first(const Shape& body) {
     if (!body.thinking_enabled || body.messages.size() < 2) return std::nullopt;
-    const Msg& last = body.messages.back();
-    if (last.role != "user" || last.content != Kind::kArray) return std::nullopt;
-    bool loop = false;
-    for (const Block* b = body.begin(last); b != body.end(last); ++b) loop = loop || b->type == "tool_result";
-    if (!loop) return std::nullopt;
     const std::size_t a = body.messages.size() - 2;
-    const Msg& assistant = body.messages[a];
-    std::string_view found = "text";
-    if (assistant.content == Kind::kArray && body.size(assistant) > 0) found = body.begin(assistant)->type;
-    if (found == "thinking" || found == "redacted_thinking") return std::nullopt;
+    const std::string_view found =
+        thinking_missing(body, body.messages[a], body, body.messages.back());
+    if (found.empty()) return std::nullopt;
     const std::string at = "messages." + std::to_string(a) + ".content.0";
     return broken("wire.113", at, thinking_first_text(at, found));
 }
@@ -250,6 +284,54 @@ std::optional<Violation> check_anthropic(const Shape& body) {
     if (auto e = system(body)) return e;
     if (auto e = messages(body)) return e;
     return thinking_first(body);
+}
+
+std::optional<Violation> anthropic_head(const Shape& body) {
+    if (auto e = thinking_budget(body)) return e;
+    if (auto e = tools(body)) return e;
+    return system(body);
+}
+
+// wire.174: the predicates the audit of a split body composes (PieceRules); each says whether
+// the rules above pass, never which text they would report.
+
+bool anthropic_message_ok(const Shape& s, const Msg& m) {
+    if (m.role != "user" && m.role != "assistant") return false;  // wire.106
+    if (m.content == Kind::kAbsent) return true;
+    if (m.content_empty)
+        return false;  // wire.109, unless the final assistant message: not known here
+    if (m.content != Kind::kArray) return true;
+    return std::all_of(s.begin(m), s.end(m), [](const Block& b) {  // wire.110
+        return b.type != "text" || (!b.text.empty() && has_non_whitespace(b.text));
+    });
+}
+
+bool anthropic_first_ok(const Shape& s, const Msg& m) {
+    // wire.107, and wire.111: a tool_result of the first message answers nothing.
+    if (m.role != "user") return false;
+    return m.content != Kind::kArray || std::none_of(s.begin(m), s.end(m), [](const Block& b) {
+               return b.type == "tool_result";
+           });
+}
+
+bool anthropic_pair_ok(const Shape& xs, const Msg& x, const Shape& ys, const Msg& y) {
+    if (x.role == y.role) return false;                   // wire.108
+    if (y.role == "user" && y.content == Kind::kArray) {  // wire.111
+        for (const Block* b = ys.begin(y); b != ys.end(y); ++b)
+            if (b->type == "tool_result" && !known_result(xs, &x, *b)) return false;
+    }
+    // wire.112
+    return x.role != "assistant" || x.content != Kind::kArray || !has_use(xs, x) ||
+           unanswered(xs, x, ys, &y, nullptr) == 0;
+}
+
+bool anthropic_last_ok(const Shape& s, const Msg& m) {
+    return m.role != "assistant" || m.content != Kind::kArray || !has_use(s, m);  // wire.112
+}
+
+bool anthropic_thinking_ok(const Shape& as, const Msg& assistant, const Shape& ls,
+                           const Msg& last) {
+    return thinking_missing(as, assistant, ls, last).empty();
 }
 
 }  // namespace nucleo::contract::internal

@@ -136,6 +136,50 @@ void texts_of(const Shape& body, const Msg& m, F&& f) {
         if (b->text_is_string) f(b->text);
 }
 
+}  // namespace
+
+namespace internal {
+
+std::string system_joined(const CallPlan& plan) {
+    std::string joined;
+    for (const std::string& want : plan.system_texts) {
+        if (!has_non_whitespace(want)) continue;
+        joined.append(joined.empty() ? "" : "\n\n").append(want);
+    }
+    return joined;
+}
+
+bool repeats_system(const Shape& body, std::size_t from, std::string_view joined) {
+    bool repeated = false;
+    const auto repeats = [&](std::string_view t) {
+        repeated =
+            repeated || (t.size() >= joined.size() && t.compare(0, joined.size(), joined) == 0 &&
+                         (t.size() == joined.size() || t[joined.size()] == '\n'));
+    };
+    for (std::size_t i = from; i < body.messages.size() && !repeated; ++i)
+        texts_of(body, body.messages[i], repeats);
+    return repeated;
+}
+
+std::size_t breakpoint_marks(const Shape& body, bool all) {
+    const bool anthropic = body.family == WireFamily::kAnthropicMessages;
+    std::size_t n = 0;
+    const auto count = [&](const Block& b) {
+        n += (b.mark_set ? 1U : 0U) + (anthropic ? b.nested_marks : 0U);
+    };
+    if (all) {
+        for (const Block& b : body.tools) count(b);  // a Tool is a Block
+        for (const Block& b : body.system_blocks) count(b);
+        if (anthropic && body.request_mark.mark_set) ++n;
+    }
+    for (const Block& b : body.blocks) count(b);
+    return n;
+}
+
+}  // namespace internal
+
+namespace {
+
 // wire.161
 std::optional<Violation> check_system(const Shape& body, const CallPlan& plan) {
     const bool openai = body.family == WireFamily::kOpenAIChat;
@@ -152,7 +196,6 @@ std::optional<Violation> check_system(const Shape& body, const CallPlan& plan) {
         turns_from = 1;
     }
     const char* place = openai ? "the leading system message" : "the system field";
-    std::string joined;
     for (std::size_t i = 0; i < plan.system_texts.size(); ++i) {
         const std::string& want = plan.system_texts[i];
         if (!has_non_whitespace(want)) continue;
@@ -162,8 +205,8 @@ std::optional<Violation> check_system(const Shape& body, const CallPlan& plan) {
                               " the core prepared is missing from " + place +
                               ", where this wire family carries the system content");
         }
-        joined.append(joined.empty() ? "" : "\n\n").append(want);
     }
+    const std::string joined = internal::system_joined(plan);
     if (joined.empty()) {
         if (has_non_whitespace(channel)) {
             return broken("wire.161", "system",
@@ -172,14 +215,7 @@ std::optional<Violation> check_system(const Shape& body, const CallPlan& plan) {
         }
         return std::nullopt;
     }
-    bool repeated = false;
-    const auto repeats = [&](std::string_view t) {
-        repeated = repeated || (t.size() >= joined.size() && t.compare(0, joined.size(), joined) == 0 &&
-                                (t.size() == joined.size() || t[joined.size()] == '\n'));
-    };
-    for (std::size_t i = turns_from; i < body.messages.size() && !repeated; ++i)
-        texts_of(body, body.messages[i], repeats);
-    if (repeated) {
+    if (internal::repeats_system(body, turns_from, joined)) {
         return broken("wire.161", "messages",
                       "a turn repeats the system content, which belongs only in " + std::string(place));
     }
@@ -190,16 +226,10 @@ std::optional<Violation> check_system(const Shape& body, const CallPlan& plan) {
 // automatic caching among them) against the plan's breakpoints.
 std::optional<Violation> check_breakpoints(const Shape& body, const CallPlan& plan) {
     if (body.family == WireFamily::kOpenAIChat) return std::nullopt;  // no marks on this wire
-    const bool anthropic = body.family == WireFamily::kAnthropicMessages;
-    std::size_t n = 0;
-    const auto count = [&](const Block& b) { n += (b.mark_set ? 1U : 0U) + (anthropic ? b.nested_marks : 0U); };
-    for (const Block& b : body.tools) count(b);  // a Tool is a Block
-    for (const Block& b : body.system_blocks) count(b);
-    for (const Msg& m : body.messages)
-        for (const Block* b = body.begin(m); b != body.end(m); ++b) count(*b);
-    if (anthropic && body.request_mark.mark_set) ++n;
+    const std::size_t n = internal::breakpoint_marks(body, true);
     if (n == plan.breakpoints) return std::nullopt;
-    const char* mark = anthropic ? "cache_control" : "cachePoint";
+    const char* mark =
+        body.family == WireFamily::kAnthropicMessages ? "cache_control" : "cachePoint";
     return broken("wire.160", mark,
                   "the body carries " + std::to_string(n) + " " + mark + " mark(s) but the core's " +
                       "cache plan decided " + std::to_string(plan.breakpoints));
@@ -251,6 +281,13 @@ std::optional<Violation> body_checks(WireFamily family, std::size_t body_bytes, 
     if (auto e = check_breakpoints(shape, plan)) return e;
     if (auto e = check_max_tokens(shape, plan)) return e;
     return check_shape(shape, Scope::kCore);
+}
+
+std::optional<Violation> system_check(const Shape& body, const CallPlan& plan) {
+    return check_system(body, plan);
+}
+std::optional<Violation> max_tokens_check(const Shape& body, const CallPlan& plan) {
+    return check_max_tokens(body, plan);
 }
 
 std::optional<Violation> not_an_object() { return broken("wire.152", "body", "the body is not a JSON object"); }

@@ -113,8 +113,9 @@ class MessageChunk {
   private:
     struct Records;
     std::unique_ptr<Records> records_;
-    friend std::optional<Violation> audit_split_request(WireFamily, const OutgoingRequest&, const SplitBody&,
-                                                        const CallPlan&, bool*);
+    friend std::optional<Violation> audit_split_request(WireFamily, const OutgoingRequest&,
+                                                        const SplitBody&, const CallPlan&, bool*,
+                                                        bool*);
 };
 
 /// wire.173: a body as the per-turn encode cache builds it: open + turns + ("," + chunk)... + close
@@ -136,9 +137,14 @@ struct SplitBody {
 /// head (open, turns, close) and taking the chunks' kept records. The joins are checked to place
 /// every chunk's messages inside the root's one "messages" array right after the first run's;
 /// when they do not, or a chunk is not readable, the body is audited whole (then `*read_whole`,
-/// when given, is set true; false when only the head was read).
+/// when given, is set true; false when only the head was read). A request that passes is decided
+/// from the head's records, each chunk's summary and the messages where two pieces meet, so it
+/// costs the head and the new chunks; one that may not is checked over all the records, which
+/// give the verdict's text (`*checked_all`, when given, says which: true for all the records, or
+/// for a whole audit or a generic check's refusal).
 std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRequest& request,
                                              const SplitBody& split, const CallPlan& plan,
-                                             bool* read_whole = nullptr);
+                                             bool* read_whole = nullptr,
+                                             bool* checked_all = nullptr);
 
 }  // namespace nucleo::contract

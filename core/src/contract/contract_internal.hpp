@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "contract/contract.hpp"
 #include "contract/shape.hpp"
@@ -40,6 +41,73 @@ std::optional<Violation> body_checks(WireFamily family, std::size_t body_bytes, 
                                      const CallPlan& plan);
 /// wire.152's refusal of a body that is not a JSON object.
 std::optional<Violation> not_an_object();
+
+/// wire.161 and wire.163 over a body's records.
+std::optional<Violation> system_check(const Shape& body, const CallPlan& plan);
+std::optional<Violation> max_tokens_check(const Shape& body, const CallPlan& plan);
+/// wire.161's pieces: the plan's non-blank system texts joined as the rule compares them, and
+/// whether a text of a message from `from` on repeats them.
+std::string system_joined(const CallPlan& plan);
+bool repeats_system(const Shape& body, std::size_t from, std::string_view joined);
+/// wire.160: the family's cache marks in the message blocks, and with `all` in the tools, the
+/// system blocks and (Anthropic) the request-level mark too.
+std::size_t breakpoint_marks(const Shape& body, bool all);
+
+/// wire.103/104: the order of Anthropic's cache_control marks, in the API's processing order.
+struct MarkOrder {
+    std::size_t n = 0;
+    bool short_seen = false;
+    bool long_seen = false;
+    bool long_after_short = false;
+    void add(bool hour) {
+        ++n;
+        long_after_short = long_after_short || (hour && short_seen);
+        short_seen = short_seen || !hour;
+        long_seen = long_seen || hour;
+    }
+    /// The marks of `later` after these.
+    void add(const MarkOrder& later) {
+        n += later.n;
+        long_after_short =
+            long_after_short || later.long_after_short || (short_seen && later.long_seen);
+        short_seen = short_seen || later.short_seen;
+        long_seen = long_seen || later.long_seen;
+    }
+};
+/// The marks of a block list (each block's, then those nested in a tool_result) added to `order`.
+template <class B>
+void anthropic_mark_order(const Shape& body, const std::vector<B>& list, MarkOrder& order);
+/// wire.103, wire.104, wire.165 over the marks of the blocks and the request-level mark.
+std::optional<Violation> anthropic_cache_control(const MarkOrder& blocks,
+                                                 const Block& request_mark);
+
+/// wire.174: what the audit of a split body keeps of one piece of a request's messages (the
+/// head's first run, or a kept chunk), so that a request carrying it again checks only where it
+/// meets its neighbours. `ok` is true when every rule that reads one of its messages, or two
+/// adjacent ones of it, passes (a message's emptiness counted as if it were not the last);
+/// false is no verdict (the request is then checked over all its records).
+struct PieceSummary {
+    bool ok = true;
+    std::size_t marks = 0;  ///< breakpoint_marks(piece, false)
+    MarkOrder order;        ///< Anthropic: its blocks' cache_control marks
+    /// OpenAI: the tool_call_ids of the tool messages it begins with, whether another message
+    /// follows them, and the calls the last assistant message leaves pending after it.
+    std::vector<std::string_view> leading_tool_ids;
+    bool has_non_tool = false;
+    std::vector<std::string_view> exit_pending;
+};
+/// The family rules of a body that read no message (Anthropic wire.114, 101, 102, 105; OpenAI
+/// wire.120, 121).
+std::optional<Violation> anthropic_head(const Shape& body);
+std::optional<Violation> openai_head(const Shape& body);
+/// Anthropic wire.106-wire.113 as predicates over messages that may lie in different pieces.
+bool anthropic_message_ok(const Shape& s, const Msg& m);
+bool anthropic_first_ok(const Shape& s, const Msg& m);
+bool anthropic_pair_ok(const Shape& xs, const Msg& x, const Shape& ys, const Msg& y);
+bool anthropic_last_ok(const Shape& s, const Msg& m);
+bool anthropic_thinking_ok(const Shape& as, const Msg& assistant, const Shape& ls, const Msg& last);
+/// OpenAI wire.122-wire.125 over one piece (`first_in_request`: it holds message 0).
+void openai_piece(const Shape& body, bool first_in_request, PieceSummary& out);
 
 /// The text Anthropic models answer when thinking is on and the assistant turn of the tool loop
 /// does not begin with a thinking block; `at` is "messages.N.content.0", `found` the block type.

@@ -104,4 +104,45 @@ std::optional<Violation> check_openai(const Shape& body, Scope scope) {
     return messages(body, scope);
 }
 
+std::optional<Violation> openai_head(const Shape& body) {
+    return tools(body);
+}
+
+// wire.174: wire.122-wire.125 over one piece of the messages, as PieceSummary records them: its
+// leading tool messages answer what the piece before left pending; from its first other message
+// on, the piece is checked on its own.
+void openai_piece(const Shape& body, bool first_in_request, PieceSummary& out) {
+    std::vector<std::string_view>& pending = out.exit_pending;
+    for (std::size_t i = 0; i < body.messages.size() && out.ok; ++i) {
+        const Msg& m = body.messages[i];
+        const std::string_view role = m.role;
+        if (role != "system" && role != "developer" && role != "user" && role != "assistant" &&
+            role != "tool" && role != "function") {
+            out.ok = false;  // wire.122
+        } else if (!(first_in_request && i == 0) && (role == "system" || role == "developer")) {
+            out.ok = false;  // wire.123
+        } else if (role == "tool") {
+            if (!m.tool_call_id_present) {
+                out.ok = false;  // wire.124
+            } else if (!out.has_non_tool) {
+                out.leading_tool_ids.push_back(m.tool_call_id);
+            } else {
+                const auto it = std::find(pending.begin(), pending.end(), m.tool_call_id);
+                if (it == pending.end()) {
+                    out.ok = false;  // wire.124
+                } else {
+                    pending.erase(it);
+                }
+            }
+        } else if (out.has_non_tool && !pending.empty()) {
+            out.ok = false;  // wire.125
+        } else {
+            out.has_non_tool = true;  // the pieces before must leave nothing pending here
+            if (role == "assistant")
+                pending.assign(body.call_ids.begin() + m.calls_begin,
+                               body.call_ids.begin() + m.calls_end);
+        }
+    }
+}
+
 }  // namespace nucleo::contract::internal

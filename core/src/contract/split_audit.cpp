@@ -1,7 +1,9 @@
-// The audit of a body built from kept chunks (wire.173): the head is read, each chunk's records
-// were read once when the chunk was made, and the checks run over the records of the whole
+// The audit of a body built from kept chunks (wire.173, wire.174): the head is read, each chunk's
+// records were read once when the chunk was made, and the checks run over the records of the whole
 // request, so the verdict is the whole audit's.
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -25,6 +27,24 @@ struct MessageChunk::Records {
     /// Records lives behind a unique_ptr).
     Shape shape;
     std::unique_ptr<char[]> arena;
+    /// What a request carrying the chunk checks only where it meets its neighbours (wire.173).
+    internal::PieceSummary summary;
+    /// wire.161's repeat of the system content among its texts, for the last system text asked
+    /// (a conversation's stays the same); under a mutex, since chunks are shared.
+    std::mutex repeats_mutex;
+    std::string repeats_for;
+    bool repeats_known = false;
+    bool repeats = false;
+
+    bool repeats_system(const std::string& joined) {
+        const std::lock_guard<std::mutex> lock(repeats_mutex);
+        if (!repeats_known || repeats_for != joined) {
+            repeats = internal::repeats_system(shape, 0, joined);
+            repeats_for = joined;
+            repeats_known = true;
+        }
+        return repeats;
+    }
 };
 
 static_assert(std::is_trivially_copyable_v<Msg> && std::is_trivially_copyable_v<Block>);
@@ -157,6 +177,103 @@ class JoinScan {
     char last_ = 0;
 };
 
+/// wire.174: the summary of one piece of a request's messages (see PieceSummary); a family
+/// without one gets ok = false, so its split bodies are checked over all their records.
+internal::PieceSummary summarize(const Shape& s, bool first_in_request) {
+    internal::PieceSummary out;
+    out.marks = internal::breakpoint_marks(s, false);
+    switch (s.family) {
+        case WireFamily::kAnthropicMessages:
+            internal::anthropic_mark_order(s, s.blocks, out.order);
+            for (std::size_t i = 0; i < s.messages.size() && out.ok; ++i) {
+                const Msg& m = s.messages[i];
+                out.ok = internal::anthropic_message_ok(s, m) &&
+                         (i == 0 ? !first_in_request || internal::anthropic_first_ok(s, m)
+                                 : internal::anthropic_pair_ok(s, s.messages[i - 1], s, m));
+            }
+            break;
+        case WireFamily::kOpenAIChat:
+            internal::openai_piece(s, first_in_request, out);
+            break;
+        case WireFamily::kBedrockConverse:
+        case WireFamily::kUnknown:
+            out.ok = false;
+            break;
+    }
+    out.ok = out.ok && !s.messages.empty();
+    return out;
+}
+
+/// One piece of the request's messages: its records and their summary.
+struct Piece {
+    const Shape* shape;
+    const internal::PieceSummary* summary;
+    [[nodiscard]] const Msg& first() const { return shape->messages.front(); }
+    [[nodiscard]] const Msg& last() const { return shape->messages.back(); }
+};
+
+/// wire.174: true when the whole request's checks (internal::body_checks) pass, decided from the
+/// head's records, the pieces' summaries and the messages where two pieces meet; false when they
+/// may not, which is no verdict: the caller then runs the checks over all the records, which
+/// give the verdict and its text. So a request that passes costs the head and its new chunks,
+/// and only a refused one costs its whole length.
+bool passes_by_pieces(WireFamily family, std::size_t body_bytes, const Shape& head,
+                      const std::vector<Piece>& pieces, bool chunks_repeat_system,
+                      const CallPlan& plan) {
+    if (family != WireFamily::kAnthropicMessages && family != WireFamily::kOpenAIChat) return false;
+    for (const Piece& p : pieces)
+        if (!p.summary->ok) return false;
+    // What reads the head alone: the size, the system channel (and its repeats in the first run),
+    // the output budget, the family's rules that read no message.
+    if (check_size(family, body_bytes) || internal::system_check(head, plan) ||
+        internal::max_tokens_check(head, plan))
+        return false;
+    if (chunks_repeat_system) return false;
+    if (family == WireFamily::kAnthropicMessages) {
+        std::size_t marks = internal::breakpoint_marks(head, true);
+        for (std::size_t i = 1; i < pieces.size(); ++i) marks += pieces[i].summary->marks;
+        if (marks != plan.breakpoints || internal::anthropic_head(head)) return false;
+        internal::MarkOrder order;
+        internal::anthropic_mark_order(head, head.tools, order);
+        internal::anthropic_mark_order(head, head.system_blocks, order);
+        for (const Piece& p : pieces) order.add(p.summary->order);
+        if (internal::anthropic_cache_control(order, head.request_mark)) return false;
+        // Where two pieces meet, and the last message (pieces[0], the head, checked its first).
+        for (std::size_t i = 1; i < pieces.size(); ++i) {
+            if (!internal::anthropic_pair_ok(*pieces[i - 1].shape, pieces[i - 1].last(),
+                                             *pieces[i].shape, pieces[i].first()))
+                return false;
+        }
+        const Piece& tail = pieces.back();
+        if (!internal::anthropic_last_ok(*tail.shape, tail.last())) return false;
+        if (head.thinking_enabled) {
+            const bool both = tail.shape->messages.size() >= 2;
+            const Piece& before = both ? tail : pieces[pieces.size() - 2];
+            const Msg& assistant =
+                both ? tail.shape->messages[tail.shape->messages.size() - 2] : before.last();
+            if (!internal::anthropic_thinking_ok(*before.shape, assistant, *tail.shape,
+                                                 tail.last()))
+                return false;
+        }
+        return true;
+    }
+    if (internal::openai_head(head)) return false;
+    // wire.124, wire.125 across the pieces: each piece's leading tool messages answer what is
+    // pending, and nothing is pending at its first other message or at the end.
+    std::vector<std::string_view> pending;
+    for (const Piece& p : pieces) {
+        for (const std::string_view id : p.summary->leading_tool_ids) {
+            const auto it = std::find(pending.begin(), pending.end(), id);
+            if (it == pending.end()) return false;
+            pending.erase(it);
+        }
+        if (!p.summary->has_non_tool) continue;
+        if (!pending.empty()) return false;
+        pending = p.summary->exit_pending;
+    }
+    return pending.empty();
+}
+
 }  // namespace
 
 MessageChunk::MessageChunk(WireFamily family, std::string wire) : records_(std::make_unique<Records>()) {
@@ -165,6 +282,7 @@ MessageChunk::MessageChunk(WireFamily family, std::string wire) : records_(std::
     records_->readable = internal::messages_of_bytes(family, records_->wire, records_->shape) == BytesRead::kOk;
     if (records_->readable) {
         records_->arena = relocate(records_->shape);
+        records_->summary = summarize(records_->shape, false);
     } else {
         records_->shape.clear(family);
     }
@@ -202,9 +320,12 @@ std::string SplitBody::join() const {
 }
 
 std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRequest& request,
-                                             const SplitBody& split, const CallPlan& plan, bool* read_whole) {
+                                             const SplitBody& split, const CallPlan& plan,
+                                             bool* read_whole, bool* checked_all) {
+    if (checked_all != nullptr) *checked_all = true;
     const auto whole = [&] {
         if (read_whole != nullptr) *read_whole = true;
+        if (checked_all != nullptr) *checked_all = true;
         return audit_request(family, request, plan);
     };
     if (read_whole != nullptr) *read_whole = false;
@@ -213,6 +334,7 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         if (c == nullptr || !c->readable() || c->family() != family) return whole();
     }
     if (auto e = internal::generic_checks(request, plan)) return e;
+    if (checked_all != nullptr) *checked_all = false;
     thread_local std::string head;
     thread_local Shape shape;
     struct Release {
@@ -229,6 +351,24 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         !joins.open(split.open) || !joins.turns(split.turns) || !joins.close(split.close)) {
         return whole();
     }
+    // wire.173: a request that passes is decided from the head, the chunks' summaries and where
+    // the pieces meet; only a request that may not is checked over all its records.
+    if (!split.chunks.empty()) {
+        const internal::PieceSummary head_summary = summarize(shape, true);
+        std::vector<Piece> pieces;
+        pieces.reserve(split.chunks.size() + 1);
+        pieces.push_back({&shape, &head_summary});
+        bool repeat = false;
+        if (const std::string joined = internal::system_joined(plan); !joined.empty()) {
+            for (const MessageChunk* c : split.chunks)
+                repeat = repeat || c->records_->repeats_system(joined);
+        }
+        for (const MessageChunk* c : split.chunks)
+            pieces.push_back({&c->records_->shape, &c->records_->summary});
+        if (passes_by_pieces(family, request.body.size(), shape, pieces, repeat, plan))
+            return std::nullopt;
+    }
+    if (checked_all != nullptr) *checked_all = true;
     // The records of the whole request: the head's, then each chunk's messages after the first
     // run's, their indexes moved past what comes before them.
     for (const MessageChunk* c : split.chunks) {
