@@ -9,9 +9,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,6 +23,7 @@
 #include <rapidjson/writer.h>
 
 #include "compaction_support.hpp"
+#include "conversation/context_internal.hpp"
 #include "dialect_client.hpp"
 #include "growing_support.hpp"
 #include "llm/request_audit.hpp"
@@ -28,11 +32,13 @@
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"
+#include "nucleo/response.hpp"
 
 namespace nucleo::compaction_test {
 namespace {
 
 namespace fs = std::filesystem;
+using internal::TurnFragments;
 
 bool dialect_built(const std::string& plugin) {
     return fs::exists(std::string(NUCLEO_BUILD_PLUGIN_DIR) + "/nucleo-" + plugin + ".so");
@@ -225,6 +231,192 @@ TEST_P(TurnFragmentsTest, CachedRequestsEqualWholeEncodesAfterEveryKindOfChange)
             if (change == 3) c.artifacts().register_artifact("note" + std::to_string(step), R"({"n":1})");
             expect_same(cached, whole, c);
             if (::testing::Test::HasFailure()) return;  // the first failing step is the report
+        }
+    }
+}
+
+/// An answer contract (tools.20) whose text depends on the call's thinking flag.
+class ShapeHandler final : public ResponseHandler {
+  public:
+    [[nodiscard]] bool uses_schema_notation() const override { return false; }
+    [[nodiscard]] std::string response_instructions(bool native, bool thinking) const override {
+        return std::string("Answer as JSON") + (native ? "" : " with tool_calls") + (thinking ? "." : " now.");
+    }
+};
+
+/// A model whose context takes thousands of messages (the requests are built, never sent).
+ModelSpec roomy() {
+    ModelSpec m = model_for_test();
+    m.max_context_tokens = 10'000'000;
+    return m;
+}
+
+/// base() without the registered artifact: no registry turn until one is registered.
+ConversationContext bare(const std::string& id) {
+    ConversationContext c(id, "alice");
+    c.put_main_objective("task", "You fix build failures in the repository.");
+    c.add_tool(ToolDefinitionBlock{"read_file", "Reads a file.",
+                                   R"({"type":"object","properties":{"path":{"type":"string"}}})"});
+    c.set_output(OutputSize::kShort);
+    c.set_depth(Depth::kImmediate);
+    return c;
+}
+
+/// The cached request of `c`, the whole encode of `c` and the cached encode of a cold copy of
+/// `c` (which keeps nothing), byte for byte.
+void expect_same_as_cold(ProviderClient& cached, ProviderClient& whole, ConversationContext& c) {
+    const ModelSpec model = roomy();
+    const std::string warm = cached.build_request(c, model, {}, true).body;
+    ConversationContext copy = c;
+    const std::string cold = cached.build_request(copy, model, {}, true).body;
+    const std::string all = whole.build_request(c, model, {}, true).body;
+    EXPECT_TRUE(warm == all) << "the cached request differs from the whole encode";
+    EXPECT_TRUE(cold == all) << "the cold cached request differs from the whole encode";
+}
+
+/// caching.114 (with caching.110-111, caching.105): a growing conversation whose cache anchors
+/// move with the tail (kSliding) or stay on the marked turns (the default policy), grown by a
+/// script that appends to the last run (a user turn after a user turn, an answer after an answer),
+/// adds answer contracts, makes the artifact registry appear and change, and renews the epoch
+/// (compaction, a restore): every request equals the whole encode and the cold one.
+class GrowingLayout : public ::testing::TestWithParam<std::tuple<const char*, bool>> {};
+
+TEST_P(GrowingLayout, EveryRequestEqualsTheWholeAndTheColdEncode) {
+    const auto [plugin, sliding] = GetParam();
+    ASSERT_TRUE(dialect_built(plugin)) << "the dialect's plugin is not built";
+    ProviderClient cached = client_of(plugin, true);
+    ProviderClient whole = client_of(plugin, false);
+    ConversationContext c = bare(std::string("layout-") + plugin);
+    if (sliding) c.set_cache_policy(CachePolicy::kSliding);
+    c.add_message(Message::outgoing_text("Fix the build, please."));
+    std::size_t anchor_moves = 0;
+    std::size_t reused = 0;
+    std::vector<CacheAnchor> last_anchors;
+    int n = 0;
+    for (int step = 0; step < 260; ++step) {
+        SCOPED_TRACE("step " + std::to_string(step));
+        const std::string k = std::to_string(++n);
+        const bool user_last = c.messages().back().outgoing();
+        switch (step % 13) {
+            case 0:
+            case 5:
+            case 9:
+                // A user turn: after an answer a new run, after a user turn the last run grows.
+                {
+                    Message m = Message::outgoing_text("Question " + k + ": " + prose(1, n));
+                    m.cache = step % 3 == 0;
+                    c.add_message(std::move(m));
+                }
+                break;
+            case 1:
+            case 6:
+                c.add_message(Message::incoming_text("Answer " + k + ": " + prose(1, n + 3)));
+                break;
+            case 2:
+                // An answer after an answer: the assistant run grows.
+                c.add_message(Message::incoming_text("Answer " + k + ": " + prose(1, n + 5)));
+                c.add_message(Message::incoming_text("And more " + k + ": " + prose(1, n + 6)));
+                break;
+            case 3:
+                if (user_last) {
+                    const std::vector<std::string> ids{"call_" + k + "a", "call_" + k + "b"};
+                    c.add_message(tool_call("tc" + k, ids));
+                    c.add_message(tool_results("tr" + k, ids, 1, n));
+                }
+                break;
+            case 4:
+            case 10: {
+                // An answer contract on the new last user turn, once after an answer and once
+                // after another user turn.
+                Message m = Message::outgoing_text("Reply in the shape asked, " + k + ".");
+                m.response_handler = std::make_shared<ShapeHandler>();
+                m.cache = step % 2 == 0;
+                c.add_message(std::move(m));
+                break;
+            }
+            case 7:
+                // The registry appears, then changes.
+                if (step % 4 == 3) c.artifacts().register_artifact("note" + k, R"({"n":1})");
+                break;
+            case 8: c.add_message(Message::incoming_text("Noted " + k + ".")); break;
+            case 11:
+                if (step % 5 == 1) compact_half(c);
+                if (step % 5 == 3) {
+                    c = ConversationContext::from_parts(c.parts());  // a restore
+                    if (sliding) c.set_cache_policy(CachePolicy::kSliding);  // the thinker's to give again
+                }
+                break;
+            default: c.add_message(Message::incoming_text("Done " + k + ".")); break;
+        }
+        expect_same_as_cold(cached, whole, c);
+        const internal::KeptPrepare* kept = internal::PreparedAccess::peek(c);
+        ASSERT_NE(kept, nullptr);
+        if (kept->prepared.cache_plan.turn_anchors != last_anchors) ++anchor_moves;
+        reused += internal::TurnFragmentsAccess::peek(c)->dialects.front().work.chunks_reused;
+        last_anchors = kept->prepared.cache_plan.turn_anchors;
+        if (::testing::Test::HasFailure()) return;  // the first failing step is the report
+    }
+    EXPECT_GT(c.messages().size(), 2 * TurnFragments::kRunsPerChunk) << "too short to keep chunks";
+    EXPECT_GT(reused, 100U) << "no kept chunk was reused";
+    // OpenAI takes no marks (caching.6); elsewhere the sliding anchors follow the tail.
+    if (sliding && std::string(plugin) != "openai") {
+        EXPECT_GT(anchor_moves, 40U) << "the anchors did not move";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dialects, GrowingLayout,
+                         ::testing::Combine(::testing::Values("anthropic", "openai", "bedrock"), ::testing::Bool()));
+
+/// What one request after one appended turn walked, on a conversation of `messages` alternating
+/// messages (each its own run) rendered once before.
+struct TwoAppends {
+    internal::TurnFragments::Work new_run;   ///< after a question appended after an answer
+    internal::TurnFragments::Work same_run;  ///< after a second question (the last run grows)
+};
+
+TwoAppends work_of_appends(const std::string& plugin, std::size_t messages, bool sliding) {
+    ProviderClient cached = client_of(plugin, true);
+    ProviderClient whole = client_of(plugin, false);
+    ConversationContext c = base("work-" + std::to_string(messages));
+    if (sliding) c.set_cache_policy(CachePolicy::kSliding);
+    for (std::size_t i = 0; i < messages; ++i) {
+        const std::string k = std::to_string(i);
+        Message m = i % 2 == 0 ? Message::outgoing_text("Question " + k + ".") : Message::incoming_text("Answer " + k + ".");
+        m.cache = i % 40 == 2;  // the default policy anchors on the first marked turns
+        c.add_message(std::move(m));
+    }
+    const ModelSpec model = roomy();
+    (void)cached.build_request(c, model, {}, true);  // cold
+    const auto work = [&] {
+        const std::string body = cached.build_request(c, model, {}, true).body;
+        EXPECT_TRUE(body == whole.build_request(c, model, {}, true).body);
+        return internal::TurnFragmentsAccess::peek(c)->dialects.front().work;
+    };
+    TwoAppends out;
+    c.add_message(Message::outgoing_text("One more question."));  // after an answer
+    out.new_run = work();
+    c.add_message(Message::outgoing_text("And one after it."));  // after a question
+    out.same_run = work();
+    return out;
+}
+
+/// caching.114: one appended turn costs the same reads at 2,000 messages as at 208 (sizes with the
+/// same place in their last chunk, 2,000 - 208 being 56 chunks of 32 runs): the turns whose role
+/// or keepability is read and the keys built do not grow with the conversation; the kept chunks
+/// are taken as they are.
+TEST_P(TurnFragmentsTest, OneAppendReadsAsMuchAt2000MessagesAsAt208) {
+    ASSERT_TRUE(dialect_built(GetParam())) << "the dialect's plugin is not built";
+    static_assert((2000 - 208) % TurnFragments::kRunsPerChunk == 0);
+    for (const bool sliding : {false, true}) {
+        SCOPED_TRACE(sliding ? "sliding" : "marked turns");
+        const TwoAppends small = work_of_appends(GetParam(), 208, sliding);
+        const TwoAppends large = work_of_appends(GetParam(), 2000, sliding);
+        for (const auto& [a, b] : {std::pair{small.new_run, large.new_run}, std::pair{small.same_run, large.same_run}}) {
+            EXPECT_EQ(a.turns_visited, b.turns_visited);
+            EXPECT_EQ(a.chunks_built, b.chunks_built);
+            EXPECT_LE(a.turns_visited, 4 * TurnFragments::kRunsPerChunk);
+            EXPECT_LE(a.chunks_built, TurnFragments::kVolatileChunks);
+            EXPECT_GT(b.chunks_reused, a.chunks_reused);  // the rest is reused
         }
     }
 }

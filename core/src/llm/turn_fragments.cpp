@@ -1,10 +1,8 @@
 #include "llm/turn_fragments.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <iterator>
-#include <limits>
 #include <utility>
+#include <vector>
 
 #include "artifacts/artifacts_internal.hpp"
 #include "llm/body_buffer.hpp"
@@ -13,48 +11,21 @@
 namespace nucleo::internal {
 namespace {
 
-/// The runs of consecutive same-role turns, as [first, end) pairs.
-std::vector<std::pair<std::size_t, std::size_t>> runs_of(const PreparedConversation& p) {
-    std::vector<std::pair<std::size_t, std::size_t>> runs;
-    for (std::size_t i = 0; i < p.turns.size();) {
-        std::size_t end = i + 1;
-        while (end < p.turns.size() && p.turns[end].role == p.turns[i].role) ++end;
-        runs.emplace_back(i, end);
-        i = end;
-    }
-    return runs;
-}
-
-/// What of a run the messages epoch does not cover: each turn's cache mark (set in place on a
-/// stored message) and the plan's anchors in it; appended to `key` without a string per run
-/// (caching.112), then '|'.
-void append_run_key(std::string& key, const PreparedConversation& p, std::size_t first, std::size_t end) {
-    for (std::size_t i = first; i < end; ++i) key += p.turns[i].cache ? 'c' : '-';
-    const auto append_number = [&key](std::size_t n) {
-        char digits[std::numeric_limits<std::size_t>::digits10 + 1];
-        key.append(digits, std::to_chars(std::begin(digits), std::end(digits), n).ptr);
-    };
-    for (const CacheAnchor& a : p.cache_plan.turn_anchors) {
-        if (a.turn < first || a.turn >= end) continue;
-        key += ';';
-        append_number(a.turn - first);
-        key += ':';
-        append_number(a.block);
-    }
-    key += '|';
-}
-
-/// A run worth keeping: every turn renders a stored message as stored. The artifact registry turn
-/// (no message id) changes with the registry, and the answer contract rides only the latest user
-/// turn of one call.
-bool keepable(const PreparedConversation& p, std::size_t first, std::size_t end) {
-    for (std::size_t i = first; i < end; ++i) {
-        if (p.turns[i].message_id.empty() || p.turns[i].ends_with_contract) return false;
-    }
-    return true;
-}
-
 std::string_view text_of(const rapidjson::StringBuffer& b) { return {b.GetString(), b.GetSize()}; }
+
+bool anchor_less(const CacheAnchor& a, const CacheAnchor& b) {
+    return a.turn != b.turn ? a.turn < b.turn : a.block < b.block;
+}
+
+/// The anchors (sorted by anchor_less) on the turns [first, end), found by range: a plan holds a
+/// handful, so no run scans them all (caching.114).
+using Anchors = std::vector<CacheAnchor>;
+std::pair<Anchors::const_iterator, Anchors::const_iterator> anchors_in(const Anchors& sorted, std::size_t first,
+                                                                       std::size_t end) {
+    const auto by_turn = [](const CacheAnchor& a, std::size_t turn) { return a.turn < turn; };
+    const auto from = std::lower_bound(sorted.begin(), sorted.end(), first, by_turn);
+    return {from, std::lower_bound(from, sorted.end(), end, by_turn)};
+}
 
 }  // namespace
 
@@ -76,8 +47,11 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
     for (const CacheAnchor& a : prepared.cache_plan.turn_anchors) {
         if (a.turn >= prepared.turns.size()) return std::nullopt;
     }
-    const auto runs = runs_of(prepared);
     const contract::WireFamily family = contract::wire_family_from_name(caps.wire_family);
+    const std::vector<PreparedTurn>& turns = prepared.turns;
+    // conversation.101: turn i renders stored message i for i < the number of messages; after
+    // them comes only the artifact registry turn.
+    const std::size_t messages = std::min(conversation.messages().size(), turns.size());
 
     // limits.134: the documents of this request's parts are written into this thread's scratch.
     const DocumentScratch scratch;
@@ -94,6 +68,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         kept.dialects.erase(found);
     }
     entry.id = dialect_id;
+    entry.work = {};
     const std::uint64_t messages_epoch = conversation.messages_epoch();
     const std::uint64_t registry_epoch = ArtifactRegistryAccess::epoch(conversation.artifacts());
     if (entry.context != context || entry.messages_epoch != messages_epoch ||
@@ -102,79 +77,127 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         // (compaction, an insertion, a copy); or the registry did (a turn's PojoBlocks may render
         // differently): nothing kept is valid.
         entry.runs.clear();
+        entry.stable = 0;
         entry.context = context;
         entry.messages_epoch = messages_epoch;
         entry.registry_epoch = registry_epoch;
     }
+    // caching.114: under the same epochs the list only grew by appends and messages never change
+    // in place (ConversationContext hands them out const; the only in-place edits, compactable and
+    // requested_output_tokens, reach no turn), so turns [0, stable) keep their role, cache mark,
+    // message id and blocks; only the answer contract moves, and an entry holding it was not kept.
+    // The cache marks are therefore no part of a key. A cheap check of what that rests on: the
+    // list still holds the last of those messages where it was.
+    if (entry.stable > messages ||
+        (entry.stable > 0 && turns[entry.stable - 1].message_id != entry.stable_id)) {
+        entry.runs.clear();
+        entry.stable = 0;
+    }
+    const std::size_t stable = entry.stable;
+    TurnFragments::Work& work = entry.work;
+
+    // caching.114: the layout. A run or chunk boundary between two stable turns stands, so the
+    // chunks that end before the last stable turn are kept as they are; runs are read anew only
+    // from the first chunk that reaches it (on a growing conversation, the last one or two).
+    std::size_t from = 0;  // the first turn whose run is read anew
+    if (stable == 0 || entry.head_end >= stable) {
+        entry.chunk_ends.clear();
+        entry.last_user.reset();
+    } else {
+        while (!entry.chunk_ends.empty() && entry.chunk_ends.back() >= stable) entry.chunk_ends.pop_back();
+        from = entry.chunk_ends.empty() ? entry.head_end : entry.chunk_ends.back();
+    }
+    {
+        const auto run_end = [&](std::size_t i) {
+            std::size_t end = i + 1;
+            while (end < turns.size() && turns[end].role == turns[i].role) ++end;
+            work.turns_visited += end - i;
+            return end;
+        };
+        // The last user turn among the messages: among the turns read here, or the one before.
+        for (std::size_t i = from; i < messages; ++i) {
+            if (turns[i].role == TurnRole::kUser) entry.last_user = i;
+        }
+        if (from == 0) from = entry.head_end = run_end(0);
+        std::size_t runs = 0;
+        for (std::size_t i = from; i < turns.size();) {
+            i = run_end(i);
+            if (++runs == TurnFragments::kRunsPerChunk || i == turns.size()) {
+                entry.chunk_ends.push_back(i);
+                runs = 0;
+            }
+        }
+    }
+    const std::vector<std::size_t>& chunk_ends = entry.chunk_ends;
+    const std::size_t chunks = chunk_ends.size();
+    const auto chunk_first = [&](std::size_t i) { return i == 0 ? entry.head_end : chunk_ends[i - 1]; };
+    // tools.20: the answer contract rides the last outgoing message's turn, the only turn among
+    // the messages that is not as stored.
+    std::optional<std::size_t> contract;
+    if (entry.last_user && turns[*entry.last_user].ends_with_contract) contract = entry.last_user;
+    std::vector<CacheAnchor> anchors = prepared.cache_plan.turn_anchors;
+    std::sort(anchors.begin(), anchors.end(), anchor_less);
+
+    // A chunk worth keeping: every turn renders a stored message as stored (not the artifact
+    // registry turn, which has no message id, nor this call's answer contract).
+    const auto keepable = [&](std::size_t i) {
+        for (std::size_t t = chunk_first(i); t < chunk_ends[i]; ++t) {
+            ++work.turns_visited;
+            if (turns[t].message_id.empty() || turns[t].ends_with_contract) return false;
+        }
+        return true;
+    };
+    // caching.111, caching.114: a kept entry is reused when it starts at chunk i and ends where a
+    // chunk of this request does, its turns are stable (kept: none was the contract or the
+    // registry then, so it ends by `stable`; checked all the same), none is this call's contract
+    // (it was the last one's, or its instructions were empty then; both flags they depend on are
+    // in the context, so this too is a check), and the anchors on its turns are its own.
+    auto old = entry.runs.begin();
+    const auto reusable_at = [&](std::size_t i) -> TurnFragments::Run* {
+        const std::size_t first = chunk_first(i);
+        while (old != entry.runs.end() && old->first < first) ++old;
+        if (old == entry.runs.end() || old->first != first || !old->kept || old->end > stable) return nullptr;
+        if (i + old->chunks > chunks || chunk_ends[i + old->chunks - 1] != old->end) return nullptr;
+        if (contract && *contract >= old->first && *contract < old->end) return nullptr;
+        const auto [a, b] = anchors_in(anchors, old->first, old->end);
+        if (!std::equal(a, b, old->anchors.begin(), old->anchors.end())) return nullptr;
+        return &*old;
+    };
 
     std::optional<SplitRequest> out;
     try {
         // The head, the body around the turns, and the first run, from the first run's request.
         buffer.Clear();
-        write(buffer, PreparedSlice{0, runs.front().second, true});
+        write(buffer, PreparedSlice{0, entry.head_end, true});
         ProviderInstance::EncodedSplit frame = dialect.encode_split(text_of(buffer));
-        // The chunks of this request: their turns, keys, and whether they may be kept.
-        constexpr std::size_t kPer = TurnFragments::kRunsPerChunk;
-        const std::size_t chunks = (runs.size() - 1 + kPer - 1) / kPer;
-        std::vector<TurnFragments::Run> wanted(chunks);
-        for (std::size_t i = 0; i < chunks; ++i) {
-            const std::size_t from = 1 + i * kPer;
-            const std::size_t to = std::min(from + kPer, runs.size());
-            TurnFragments::Run& chunk = wanted[i];
-            chunk = {runs[from].first, runs[to - 1].second, {}, nullptr, true};
-            for (std::size_t r = from; r < to; ++r) {
-                append_run_key(chunk.key, prepared, runs[r].first, runs[r].second);
-                chunk.kept = chunk.kept && keepable(prepared, runs[r].first, runs[r].second);
-            }
-        }
-        // caching.111: a kept entry covers one chunk or a group of consecutive chunks; it is reused
-        // when it starts and ends where chunks of this request do and its key is theirs.
         std::vector<TurnFragments::Run> next;
-        std::vector<bool> reused(chunks, false);
-        std::vector<std::size_t> reused_end(chunks, 0);  // for a reused entry at chunk i: its end chunk
-        std::vector<TurnFragments::Run*> reused_entry(chunks, nullptr);
-        {
-            std::size_t i = 0;
-            for (TurnFragments::Run& old : entry.runs) {
-                while (i < chunks && wanted[i].first < old.first) ++i;
-                if (i == chunks) break;
-                if (!old.kept || wanted[i].first != old.first) continue;
-                std::size_t j = i;
-                std::string key;
-                bool kept = true;
-                while (j < chunks && wanted[j].end <= old.end) {
-                    key += wanted[j].key;
-                    kept = kept && wanted[j].kept;
-                    if (wanted[j++].end == old.end) break;
-                }
-                if (j == i || wanted[j - 1].end != old.end || !kept || key != old.key) continue;
-                reused[i] = true;
-                reused_end[i] = j;
-                reused_entry[i] = &old;
-                i = j;
-            }
-        }
+        next.reserve(entry.runs.size() + TurnFragments::kVolatileChunks + 1);
         std::size_t size = frame.open.size() + frame.turns.size() + frame.close.size();
+        const std::size_t volatile_from =
+            chunks > TurnFragments::kVolatileChunks ? chunks - TurnFragments::kVolatileChunks : 0;
         for (std::size_t i = 0; i < chunks;) {
-            if (reused[i]) {
-                next.push_back(std::move(*reused_entry[i]));
-                size += 1 + next.back().chunk->wire().size();
-                i = reused_end[i];
+            if (TurnFragments::Run* reused = reusable_at(i)) {
+                work.chunks_reused += reused->chunks;
+                i += reused->chunks;
+                size += 1 + reused->chunk->wire().size();
+                next.push_back(std::move(*reused));
+                ++old;
                 continue;
             }
             // caching.111: consecutive chunks to encode, kept ones and before the last
             // kVolatileChunks of the request, go to the plugin together (at most kChunksPerGroup):
             // one call instead of one per chunk, each carrying the request's tools and options.
+            const bool kept_chunk = keepable(i);
             std::size_t j = i + 1;
-            const std::size_t stable = chunks > TurnFragments::kVolatileChunks ? chunks - TurnFragments::kVolatileChunks : 0;
-            if (wanted[i].kept && i < stable) {
-                while (j < stable && j - i < TurnFragments::kChunksPerGroup && !reused[j] && wanted[j].kept) ++j;
+            if (kept_chunk && i < volatile_from) {
+                while (j < volatile_from && j - i < TurnFragments::kChunksPerGroup && reusable_at(j) == nullptr &&
+                       keepable(j))
+                    ++j;
             }
-            TurnFragments::Run group{wanted[i].first, wanted[j - 1].end, {}, nullptr, true};
-            for (std::size_t k = i; k < j; ++k) {
-                group.key += wanted[k].key;
-                group.kept = group.kept && wanted[k].kept;
-            }
+            TurnFragments::Run group{chunk_first(i), chunk_ends[j - 1], j - i, {}, nullptr, kept_chunk};
+            const auto [a, b] = anchors_in(anchors, group.first, group.end);
+            group.anchors.assign(a, b);
+            work.chunks_built += j - i;
             buffer.Clear();
             write(buffer, PreparedSlice{group.first, group.end, false});
             // caching.113: the chunk's records are read here, once; later requests that carry it
@@ -198,10 +221,13 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         }
         request.body += request.close;
         entry.runs = std::move(next);
+        entry.stable = messages;
+        entry.stable_id = messages > 0 ? turns[messages - 1].message_id : std::string();
         out = std::move(request);
     } catch (const Error&) {
         // The whole encode gives the plugin's own answer (its error, or its bytes).
         entry.runs.clear();
+        entry.stable = 0;
         entry.context.clear();  // nothing of this request is kept
         out.reset();
     }

@@ -38,12 +38,22 @@ struct TurnFragments {
     struct Run {
         std::size_t first = 0;
         std::size_t end = 0;
-        std::string key;   ///< each run's cache marks and anchors (see append_run_key), in order, of every chunk covered
+        std::size_t chunks = 1;  ///< how many chunks of the request the entry spans
+        /// caching.114: the plan's anchors among the turns [first, end), sorted by (turn, block):
+        /// with the turns unchanged (the epochs of caching.110), the entry's whole key.
+        std::vector<CacheAnchor> anchors;
         /// caching.113: the plugin's encode_split "turns" output for the chunk's document, with
         /// the records the audit reads (read once, when the chunk was encoded); shared with the
         /// SplitRequest that carries it.
         std::shared_ptr<const contract::MessageChunk> chunk;
         bool kept = false; ///< false: not reusable (the artifact registry turn, a contract turn)
+    };
+    /// What one request's encode walked, read by tests (caching.114): on a growing conversation
+    /// it does not grow with the conversation.
+    struct Work {
+        std::size_t turns_visited = 0;  ///< turns whose role or keepability was read
+        std::size_t chunks_built = 0;   ///< chunks whose key was built (those encoded)
+        std::size_t chunks_reused = 0;  ///< chunks taken from kept entries
     };
     /// One dialect (the provider instance and its plugin), with every member of a run's document
     /// but the run itself (model, budgets, thinking, TTL, options, tool definitions, flags): a
@@ -54,6 +64,16 @@ struct TurnFragments {
         std::uint64_t messages_epoch = 0;
         std::uint64_t registry_epoch = 0;
         std::vector<Run> runs;
+        /// caching.114: the layout of the last request, extended by the next one under the same
+        /// epochs. Turns [0, stable) rendered the stored messages (stable_id: the last one's id);
+        /// run 0 is [0, head_end); chunk i is [i == 0 ? head_end : chunk_ends[i - 1],
+        /// chunk_ends[i]); last_user is the last user turn among [0, stable).
+        std::size_t stable = 0;
+        std::string stable_id;
+        std::size_t head_end = 0;
+        std::vector<std::size_t> chunk_ends;
+        std::optional<std::size_t> last_user;
+        Work work;  ///< the last request's
     };
     /// Most recently used first; at most kMaxDialects.
     std::vector<Dialect> dialects;
