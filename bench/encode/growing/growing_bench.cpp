@@ -1,5 +1,5 @@
 // caching.110: the next request of a growing conversation. A conversation of N messages (20 tools,
-// tool rounds, 3 cache marks) has rendered once; each iteration appends one turn (the user's and
+// tool rounds, 3 cache marks) has rendered once and made kWarmUpCalls more calls; each iteration appends one turn (the user's and
 // the model's in alternation) and builds the next request through ProviderClient::build_request
 // with the in-tree Anthropic plugin (prepare, encode, the post-encode audit). Timed: the build
 // only, as the thread's CPU time (manual time; the machine is shared), 30 appends per repetition
@@ -89,6 +89,21 @@ double thread_seconds() {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+/// One turn more: the model's answer after the user's, or the user's next step.
+void append_turn(ConversationContext& c, std::size_t& k) {
+    if (c.messages().back().outgoing()) {
+        c.add_message(Message::incoming_text("Done with step " + std::to_string(k++) + "."));
+    } else {
+        c.add_message(Message::outgoing_text("Next step " + std::to_string(k++) + ", please."));
+    }
+}
+
+/// Untimed calls after the first render, before the timed ones: the first next request of a
+/// conversation pays once for the growth of the process's heap to its body's size and for the
+/// kept turns' first reallocation (BM_FirstNextRequest measures it); the figure read against the
+/// targets is the cost of a call in a conversation that keeps growing.
+constexpr int kWarmUpCalls = 2;
+
 void next_request(benchmark::State& state, bool cache) {
     ProviderClient client = bench_client(cache);
     ConversationContext c = conversation_of(static_cast<std::size_t>(state.range(0)));
@@ -96,12 +111,12 @@ void next_request(benchmark::State& state, bool cache) {
     (void)client.build_request(c, model, {}, true);  // the conversation has rendered once
     std::size_t body = 0;
     std::size_t k = 0;
+    for (int i = 0; i < kWarmUpCalls; ++i) {
+        append_turn(c, k);
+        (void)client.build_request(c, model, {}, true);
+    }
     for (auto _ : state) {
-        if (c.messages().back().outgoing()) {
-            c.add_message(Message::incoming_text("Done with step " + std::to_string(k++) + "."));
-        } else {
-            c.add_message(Message::outgoing_text("Next step " + std::to_string(k++) + ", please."));
-        }
+        append_turn(c, k);
         const double start = thread_seconds();
         HttpRequest r = client.build_request(c, model, {}, true);
         const double stop = thread_seconds();
@@ -110,6 +125,26 @@ void next_request(benchmark::State& state, bool cache) {
         state.SetIterationTime(stop - start);
     }
     state.counters["body_bytes"] = static_cast<double>(body);
+}
+
+/// The first next request after the first render, alone (a new conversation each iteration,
+/// rendered untimed): what a conversation pays once, beside what it pays per call.
+void BM_FirstNextRequest(benchmark::State& state) {
+    ProviderClient client = bench_client(true);
+    const ModelSpec model = bench_model();
+    for (auto _ : state) {
+        state.PauseTiming();
+        ConversationContext c = conversation_of(static_cast<std::size_t>(state.range(0)));
+        (void)client.build_request(c, model, {}, true);
+        std::size_t k = 0;
+        append_turn(c, k);
+        state.ResumeTiming();
+        const double start = thread_seconds();
+        HttpRequest r = client.build_request(c, model, {}, true);
+        const double stop = thread_seconds();
+        benchmark::DoNotOptimize(r);
+        state.SetIterationTime(stop - start);
+    }
 }
 
 void BM_NextRequestCached(benchmark::State& state) { next_request(state, true); }
@@ -149,6 +184,7 @@ void BM_MemcpyOfBody(benchmark::State& state) {
 
 BENCHMARK(BM_NextRequestCached)->Arg(200)->Arg(2000)->Arg(20000)->Iterations(30)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NextRequestWhole)->Arg(200)->Arg(2000)->Arg(20000)->Iterations(30)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FirstNextRequest)->Arg(200)->Arg(20000)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FirstRequestCached)->Arg(2000)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FirstRequestWhole)->Arg(2000)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyOfBody)->Arg(200)->Arg(2000)->Arg(20000)->Unit(benchmark::kMicrosecond);
