@@ -150,6 +150,35 @@ TEST(IncrementalPrepare, AnAppendKeepsThePreparedTurnsInPlace) {
     expect_equal(after, copy.prepare_messages_for_llm(formatter, false, {}));
 }
 
+// conversation.103: the first prepare leaves room for the conversation to grow, so the call after
+// a first render does not move every kept turn (a 20,000-message conversation paid milliseconds
+// for that move on its first next request); later growth stays geometric.
+TEST(IncrementalPrepare, TheFirstAppendsAfterAFirstRenderDoNotMoveTheTurns) {
+    ConversationContext c = base("room");
+    for (int i = 0; i < 400; ++i) {
+        c.add_message(i % 2 == 0 ? Message::outgoing_text("Step " + std::to_string(i))
+                                 : Message::incoming_text("Done " + std::to_string(i)));
+    }
+    const FixedContentFormatter formatter(true, true);
+    const PreparedTurn* storage =
+        internal::PreparedAccess::prepare(c, formatter, false, {}).turns.data();
+    std::size_t moves = 0;
+    for (int i = 0; i < 600; ++i) {
+        c.add_message(i % 2 == 0 ? Message::outgoing_text("Next " + std::to_string(i))
+                                 : Message::incoming_text("Again " + std::to_string(i)));
+        const PreparedTurn* now =
+            internal::PreparedAccess::prepare(c, formatter, false, {}).turns.data();
+        // Room for half as many again: the first 200 appends land in place.
+        if (i < 200) {
+            EXPECT_EQ(now, storage) << "append " << i;
+        }
+        moves += now != storage ? 1 : 0;
+        storage = now;
+    }
+    // From 400 to 1,000 turns: one move at about 600 turns, none before; geometric after.
+    EXPECT_EQ(moves, 1U);
+}
+
 class IncrementalRequest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(IncrementalRequest, RequestsEqualThoseOfAFreshCopyWithAndWithoutTheEncodeCache) {

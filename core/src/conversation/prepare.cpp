@@ -327,9 +327,13 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const Conten
     kept.registry_turn = false;
     out.cache_system = state_.cache_main_objective;
 
-    // Grown geometrically: an exact reserve would move every kept turn on every call.
+    // Grown geometrically: an exact reserve would move every kept turn on every call. The first
+    // prepare leaves room for half as many turns again (conversation.103): a conversation that
+    // rendered goes on growing, and its next call should not move every turn (reserved pages
+    // cost nothing until a turn lands on them).
     if (out.turns.capacity() < messages.size() + 1)
-        out.turns.reserve(std::max(messages.size() + 1, 2 * out.turns.capacity()));
+        out.turns.reserve(
+            std::max(messages.size() + 1 + messages.size() / 2, 2 * out.turns.capacity()));
     for (std::size_t i = kept.messages; i < messages.size(); ++i) {
         const Message& m = messages[i];
         PreparedTurn turn{m.outgoing() ? TurnRole::kUser : TurnRole::kAssistant, {}, m.cache, m.id};
