@@ -187,6 +187,33 @@ TEST(RequestBodyPadding, ReservesOnlyWhatIsMissingAndKeepsTheBytes) {
     EXPECT_EQ(body.data(), data);
 }
 
+// limits.136: from kBodyStep on, a body built through the per-turn encode cache is reserved at a
+// multiple of kBodyStep, so the next request of a growing conversation, a turn longer, asks the
+// allocator for the same capacity as the one before (and gets a warm block, not fresh pages).
+TEST(BodyCapacity, TheNextBodyOfAGrowingConversationAsksForTheSameCapacity) {
+    EXPECT_EQ(internal::body_capacity(1000), 1000U);
+    EXPECT_EQ(internal::body_capacity(internal::kBodyStep), internal::kBodyStep);
+    EXPECT_EQ(internal::body_capacity(internal::kBodyStep + 1), 2 * internal::kBodyStep);
+    ProviderClient client = client_of("anthropic", true);
+    ConversationContext c = huge_conversation(300 * 1024);
+    c.add_message(Message::incoming_text("Read it."));
+    (void)client.build_request(c, roomy_model(), {}, true);  // the first render
+    std::size_t previous = 0;
+    for (int i = 0; i < 6; ++i) {
+        c.add_message(i % 2 == 0
+                          ? Message::outgoing_text("Next step " + std::to_string(i) + ", please.")
+                          : Message::incoming_text("Done with " + std::to_string(i) + "."));
+        const HttpRequest r = client.build_request(c, roomy_model(), {}, true);
+        ASSERT_GT(r.body.size(), internal::kBodyStep);
+        EXPECT_EQ(r.body.capacity() % internal::kBodyStep, 0U) << i;
+        EXPECT_GE(r.body.capacity(), r.body.size() + internal::kBodyPadding) << i;
+        if (previous != 0) {
+            EXPECT_EQ(r.body.capacity(), previous) << i;
+        }
+        previous = r.body.capacity();
+    }
+}
+
 /// caching.111: a cold request sends the chunks before the last two to the plugin in groups and
 /// keeps each group as one entry; the next request reuses those entries as they are (the same
 /// strings, moved, not encoded again), and the bytes stay those of a whole encode.

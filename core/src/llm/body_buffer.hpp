@@ -26,6 +26,16 @@ inline constexpr std::size_t kBodyPadding = 64;
 /// unchanged; a reallocation happens only when the spare room is missing).
 void reserve_body_padding(std::string& body);
 
+/// limits.136: the capacity a body of `bytes` (padding included) is reserved with. From
+/// kBodyStep on it is rounded up to a multiple of kBodyStep, so the next request of a growing
+/// conversation, a few hundred bytes longer, asks the allocator for the same size as the one
+/// before, whose block the allocator hands back warm, instead of a larger one it maps and faults
+/// in afresh (reserved bytes that are never written cost no page).
+inline constexpr std::size_t kBodyStep = std::size_t{256} << 10;
+[[nodiscard]] constexpr std::size_t body_capacity(std::size_t bytes) noexcept {
+    return bytes < kBodyStep ? bytes : (bytes + kBodyStep - 1) / kBodyStep * kBodyStep;
+}
+
 /// limits.134: a per-call buffer whose capacity grew above this is freed when its lease ends.
 inline constexpr std::size_t kScratchKeepBytes = std::size_t{64} << 20;
 

@@ -210,7 +210,7 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         }
         SplitRequest request{std::move(frame.head), reused_body(), std::move(frame.open), std::move(frame.turns),
                              std::move(frame.close), {}};  // limits.134
-        request.body.reserve(size + kBodyPadding);         // limits.135
+        request.body.reserve(body_capacity(size + kBodyPadding));  // limits.135, limits.136
         request.body += request.open;
         request.body += request.turns;
         request.chunks.reserve(next.size());
