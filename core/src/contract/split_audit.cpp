@@ -3,6 +3,7 @@
 // request, so the verdict is the whole audit's.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -30,18 +31,19 @@ struct MessageChunk::Records {
     /// What a request carrying the chunk checks only where it meets its neighbours (wire.173).
     internal::PieceSummary summary;
     /// wire.161's repeat of the system content among its texts, for the last system text asked
-    /// (a conversation's stays the same); under a mutex, since chunks are shared.
+    /// (a conversation's stays the same); under a mutex, since chunks are shared. The text is
+    /// shared, not copied per chunk: the chunks of a request hold the one string their audit
+    /// asked with (and a string equal to it is recognized without scanning again).
     std::mutex repeats_mutex;
-    std::string repeats_for;
-    bool repeats_known = false;
+    std::shared_ptr<const std::string> repeats_for;
     bool repeats = false;
 
-    bool repeats_system(const std::string& joined) {
+    bool repeats_system(const std::shared_ptr<const std::string>& joined) {
         const std::lock_guard<std::mutex> lock(repeats_mutex);
-        if (!repeats_known || repeats_for != joined) {
-            repeats = internal::repeats_system(shape, 0, joined);
+        if (repeats_for != joined) {
+            if (!repeats_for || *repeats_for != *joined)
+                repeats = internal::repeats_system(shape, 0, *joined);
             repeats_for = joined;
-            repeats_known = true;
         }
         return repeats;
     }
@@ -359,9 +361,13 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         pieces.reserve(split.chunks.size() + 1);
         pieces.push_back({&shape, &head_summary});
         bool repeat = false;
-        if (const std::string joined = internal::system_joined(plan); !joined.empty()) {
+        if (std::string joined = internal::system_joined(plan); !joined.empty()) {
+            // One string per thread for as long as the system text stays the same.
+            thread_local std::shared_ptr<const std::string> asked;
+            if (!asked || *asked != joined)
+                asked = std::make_shared<const std::string>(std::move(joined));
             for (const MessageChunk* c : split.chunks)
-                repeat = repeat || c->records_->repeats_system(joined);
+                repeat = repeat || c->records_->repeats_system(asked);
         }
         for (const MessageChunk* c : split.chunks)
             pieces.push_back({&c->records_->shape, &c->records_->summary});
