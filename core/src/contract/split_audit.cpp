@@ -28,7 +28,7 @@ struct MessageChunk::Records {
     /// Records lives behind a unique_ptr).
     Shape shape;
     std::unique_ptr<char[]> arena;
-    /// What a request carrying the chunk checks only where it meets its neighbours (wire.173).
+    /// What a request carrying the chunk checks only where it meets its neighbours (wire.174).
     internal::PieceSummary summary;
     /// wire.161's repeat of the system content among its texts, for the last system text asked
     /// (a conversation's stays the same); under a mutex, since chunks are shared. The text is
@@ -353,7 +353,7 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         !joins.open(split.open) || !joins.turns(split.turns) || !joins.close(split.close)) {
         return whole();
     }
-    // wire.173: a request that passes is decided from the head, the chunks' summaries and where
+    // wire.174: a request that passes is decided from the head, the chunks' summaries and where
     // the pieces meet; only a request that may not is checked over all its records.
     if (!split.chunks.empty()) {
         const internal::PieceSummary head_summary = summarize(shape, true);
