@@ -1,15 +1,21 @@
 // The guarded JSON reader (limits.120 to limits.122) on its own and under the conversation
 // document: depth limits at and past their value, duplicate keys with their path, a raw NUL named
-// as such; and an 88,000-deep document through every CLI command that reads one (exit 2, a clear
-// error, no crash).
+// as such; full-precision numbers read as RapidJSON reads them and a zero with any exponent read
+// as zero (limits.137); and an 88,000-deep document through every CLI command that reads one (exit
+// 2, a clear error, no crash).
 #include <gtest/gtest.h>
 
 #include <rapidjson/document.h>
 #include <rapidjson/writer.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "cli_run.hpp"
 #include "common/json_guard/json_guard.hpp"
@@ -101,6 +107,157 @@ TEST(JsonGuard, SyntaxErrorsKeepRapidJsonsWords) {
     ASSERT_TRUE(refusal);
     EXPECT_EQ(refusal->kind, json_guard::Refusal::Kind::kSyntax);
     EXPECT_EQ(refusal->text(), "byte offset 5: Invalid value.");
+}
+
+/// The number `text` read by the guarded full-precision reader, as the only element of an array.
+rapidjson::Document guarded_number(const std::string& text) {
+    rapidjson::Document doc;
+    const auto refusal =
+        json_guard::parse<rapidjson::kParseFullPrecisionFlag>(doc, "[" + text + "]");
+    EXPECT_FALSE(refusal) << text << ": " << (refusal ? refusal->text() : "");
+    return doc;
+}
+
+TEST(JsonGuard, AZeroWithAnyExponentIsReadAsZero) {
+    // RapidJSON 1.1's full-precision path normalizes a zero significand with clz(0) (undefined)
+    // whenever the exponent is out of its fast path's range; the sanitizer suite stops on it.
+    const std::vector<std::pair<std::string, bool>> zeros = {
+        {"0e40", false},
+        {"-0e40", true},
+        {"0E-400", false},
+        {"0.0e300", false},
+        {"-0.00e-300", true},
+        {"0.000000000000000000000000000", false},
+        {"-0.0000000000000000000000000000000000000000e-23", true},
+        {"0e+0", false},
+        {"0.0", false},
+        {"-0.0", true}};
+    for (const auto& [text, negative] : zeros) {
+        const rapidjson::Document doc = guarded_number(text);
+        ASSERT_TRUE(doc.IsArray() && doc.Size() == 1) << text;
+        ASSERT_TRUE(doc[0].IsDouble()) << text;
+        EXPECT_EQ(doc[0].GetDouble(), 0.0) << text;
+        EXPECT_EQ(std::signbit(doc[0].GetDouble()), negative) << text;
+    }
+    // An integer zero stays an integer, as RapidJSON reads it.
+    EXPECT_TRUE(guarded_number("0")[0].IsInt());
+    EXPECT_TRUE(guarded_number("-0")[0].IsInt());
+}
+
+/// A JSON number drawn to reach every branch of RapidJSON's number reader: integers at the 32-
+/// and 64-bit edges and past 64 bits, fractions, exponents near both ends of a double's range,
+/// and long significands that need the big-integer path.
+std::string generated_number(std::mt19937_64& rng) {
+    auto digits = [&](std::size_t n, bool first_nonzero) {
+        std::string out;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto lo = (i == 0 && first_nonzero) ? 1 : 0;
+            out += static_cast<char>('0' + std::uniform_int_distribution<int>(lo, 9)(rng));
+        }
+        return out;
+    };
+    const std::string sign = rng() % 2 ? "-" : "";
+    static const std::vector<std::string> edges = {"2147483647",
+                                                   "2147483648",
+                                                   "2147483649",
+                                                   "4294967295",
+                                                   "4294967296",
+                                                   "9223372036854775807",
+                                                   "9223372036854775808",
+                                                   "9223372036854775809",
+                                                   "18446744073709551615",
+                                                   "18446744073709551616",
+                                                   "1"};
+    switch (rng() % 4) {
+        case 0:
+            return sign + edges[rng() % edges.size()];
+        case 1:
+            return sign + digits(1 + rng() % 25, true);
+        case 2: {
+            std::string n = sign + (rng() % 3 ? digits(1 + rng() % 6, true) : "0") + "." +
+                            digits(1 + rng() % 30, false);
+            if (n.find_first_of("123456789") == std::string::npos) n.back() = '7';
+            return n;
+        }
+        default: {
+            std::string n = sign + digits(1 + rng() % 20, true);
+            if (rng() % 2) n += "." + digits(1 + rng() % 20, false);
+            const int exp = std::uniform_int_distribution<int>(-360, 300)(rng);
+            const std::string plus = exp >= 0 && rng() % 2 ? "+" : "";
+            return n + (rng() % 2 ? "e" : "E") + plus + std::to_string(exp);
+        }
+    }
+}
+
+TEST(JsonGuard, ATinyNumberIsZeroOfItsSignAndAHugeOneIsRefused) {
+    // RapidJSON 1.1's full-precision reader reads past its table of powers of ten on the first.
+    rapidjson::Document doc = guarded_number("-57234331.27256170654E-341");
+    ASSERT_TRUE(doc[0].IsDouble());
+    EXPECT_EQ(doc[0].GetDouble(), 0.0);
+    EXPECT_TRUE(std::signbit(doc[0].GetDouble()));
+    EXPECT_EQ(guarded_number("1e-400")[0].GetDouble(), 0.0);
+    EXPECT_EQ(guarded_number("4.9e-324")[0].GetDouble(), 4.9406564584124654e-324);  // subnormal
+    EXPECT_EQ(guarded_number("1.7976931348623157e308")[0].GetDouble(), 1.7976931348623157e308);
+    for (const std::string huge : {"1.8e308", "-1.8e308", "1e400", "0.00002e313", "0.00001e314"}) {
+        const auto refusal =
+            json_guard::parse<rapidjson::kParseFullPrecisionFlag>(doc, "[1, " + huge + "]");
+        ASSERT_TRUE(refusal) << huge;
+        EXPECT_EQ(refusal->text(), "byte offset 4: Number too big to be stored in double.") << huge;
+        EXPECT_TRUE(doc.IsNull());
+    }
+}
+
+TEST(JsonGuard, FullPrecisionNumbersAreReadAsRapidJsonTypesThemAndStrtodRoundsThem) {
+    // Integers within 64 bits: RapidJSON's own type flags and value (its integer reading has no
+    // precision to choose). Every other number: strtod's correctly rounded double, bit for bit,
+    // or the refusal of a number too large for a double.
+    std::mt19937_64 rng(20261202);
+    for (int i = 0; i < 20000; ++i) {
+        const std::string number = generated_number(rng);
+        const std::string text = "[" + number + "]";
+        rapidjson::Document guarded;
+        const auto refusal = json_guard::parse<rapidjson::kParseFullPrecisionFlag>(guarded, text);
+        rapidjson::Document plain;  // default precision: never enters the full-precision reader
+        plain.Parse(text.data(), text.size());
+        const bool is_integer = number.find_first_of(".eE") == std::string::npos;
+        if (is_integer && !plain.HasParseError() && !plain[0].IsDouble()) {
+            ASSERT_FALSE(refusal) << text;
+            const rapidjson::Value& a = guarded[0];
+            const rapidjson::Value& b = plain[0];
+            ASSERT_EQ(a.IsInt(), b.IsInt()) << text;
+            ASSERT_EQ(a.IsUint(), b.IsUint()) << text;
+            ASSERT_EQ(a.IsInt64(), b.IsInt64()) << text;
+            ASSERT_EQ(a.IsUint64(), b.IsUint64()) << text;
+            ASSERT_FALSE(a.IsDouble()) << text;
+            if (b.IsInt64())
+                ASSERT_EQ(a.GetInt64(), b.GetInt64()) << text;
+            else
+                ASSERT_EQ(a.GetUint64(), b.GetUint64()) << text;
+            continue;
+        }
+        const double expected = std::strtod(number.c_str(), nullptr);
+        if (std::isinf(expected)) {
+            ASSERT_TRUE(refusal) << text;
+            EXPECT_EQ(refusal->text(), "byte offset 1: Number too big to be stored in double.");
+            continue;
+        }
+        ASSERT_FALSE(refusal) << text << ": " << refusal->text();
+        ASSERT_TRUE(guarded[0].IsDouble()) << text;
+        const double got = guarded[0].GetDouble();
+        ASSERT_EQ(std::memcmp(&got, &expected, sizeof got), 0)
+            << text << ": " << got << " vs " << expected;
+    }
+}
+
+TEST(DocumentLimits, AZeroWithALargeExponentInAJsonBlockIsKeptAsZero) {
+    const std::string document =
+        R"({"schema_version":1,"messages":[{"id":"m1","direction":"outgoing","blocks":[)"
+        R"({"type":"json","json":{"a":0e40,"b":-0.000000000000000000000000e-30,"c":[1.5e-7]}}]}]})";
+    const std::string written = write_conversation_parts(read_conversation_parts(document));
+    EXPECT_NE(written.find(R"("a": 0.0,)"), std::string::npos) << written;
+    EXPECT_NE(written.find(R"("b": -0.0,)"), std::string::npos) << written;
+    EXPECT_NE(written.find("1.5e-7\n"), std::string::npos) << written;
+    EXPECT_EQ(write_conversation_parts(read_conversation_parts(written)), written);
 }
 
 TEST(DocumentLimits, ADocumentAtTheDepthLimitIsReadAndOnePastItIsRefused) {

@@ -3,7 +3,8 @@
 // loads alone): iterative parsing (no recursion on the call stack however deep the text), a depth
 // limit checked while parsing so nothing recursive downstream (Accept, CopyFrom, the readers)
 // ever meets a deep value, duplicate object keys refused with their path, and a raw NUL byte
-// explained as such. The limits and their values are the rules limits.120 to limits.123.
+// explained as such. The limits and their values are the rules limits.120 to limits.123; how a
+// full-precision number is read is limits.137.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -13,7 +14,9 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -45,13 +48,13 @@ struct Refusal {
     [[nodiscard]] std::string text() const { return where + ": " + reason; }
 };
 
-/// A SAX handler that forwards every event to `Handler` and stops the parse (returns false) when
-/// the nesting passes `max_depth`.
+/// A SAX handler that forwards every event to `Handler`; the guards below derive from it and hide
+/// the events they look at (RapidJSON calls a handler's events by name, not virtually).
 template <typename Handler>
-class DepthGuard {
+class Forward {
   public:
     using Ch = char;
-    DepthGuard(Handler& inner, unsigned max_depth) : inner_(inner), max_depth_(max_depth) {}
+    explicit Forward(Handler& inner) : inner_(inner) {}
 
     bool Null() { return inner_.Null(); }
     bool Bool(bool b) { return inner_.Bool(b); }
@@ -65,15 +68,32 @@ class DepthGuard {
     }
     bool String(const Ch* s, rapidjson::SizeType n, bool copy) { return inner_.String(s, n, copy); }
     bool Key(const Ch* s, rapidjson::SizeType n, bool copy) { return inner_.Key(s, n, copy); }
-    bool StartObject() { return open() && inner_.StartObject(); }
+    bool StartObject() { return inner_.StartObject(); }
+    bool EndObject(rapidjson::SizeType n) { return inner_.EndObject(n); }
+    bool StartArray() { return inner_.StartArray(); }
+    bool EndArray(rapidjson::SizeType n) { return inner_.EndArray(n); }
+
+  protected:
+    Handler& inner_;
+};
+
+/// A SAX handler that forwards every event to `Handler` and stops the parse (returns false) when
+/// the nesting passes `max_depth`.
+template <typename Handler>
+class DepthGuard : public Forward<Handler> {
+  public:
+    DepthGuard(Handler& inner, unsigned max_depth)
+        : Forward<Handler>(inner), max_depth_(max_depth) {}
+
+    bool StartObject() { return open() && this->inner_.StartObject(); }
     bool EndObject(rapidjson::SizeType n) {
         --depth_;
-        return inner_.EndObject(n);
+        return this->inner_.EndObject(n);
     }
-    bool StartArray() { return open() && inner_.StartArray(); }
+    bool StartArray() { return open() && this->inner_.StartArray(); }
     bool EndArray(rapidjson::SizeType n) {
         --depth_;
-        return inner_.EndArray(n);
+        return this->inner_.EndArray(n);
     }
 
     [[nodiscard]] bool exceeded() const { return exceeded_; }
@@ -87,10 +107,96 @@ class DepthGuard {
         return true;
     }
 
-    Handler& inner_;
     unsigned max_depth_;
     unsigned depth_ = 0;
     bool exceeded_ = false;
+};
+
+/// limits.137: the numbers of a full-precision parse, read without RapidJSON 1.1's own
+/// full-precision reader, which has undefined behaviour on valid JSON: a number whose digits are
+/// all zero, with an exponent outside its fast path's range (`0e40`), normalizes a zero significand
+/// with clz(0); a significand whose decimal exponent falls below the table of cached powers of ten
+/// (`-57234331.27256170654E-341`) reads past the table's start and can crash. So the parse runs
+/// with numbers as strings and this handler turns each into the event RapidJSON would send. An
+/// integer (no fraction, no exponent) within 64 bits becomes Int, Uint, Int64 or Uint64 exactly as
+/// RapidJSON chooses; every other number becomes a Double read by `std::from_chars`, correctly
+/// rounded as RapidJSON's full precision means to be. A number too small for a double reads as
+/// zero of its sign (as strtod reads it); one too large for a double is refused as RapidJSON
+/// refuses one, "Number too big to be stored in double.", at the byte where it starts.
+template <typename Handler>
+class FullPrecisionNumbers : public Forward<Handler> {
+  public:
+    using Ch = char;
+    explicit FullPrecisionNumbers(Handler& inner) : Forward<Handler>(inner) {}
+
+    bool RawNumber(const Ch* s, rapidjson::SizeType n, bool /*copy*/) {
+        return number(std::string_view(s, n));
+    }
+
+    /// Whether the parse stopped at a number too large for a double.
+    [[nodiscard]] bool too_big() const { return too_big_; }
+
+  private:
+    // `text` is one number the parse has already checked against JSON's grammar.
+    bool number(std::string_view text) {
+        const bool minus = text.front() == '-';
+        if (text.find_first_of(".eE") == std::string_view::npos) {
+            if (const auto sent = integer(text, minus)) return *sent;
+        }
+        double d = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), d).ec ==
+            std::errc::result_out_of_range) {
+            if (power_of_ten(text) > 0) {
+                too_big_ = true;
+                return false;
+            }
+            d = minus ? -0.0 : 0.0;
+        }
+        return this->inner_.Double(d);
+    }
+
+    // RapidJSON's choice: a negative number from -2^31 on is Int, below it Int64; a non-negative
+    // one up to 2^32 - 1 is Uint, above it Uint64. Returns the handler's answer, or nullopt when
+    // the number needs more than 64 bits (RapidJSON reads it as a double).
+    std::optional<bool> integer(std::string_view text, bool minus) {
+        const char* first = text.data();
+        const char* last = first + text.size();
+        if (minus) {
+            std::int64_t v = 0;
+            const auto [end, ec] = std::from_chars(first, last, v);
+            if (ec != std::errc() || end != last) return std::nullopt;
+            return v >= INT32_MIN ? this->inner_.Int(static_cast<int>(v)) : this->inner_.Int64(v);
+        }
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(first, last, v);
+        if (ec != std::errc() || end != last) return std::nullopt;
+        return v <= UINT32_MAX ? this->inner_.Uint(static_cast<unsigned>(v))
+                               : this->inner_.Uint64(v);
+    }
+
+    // The power of ten of the first non-zero digit of a number that has one (a number out of a
+    // double's range does): above zero it overflowed, below it underflowed.
+    static long power_of_ten(std::string_view text) {
+        const auto e = std::min(text.find_first_of("eE"), text.size());
+        const std::string_view mantissa = text.substr(0, e);
+        const auto first = mantissa.find_first_of("123456789");
+        const auto point = std::min(mantissa.find('.'), mantissa.size());
+        long power = first < point ? static_cast<long>(point - first) - 1
+                                   : -static_cast<long>(first - point);
+        if (e < text.size()) {
+            std::string_view exponent = text.substr(e + 1);
+            if (exponent.front() == '+') exponent.remove_prefix(1);
+            long value = 0;
+            if (std::from_chars(exponent.data(), exponent.data() + exponent.size(), value).ec ==
+                std::errc::result_out_of_range)
+                value = exponent.front() == '-' ? -kFar : kFar;
+            power += std::clamp(value, -kFar, kFar);
+        }
+        return power;
+    }
+    static constexpr long kFar = 1'000'000'000;  // past any double's exponent, either way
+
+    bool too_big_ = false;
 };
 
 /// The reason for a depth refusal, naming the limit and its value.
@@ -112,22 +218,34 @@ inline std::optional<Refusal> find_nul(std::string_view text) {
 
 /// Runs the text through `handler` as SAX events: iterative, depth-bounded, NUL explained.
 /// Returns the refusal, or nullopt when the text was whole and valid.
+/// With kParseFullPrecisionFlag (and not kParseNumbersAsStringsFlag) the numbers are read as
+/// limits.137 says.
 template <unsigned Flags = rapidjson::kParseDefaultFlags, typename Handler>
 std::optional<Refusal> sax(std::string_view text, Handler& handler,
                            unsigned max_depth = kMaxDepth) {
-    if (auto nul = find_nul(text)) return nul;
-    rapidjson::MemoryStream ms(text.data(), text.size());
-    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
-    rapidjson::Reader reader;
-    DepthGuard<Handler> guard(handler, max_depth);
-    const rapidjson::ParseResult result =
-        reader.Parse<Flags | rapidjson::kParseIterativeFlag>(in, guard);
-    if (!result.IsError()) return std::nullopt;
-    Refusal refusal{"byte offset " + std::to_string(result.Offset()), {}, result.Offset()};
-    refusal.reason = guard.exceeded() ? depth_reason(max_depth)
-                                      : std::string(rapidjson::GetParseError_En(result.Code()));
-    if (guard.exceeded()) refusal.kind = Refusal::Kind::kDepth;
-    return refusal;
+    constexpr bool kFullPrecision = (Flags & rapidjson::kParseFullPrecisionFlag) != 0 &&
+                                    (Flags & rapidjson::kParseNumbersAsStringsFlag) == 0;
+    if constexpr (kFullPrecision) {
+        FullPrecisionNumbers<Handler> numbers(handler);
+        auto refusal = sax<Flags | rapidjson::kParseNumbersAsStringsFlag>(text, numbers, max_depth);
+        if (refusal && numbers.too_big())
+            refusal->reason = rapidjson::GetParseError_En(rapidjson::kParseErrorNumberTooBig);
+        return refusal;
+    } else {
+        if (auto nul = find_nul(text)) return nul;
+        rapidjson::MemoryStream ms(text.data(), text.size());
+        rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
+        rapidjson::Reader reader;
+        DepthGuard<Handler> guard(handler, max_depth);
+        const rapidjson::ParseResult result =
+            reader.Parse<Flags | rapidjson::kParseIterativeFlag>(in, guard);
+        if (!result.IsError()) return std::nullopt;
+        Refusal refusal{"byte offset " + std::to_string(result.Offset()), {}, result.Offset()};
+        refusal.reason = guard.exceeded() ? depth_reason(max_depth)
+                                          : std::string(rapidjson::GetParseError_En(result.Code()));
+        if (guard.exceeded()) refusal.kind = Refusal::Kind::kDepth;
+        return refusal;
+    }
 }
 
 namespace detail {
