@@ -4,7 +4,7 @@
 // limit checked while parsing so nothing recursive downstream (Accept, CopyFrom, the readers)
 // ever meets a deep value, duplicate object keys refused with their path, and a raw NUL byte
 // explained as such. The limits and their values are the rules limits.120 to limits.123; how a
-// full-precision number is read is limits.137.
+// full-precision double is read is limits.137.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -112,72 +112,62 @@ class DepthGuard : public Forward<Handler> {
     bool exceeded_ = false;
 };
 
-/// limits.137: the numbers of a full-precision parse, read without RapidJSON 1.1's own
+/// limits.137: the doubles of a full-precision parse, read without RapidJSON 1.1's own
 /// full-precision reader, which has undefined behaviour on valid JSON: a number whose digits are
 /// all zero, with an exponent outside its fast path's range (`0e40`), normalizes a zero significand
-/// with clz(0); a significand whose decimal exponent falls below the table of cached powers of ten
-/// (`-57234331.27256170654E-341`) reads past the table's start and can crash. So the parse runs
-/// with numbers as strings and this handler turns each into the event RapidJSON would send. An
-/// integer (no fraction, no exponent) within 64 bits becomes Int, Uint, Int64 or Uint64 exactly as
-/// RapidJSON chooses; every other number becomes a Double read by `std::from_chars`, correctly
-/// rounded as RapidJSON's full precision means to be. A number too small for a double reads as
-/// zero of its sign (as strtod reads it); one too large for a double is refused as RapidJSON
-/// refuses one, "Number too big to be stored in double.", at the byte where it starts.
+/// with clz(0) and reads as garbage; a significand whose decimal exponent falls below its table of
+/// cached powers of ten (`-57234331.27256170654E-341`) reads before the table and can crash. So
+/// the parse runs at RapidJSON's default precision, whose reader has neither flaw: its integer
+/// events (Int, Uint, Int64, Uint64) pass through as they are, and each Double it sends is read
+/// again from the number's own text, which ends where the input stream stands, by
+/// `std::from_chars`: correctly rounded, as RapidJSON's full precision means to be. A number too
+/// small for a double reads as zero of its sign (as strtod reads it); one too large for a double
+/// is refused as RapidJSON refuses a larger exponent, "Number too big to be stored in double.", at
+/// the byte where it starts (RapidJSON would keep an infinity no writer can write).
 template <typename Handler>
-class FullPrecisionNumbers : public Forward<Handler> {
+class ExactDoubles : public Forward<Handler> {
   public:
-    using Ch = char;
-    explicit FullPrecisionNumbers(Handler& inner) : Forward<Handler>(inner) {}
+    /// `input` is the text being parsed and `stream` the stream reading it.
+    ExactDoubles(Handler& inner, std::string_view input, const rapidjson::MemoryStream& stream)
+        : Forward<Handler>(inner), input_(input), stream_(stream) {}
 
-    bool RawNumber(const Ch* s, rapidjson::SizeType n, bool /*copy*/) {
-        return number(std::string_view(s, n));
+    bool Double(double approximate) {
+        // RapidJSON sends the event once the number is consumed: its text ends at the stream's
+        // position and starts after the last byte that cannot be part of a number (`[`, `,`, `:`,
+        // white space or the start of the text).
+        const std::size_t end = stream_.Tell();
+        std::size_t start = end;
+        while (start > 0 && number_byte(input_[start - 1])) --start;
+        const char* first = input_.data() + start;
+        const char* last = input_.data() + end;
+        double d = 0;
+        const auto ec = std::from_chars(first, last, d).ec;
+        if (ec == std::errc::result_out_of_range) {
+            if (power_of_ten(std::string_view(first, end - start)) > 0) {
+                too_big_ = true;
+                return false;
+            }
+            d = *first == '-' ? -0.0 : 0.0;
+        } else if (ec != std::errc()) {
+            d = approximate;  // not a number's text (NaN or Infinity under kParseNanAndInfFlag)
+        }
+        return this->inner_.Double(d);
     }
 
     /// Whether the parse stopped at a number too large for a double.
     [[nodiscard]] bool too_big() const { return too_big_; }
 
   private:
-    // `text` is one number the parse has already checked against JSON's grammar.
-    bool number(std::string_view text) {
-        const bool minus = text.front() == '-';
-        if (text.find_first_of(".eE") == std::string_view::npos) {
-            if (const auto sent = integer(text, minus)) return *sent;
-        }
-        double d = 0;
-        if (std::from_chars(text.data(), text.data() + text.size(), d).ec ==
-            std::errc::result_out_of_range) {
-            if (power_of_ten(text) > 0) {
-                too_big_ = true;
-                return false;
-            }
-            d = minus ? -0.0 : 0.0;
-        }
-        return this->inner_.Double(d);
-    }
-
-    // RapidJSON's choice: a negative number from -2^31 on is Int, below it Int64; a non-negative
-    // one up to 2^32 - 1 is Uint, above it Uint64. Returns the handler's answer, or nullopt when
-    // the number needs more than 64 bits (RapidJSON reads it as a double).
-    std::optional<bool> integer(std::string_view text, bool minus) {
-        const char* first = text.data();
-        const char* last = first + text.size();
-        if (minus) {
-            std::int64_t v = 0;
-            const auto [end, ec] = std::from_chars(first, last, v);
-            if (ec != std::errc() || end != last) return std::nullopt;
-            return v >= INT32_MIN ? this->inner_.Int(static_cast<int>(v)) : this->inner_.Int64(v);
-        }
-        std::uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(first, last, v);
-        if (ec != std::errc() || end != last) return std::nullopt;
-        return v <= UINT32_MAX ? this->inner_.Uint(static_cast<unsigned>(v))
-                               : this->inner_.Uint64(v);
+    static bool number_byte(char c) {
+        return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
     }
 
     // The power of ten of the first non-zero digit of a number that has one (a number out of a
     // double's range does): above zero it overflowed, below it underflowed.
     static long power_of_ten(std::string_view text) {
-        const auto e = std::min(text.find_first_of("eE"), text.size());
+        const auto e = static_cast<std::size_t>(
+            std::find_if(text.begin(), text.end(), [](char c) { return c == 'e' || c == 'E'; }) -
+            text.begin());
         const std::string_view mantissa = text.substr(0, e);
         const auto first = mantissa.find_first_of("123456789");
         const auto point = std::min(mantissa.find('.'), mantissa.size());
@@ -196,6 +186,8 @@ class FullPrecisionNumbers : public Forward<Handler> {
     }
     static constexpr long kFar = 1'000'000'000;  // past any double's exponent, either way
 
+    std::string_view input_;
+    const rapidjson::MemoryStream& stream_;
     bool too_big_ = false;
 };
 
@@ -217,34 +209,39 @@ inline std::optional<Refusal> find_nul(std::string_view text) {
 }
 
 /// Runs the text through `handler` as SAX events: iterative, depth-bounded, NUL explained.
-/// Returns the refusal, or nullopt when the text was whole and valid.
-/// With kParseFullPrecisionFlag (and not kParseNumbersAsStringsFlag) the numbers are read as
-/// limits.137 says.
+/// Returns the refusal, or nullopt when the text was whole and valid. With
+/// kParseFullPrecisionFlag the doubles are read as limits.137 says.
 template <unsigned Flags = rapidjson::kParseDefaultFlags, typename Handler>
 std::optional<Refusal> sax(std::string_view text, Handler& handler,
                            unsigned max_depth = kMaxDepth) {
-    constexpr bool kFullPrecision = (Flags & rapidjson::kParseFullPrecisionFlag) != 0 &&
-                                    (Flags & rapidjson::kParseNumbersAsStringsFlag) == 0;
-    if constexpr (kFullPrecision) {
-        FullPrecisionNumbers<Handler> numbers(handler);
-        auto refusal = sax<Flags | rapidjson::kParseNumbersAsStringsFlag>(text, numbers, max_depth);
-        if (refusal && numbers.too_big())
-            refusal->reason = rapidjson::GetParseError_En(rapidjson::kParseErrorNumberTooBig);
-        return refusal;
-    } else {
-        if (auto nul = find_nul(text)) return nul;
-        rapidjson::MemoryStream ms(text.data(), text.size());
-        rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
-        rapidjson::Reader reader;
-        DepthGuard<Handler> guard(handler, max_depth);
-        const rapidjson::ParseResult result =
-            reader.Parse<Flags | rapidjson::kParseIterativeFlag>(in, guard);
+    if (auto nul = find_nul(text)) return nul;
+    rapidjson::MemoryStream ms(text.data(), text.size());
+    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(ms);
+    rapidjson::Reader reader;
+    auto refusal_of = [&](const rapidjson::ParseResult& result, bool deep,
+                          bool too_big) -> std::optional<Refusal> {
         if (!result.IsError()) return std::nullopt;
         Refusal refusal{"byte offset " + std::to_string(result.Offset()), {}, result.Offset()};
-        refusal.reason = guard.exceeded() ? depth_reason(max_depth)
-                                          : std::string(rapidjson::GetParseError_En(result.Code()));
-        if (guard.exceeded()) refusal.kind = Refusal::Kind::kDepth;
+        if (deep) {
+            refusal.reason = depth_reason(max_depth);
+            refusal.kind = Refusal::Kind::kDepth;
+        } else {
+            refusal.reason = rapidjson::GetParseError_En(
+                too_big ? rapidjson::kParseErrorNumberTooBig : result.Code());
+        }
         return refusal;
+    };
+    constexpr unsigned kIterative = Flags | rapidjson::kParseIterativeFlag;
+    if constexpr ((Flags & rapidjson::kParseFullPrecisionFlag) != 0) {
+        ExactDoubles<Handler> doubles(handler, text, ms);
+        DepthGuard<ExactDoubles<Handler>> guard(doubles, max_depth);
+        const auto result =
+            reader.Parse<kIterative & ~unsigned{rapidjson::kParseFullPrecisionFlag}>(in, guard);
+        return refusal_of(result, guard.exceeded(), doubles.too_big());
+    } else {
+        DepthGuard<Handler> guard(handler, max_depth);
+        const auto result = reader.Parse<kIterative>(in, guard);
+        return refusal_of(result, guard.exceeded(), false);
     }
 }
 
