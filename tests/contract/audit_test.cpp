@@ -74,6 +74,12 @@ TEST(Audit, BodyMustBeAJsonObjectUnderTheCap) {
     EXPECT_EQ(rule_of(audit(WireFamily::kUnknown, "{\"a\":", plan())), "wire.152");
     EXPECT_EQ(rule_of(audit(WireFamily::kUnknown, "[]", plan())), "wire.152");
     EXPECT_EQ(rule_of(audit(WireFamily::kUnknown, "{}", plan())), "none");
+    // wire.175: a raw NUL byte is never JSON, though RapidJSON takes it for the end of the text.
+    EXPECT_EQ(rule_of(audit(WireFamily::kUnknown, std::string("{}\0{\"a\":", 7), plan())),
+              "wire.152");
+    EXPECT_EQ(
+        rule_of(audit(WireFamily::kAnthropicMessages, std::string(kAnthropicBody) + '\0', plan())),
+        "wire.152");
     CallPlan small = plan();
     small.max_body_bytes = 10;
     EXPECT_EQ(rule_of(audit(WireFamily::kUnknown, kAnthropicBody, small)), "wire.153");

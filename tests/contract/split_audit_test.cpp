@@ -189,7 +189,7 @@ class Generator {
 /// One way of breaking a piece of a split request (the chunks' bytes, the joins, the head).
 void tamper(Generator& r, std::string& open, std::string& turns, std::string& close, std::vector<std::string>& chunks) {
     std::string& chunk = chunks.empty() ? turns : chunks[r.below(static_cast<std::uint32_t>(chunks.size()))];
-    switch (r.below(16)) {
+    switch (r.below(17)) {
         case 0: if (!chunk.empty()) chunk.erase(r.below(static_cast<std::uint32_t>(chunk.size())), 1); break;
         case 1: chunk.insert(r.below(static_cast<std::uint32_t>(chunk.size() + 1)), "]"); break;
         case 2: chunk += ","; break;
@@ -205,6 +205,9 @@ void tamper(Generator& r, std::string& open, std::string& turns, std::string& cl
         case 12: chunk += R"(,{"role":"assistant","content":"extra"})"; break;
         case 13: chunk.replace(0, chunk.find(',') == std::string::npos ? 0 : chunk.find(','), R"({"role":"user"})"); break;
         case 14: open.insert(open.size() - 1, " "); break;              // whitespace at a join is still JSON
+        case 15:
+            chunk += std::string("]\0,x", 4);
+            break;  // RapidJSON stops at a NUL (wire.175)
         default: close = "]" + std::string(" ") + close.substr(1); break;
     }
 }

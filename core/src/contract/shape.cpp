@@ -516,7 +516,9 @@ BytesRead shape_of_bytes(WireFamily family, std::string_view body, std::size_t r
     if (reader.parser.parse(bytes, body.size(), false).get(root) != simdjson::SUCCESS) {
         // simdjson is the stricter reader: it refuses integers beyond 64 bits and lone low
         // surrogates, which RapidJSON (and the providers' JSON readers) take. Such a body, or a
-        // broken one, is read again with RapidJSON's full validation, which decides.
+        // broken one, is read again with RapidJSON's full validation, which decides; but a raw
+        // NUL byte, which RapidJSON takes for the end of the text, is never JSON (wire.175).
+        if (std::memchr(body.data(), '\0', body.size()) != nullptr) return BytesRead::kNotJson;
         reader.fallback.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
         if (reader.fallback.HasParseError()) return BytesRead::kNotJson;
         if (!reader.fallback.IsObject()) return BytesRead::kNotObject;
@@ -548,7 +550,9 @@ BytesRead messages_of_bytes(WireFamily family, std::string_view list, Shape& out
     reader.padded.append(simdjson::SIMDJSON_PADDING, ' ');
     simdjson::dom::element root;
     if (reader.parser.parse(reader.padded.data(), size, false).get(root) != simdjson::SUCCESS) {
-        // As for a whole body: RapidJSON decides what simdjson refuses.
+        // As for a whole body: RapidJSON decides what simdjson refuses, and a raw NUL byte is
+        // never JSON (wire.175).
+        if (std::memchr(list.data(), '\0', list.size()) != nullptr) return BytesRead::kNotJson;
         reader.fallback.Parse<rapidjson::kParseValidateEncodingFlag>(reader.padded.data(), size);
         if (reader.fallback.HasParseError() || !reader.fallback.IsArray()) return BytesRead::kNotJson;
         if (reader.fallback.Empty()) return BytesRead::kNotObject;
