@@ -8,6 +8,7 @@
 //   header_crlf          a header value carrying CR/LF and a second header
 //   authority_path       the path "@127.0.0.1:9/v1/messages" (another host)
 //   not_json             a body that is not JSON (cut short)
+//   nul_tail             the whole body followed by a raw NUL byte and more bytes (wire.175)
 //   oversize             a text grown past Anthropic's published 32 MB (wire.115)
 //   splice               the body given in the option "body" (a rule book case of the family
 //                        named by the option "family"), carrying what the core decided for the
@@ -220,6 +221,23 @@ class TamperProvider final : public nucleo::plugin::Provider {
         rapidjson::Writer<rapidjson::StringBuffer> w(buf);
         http.Accept(w);
         std::string encoded_out(buf.GetString(), buf.GetSize());
+        if (mode_ == "nul_tail") {
+            // The body handed over as a string: all of it, then a NUL byte and the start of
+            // another object, which a reader stopping at the NUL never sees.
+            Document tail;
+            tail.Parse(encoded_out.c_str(), encoded_out.size());
+            rapidjson::StringBuffer body_buf;
+            rapidjson::Writer<rapidjson::StringBuffer> bw(body_buf);
+            tail["body"].Accept(bw);
+            const std::string body = std::string(body_buf.GetString(), body_buf.GetSize()) +
+                                     std::string("\0{\"model\":\"other\"", 17);
+            tail["body"].SetString(body.c_str(), static_cast<rapidjson::SizeType>(body.size()),
+                                   tail.GetAllocator());
+            rapidjson::StringBuffer again;
+            rapidjson::Writer<rapidjson::StringBuffer> aw(again);
+            tail.Accept(aw);
+            encoded_out.assign(again.GetString(), again.GetSize());
+        }
         if (mode_ == "not_json") {
             // The body handed over as a string, cut in half: its JSON never closes.
             Document cut;
