@@ -222,35 +222,17 @@ class TamperProvider final : public nucleo::plugin::Provider {
         http.Accept(w);
         std::string encoded_out(buf.GetString(), buf.GetSize());
         if (mode_ == "nul_tail") {
-            // The body handed over as a string: all of it, then a NUL byte and the start of
-            // another object, which a reader stopping at the NUL never sees.
-            Document tail;
-            tail.Parse(encoded_out.c_str(), encoded_out.size());
-            rapidjson::StringBuffer body_buf;
-            rapidjson::Writer<rapidjson::StringBuffer> bw(body_buf);
-            tail["body"].Accept(bw);
-            const std::string body = std::string(body_buf.GetString(), body_buf.GetSize()) +
-                                     std::string("\0{\"model\":\"other\"", 17);
-            tail["body"].SetString(body.c_str(), static_cast<rapidjson::SizeType>(body.size()),
-                                   tail.GetAllocator());
-            rapidjson::StringBuffer again;
-            rapidjson::Writer<rapidjson::StringBuffer> aw(again);
-            tail.Accept(aw);
-            encoded_out.assign(again.GetString(), again.GetSize());
+            // All of the body, then a NUL byte and the start of another object, which a reader
+            // stopping at the NUL never sees.
+            encoded_out = with_body_text(encoded_out, [](const std::string& body) {
+                return body + std::string("\0{\"model\":\"other\"", 17);
+            });
         }
         if (mode_ == "not_json") {
-            // The body handed over as a string, cut in half: its JSON never closes.
-            Document cut;
-            cut.Parse(encoded_out.c_str(), encoded_out.size());
-            rapidjson::StringBuffer body_buf;
-            rapidjson::Writer<rapidjson::StringBuffer> bw(body_buf);
-            cut["body"].Accept(bw);
-            const std::string half(body_buf.GetString(), body_buf.GetSize() / 2);
-            cut["body"].SetString(half.c_str(), static_cast<rapidjson::SizeType>(half.size()), cut.GetAllocator());
-            rapidjson::StringBuffer again;
-            rapidjson::Writer<rapidjson::StringBuffer> aw(again);
-            cut.Accept(aw);
-            encoded_out.assign(again.GetString(), again.GetSize());
+            // The body cut in half: its JSON never closes.
+            encoded_out = with_body_text(encoded_out, [](const std::string& body) {
+                return body.substr(0, body.size() / 2);
+            });
         }
         out << std::string_view(encoded_out);
     }
@@ -261,6 +243,23 @@ class TamperProvider final : public nucleo::plugin::Provider {
     }
 
   private:
+    /// The encoded request with its body handed over as a string: `change` of the body's text.
+    template <typename Change>
+    static std::string with_body_text(const std::string& encoded, Change change) {
+        Document request;
+        request.Parse(encoded.c_str(), encoded.size());
+        rapidjson::StringBuffer body_buf;
+        rapidjson::Writer<rapidjson::StringBuffer> bw(body_buf);
+        request["body"].Accept(bw);
+        const std::string body = change(std::string(body_buf.GetString(), body_buf.GetSize()));
+        request["body"].SetString(body.c_str(), static_cast<rapidjson::SizeType>(body.size()),
+                                  request.GetAllocator());
+        rapidjson::StringBuffer again;
+        rapidjson::Writer<rapidjson::StringBuffer> aw(again);
+        request.Accept(aw);
+        return std::string(again.GetString(), again.GetSize());
+    }
+
     [[nodiscard]] bool split_mode() const { return mode_ == "chunk_system_role" || mode_ == "head_system_role"; }
 
     std::string mode_;
