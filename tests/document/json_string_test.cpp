@@ -49,6 +49,8 @@ template <typename Writer>
 using Compact = rapidjson::Writer<Writer>;
 template <typename Writer>
 using Pretty = rapidjson::PrettyWriter<Writer>;
+template <typename Writer>
+using Escaping = json_escape::Writer<Writer>;
 
 /// A string drawn to stress the run finder: long plain runs, escapes at every offset of an
 /// 8-byte word, every byte value (UTF-8 and invalid bytes are written as they are).
@@ -93,10 +95,44 @@ TEST(JsonString, GeneratedStringsAreWrittenAsRapidJsonWritesThem) {
         ASSERT_EQ(write_all<Compact>(values, our_string<Compact<rapidjson::StringBuffer>>),
                   write_all<Compact>(values, rapidjson_string<Compact<rapidjson::StringBuffer>>))
             << "seed " << seed;
+        // The Writer whose String and Key are the escaper's, keys included.
+        ASSERT_EQ(write_all<Escaping>(values, rapidjson_string<Escaping<rapidjson::StringBuffer>>),
+                  write_all<Compact>(values, rapidjson_string<Compact<rapidjson::StringBuffer>>))
+            << "seed " << seed;
         ASSERT_EQ(write_all<Pretty>(values, our_string<Pretty<rapidjson::StringBuffer>>),
                   write_all<Pretty>(values, rapidjson_string<Pretty<rapidjson::StringBuffer>>))
             << "seed " << seed;
     }
+}
+
+TEST(JsonString, TheEscapingWriterWritesEveryByteAsRapidJson) {
+    std::vector<std::string> values;
+    for (int c = 0; c < 256; ++c) values.emplace_back(1, static_cast<char>(c));
+    // An escape at every offset of a 16-byte and an 8-byte block, and none in a long run.
+    for (std::size_t at = 0; at < 40; ++at) {
+        std::string s(40, 'a');
+        s[at] = at % 3 == 0 ? '"' : at % 3 == 1 ? '\\' : '\x1f';
+        values.push_back(s);
+    }
+    values.emplace_back(1000, '\x7f');
+    EXPECT_EQ(write_all<Escaping>(values, rapidjson_string<Escaping<rapidjson::StringBuffer>>),
+              write_all<Compact>(values, rapidjson_string<Compact<rapidjson::StringBuffer>>));
+}
+
+TEST(JsonString, TheEscapingWriterCopiesADocumentAsRapidJson) {
+    // Accept reaches String and Key with the value's own length, NUL bytes included.
+    rapidjson::Document doc;
+    doc.Parse(R"({"a\u0000b": ["x\"y", {"\t": "\u0001\u00ff"}, 1.5, -2, null, true]})");
+    ASSERT_FALSE(doc.HasParseError());
+    rapidjson::StringBuffer theirs;
+    rapidjson::Writer<rapidjson::StringBuffer> t(theirs);
+    doc.Accept(t);
+    rapidjson::StringBuffer ours;
+    json_escape::StringWriter o(ours);
+    doc.Accept(o);
+    EXPECT_EQ(std::string(ours.GetString(), ours.GetSize()),
+              std::string(theirs.GetString(), theirs.GetSize()));
+    EXPECT_TRUE(o.IsComplete());
 }
 
 TEST(JsonString, ALoneStringIsAWholeText) {

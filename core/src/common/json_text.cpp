@@ -3,6 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/json_escape/json_escape.hpp"
+
 namespace nucleo::internal {
 
 const char* json_type_word(const rapidjson::Value& value) noexcept {
@@ -20,7 +22,7 @@ const char* json_type_word(const rapidjson::Value& value) noexcept {
 
 std::string json_compact(const rapidjson::Value& value) {
     rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    json_escape::StringWriter writer(buffer);
     value.Accept(writer);
     return {buffer.GetString(), buffer.GetSize()};
 }

@@ -102,7 +102,7 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
                             bool thinking, std::int64_t thinking_budget, bool stream,
                             const ProviderConfig& config, const PreparedConversation& prepared,
                             const internal::PreparedSlice* slice = nullptr) {
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    json_escape::StringWriter w(buf);
     w.StartObject();
     w.Key("schema_version");
     w.Int(1);

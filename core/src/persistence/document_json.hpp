@@ -17,11 +17,15 @@
 #include <string_view>
 #include <variant>
 
+#include "common/json_escape/json_escape.hpp"
 #include "common/json_guard/json_guard.hpp"
 #include "nucleo/content.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo::internal {
+
+/// conversation.104: the core's JSON strings are written by the shared escaper.
+using json_escape::write_string;
 
 /// A position inside a JSON document ("messages[3].blocks[1].type"), built as a chain of stack
 /// frames so the happy path never formats a string: only an error renders it.
@@ -56,6 +60,22 @@ void write_json_text(Writer& writer, std::string_view json, const JsonPath& path
     if (refusal) refuse(path, "not valid JSON at " + refusal->text());
 }
 
+/// conversation.105: write_json_text through the escaping Writer: a text already in the form the
+/// events would write (json_escape::is_canonical; what the core itself writes, so nearly every
+/// tool input and schema) is copied as it is, anything else goes through the events. The bytes
+/// are the same either way.
+template <typename OutputStream>
+void write_json_text(json_escape::Writer<OutputStream>& writer, std::string_view json,
+                     const JsonPath& path) {
+    if (json_escape::is_canonical(json, json_guard::kDocumentMaxDepth)) {
+        writer.RawJson(json, json_escape::value_type(json));
+        return;
+    }
+    auto refusal = json_guard::sax<rapidjson::kParseFullPrecisionFlag>(
+        json, writer, json_guard::kDocumentMaxDepth);
+    if (refusal) refuse(path, "not valid JSON at " + refusal->text());
+}
+
 /// Runs `write(writer)` on a compact Writer, or on a PrettyWriter indented by two spaces, and
 /// returns the text. `write` is a generic callable (it is instantiated for both writers).
 template <typename Fn>
@@ -66,83 +86,10 @@ std::string write_json(bool pretty, Fn&& write) {
         writer.SetIndent(' ', 2);
         write(writer);
     } else {
-        rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+        json_escape::StringWriter writer(buffer);
         write(writer);
     }
     return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-namespace string_detail {
-
-/// RapidJSON's Writer escapes (writer.h, `escape`): 'u' for \u00XX, another letter for its
-/// two-character escape, '"' and '\\' for themselves, 0 for a byte written as it is.
-inline constexpr std::array<char, 256> kEscape = [] {
-    std::array<char, 256> table{};
-    for (int c = 0; c < 0x20; ++c) table[static_cast<std::size_t>(c)] = 'u';
-    table['\b'] = 'b';
-    table['\t'] = 't';
-    table['\n'] = 'n';
-    table['\f'] = 'f';
-    table['\r'] = 'r';
-    table['"'] = '"';
-    table['\\'] = '\\';
-    return table;
-}();
-
-/// Whether one of the 8 bytes of `word` needs an escape: a byte below 0x20, '"' or '\\'. Exact
-/// (the classic has-less-than and has-zero-byte tests, which never miss and, for the question
-/// "is there one", never err).
-inline bool word_needs_escape(std::uint64_t word) {
-    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
-    auto has_zero = [](std::uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
-    const bool below_space = ((word - kOnes * 0x20) & ~word & kHigh) != 0;
-    return below_space || has_zero(word ^ (kOnes * '"')) || has_zero(word ^ (kOnes * '\\'));
-}
-
-/// The output stream of a RapidJSON Writer or PrettyWriter, its protected `os_`, named through a
-/// pointer to member formed in a derived class (the language's way to reach a protected member).
-template <typename Writer>
-struct WriterOutput : Writer {
-    static auto& of(Writer& writer) { return *(writer.*(&WriterOutput::os_)); }
-};
-
-}  // namespace string_detail
-
-/// conversation.104: writes `s` as a JSON string, byte for byte what RapidJSON's
-/// `Writer::String` writes (`\"` `\\` `\b` `\f` `\n` `\r` `\t`, `\u00XX` in upper-case hex
-/// for the other bytes below 0x20, every other byte as it is), but each run of bytes that needs no
-/// escape is found eight bytes at a time and copied in one piece, where RapidJSON's Writer
-/// without SSE2 looks up and copies each byte alone. The prefix (the comma, the colon, a
-/// PrettyWriter's indent) is the Writer's own, written by RawValue with the opening quote.
-template <typename Writer>
-void write_string(Writer& writer, std::string_view s) {
-    writer.RawValue("\"", 1, rapidjson::kStringType);
-    auto& out = string_detail::WriterOutput<Writer>::of(writer);
-    const char* p = s.data();
-    const char* const end = p + s.size();
-    while (true) {
-        const char* run = p;
-        for (std::uint64_t word = 0; end - p >= 8; p += 8) {
-            std::memcpy(&word, p, sizeof word);
-            if (string_detail::word_needs_escape(word)) break;
-        }
-        while (p != end && string_detail::kEscape[static_cast<unsigned char>(*p)] == 0) ++p;
-        if (p != run) std::memcpy(out.Push(static_cast<std::size_t>(p - run)), run, p - run);
-        if (p == end) break;
-        const auto c = static_cast<unsigned char>(*p++);
-        const char escape = string_detail::kEscape[c];
-        out.Put('\\');
-        out.Put(escape);
-        if (escape == 'u') {
-            constexpr char kHex[] = "0123456789ABCDEF";
-            out.Put('0');
-            out.Put('0');
-            out.Put(kHex[c >> 4]);
-            out.Put(kHex[c & 0xF]);
-        }
-    }
-    out.Put('"');
 }
 
 /// Writes the fields of a tool definition — name, description, schema — inside an open object:

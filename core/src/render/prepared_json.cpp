@@ -110,13 +110,12 @@ std::string prepared_to_json(const PreparedConversation& prepared, bool pretty) 
     return write_json(pretty, [&](auto& writer) { write_prepared(writer, prepared); });
 }
 
-void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
-                         const PreparedConversation& prepared) {
+void write_prepared_json(json_escape::StringWriter& writer, const PreparedConversation& prepared) {
     write_prepared(writer, prepared);
 }
 
-void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
-                         const PreparedConversation& prepared, const PreparedSlice& slice) {
+void write_prepared_json(json_escape::StringWriter& writer, const PreparedConversation& prepared,
+                         const PreparedSlice& slice) {
     write_prepared(writer, prepared, slice);
 }
 

@@ -10,6 +10,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/json_escape/json_escape.hpp"
 #include "nucleo/prepared.hpp"
 
 namespace nucleo::internal {
@@ -30,8 +31,7 @@ std::string prepared_to_json(const PreparedConversation& prepared, bool pretty =
 
 /// The same document written into `writer` as one value, so a caller that embeds it (the
 /// provider request) writes the prepared conversation once, into the text the plugin reads.
-void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
-                         const PreparedConversation& prepared);
+void write_prepared_json(json_escape::StringWriter& writer, const PreparedConversation& prepared);
 
 /// A part of the prepared conversation for a split request (abi.108): the turns [first, end),
 /// the plan's anchors among them renumbered from `first`, and, with `with_head`, the system
@@ -45,7 +45,7 @@ struct PreparedSlice {
 };
 
 /// The document of `slice` (see PreparedSlice), in the same shape and order.
-void write_prepared_json(rapidjson::Writer<rapidjson::StringBuffer>& writer,
-                         const PreparedConversation& prepared, const PreparedSlice& slice);
+void write_prepared_json(json_escape::StringWriter& writer, const PreparedConversation& prepared,
+                         const PreparedSlice& slice);
 
 }  // namespace nucleo::internal

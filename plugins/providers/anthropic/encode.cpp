@@ -61,7 +61,7 @@ namespace {
 
 using nucleo::plugin::Failure;
 using rapidjson::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = providers::JsonWriter;
 
 constexpr std::size_t kMaxBreakpoints = 4;  // caching.2
 constexpr std::int64_t kMinThinkingBudget = 1024;
@@ -324,7 +324,7 @@ class Encoder {
                 const Value* json = find(b, "json");
                 if (json == nullptr) refuse(where.str() + " lacks \"json\"");
                 rapidjson::StringBuffer buf;
-                rapidjson::Writer<rapidjson::StringBuffer> inner(buf);
+                providers::JsonWriter inner(buf);
                 json->Accept(inner);
                 text(Value(rapidjson::StringRef(buf.GetString(), buf.GetSize())), cache);
                 return;

@@ -82,11 +82,11 @@ using nucleo::plugin::Failure;
 using rapidjson::SizeType;
 using rapidjson::Value;
 
-/// RapidJSON's Writer plus one verb: a string value copied as the request spelled it, escapes
-/// included (RawValue would copy it byte by byte through the transcoder).
-class Writer : public rapidjson::Writer<rapidjson::StringBuffer> {
+/// The plugins' Writer (conversation.104) plus two verbs: a string value copied as the request
+/// spelled it, escapes included (RawValue would copy it byte by byte through the transcoder).
+class Writer : public providers::JsonWriter {
   public:
-    using rapidjson::Writer<rapidjson::StringBuffer>::Writer;
+    using providers::JsonWriter::JsonWriter;
     /// `quoted` is a whole JSON string token, quotes included, valid as JSON already.
     void QuotedString(const char* quoted, std::size_t size) {
         Prefix(rapidjson::kStringType);

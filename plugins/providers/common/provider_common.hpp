@@ -19,13 +19,15 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "json_escape.hpp"
 #include "json_guard.hpp"
 #include "nucleo/plugin.hpp"
 
 namespace nucleo::providers {
 
 using Value = rapidjson::Value;
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+/// conversation.104: RapidJSON's Writer with the shared escaper's strings and keys.
+using JsonWriter = json_escape::StringWriter;
 
 // ---- per-call scratch (limits.134) ------------------------------------------------------------
 

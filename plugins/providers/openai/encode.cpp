@@ -16,7 +16,7 @@ namespace nucleo::openai {
 namespace {
 
 using rapidjson::SizeType;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = providers::JsonWriter;
 
 constexpr std::string_view kDefaultPath = "/chat/completions";
 
@@ -58,7 +58,7 @@ class Encoder {
         const std::string_view model = head.wire_model;
         const bool stream = head.stream;
 
-        rapidjson::Writer<rapidjson::StringBuffer> hw(head_out);
+        providers::JsonWriter hw(head_out);
         hw.StartObject();
         hw.Key("schema_version");
         hw.Int(1);
@@ -516,7 +516,7 @@ class Encoder {
         const Value* json = member(block, "json");
         if (json == nullptr) refuse(where() + ".json: a JSON value is required");
         json_text_.Clear();
-        rapidjson::Writer<rapidjson::StringBuffer> jw(json_text_);
+        providers::JsonWriter jw(json_text_);
         json->Accept(jw);
         return std::string_view(json_text_.GetString(), json_text_.GetSize());
     }
@@ -616,7 +616,7 @@ class Encoder {
             w_.String("{}");
         } else {
             json_text_.Clear();
-            rapidjson::Writer<rapidjson::StringBuffer> jw(json_text_);
+            providers::JsonWriter jw(json_text_);
             input->Accept(jw);
             w_.String(json_text_.GetString(), static_cast<SizeType>(json_text_.GetSize()));
         }

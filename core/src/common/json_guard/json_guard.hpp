@@ -260,6 +260,48 @@ inline void append_path(std::string& out, const std::vector<std::string_view>& k
     }
 }
 
+/// Whether two keys are equal, the cheap tests first: most keys of one object differ in length or
+/// in their first byte.
+inline bool same_key(const char* a, std::size_t a_size, const char* b, std::size_t b_size) {
+    return a_size == b_size && (a_size == 0 || (a[0] == b[0] && std::memcmp(a, b, a_size) == 0));
+}
+
+/// limits.121: whether any object under `value` has the same key twice. Builds no path: a
+/// document without a duplicate, the common case, is walked once and nothing is allocated for
+/// objects of up to 8 members.
+template <typename Value>
+bool any_duplicate(const Value& value) {
+    if (value.IsObject()) {
+        const auto begin = value.MemberBegin();
+        const auto end = value.MemberEnd();
+        if (value.MemberCount() <= 8) {
+            for (auto a = begin; a != end; ++a) {
+                for (auto b = a + 1; b != end; ++b) {
+                    if (same_key(a->name.GetString(), a->name.GetStringLength(),
+                                 b->name.GetString(), b->name.GetStringLength())) {
+                        return true;
+                    }
+                }
+            }
+        } else {
+            std::vector<std::string_view> sorted;
+            sorted.reserve(value.MemberCount());
+            for (auto m = begin; m != end; ++m)
+                sorted.emplace_back(m->name.GetString(), m->name.GetStringLength());
+            std::sort(sorted.begin(), sorted.end());
+            if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return true;
+        }
+        for (auto m = begin; m != end; ++m) {
+            if (any_duplicate(m->value)) return true;
+        }
+    } else if (value.IsArray()) {
+        for (const auto& element : value.GetArray()) {
+            if (any_duplicate(element)) return true;
+        }
+    }
+    return false;
+}
+
 /// limits.121: the first duplicate key of any object under `value`, as its path. Depth is
 /// already bounded by the parse, so this recursion is too.
 template <typename Value>
@@ -318,6 +360,7 @@ bool find_duplicate(const Value& value, std::vector<std::string_view>& keys,
 /// ("messages[2].id"; a top-level key is its bare name).
 template <typename Value>
 std::optional<Refusal> find_duplicate_key(const Value& value) {
+    if (!detail::any_duplicate(value)) return std::nullopt;
     std::vector<std::string_view> keys;
     std::vector<std::size_t> indexes;
     if (!detail::find_duplicate(value, keys, indexes)) return std::nullopt;
