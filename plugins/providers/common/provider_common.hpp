@@ -86,8 +86,10 @@ inline std::string_view view(const Value& v) {
 inline const Value* member(const Value& object, std::string_view key) {
     if (!object.IsObject()) return nullptr;
     for (const auto& m : object.GetObject()) {
+        // Length, then the last byte ("type" and "text"), before the whole key.
         if (m.name.GetStringLength() == key.size() &&
-            std::memcmp(m.name.GetString(), key.data(), key.size()) == 0) {
+            (key.empty() || (m.name.GetString()[key.size() - 1] == key.back() &&
+                             std::memcmp(m.name.GetString(), key.data(), key.size()) == 0))) {
             return &m.value;
         }
     }

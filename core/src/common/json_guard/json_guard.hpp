@@ -260,10 +260,11 @@ inline void append_path(std::string& out, const std::vector<std::string_view>& k
     }
 }
 
-/// Whether two keys are equal, the cheap tests first: most keys of one object differ in length or
-/// in their first byte.
+/// Whether two keys are equal, the cheap tests first: most keys of one object differ in length, in
+/// their first byte or in their last ("type" and "text").
 inline bool same_key(const char* a, std::size_t a_size, const char* b, std::size_t b_size) {
-    return a_size == b_size && (a_size == 0 || (a[0] == b[0] && std::memcmp(a, b, a_size) == 0));
+    return a_size == b_size && (a_size == 0 || (a[0] == b[0] && a[a_size - 1] == b[a_size - 1] &&
+                                                std::memcmp(a, b, a_size) == 0));
 }
 
 /// limits.121: whether any object under `value` has the same key twice. Builds no path: a
