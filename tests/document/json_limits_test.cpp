@@ -109,6 +109,64 @@ TEST(JsonGuard, SyntaxErrorsKeepRapidJsonsWords) {
     EXPECT_EQ(refusal->text(), "byte offset 5: Invalid value.");
 }
 
+/// A JSON value of objects and arrays whose keys come from a small set, so that some objects
+/// repeat a key and most do not; objects of up to 12 members (the pairwise and the sorted check).
+void random_value(std::mt19937& rng, int depth, std::string& out) {
+    const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+    const int kind = depth > 6 ? 2 : pick(3);
+    if (kind == 0) {
+        out += '{';
+        const int members = pick(13);
+        for (int i = 0; i < members; ++i) {
+            if (i > 0) out += ',';
+            out += "\"k" + std::to_string(pick(24)) + "\":";
+            random_value(rng, depth + 1, out);
+        }
+        out += '}';
+    } else if (kind == 1) {
+        out += '[';
+        const int elements = pick(5);
+        for (int i = 0; i < elements; ++i) {
+            if (i > 0) out += ',';
+            random_value(rng, depth + 1, out);
+        }
+        out += ']';
+    } else {
+        out += pick(2) == 0 ? "\"s\"" : "1";
+    }
+}
+
+TEST(JsonGuard, TheKeyWatchSeesADuplicateExactlyWhenTheDocumentHasOne) {
+    // limits.121: the in-place parse notes a repeated key while parsing (KeyWatch) and walks the
+    // document for its path only then; on 2,000 generated values its verdict is the walk's.
+    int with = 0;
+    for (unsigned seed = 1; seed <= 2000; ++seed) {
+        std::mt19937 rng(seed);
+        std::string text;
+        random_value(rng, 0, text);
+        std::string buffer = text;
+        rapidjson::Document doc;
+        rapidjson::InsituStringStream in(buffer.data());
+        rapidjson::Reader reader;
+        bool parsed = false;
+        bool seen = false;
+        auto generate = [&](rapidjson::Document& target) {
+            json_guard::KeyWatch<rapidjson::Document> watch(target);
+            parsed = !reader.Parse<rapidjson::kParseInsituFlag>(in, watch).IsError();
+            seen = watch.duplicate_seen();
+            return parsed;
+        };
+        doc.Populate(generate);
+        ASSERT_TRUE(parsed) << text;
+        const bool walked =
+            json_guard::find_duplicate_key(static_cast<const rapidjson::Value&>(doc)).has_value();
+        ASSERT_EQ(seen, walked) << "seed " << seed << ": " << text;
+        with += walked ? 1 : 0;
+    }
+    EXPECT_GT(with, 200);  // both verdicts were drawn often
+    EXPECT_LT(with, 1800);
+}
+
 /// The number `text` read by the guarded full-precision reader, as the only element of an array.
 rapidjson::Document guarded_number(const std::string& text) {
     rapidjson::Document doc;

@@ -32,20 +32,24 @@ void refuse(std::string_view plugin, const std::string& what) {
 namespace {
 
 /// limits.132: json_guard::parse for a text parsed in place (kParseInsituFlag): `text` holds
-/// `length` bytes of JSON followed by NULs; strings of `doc` point into it. Iterative, at most
-/// `max_depth` levels, no duplicate key, no raw NUL among the `length` bytes; on a refusal `doc`
-/// is left null.
+/// `length` bytes of JSON followed by NULs; strings of `doc` point into it. At most `max_depth`
+/// levels, checked while parsing; no duplicate key (noted while parsing, named by the walk only
+/// when there is one); no raw NUL among the `length` bytes. On a refusal `doc` is left null.
 std::optional<json_guard::Refusal> parse_insitu_guarded(rapidjson::Document& doc, char* text,
                                                         std::size_t length, unsigned max_depth) {
     doc.SetNull();
     if (auto nul = json_guard::find_nul(std::string_view(text, length))) return nul;
     std::optional<json_guard::Refusal> refusal;
+    bool duplicate_seen = false;
     auto generate = [&](rapidjson::Document& target) {
         rapidjson::InsituStringStream in(text);
         rapidjson::Reader reader;
-        json_guard::DepthGuard<rapidjson::Document> guard(target, max_depth);
-        const rapidjson::ParseResult result =
-            reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag>(in, guard);
+        json_guard::KeyWatch<rapidjson::Document> watch(target);
+        json_guard::DepthGuard<json_guard::KeyWatch<rapidjson::Document>> guard(watch, max_depth);
+        // Recursive descent: the guard stops the parse at the first value past `max_depth`, so
+        // the recursion is as deep as the DOM walks that follow it (limits.132).
+        const rapidjson::ParseResult result = reader.Parse<rapidjson::kParseInsituFlag>(in, guard);
+        duplicate_seen = watch.duplicate_seen();
         if (!result.IsError()) return true;
         refusal = json_guard::Refusal{"byte offset " + std::to_string(result.Offset()), {},
                                       result.Offset()};
@@ -55,7 +59,8 @@ std::optional<json_guard::Refusal> parse_insitu_guarded(rapidjson::Document& doc
         return false;
     };
     doc.Populate(generate);
-    if (!refusal) refusal = json_guard::find_duplicate_key(static_cast<const rapidjson::Value&>(doc));
+    if (!refusal && duplicate_seen)
+        refusal = json_guard::find_duplicate_key(static_cast<const rapidjson::Value&>(doc));
     if (refusal) doc.SetNull();
     return refusal;
 }

@@ -4,6 +4,8 @@
 // reads the prepared request under the same guard (limits.132).
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+
 #include <map>
 #include <string>
 #include <utility>
@@ -144,6 +146,76 @@ TEST_P(DialectLimits, APreparedRequestWithADuplicateKeyOrARawNulIsRefusedByEncod
     EXPECT_NE(encode_refusal(GetParam(), std::string("{\"a\":\"x") + '\0' + "\"}")
                   .find("the provider request is not JSON: a raw NUL byte"),
               std::string::npos);
+}
+
+TEST_P(DialectLimits, ADuplicateKeyDeepInThePreparedRequestIsRefusedWithItsPath) {
+    // limits.132: noted while parsing and named by its path, in a small object and in one of
+    // many keys, after sibling objects that repeat each other's keys (which is no duplicate).
+    const std::string head = R"({"schema_version":1,"messages":[{"id":"m1","role":"user"},)";
+    EXPECT_NE(encode_refusal(GetParam(), head + R"({"id":"m2","role":"user","role":"user"}]})")
+                  .find("the provider request is not JSON: duplicate key \"role\" (a key may "
+                        "appear once in an "
+                        "object) at messages[1].role"),
+              std::string::npos);
+    std::string many = head + R"({"k0":0)";
+    for (int i = 1; i < 20; ++i) many += ",\"k" + std::to_string(i) + "\":0";
+    many += R"(,"k13":1}]})";
+    EXPECT_NE(encode_refusal(GetParam(), many)
+                  .find("the provider request is not JSON: duplicate key \"k13\" (a key may appear "
+                        "once in an "
+                        "object) at messages[1].k13"),
+              std::string::npos);
+}
+
+/// The refusal of `encode` of `prepared` on a thread of `stack_bytes` of stack.
+std::string encode_refusal_on_small_stack(const std::string& dialect, const std::string& prepared,
+                                          std::size_t stack_bytes) {
+    struct Call {
+        const std::string* dialect;
+        const std::string* prepared;
+        std::string message;
+    } call{&dialect, &prepared, {}};
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, stack_bytes);
+    pthread_t thread;
+    const int started = pthread_create(
+        &thread, &attributes,
+        [](void* arg) -> void* {
+            auto* c = static_cast<Call*>(arg);
+            try {
+                (void)provider(*c->dialect).encode(*c->prepared);
+                c->message = "(encoded)";
+            } catch (const Error& e) {
+                c->message = e.what();
+            }
+            return nullptr;
+        },
+        &call);
+    pthread_attr_destroy(&attributes);
+    EXPECT_EQ(started, 0);
+    if (started == 0) pthread_join(thread, nullptr);
+    return call.message;
+}
+
+TEST_P(DialectLimits, APreparedRequestAtTheDepthLimitIsReadOnASmallStack) {
+    // limits.132: the plugin's parse descends recursively, bounded by the depth guard, so a request
+    // 640 levels deep (the most it reads) fits a thread of 256 KiB of stack (2 MiB under
+    // AddressSanitizer, whose frames are larger), and one past it is refused there at the 641st.
+    (void)provider(GetParam());  // loaded on this thread
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr std::size_t kStack = std::size_t{2} << 20;
+#else
+    constexpr std::size_t kStack = std::size_t{256} << 10;
+#endif
+    const std::string at_limit =
+        encode_refusal_on_small_stack(GetParam(), nested_object(640), kStack);
+    EXPECT_EQ(at_limit.find("nesting deeper"), std::string::npos) << at_limit;
+    EXPECT_FALSE(at_limit.empty());
+    const std::string past = encode_refusal_on_small_stack(GetParam(), nested_object(641), kStack);
+    EXPECT_NE(past.find("the provider request is not JSON: nesting deeper than 640 levels"),
+              std::string::npos)
+        << past;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DialectLimits, ::testing::Values("anthropic", "openai", "bedrock"));

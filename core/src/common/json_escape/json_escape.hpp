@@ -165,7 +165,8 @@ void write_string(Writer& writer, std::string_view s) {
 
 /// conversation.104: RapidJSON's compact Writer whose strings and keys (`String`, `Key`, and so
 /// every `Accept` and SAX copy through it) are written by put_escaped: the same bytes, found a
-/// block at a time. Everything else is RapidJSON's. Use it by its own type: a call through a
+/// block at a time, after the comma or colon RapidJSON's Prefix would write (decided inline, see
+/// separator). Everything else is RapidJSON's. Use it by its own type: a call through a
 /// reference to the base class reaches RapidJSON's slower `String`.
 template <typename OutputStream>
 class Writer : public rapidjson::Writer<OutputStream> {
@@ -179,21 +180,25 @@ class Writer : public rapidjson::Writer<OutputStream> {
 
     bool String(const char* s, rapidjson::SizeType length, bool copy = false) {
         (void)copy;
-        this->Prefix(rapidjson::kStringType);
+        const char separator = this->separator();
         OutputStream& out = *this->os_;
         if constexpr (requires {
                           out.Push(std::size_t{});
                           out.Pop(std::size_t{});
                       }) {
             if (length <= kShort) {
-                // A key or a short value: room for the worst case taken at once, each byte
-                // written through one pointer, the room not used given back.
-                char* const begin = out.Push(std::size_t{length} * 6 + 2);
-                char* const end = detail::put_short_quoted(begin, s, length);
-                out.Pop(static_cast<std::size_t>(begin + std::size_t{length} * 6 + 2 - end));
+                // A key or a short value: room for the worst case and its separator taken at
+                // once, each byte written through one pointer, the room not used given back.
+                const std::size_t room = std::size_t{length} * 6 + 3;
+                char* const begin = out.Push(room);
+                char* at = begin;
+                if (separator != 0) *at++ = separator;
+                char* const end = detail::put_short_quoted(at, s, length);
+                out.Pop(static_cast<std::size_t>(begin + room - end));
                 return this->EndValue(true);
             }
         }
+        if (separator != 0) out.Put(separator);
         out.Put('"');
         put_escaped(out, std::string_view(s, length));
         out.Put('"');
@@ -223,6 +228,22 @@ class Writer : public rapidjson::Writer<OutputStream> {
     bool Key(const char* s) { return String(s); }
     bool Key(const std::string& s) { return String(s); }
     bool Key(std::string_view s) { return String(s); }
+
+  private:
+    /// RapidJSON's Prefix for a string, inline: counts the value in its container and gives the
+    /// byte that goes before it (',' or ':'), or 0 for the first value of a container or the root,
+    /// so that a short string writes it into the span it reserves anyway.
+    char separator() {
+        if (RAPIDJSON_LIKELY(this->level_stack_.GetSize() != 0)) {
+            auto* level = this->level_stack_.template Top<typename Base::Level>();
+            const std::size_t count = level->valueCount++;
+            if (count == 0) return 0;
+            return level->inArray || count % 2 == 0 ? ',' : ':';
+        }
+        RAPIDJSON_ASSERT(!this->hasRoot_);  // one root only, as Prefix asserts
+        this->hasRoot_ = true;
+        return 0;
+    }
 };
 
 namespace detail {

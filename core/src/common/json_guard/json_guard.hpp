@@ -112,6 +112,65 @@ class DepthGuard : public Forward<Handler> {
     bool exceeded_ = false;
 };
 
+namespace detail {
+
+/// Whether two keys are equal, the cheap tests first: most keys of one object differ in length, in
+/// their first byte or in their last ("type" and "text").
+inline bool same_key(const char* a, std::size_t a_size, const char* b, std::size_t b_size) {
+    return a_size == b_size && (a_size == 0 || (a[0] == b[0] && a[a_size - 1] == b[a_size - 1] &&
+                                                std::memcmp(a, b, a_size) == 0));
+}
+
+}  // namespace detail
+
+/// limits.121: a SAX handler that forwards every event to `Handler` and notes whether an object
+/// closed with the same key twice, while the keys are hot, so that a text without one (the common
+/// case) needs no second walk of its document. Only for a parse in place (kParseInsituFlag), where
+/// a key's bytes stay where the event pointed; it only detects: the refusal, with its path, is
+/// still find_duplicate_key's once the parse is done.
+template <typename Handler>
+class KeyWatch : public Forward<Handler> {
+  public:
+    explicit KeyWatch(Handler& inner) : Forward<Handler>(inner) {}
+
+    bool StartObject() {
+        opened_.push_back(keys_.size());
+        return this->inner_.StartObject();
+    }
+    bool Key(const typename Forward<Handler>::Ch* s, rapidjson::SizeType n, bool copy) {
+        keys_.emplace_back(s, n);
+        return this->inner_.Key(s, n, copy);
+    }
+    bool EndObject(rapidjson::SizeType n) {
+        const std::size_t first = opened_.back();
+        opened_.pop_back();
+        if (!duplicate_) duplicate_ = repeats(first);
+        keys_.resize(first);
+        return this->inner_.EndObject(n);
+    }
+
+    [[nodiscard]] bool duplicate_seen() const { return duplicate_; }
+
+  private:
+    [[nodiscard]] bool repeats(std::size_t first) const {
+        const auto begin = keys_.begin() + static_cast<std::ptrdiff_t>(first);
+        const auto end = keys_.end();
+        if (end - begin <= 8) {
+            for (auto a = begin; a != end; ++a)
+                for (auto b = a + 1; b != end; ++b)
+                    if (detail::same_key(a->data(), a->size(), b->data(), b->size())) return true;
+            return false;
+        }
+        std::vector<std::string_view> sorted(begin, end);
+        std::sort(sorted.begin(), sorted.end());
+        return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+    }
+
+    std::vector<std::string_view> keys_;  ///< the keys of the objects still open, outermost first
+    std::vector<std::size_t> opened_;     ///< where each open object's keys start in keys_
+    bool duplicate_ = false;
+};
+
 /// limits.137: the doubles of a full-precision parse, read without RapidJSON 1.1's own
 /// full-precision reader, which has undefined behaviour on valid JSON: a number whose digits are
 /// all zero, with an exponent outside its fast path's range (`0e40`), normalizes a zero significand
@@ -258,13 +317,6 @@ inline void append_path(std::string& out, const std::vector<std::string_view>& k
             out.append(keys[i].substr(0, 80));
         }
     }
-}
-
-/// Whether two keys are equal, the cheap tests first: most keys of one object differ in length, in
-/// their first byte or in their last ("type" and "text").
-inline bool same_key(const char* a, std::size_t a_size, const char* b, std::size_t b_size) {
-    return a_size == b_size && (a_size == 0 || (a[0] == b[0] && a[a_size - 1] == b[a_size - 1] &&
-                                                std::memcmp(a, b, a_size) == 0));
 }
 
 /// limits.121: whether any object under `value` has the same key twice. Builds no path: a
