@@ -121,6 +121,27 @@ inline bool same_key(const char* a, std::size_t a_size, const char* b, std::size
                                                 std::memcmp(a, b, a_size) == 0));
 }
 
+/// limits.121: whether two of the keys in [begin, end) (each read by `key`, as a string_view) are
+/// equal: pairwise for up to 8 (nothing allocated), sorted beyond.
+template <typename It, typename KeyOf>
+bool repeats(It begin, It end, KeyOf key) {
+    if (end - begin <= 8) {
+        for (auto a = begin; a != end; ++a) {
+            const std::string_view ka = key(*a);
+            for (auto b = a + 1; b != end; ++b) {
+                const std::string_view kb = key(*b);
+                if (same_key(ka.data(), ka.size(), kb.data(), kb.size())) return true;
+            }
+        }
+        return false;
+    }
+    std::vector<std::string_view> sorted;
+    sorted.reserve(static_cast<std::size_t>(end - begin));
+    for (auto m = begin; m != end; ++m) sorted.push_back(key(*m));
+    std::sort(sorted.begin(), sorted.end());
+    return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+}
+
 }  // namespace detail
 
 /// limits.121: a SAX handler that forwards every event to `Handler` and notes whether an object
@@ -153,17 +174,8 @@ class KeyWatch : public Forward<Handler> {
 
   private:
     [[nodiscard]] bool repeats(std::size_t first) const {
-        const auto begin = keys_.begin() + static_cast<std::ptrdiff_t>(first);
-        const auto end = keys_.end();
-        if (end - begin <= 8) {
-            for (auto a = begin; a != end; ++a)
-                for (auto b = a + 1; b != end; ++b)
-                    if (detail::same_key(a->data(), a->size(), b->data(), b->size())) return true;
-            return false;
-        }
-        std::vector<std::string_view> sorted(begin, end);
-        std::sort(sorted.begin(), sorted.end());
-        return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+        return detail::repeats(keys_.begin() + static_cast<std::ptrdiff_t>(first), keys_.end(),
+                               [](std::string_view k) { return k; });
     }
 
     std::vector<std::string_view> keys_;  ///< the keys of the objects still open, outermost first
@@ -327,23 +339,10 @@ bool any_duplicate(const Value& value) {
     if (value.IsObject()) {
         const auto begin = value.MemberBegin();
         const auto end = value.MemberEnd();
-        if (value.MemberCount() <= 8) {
-            for (auto a = begin; a != end; ++a) {
-                for (auto b = a + 1; b != end; ++b) {
-                    if (same_key(a->name.GetString(), a->name.GetStringLength(),
-                                 b->name.GetString(), b->name.GetStringLength())) {
-                        return true;
-                    }
-                }
-            }
-        } else {
-            std::vector<std::string_view> sorted;
-            sorted.reserve(value.MemberCount());
-            for (auto m = begin; m != end; ++m)
-                sorted.emplace_back(m->name.GetString(), m->name.GetStringLength());
-            std::sort(sorted.begin(), sorted.end());
-            if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return true;
-        }
+        if (repeats(begin, end, [](const auto& m) {
+                return std::string_view(m.name.GetString(), m.name.GetStringLength());
+            }))
+            return true;
         for (auto m = begin; m != end; ++m) {
             if (any_duplicate(m->value)) return true;
         }
