@@ -128,11 +128,13 @@ void BM_RawFirstChunk(benchmark::State& state) {
     HttpRequest request = agent_request(client, conversation(static_cast<int>(state.range(0))));
     // The streamed form of the same request.
     const std::string flag = R"("stream":false)";
-    if (const auto at = request.body.find(flag); at != std::string::npos) {
-        request.body.replace(at, flag.size(), R"("stream":true)");
+    std::string body = request.body;
+    if (const auto at = body.find(flag); at != std::string::npos) {
+        body.replace(at, flag.size(), R"("stream":true)");
     } else {
-        request.body.insert(request.body.size() - 1, R"(,"stream":true)");
+        body.insert(body.size() - 1, R"(,"stream":true)");
     }
+    request.body = std::move(body);
     HttpTransport transport;
     for (auto _ : state) {
         std::optional<Clock::time_point> first;

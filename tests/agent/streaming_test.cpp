@@ -72,7 +72,7 @@ TEST_P(Streaming, AssembledEqualsNonStreamed) {
         options.stream = &cb;
         // Asked for: a body flag (Anthropic, OpenAI) or the /converse-stream route (Bedrock).
         const HttpRequest asked = pc.build_request(streamed, model, options);
-        EXPECT_NE((asked.url + asked.body).find("stream"), std::string::npos);
+        EXPECT_NE((asked.url + asked.body.str()).find("stream"), std::string::npos);
         const LLMResponse b = pc.call(streamed, model, options);
 
         // The same message, block for block (ids included: the emulator derives them from the

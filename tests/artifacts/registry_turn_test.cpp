@@ -242,7 +242,7 @@ Wire wire(const std::string& provider, ConversationContext& c) {
     Wire w;
     const HttpRequest req = client_for(provider).build_request(c, model_for(provider));
     w.body.Parse(req.body.data(), req.body.size());
-    EXPECT_FALSE(w.body.HasParseError()) << req.body.substr(0, 200);
+    EXPECT_FALSE(w.body.HasParseError()) << req.body.str().substr(0, 200);
     w.messages = &w.body["messages"];
     if (provider == "openai") {
         // A leading system message carries the objective.

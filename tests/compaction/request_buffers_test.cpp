@@ -6,6 +6,7 @@
 // audit's padding after its last byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -147,33 +148,8 @@ TEST_P(RequestBuffers, EveryBodyLeavesThePaddingAfterItsLastByte) {
         SCOPED_TRACE(c.conversation_id());
         const HttpRequest r = client.build_request(c, roomy_model(), {}, true);
         ASSERT_FALSE(r.body.empty());
-        EXPECT_GE(r.body.capacity(), r.body.size() + internal::kBodyPadding);
+        EXPECT_GE(r.body.readable(), r.body.size() + internal::kBodyPadding);
     }
-}
-
-TEST(RecycledBody, TheNextBodyIsWrittenIntoTheStorageOfTheLastSentOne) {
-    ProviderClient client = client_of("anthropic", true);
-    const std::string expected = bodies_on_fresh_thread("anthropic", true)[1];
-    // A sent body (ProviderClient::call gives it back after the transfer) is kept by the thread.
-    std::string sent(expected.size() + 100'000, 'x');
-    const std::size_t capacity = sent.capacity();
-    internal::recycle_body(std::move(sent));
-    EXPECT_EQ(internal::recycled_body_capacity(), capacity);
-    // The next body is built into it: the bytes are the request's alone, and the storage is taken.
-    ConversationContext c = conversations()[1];
-    const HttpRequest r = client.build_request(c, roomy_model(), {}, true);
-    EXPECT_EQ(r.body, expected);
-    EXPECT_EQ(r.body.capacity(), capacity);
-    EXPECT_EQ(internal::recycled_body_capacity(), 0U);
-    // A smaller body does not replace a larger one, and one above the bound is not kept.
-    internal::recycle_body(std::string(5000, 'a'));
-    internal::recycle_body(std::string(1000, 'b'));
-    EXPECT_GE(internal::recycled_body_capacity(), 5000U);
-    const std::string taken = internal::reused_body();
-    EXPECT_TRUE(taken.empty());
-    const KeepBound bound(64 * 1024);
-    internal::recycle_body(std::string(128 * 1024, 'c'));
-    EXPECT_EQ(internal::recycled_body_capacity(), 0U);
 }
 
 TEST(RequestBodyPadding, ReservesOnlyWhatIsMissingAndKeepsTheBytes) {
@@ -187,34 +163,53 @@ TEST(RequestBodyPadding, ReservesOnlyWhatIsMissingAndKeepsTheBytes) {
     EXPECT_EQ(body.data(), data);
 }
 
-// limits.136: from kBodyStep on, a body built through the per-turn encode cache is reserved at a
-// multiple of kBodyStep, so the next request of a growing conversation, a turn longer, asks the
-// allocator for the same capacity as the one before (and gets a warm block, not fresh pages).
-TEST(BodyCapacity, TheNextBodyOfAGrowingConversationAsksForTheSameCapacity) {
-    EXPECT_EQ(internal::body_capacity(1000), 1000U);
-    EXPECT_EQ(internal::body_capacity(internal::kBodyStep), internal::kBodyStep);
-    EXPECT_EQ(internal::body_capacity(internal::kBodyStep + 1), 2 * internal::kBodyStep);
-    // On a thread of its own: the large documents it leaves in that thread's pool go with it.
-    std::thread([] {
-        ProviderClient client = client_of("anthropic", true);
-        ConversationContext c = huge_conversation(300 * 1024);
-        c.add_message(Message::incoming_text("Read it."));
-        (void)client.build_request(c, roomy_model(), {}, true);  // the first render
-        std::size_t previous = 0;
-        for (int i = 0; i < 6; ++i) {
+// caching.115, limits.136: the body of a request built through the per-turn encode cache is the
+// kept pieces themselves: the next request of a growing conversation carries the very bytes of
+// the runs it reuses (the same addresses, not copies), building it joins nothing, and the bytes
+// are those of a whole encode.
+TEST(PieceBody, TheNextBodyOfAGrowingConversationSharesTheBytesOfTheRunsItReuses) {
+    for (const char* plugin : {"anthropic", "openai", "bedrock"}) {
+        SCOPED_TRACE(plugin);
+        ProviderClient cached = client_of(plugin, true);
+        ProviderClient whole = client_of(plugin, false);
+        ConversationContext c = base(std::string("pieces-") + plugin);
+        for (int i = 0; i < 400; ++i) {
             c.add_message(
-                i % 2 == 0 ? Message::outgoing_text("Next step " + std::to_string(i) + ", please.")
-                           : Message::incoming_text("Done with " + std::to_string(i) + "."));
-            const HttpRequest r = client.build_request(c, roomy_model(), {}, true);
-            ASSERT_GT(r.body.size(), internal::kBodyStep);
-            EXPECT_EQ(r.body.capacity() % internal::kBodyStep, 0U) << i;
-            EXPECT_GE(r.body.capacity(), r.body.size() + internal::kBodyPadding) << i;
-            if (previous != 0) {
-                EXPECT_EQ(r.body.capacity(), previous) << i;
-            }
-            previous = r.body.capacity();
+                i % 2 == 0
+                    ? Message::outgoing_text("Question " + std::to_string(i) + ": " + prose(1, i))
+                    : Message::incoming_text("Answer " + std::to_string(i) + ": " + prose(1, i)));
         }
-    }).join();
+        const HttpRequest first = cached.build_request(c, roomy_model(), {}, true);
+        ASSERT_GT(first.body.piece_count(), 4U);
+        EXPECT_FALSE(first.body.contiguous()) << "building the request joined its pieces";
+        std::vector<const char*> before;
+        for (std::size_t i = 0; i < first.body.piece_count(); ++i)
+            before.push_back(first.body.piece(i).data());
+        for (int turn = 0; turn < 3; ++turn) {
+            c.add_message(Message::incoming_text("An answer, " + std::to_string(turn) + "."));
+            c.add_message(
+                Message::outgoing_text("One more question, " + std::to_string(turn) + "?"));
+            const HttpRequest next = cached.build_request(c, roomy_model(), {}, true);
+            EXPECT_FALSE(next.body.contiguous());
+            // The head's three pieces are written anew; the runs before the last two chunks are
+            // the first request's bytes where they lie.
+            std::size_t shared = 0;
+            for (std::size_t i = 0; i < next.body.piece_count(); ++i) {
+                if (std::find(before.begin(), before.end(), next.body.piece(i).data()) !=
+                        before.end() &&
+                    next.body.piece(i).size() > 1)
+                    ++shared;
+            }
+            EXPECT_GE(shared, 2U) << "turn " << turn;
+            EXPECT_EQ(next.body, whole.build_request(c, roomy_model(), {}, true).body.view())
+                << "turn " << turn;
+            EXPECT_TRUE(next.body.contiguous()) << "reading it joined it";
+        }
+        // The first request's body is still whole and readable after the conversation moved on.
+        EXPECT_GT(first.body.size(), 1000U);
+        EXPECT_EQ(first.body.view().front(), '{');
+        EXPECT_EQ(first.body.view().back(), '}');
+    }
 }
 
 /// caching.111: a cold request sends the chunks before the last two to the plugin in groups and

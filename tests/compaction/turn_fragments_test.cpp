@@ -182,7 +182,9 @@ std::string expect_same(ProviderClient& cached, ProviderClient& whole, Conversat
     EXPECT_TRUE(a.body == b.body) << "first difference at byte "
                                   << [&] {
                                          std::size_t i = 0;
-                                         while (i < a.body.size() && i < b.body.size() && a.body[i] == b.body[i]) ++i;
+                                         while (i < a.body.size() && i < b.body.size() &&
+                                                a.body.view()[i] == b.body.view()[i])
+                                             ++i;
                                          return i;
                                      }();
     return a.body;

@@ -257,9 +257,12 @@ TEST_P(ThroughCore, KeptIsDecidedOrPassesAndBrokenIsRefusedBeforeSending) {
     // that begins with text goes without thinking (and is answered).
     ProviderClient pc = client(R"({"mode":"faithful"})");
     ConversationContext kept = tool_loop(ThinkingBlock{"The order id is 42.", "sig"});
-    EXPECT_NE(pc.build_request(kept, model, {}, true).body.find(R"("thinking":{"type":"enabled")"), std::string::npos);
+    EXPECT_NE(
+        pc.build_request(kept, model, {}, true).body.str().find(R"("thinking":{"type":"enabled")"),
+        std::string::npos);
     ConversationContext corrected = tool_loop(TextBlock{"Let me look."});
-    EXPECT_EQ(pc.build_request(corrected, model, {}, true).body.find(R"("thinking":{"type")"), std::string::npos);
+    EXPECT_EQ(pc.build_request(corrected, model, {}, true).body.str().find(R"("thinking":{"type")"),
+              std::string::npos);
     pc.call(corrected, model);
     EXPECT_EQ(requests_seen(), 1);
     EXPECT_TRUE(corrected.messages().back().incoming());

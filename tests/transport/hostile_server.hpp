@@ -28,6 +28,7 @@ public:
     struct Client {
         std::function<bool(std::string_view)> send;
         std::function<bool()> stopping;
+        std::string request;  ///< the request as read: its head and its body (Content-Length)
     };
     using Behaviour = std::function<void(Client&)>;
 
@@ -114,6 +115,7 @@ private:
             return true;
         };
         client.stopping = [this] { return stop_.load(); };
+        client.request = std::move(in);
         behaviour_(client);
         ::close(fd);
     }

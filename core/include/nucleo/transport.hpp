@@ -20,16 +20,19 @@
 #include <utility>
 #include <vector>
 
+#include "nucleo/request_body.hpp"
+
 namespace nucleo {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
-/// What a provider plugin's encoder produced (method, full URL, headers, body).
+/// What a provider plugin's encoder produced (method, full URL, headers, body). The body may be
+/// several pieces (caching.115), sent one after the other.
 struct HttpRequest {
     std::string method = "POST";
     std::string url;
     HttpHeaders headers;
-    std::string body;
+    RequestBody body;
 };
 
 /// What came back. `attempts` counts the tries the retry loop made (1 when the first succeeded).

@@ -261,13 +261,14 @@ std::optional<Violation> check_max_tokens(const Shape& body, const CallPlan& pla
 
 namespace internal {
 
-std::optional<Violation> generic_checks(const OutgoingRequest& request, const CallPlan& plan) {
+std::optional<Violation> generic_checks(const OutgoingRequest& request, std::size_t body_bytes,
+                                        const CallPlan& plan) {
     if (auto e = check_path(request.path)) return e;
     if (auto e = check_headers(request.headers)) return e;
-    if (request.body.size() > plan.max_body_bytes) {
+    if (body_bytes > plan.max_body_bytes) {
         return broken("wire.153", "body",
-                      "the body is " + std::to_string(request.body.size()) +
-                          " bytes, over the cap of " + std::to_string(plan.max_body_bytes) +
+                      "the body is " + std::to_string(body_bytes) + " bytes, over the cap of " +
+                          std::to_string(plan.max_body_bytes) +
                           " (raise request_body_limit or shorten the conversation)");
     }
     return std::nullopt;
@@ -296,7 +297,7 @@ std::optional<Violation> not_an_object() { return broken("wire.152", "body", "th
 
 std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
                                        const CallPlan& plan) {
-    if (auto e = internal::generic_checks(request, plan)) return e;
+    if (auto e = internal::generic_checks(request, request.body.size(), plan)) return e;
     // wire.164: one walk over the body (its bytes, validated as JSON on the way, or the value
     // the caller parsed) gathers what every check below reads.
     thread_local Shape shape;

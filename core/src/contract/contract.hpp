@@ -65,6 +65,9 @@ struct OutgoingRequest {
     std::string_view path;  ///< as the plugin returned it, before the base URL is prepended
     const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
     std::string_view body;                     ///< the body bytes as they would be sent
+    /// caching.115: the body is in pieces and `body` is empty; its bytes are the SplitBody that
+    /// audit_split_request is given (audit_request needs them in one piece).
+    bool body_in_pieces = false;
     /// How many bytes from body.data() may be read: the capacity of the std::string holding the
     /// body (wire.172); body.size() when unknown.
     std::size_t readable = 0;

@@ -34,7 +34,9 @@ std::optional<Violation> check_shape(const Shape& body, Scope scope);
 
 /// The audit's checks before any byte of the body is read: path, headers, the body cap
 /// (wire.150, wire.151, wire.153).
-std::optional<Violation> generic_checks(const OutgoingRequest& request, const CallPlan& plan);
+/// wire.150-wire.153 on the request's method, path, headers and its body's size, `body_bytes`.
+std::optional<Violation> generic_checks(const OutgoingRequest& request, std::size_t body_bytes,
+                                        const CallPlan& plan);
 /// The audit's checks over the body's records: the size limit, the plan checks and the family's
 /// rule book (wire.115, wire.160-wire.163, Scope::kCore); none for kUnknown.
 std::optional<Violation> body_checks(WireFamily family, std::size_t body_bytes, const Shape& shape,

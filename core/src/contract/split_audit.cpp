@@ -325,17 +325,25 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
                                              const SplitBody& split, const CallPlan& plan,
                                              bool* read_whole, bool* checked_all) {
     if (checked_all != nullptr) *checked_all = true;
+    // caching.115: a body in pieces is the split's join.
+    const std::size_t body_bytes = request.body_in_pieces ? split.size() : request.body.size();
     const auto whole = [&] {
         if (read_whole != nullptr) *read_whole = true;
         if (checked_all != nullptr) *checked_all = true;
-        return audit_request(family, request, plan);
+        if (!request.body_in_pieces) return audit_request(family, request, plan);
+        const std::string joined = split.join();
+        OutgoingRequest in_one = request;
+        in_one.body = joined;
+        in_one.readable = joined.capacity();
+        in_one.body_in_pieces = false;
+        return audit_request(family, in_one, plan);
     };
     if (read_whole != nullptr) *read_whole = false;
-    if (request.parsed != nullptr || request.body.size() != split.size()) return whole();
+    if (request.parsed != nullptr || body_bytes != split.size()) return whole();
     for (const MessageChunk* c : split.chunks) {
         if (c == nullptr || !c->readable() || c->family() != family) return whole();
     }
-    if (auto e = internal::generic_checks(request, plan)) return e;
+    if (auto e = internal::generic_checks(request, body_bytes, plan)) return e;
     if (checked_all != nullptr) *checked_all = false;
     thread_local std::string head;
     thread_local Shape shape;
@@ -371,8 +379,7 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         }
         for (const MessageChunk* c : split.chunks)
             pieces.push_back({&c->records_->shape, &c->records_->summary});
-        if (passes_by_pieces(family, request.body.size(), shape, pieces, repeat, plan))
-            return std::nullopt;
+        if (passes_by_pieces(family, body_bytes, shape, pieces, repeat, plan)) return std::nullopt;
     }
     if (checked_all != nullptr) *checked_all = true;
     // The records of the whole request: the head's, then each chunk's messages after the first
@@ -401,7 +408,7 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         shape.inner_1h.insert(shape.inner_1h.end(), kept.inner_1h.begin(), kept.inner_1h.end());
         shape.call_ids.insert(shape.call_ids.end(), kept.call_ids.begin(), kept.call_ids.end());
     }
-    return internal::body_checks(family, request.body.size(), shape, plan);
+    return internal::body_checks(family, body_bytes, shape, plan);
 }
 
 }  // namespace nucleo::contract

@@ -9,7 +9,6 @@ namespace {
 struct Pool {
     std::vector<std::unique_ptr<rapidjson::StringBuffer>> resting;
     std::size_t keep_bytes = kScratchKeepBytes;
-    std::string body;  ///< the last recycled body, empty
 };
 
 Pool& pool() {
@@ -44,24 +43,6 @@ DocumentScratch::~DocumentScratch() {
     } catch (...) {
         // Out of memory for the pool's slot: the buffer is freed with the lease, nothing is lost.
     }
-}
-
-void recycle_body(std::string&& body) noexcept {
-    Pool& p = pool();
-    if (body.capacity() > p.keep_bytes || body.capacity() <= p.body.capacity()) return;  // freed
-    body.clear();
-    p.body.swap(body);
-}
-
-std::string reused_body() noexcept {
-    std::string out;
-    out.swap(pool().body);
-    return out;
-}
-
-std::size_t recycled_body_capacity() noexcept {
-    const std::size_t capacity = pool().body.capacity();
-    return capacity > std::string().capacity() ? capacity : 0;  // a string's own small buffer is none
 }
 
 ScratchKept document_scratch_kept() noexcept {

@@ -26,16 +26,6 @@ inline constexpr std::size_t kBodyPadding = 64;
 /// unchanged; a reallocation happens only when the spare room is missing).
 void reserve_body_padding(std::string& body);
 
-/// limits.136: the capacity a body of `bytes` (padding included) is reserved with. From
-/// kBodyStep on it is rounded up to a multiple of kBodyStep, so the next request of a growing
-/// conversation, a few hundred bytes longer, asks the allocator for the same size as the one
-/// before, whose block the allocator hands back warm, instead of a larger one it maps and faults
-/// in afresh (reserved bytes that are never written cost no page).
-inline constexpr std::size_t kBodyStep = std::size_t{256} << 10;
-[[nodiscard]] constexpr std::size_t body_capacity(std::size_t bytes) noexcept {
-    return bytes < kBodyStep ? bytes : (bytes + kBodyStep - 1) / kBodyStep * kBodyStep;
-}
-
 /// limits.134: a per-call buffer whose capacity grew above this is freed when its lease ends.
 inline constexpr std::size_t kScratchKeepBytes = std::size_t{64} << 20;
 
@@ -56,17 +46,6 @@ class DocumentScratch {
   private:
     std::unique_ptr<rapidjson::StringBuffer> buffer_;
 };
-
-/// limits.134: a body string whose request was sent goes back to this thread (one is kept, up to
-/// kScratchKeepBytes of capacity), and the next body built on the thread is written into its
-/// storage: the caller's HttpRequest::body is still a string the caller owns, but a service that
-/// calls again and again does not allocate and fault in a fresh body each time.
-void recycle_body(std::string&& body) noexcept;
-/// An empty string with the capacity of the body last recycled on this thread (then no longer
-/// kept), or an empty string.
-[[nodiscard]] std::string reused_body() noexcept;
-/// For tests: the capacity of the body this thread keeps (0: none).
-[[nodiscard]] std::size_t recycled_body_capacity() noexcept;
 
 /// What this thread's pool keeps between leases, for tests: the buffers resting and the sum of
 /// their capacities.

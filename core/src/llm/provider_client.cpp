@@ -175,8 +175,8 @@ HttpRequest encode_http_request(const ProviderInstance& dialect, std::string_vie
         rapidjson::Document d;
         d.Parse(parts.head.data(), parts.head.size());
         HttpRequest req = read_http_head(d, "plugin '" + config.plugin + "' encode_parts", config);
+        internal::reserve_body_padding(parts.body);  // limits.135 (the sink already left it)
         req.body = std::move(parts.body);
-        internal::reserve_body_padding(req.body);  // limits.135 (the sink already left it)
         return req;
     }
     const std::string json = dialect.encode(provider_request);
@@ -186,9 +186,11 @@ HttpRequest encode_http_request(const ProviderInstance& dialect, std::string_vie
     HttpRequest req = read_http_head(d, who, config);
     if (!d.HasMember("body"))
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request has no \"body\"");
-    req.body = d["body"].IsString() ? std::string(d["body"].GetString(), d["body"].GetStringLength())
-                                     : internal::json_compact(d["body"]);
-    internal::reserve_body_padding(req.body);  // limits.135
+    std::string body = d["body"].IsString()
+                           ? std::string(d["body"].GetString(), d["body"].GetStringLength())
+                           : internal::json_compact(d["body"]);
+    internal::reserve_body_padding(body);  // limits.135
+    req.body = std::move(body);
     return req;
 }
 
@@ -651,7 +653,6 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     }
     const auto sent_at = std::chrono::steady_clock::now();
     HttpResponse http = transport_->send(request, options.cancel, on_chunk);
-    internal::recycle_body(std::move(request.body));  // limits.134: the next body's storage
     if (failed) std::rethrow_exception(failed);
     std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
                                              headers_json(http.headers), http.body);

@@ -95,8 +95,12 @@ void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilit
     request.method = http.method;
     request.path = path;
     request.headers = &http.headers;
-    request.body = http.body;
-    request.readable = http.body.capacity();  // wire.172
+    if (call.split != nullptr && !http.body.contiguous()) {
+        request.body_in_pieces = true;  // caching.115: the body is the split's pieces, not joined
+    } else {
+        request.body = http.body.view();
+        request.readable = http.body.readable();  // wire.172
+    }
     request.parsed = call.parsed_body;
     read_whole_body = true;
     const auto violation = call.split != nullptr

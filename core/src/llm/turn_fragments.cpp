@@ -30,7 +30,7 @@ std::pair<Anchors::const_iterator, Anchors::const_iterator> anchors_in(const Anc
 }  // namespace
 
 contract::SplitBody SplitRequest::pieces() const {
-    contract::SplitBody split{open, turns, close, {}};
+    contract::SplitBody split{frame->open, frame->turns, frame->close, {}};
     split.chunks.reserve(chunks.size());
     for (const auto& c : chunks) split.chunks.push_back(c.get());
     return split;
@@ -172,14 +172,12 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         ProviderInstance::EncodedSplit frame = dialect.encode_split(text_of(buffer));
         std::vector<TurnFragments::Run> next;
         next.reserve(entry.runs.size() + TurnFragments::kVolatileChunks + 1);
-        std::size_t size = frame.open.size() + frame.turns.size() + frame.close.size();
         const std::size_t volatile_from =
             chunks > TurnFragments::kVolatileChunks ? chunks - TurnFragments::kVolatileChunks : 0;
         for (std::size_t i = 0; i < chunks;) {
             if (TurnFragments::Run* reused = reusable_at(i)) {
                 work.chunks_reused += reused->chunks;
                 i += reused->chunks;
-                size += 1 + reused->chunk->wire().size();
                 next.push_back(std::move(*reused));
                 ++old;
                 continue;
@@ -204,22 +202,26 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             // are audited over them.
             group.chunk = std::make_shared<const contract::MessageChunk>(
                 family, std::move(dialect.encode_split(text_of(buffer)).turns));
-            size += 1 + group.chunk->wire().size();
             next.push_back(std::move(group));
             i = j;
         }
-        SplitRequest request{std::move(frame.head), reused_body(), std::move(frame.open), std::move(frame.turns),
-                             std::move(frame.close), {}};  // limits.134
-        request.body.reserve(body_capacity(size + kBodyPadding));  // limits.135, limits.136
-        request.body += request.open;
-        request.body += request.turns;
+        // caching.115: the body is the pieces, shared with what the conversation keeps.
+        auto parts = std::make_shared<const SplitFrame>(
+            SplitFrame{std::move(frame.open), std::move(frame.turns), std::move(frame.close)});
+        static constexpr std::string_view kComma = ",";
+        std::vector<RequestBody::Piece> body;
+        body.reserve(2 * next.size() + 3);
+        body.push_back({parts, parts->open});
+        body.push_back({parts, parts->turns});
+        SplitRequest request{std::move(frame.head), {}, parts, {}};
         request.chunks.reserve(next.size());
         for (const TurnFragments::Run& chunk : next) {
-            request.body += ',';
-            request.body += chunk.chunk->wire();
+            body.push_back({nullptr, kComma});
+            body.push_back({chunk.chunk, chunk.chunk->wire()});
             request.chunks.push_back(chunk.chunk);
         }
-        request.body += request.close;
+        body.push_back({parts, parts->close});
+        request.body = RequestBody::from_pieces(std::move(body));
         entry.runs = std::move(next);
         entry.stable = messages;
         entry.stable_id = messages > 0 ? turns[messages - 1].message_id : std::string();

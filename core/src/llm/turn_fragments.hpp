@@ -19,6 +19,7 @@
 #include "nucleo/conversation.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"
+#include "nucleo/request_body.hpp"
 #include "render/prepared_json.hpp"
 
 namespace nucleo::internal {
@@ -95,17 +96,25 @@ struct TurnFragmentsAccess {
 /// the part with the head and false for the others.
 using SliceRequestWriter = std::function<void(rapidjson::StringBuffer&, const PreparedSlice&)>;
 
-/// An HTTP request's head document and body bytes, and the pieces the body was joined from.
+/// The parts of the first run's encode_split around the kept chunks, shared by the request body
+/// that carries them (caching.115).
+struct SplitFrame {
+    std::string open;   ///< encode_split's "open" for the first run's document
+    std::string turns;  ///< the first run's wire messages
+    std::string close;
+};
+
+/// An HTTP request's head document and body, and the pieces the body is made of.
 struct SplitRequest {
     std::string head;
-    std::string body;  ///< open + turns + ("," + chunk)... + close
-    std::string open;  ///< encode_split's "open" for the first run's document
-    std::string turns; ///< the first run's wire messages
-    std::string close;
+    /// caching.115: open + turns + ("," + chunk)... + close, as pieces shared with the
+    /// conversation's kept chunks (never joined here).
+    RequestBody body;
+    std::shared_ptr<const SplitFrame> frame;
     std::vector<std::shared_ptr<const contract::MessageChunk>> chunks;
 
-    /// caching.113: the pieces `body` was joined from, for the audit of a split body (wire.173);
-    /// valid while this request lives.
+    /// caching.113: the pieces of `body`, for the audit of a split body (wire.173); valid while
+    /// this request lives.
     [[nodiscard]] contract::SplitBody pieces() const;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <mutex>
 #include <thread>
@@ -60,6 +61,29 @@ struct Transfer {
     Clock::time_point last_byte = Clock::now();
     Tripped tripped = Tripped::kNone;
 };
+
+/// caching.115: a body of several pieces is read by libcurl from where it lies, piece after
+/// piece (no joined copy); `at` is how far this attempt has read.
+struct BodyReader {
+    const RequestBody* body = nullptr;
+    std::size_t at = 0;
+};
+
+size_t read_body(char* out, size_t size, size_t count, void* user) {
+    auto* r = static_cast<BodyReader*>(user);
+    const std::size_t n = r->body->read(r->at, out, size * count);
+    r->at += n;
+    return n;
+}
+
+/// libcurl rewinds an upload it must send again (a connection that died before the answer).
+int seek_body(void* user, curl_off_t offset, int origin) {
+    auto* r = static_cast<BodyReader*>(user);
+    if (origin != SEEK_SET || offset < 0 || static_cast<std::size_t>(offset) > r->body->size())
+        return CURL_SEEKFUNC_CANTSEEK;
+    r->at = static_cast<std::size_t>(offset);
+    return CURL_SEEKFUNC_OK;
+}
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
@@ -302,8 +326,20 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
         const std::chrono::milliseconds left = remaining();
         curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+        BodyReader reader{&request.body, 0};  // read from the start on every attempt
         if (request.method != "GET") {
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+            // caching.115: a body in pieces is read piece by piece. SigV4 signs the payload's hash,
+            // which libcurl computes from bytes in one piece, so a signed body is joined.
+            if (request.body.piece_count() > 1 && sigv4_param.empty()) {
+                curl_easy_setopt(h, CURLOPT_POST, 1L);
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, nullptr);
+                curl_easy_setopt(h, CURLOPT_READFUNCTION, read_body);
+                curl_easy_setopt(h, CURLOPT_READDATA, &reader);
+                curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_body);
+                curl_easy_setopt(h, CURLOPT_SEEKDATA, &reader);
+            } else {
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+            }
             curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
         }
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
