@@ -58,9 +58,6 @@ class RequestBody {
     [[nodiscard]] std::size_t readable() const;
     /// Whether the bytes were ever held in one string: a body given as one, or joined since.
     [[nodiscard]] bool contiguous() const noexcept;
-    /// The bytes as a string, moved out when this is the only holder of a one-piece body (the
-    /// body is then empty), else copied.
-    [[nodiscard]] std::string release();
 
     friend bool operator==(const RequestBody& a, std::string_view b) { return a.view() == b; }
     friend std::ostream& operator<<(std::ostream& out, const RequestBody& body);

@@ -32,9 +32,8 @@ std::optional<Violation> check_bedrock(const Shape& body);
 /// The family's rule book over a Shape (nullopt for kUnknown).
 std::optional<Violation> check_shape(const Shape& body, Scope scope);
 
-/// The audit's checks before any byte of the body is read: path, headers, the body cap
-/// (wire.150, wire.151, wire.153).
-/// wire.150-wire.153 on the request's method, path, headers and its body's size, `body_bytes`.
+/// The audit's checks before any byte of the body is read: path, headers, and the body's size,
+/// `body_bytes`, against the cap (wire.150, wire.151, wire.153).
 std::optional<Violation> generic_checks(const OutgoingRequest& request, std::size_t body_bytes,
                                         const CallPlan& plan);
 /// The audit's checks over the body's records: the size limit, the plan checks and the family's

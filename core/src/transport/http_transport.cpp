@@ -328,9 +328,10 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
         BodyReader reader{&request.body, 0};  // read from the start on every attempt
         if (request.method != "GET") {
-            // caching.115: a body in pieces is read piece by piece. SigV4 signs the payload's hash,
-            // which libcurl computes from bytes in one piece, so a signed body is joined.
-            if (request.body.piece_count() > 1 && sigv4_param.empty()) {
+            // caching.115: a body in pieces (not joined yet) is read piece by piece. SigV4 signs
+            // the payload's hash, which libcurl computes from bytes in one piece, so a signed body
+            // is joined.
+            if (!request.body.contiguous() && sigv4_param.empty()) {
                 curl_easy_setopt(h, CURLOPT_POST, 1L);
                 curl_easy_setopt(h, CURLOPT_POSTFIELDS, nullptr);
                 curl_easy_setopt(h, CURLOPT_READFUNCTION, read_body);

@@ -89,15 +89,6 @@ bool RequestBody::contiguous() const noexcept {
     return pieces_.empty() || (bytes_ && bytes_->ready.load(std::memory_order_acquire));
 }
 
-std::string RequestBody::release() {
-    if (pieces_.empty() && bytes_ && bytes_.use_count() == 1) {
-        std::string text = std::move(bytes_->text);
-        *this = RequestBody();
-        return text;
-    }
-    return str();
-}
-
 std::ostream& operator<<(std::ostream& out, const RequestBody& body) {
     return out << body.view();
 }
