@@ -3,7 +3,9 @@
 // every answer into its typed result (or typed error), which is what is asserted on: a plain
 // answer, a tool round, streaming through the SDK's own stream helper (the Bedrock client has none:
 // its decoded event stream is assembled here), prompt caching over three calls, stop sequences,
-// request ids, credentials and each fault the emulator injects. The non-streamed answers, the
+// request ids, credentials and each fault the emulator injects; the Bedrock client is pointed at
+// the emulator over HTTP/1.1 the way the AWS SDK documents (requestHandler: new NodeHttpHandler(),
+// see the Bedrock tests), its default being HTTP/2. The non-streamed answers, the
 // streamed events and the error answers are also checked against the providers' published
 // schemas (validate_response.py).
 //
@@ -78,7 +80,9 @@ function recordingFetch(provider) {
 }
 
 /// Bedrock's client speaks through a smithy request handler: this one reads each JSON answer,
-/// keeps a copy and hands the client an identical body.
+/// keeps a copy and hands the client an identical body. It wraps a NodeHttpHandler, HTTP/1.1,
+/// which the emulator speaks: since @aws-sdk/client-bedrock-runtime 3.798.0 the client's own
+/// default is NodeHttp2Handler, HTTP/2, which it cannot (see the client's tests below).
 class RecordingHandler {
   constructor() { this.inner = new NodeHttpHandler(); this.metadata = { handlerProtocol: 'http/1.1' }; }
   async handle(request, options) {
@@ -440,6 +444,19 @@ describe('openai', () => {
 });
 
 describe('@aws-sdk/client-bedrock-runtime', () => {
+  // The emulator speaks HTTP/1.1 only, and the Bedrock Runtime client's default request handler
+  // in Node.js is NodeHttp2Handler (HTTP/2; h2c on an http:// endpoint). The AWS SDK's documented
+  // way to choose the handler is the client's `requestHandler` parameter, given an instance: its
+  // supplemental docs, "Request Handler `requestHandler`"
+  // (https://github.com/aws/aws-sdk-js-v3/blob/main/supplemental-docs/CLIENTS.md#request-handler-requesthandler),
+  // show `requestHandler: new NodeHttpHandler({...})` from @smithy/node-http-handler, the package
+  // that "implements the default requestHandler for Node.js using node:http, node:https, and
+  // node:http2". The shorter form they document since v3.521.0, `requestHandler: { ...options }`,
+  // keeps "the default requestHandler for the platform and service", which for this client is
+  // NodeHttp2Handler: the docs list the clients that default to it (Bedrock Runtime is not named),
+  // say the list may change and name each client's src/runtimeConfig.ts as the reference, and
+  // Bedrock Runtime's has built a NodeHttp2Handler since 3.798.0 (aws/aws-sdk-js-v3#7041). So: an instance, never the options
+  // form. The tests below give a RecordingHandler, which wraps a NodeHttpHandler.
   const handler = new RecordingHandler();
   after(() => handler.destroy());
   const client = (fault, extra = {}) => {
@@ -465,6 +482,36 @@ describe('@aws-sdk/client-bedrock-runtime', () => {
     assert.deepEqual(out.output.message.content, [{ text: "This is the emulator's answer to: Where is my parcel" }]);
     assert.equal(out.usage.totalTokens, out.usage.inputTokens + out.usage.outputTokens);
     assert.match(out.$metadata.requestId, /^00000000-0000-4000-8000-[0-9a-f]{12}$/);
+  });
+
+  test('HTTP/1.1 as documented: requestHandler: new NodeHttpHandler()', async () => {
+    const c = new bedrock.BedrockRuntimeClient({
+      region: 'us-east-1', endpoint: baseUrl, maxAttempts: 1, requestHandler: new NodeHttpHandler(),
+      credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator-secret' },
+    });
+    try {
+      assert.equal(c.config.requestHandler.metadata.handlerProtocol, 'http/1.1');
+      const out = await c.send(new bedrock.ConverseCommand({ modelId, messages: [user('Hi')] }));
+      assert.equal(out.stopReason, 'end_turn');
+    } finally {
+      c.destroy();
+    }
+  });
+
+  test('the default handler and the options form speak HTTP/2, which the emulator does not', async () => {
+    for (const extra of [{}, { requestHandler: { requestTimeout: 5000 } }]) {
+      const c = new bedrock.BedrockRuntimeClient({
+        region: 'us-east-1', endpoint: baseUrl, maxAttempts: 1, ...extra,
+        credentials: { accessKeyId: 'AKIDEMULATOR', secretAccessKey: 'emulator-secret' },
+      });
+      try {
+        assert.equal(c.config.requestHandler.metadata.handlerProtocol, 'h2', JSON.stringify(extra));
+        // The emulator (HTTP/1.1 only) closes an HTTP/2 connection without an answer (node: ERR_HTTP2_ERROR).
+        await assert.rejects(c.send(new bedrock.ConverseCommand({ modelId, messages: [user('Hi')] })));
+      } finally {
+        c.destroy();
+      }
+    }
   });
 
   test('a Bedrock API key (Authorization: Bearer) is accepted', async () => {
