@@ -32,9 +32,9 @@
 //   node tests/sdk_types/check_bodies.mjs --provider anthropic|openai|bedrock
 //        [--modules DIR] [--verbose] [--keep-ts FILE] FILE_OR_DIR...
 // A directory stands for the *.json files directly in it (sorted, not recursive). A file holds one
-// body, or the repository's golden-file envelope {"method", "path", "headers", "body"} (as in
-// tests/providers/*/fixtures/encode): then its "body" is checked, and its "path" chooses the type
-// and gives Bedrock's model id.
+// body, or an envelope {"method", "path" or "url", "headers", "body"}: the repository's golden
+// files (tests/providers/*/fixtures/encode) and `nucleo render`'s output. Then its "body" is
+// checked, and the request path chooses the type and gives Bedrock's model id.
 // The SDKs and typescript are read from --modules or else $NUCLEO_SDK_MODULES (the node_modules
 // folder scripts/fetch-sdk-clients installs into .cache/sdk/npm).
 // Output: for each failing file, FAIL and each diagnostic with the JSON path it points at ($ is
@@ -130,13 +130,22 @@ function readBody(file) {
     return { error: `not JSON: ${e.message}` };
   }
   const isEnvelope = doc !== null && typeof doc === 'object' && !Array.isArray(doc) &&
-    typeof doc.method === 'string' && typeof doc.path === 'string' &&
+    typeof doc.method === 'string' && (typeof doc.path === 'string' || typeof doc.url === 'string') &&
     doc.body !== null && typeof doc.body === 'object';
   const body = isEnvelope ? doc.body : doc;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { error: 'the body is not a JSON object' };
   }
-  return { body, path: isEnvelope ? doc.path.split('?')[0] : undefined };
+  if (!isEnvelope) return { body };
+  let path = doc.path;
+  if (typeof path !== 'string') {
+    try {
+      path = new URL(doc.url).pathname;
+    } catch {
+      return { error: `the envelope's url is not a URL: ${doc.url}` };
+    }
+  }
+  return { body, path: path.split('?')[0] };
 }
 
 /// The JSON path syntax of the report: $.key, $["odd key"], $.list[0].
