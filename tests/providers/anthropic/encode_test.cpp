@@ -400,11 +400,14 @@ INSTANTIATE_TEST_SUITE_P(Requests, Refused, ::testing::ValuesIn(refusals()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // Every request body this suite produces is checked against the published CreateMessageParams
-// schema (../shared/specs/anthropic-openapi.yml) by ../shared/tools/validate_wire.py.
+// schema (../shared/specs/anthropic-openapi.yml) by ../shared/tools/validate_wire.py. That
+// checkout exists beside the project's own workplace only: on a user's clone the test is reported
+// as skipped, with the reason (ctest counts it under "Skipped").
 TEST(AnthropicEncode, EveryGoldenBodyIsValidAgainstThePublishedSchema) {
-    ASSERT_TRUE(wire_validator_present())
-        << "../shared/tools/validate_wire.py is not present next to the repository: the bodies "
-           "cannot be validated against the published schema";
+    if (!wire_validator_present()) {
+        GTEST_SKIP() << "../shared/tools/validate_wire.py is not present next to the repository: "
+                        "the bodies cannot be validated against the published schema";
+    }
     std::vector<std::string> bodies;
     for (const std::string& name : golden_names()) {
         bodies.push_back(encode_body(read_file(fixtures() / "encode" / (name + ".request.json"))));

@@ -78,8 +78,14 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenEncode,
                          ::testing::ValuesIn(fixture_names("encode", ".request.json")),
                          [](const auto& info) { return info.param; });
 
-// Every request body the suite produces is validated against the providers' published schemas.
+// Every request body the suite produces is validated against the providers' published schemas,
+// by ../shared/tools/validate_wire.py when that checkout is beside the project; on a user's clone
+// the test is reported as skipped, with the reason.
 TEST(BedrockWire, EveryGoldenBodyPassesThePublishedSchema) {
+    if (!published_schema_validator_present()) {
+        GTEST_SKIP() << "../shared/tools/validate_wire.py is absent: the golden Converse bodies "
+                        "cannot be validated against the published schema";
+    }
     std::vector<std::string> bodies;
     for (const std::string& name : fixture_names("encode", ".request.json")) {
         const rapidjson::Document actual = encode(request_of(name));

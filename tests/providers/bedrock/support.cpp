@@ -113,10 +113,12 @@ std::vector<std::string> texts(const rapidjson::Value& body) {
     return out;
 }
 
+bool published_schema_validator_present() {
+    return fs::exists(fs::path(NUCLEO_SOURCE_DIR) / ".." / "shared" / "tools" / "validate_wire.py");
+}
+
 std::string validate_bodies(const std::vector<std::string>& bodies) {
-    const fs::path tool =
-        fs::path(NUCLEO_SOURCE_DIR) / ".." / "shared" / "tools" / "validate_wire.py";
-    if (!fs::exists(tool)) {
+    if (!published_schema_validator_present()) {
         std::cout << "[ NOTE ] ../shared/tools/validate_wire.py is absent: the " << bodies.size()
                   << " Converse bodies were NOT validated against the published schema\n";
         return "";

@@ -42,6 +42,8 @@ std::vector<std::string> texts(const rapidjson::Value& body);
 /// validator is absent (no ../shared), says so on stdout and returns "" -- that one check is then
 /// not made, and nothing pretends it was.
 std::string validate_bodies(const std::vector<std::string>& bodies);
+/// Whether ../shared/tools/validate_wire.py is beside the project (never on a user's clone).
+bool published_schema_validator_present();
 
 /// The error a call threw: its kind and message (kind kInternal and "no error" when none).
 struct Caught {
