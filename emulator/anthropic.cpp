@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
 #include "reply.hpp"

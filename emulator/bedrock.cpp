@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "emulator.hpp"
 #include "event_stream.hpp"
 #include "json.hpp"

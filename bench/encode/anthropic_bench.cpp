@@ -21,7 +21,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "nucleo/plugins.hpp"
 #include "ratio_main.hpp"
 

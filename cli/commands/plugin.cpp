@@ -26,7 +26,7 @@
 #include "commands/plugin_check.hpp"
 #include "config_loading.hpp"
 #include "conformance/kit.hpp"
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "contract/contract.hpp"
-#include "contract/contract_internal.hpp"
+#include "nucleo/wire/contract.hpp"
+#include "contract_internal.hpp"
 #include "wire_cases.hpp"
 
 namespace {

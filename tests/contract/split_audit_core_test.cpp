@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "llm/request_audit.hpp"
 #include "nucleo/errors.hpp"
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 
 namespace wire_cases {
 

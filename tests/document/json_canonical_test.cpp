@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/json_escape/json_escape.hpp"
+#include "nucleo/wire/json_escape.hpp"
 #include "nucleo/errors.hpp"
 #include "persistence/document_json.hpp"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
-#include "common/json_guard/json_guard.hpp"
+#include "nucleo/wire/json_guard.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
 

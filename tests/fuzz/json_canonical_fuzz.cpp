@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/json_escape/json_escape.hpp"
+#include "nucleo/wire/json_escape.hpp"
 #include "nucleo/errors.hpp"
 #include "persistence/document_json.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "common/json_guard/json_guard.hpp"
+#include "nucleo/wire/json_guard.hpp"
 
 int main(int argc, char** argv) {
     if (argc == 2 && std::strcmp(argv[1], "json") == 0) {

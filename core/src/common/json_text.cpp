@@ -3,7 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "common/json_escape/json_escape.hpp"
+#include "nucleo/wire/json_escape.hpp"
 
 namespace nucleo::internal {
 

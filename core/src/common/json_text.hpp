@@ -7,7 +7,7 @@
 
 #include <rapidjson/document.h>
 
-#include "common/json_guard/json_guard.hpp"
+#include "nucleo/wire/json_guard.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo::internal {

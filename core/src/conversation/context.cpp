@@ -8,7 +8,7 @@
 
 #include <rapidjson/document.h>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "conversation/context_internal.hpp"
 #include "conversation/tool_check.hpp"
 #include "nucleo/conversation.hpp"

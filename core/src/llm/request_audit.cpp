@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/log_internal.hpp"
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo::internal {

@@ -15,7 +15,7 @@
 
 #include <rapidjson/stringbuffer.h>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"

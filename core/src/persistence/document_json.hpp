@@ -17,8 +17,8 @@
 #include <string_view>
 #include <variant>
 
-#include "common/json_escape/json_escape.hpp"
-#include "common/json_guard/json_guard.hpp"
+#include "nucleo/wire/json_escape.hpp"
+#include "nucleo/wire/json_guard.hpp"
 #include "nucleo/content.hpp"
 #include "nucleo/errors.hpp"
 

@@ -10,7 +10,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "common/json_escape/json_escape.hpp"
+#include "nucleo/wire/json_escape.hpp"
 #include "nucleo/prepared.hpp"
 
 namespace nucleo::internal {

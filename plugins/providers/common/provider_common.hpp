@@ -19,8 +19,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "json_escape.hpp"
-#include "json_guard.hpp"
+#include "nucleo/wire/json_escape.hpp"
+#include "nucleo/wire/json_guard.hpp"
 #include "nucleo/plugin.hpp"
 
 namespace nucleo::providers {

@@ -1,6 +1,6 @@
 // The documents of "nucleo.store/1" and the stored form of a conversation (store_common.hpp).
 #include "store_common.hpp"
-#include "json_guard.hpp"
+#include "nucleo/wire/json_guard.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>

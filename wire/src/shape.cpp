@@ -2,7 +2,7 @@
 // emulator's) or over the body bytes as simdjson's parser validated them into its tape (the
 // core's audit). The walk is written once, over an adapter, so both give the rules the same
 // records.
-#include "contract/shape.hpp"
+#include "shape.hpp"
 
 #include <simdjson.h>
 

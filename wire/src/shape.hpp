@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 
 namespace nucleo::contract::internal {
 

@@ -23,7 +23,7 @@
 
 #include "conformance/state.hpp"
 #include "conformance/support.hpp"
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 #include "nucleo/plugin.h"
 
 namespace nucleo::conformance {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "contract/contract.hpp"
-#include "contract/shape.hpp"
+#include "nucleo/wire/contract.hpp"
+#include "shape.hpp"
 
 namespace nucleo::contract::internal {
 

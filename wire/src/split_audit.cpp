@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "contract/contract.hpp"
-#include "contract/contract_internal.hpp"
-#include "contract/shape.hpp"
+#include "nucleo/wire/contract.hpp"
+#include "contract_internal.hpp"
+#include "shape.hpp"
 
 namespace nucleo::contract {
 

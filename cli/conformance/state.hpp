@@ -1,4 +1,4 @@
-// The state of one Battery and its cases, shared by the battery files (core/src/conformance).
+// The state of one Battery and its cases, shared by the battery files (cli/conformance).
 #pragma once
 
 #include <algorithm>

@@ -1,11 +1,11 @@
 // The family dispatch, the generic checks and the audit after encode (wire.115, wire.149-wire.163).
-#include "contract/contract.hpp"
+#include "nucleo/wire/contract.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <string>
 
-#include "contract/contract_internal.hpp"
+#include "contract_internal.hpp"
 
 namespace nucleo::contract {
 

@@ -1,4 +1,4 @@
-// Internals of the conformance kit shared by its batteries (core/src/conformance).
+// Internals of the conformance kit shared by its batteries (cli/conformance).
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "contract/contract_internal.hpp"
+#include "contract_internal.hpp"
 
 namespace nucleo::contract::internal {
 namespace {
