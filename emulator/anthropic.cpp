@@ -1,11 +1,13 @@
 // Anthropic Messages API (POST /v1/messages, /v1/messages/count_tokens): the request rules and
 // error texts the API documents and answers with, explicit cache_control prefix caching, and
 // replies as JSON or as server-sent events.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "nucleo/wire/contract.hpp"
+#include "nucleo/wire/model_rules.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
 #include "reply.hpp"
@@ -214,14 +216,26 @@ std::string input_usage(const CacheUsage& u) {
            std::to_string(u.creation) + R"(,"cache_read_input_tokens":)" + std::to_string(u.read);
 }
 
+/// wire.187: the thinking block's tokens, a part of output_tokens (0 without a thinking block).
+long long thinking_tokens(const Reply& r) {
+    if (r.thinking.empty()) return 0;
+    return std::min<long long>(r.output_tokens, tokens_for_bytes(r.thinking.size()));
+}
+
+/// `output_tokens_details`: the thinking tokens of an answer with a thinking block, else null.
+std::string output_details(long long thinking) {
+    return thinking > 0 ? R"({"thinking_tokens":)" + std::to_string(thinking) + "}"
+                        : std::string("null");
+}
+
 /// The Message usage object with every member the API returns (caching.101: the creation tokens
-/// split by TTL in `cache_creation`).
-std::string usage_json(const CacheUsage& u, long long output_tokens) {
+/// split by TTL in `cache_creation`; wire.187: the thinking tokens among the output tokens).
+std::string usage_json(const CacheUsage& u, long long output_tokens, long long thinking) {
     return "{" + input_usage(u) + R"(,"cache_creation":{"ephemeral_5m_input_tokens":)" +
            std::to_string(u.creation - u.creation_1h) + R"(,"ephemeral_1h_input_tokens":)" +
            std::to_string(u.creation_1h) + R"(},"output_tokens":)" + std::to_string(output_tokens) +
-           R"(,"output_tokens_details":null,"server_tool_use":null,"service_tier":"standard",)"
-           R"("inference_geo":null})";
+           R"(,"output_tokens_details":)" + output_details(thinking) +
+           R"(,"server_tool_use":null,"service_tier":"standard","inference_geo":null})";
 }
 
 /// The content blocks, in order; the text block is left out when a tool call replaces it.
@@ -260,7 +274,7 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
                      model + R"(,"content":[)" + content + R"(],"stop_reason":)" +
                      quote(stop_reason(r)) + R"(,"stop_sequence":)" + stop_sequence_json(r) +
                      R"(,"stop_details":null,"container":null,"usage":)" +
-                     usage_json(u, r.output_tokens) + "}");
+                     usage_json(u, r.output_tokens, thinking_tokens(r)) + "}");
     }
     Response out;
     out.streamed = true;
@@ -271,7 +285,7 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
                                  R"(,"type":"message","role":"assistant","model":)" + model +
                                  R"(,"content":[],"stop_reason":null,"stop_sequence":null,)"
                                  R"("stop_details":null,"container":null,"usage":)" +
-                                 usage_json(u, 1) + "}}"));
+                                 usage_json(u, 1, 0) + "}}"));
     ev.push_back(sse("ping", R"({"type":"ping"})"));
     int index = 0;
     const auto block = [&](const std::string& start, const std::string& delta_type,
@@ -315,7 +329,8 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
                          R"(,"stop_sequence":)" + stop_sequence_json(r) +
                          R"(,"stop_details":null,"container":null},"usage":{)" + input_usage(u) +
                          R"(,"output_tokens":)" + std::to_string(r.output_tokens) +
-                         R"(,"output_tokens_details":null,"server_tool_use":null}})"));
+                         R"(,"output_tokens_details":)" + output_details(thinking_tokens(r)) +
+                         R"(,"server_tool_use":null}})"));
     ev.push_back(sse("message_stop", R"({"type":"message_stop"})"));
     return out;
 }
@@ -388,6 +403,14 @@ class Anthropic final : public Dialect {
 
     ErrorClass transient_error() const override { return ErrorClass::kOverloaded; }
 
+    /// A per-model refusal (wire.176-wire.181, wire.185) in the API's envelope and status.
+    static Response refuse(const contract::ModelViolation& v) {
+        return error_response(ErrorClass::kInvalidRequest, v.status,
+                              R"({"type":"error","error":{"type":)" + quote(v.error_type) +
+                                  R"(,"message":)" + quote(v.message) +
+                                  R"(},"request_id":"req_emu"})");
+    }
+
     std::pair<std::string, std::string> request_id(std::uint64_t n) const override {
         return {"request-id", "req_emu_" + hex_id(n, 16)};
     }
@@ -408,6 +431,19 @@ class Anthropic final : public Dialect {
         const bool count_tokens = req.path.ends_with("/count_tokens");
         if (auto e = Validator(doc, count_tokens).run())
             return error(ErrorClass::kInvalidRequest, *e);
+        // wire.186: the model's catalog record, when the catalog has it; count_tokens answers
+        // for any model that exists (wire.185), the messages route checks its rules too.
+        const std::string model = json::string_member(doc, "model");
+        const contract::ModelRules* rules =
+            ctx.catalog.find(contract::WireFamily::kAnthropicMessages, model);
+        if (rules != nullptr) {
+            const auto v = count_tokens
+                               ? contract::check_model_available(
+                                     contract::WireFamily::kAnthropicMessages, *rules)
+                               : contract::check_model_request(
+                                     contract::WireFamily::kAnthropicMessages, doc, *rules);
+            if (v) return refuse(*v);
+        }
         const auto ttl = std::chrono::seconds(ctx.options.cache_ttl_seconds);
         Prefix prefix = build_prefix(doc, ttl);
         if (count_tokens) {
@@ -416,7 +452,7 @@ class Anthropic final : public Dialect {
                                           "}");
         }
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
-                                                min_cacheable(ctx.options, json::string_member(doc, "model")));
+                                                min_cacheable(ctx.options, rules, model));
         record_cache(ctx.stats, usage);
         const std::string digest = prefix.hasher.digest();
         ReplyInput in = reply_input(doc, digest);

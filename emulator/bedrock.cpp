@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nucleo/wire/contract.hpp"
+#include "nucleo/wire/model_rules.hpp"
 #include "emulator.hpp"
 #include "event_stream.hpp"
 #include "json.hpp"
@@ -276,10 +277,19 @@ class Bedrock final : public Dialect {
         }
         if (auto e = validate(doc)) return error(ErrorClass::kInvalidRequest, *e);
         const std::string model = req.path_params.empty() ? "" : req.path_params.front();
+        // wire.183-wire.185: the model's catalog record, when the catalog has it (wire.186).
+        const contract::ModelRules* rules =
+            ctx.catalog.find(contract::WireFamily::kBedrockConverse, model);
+        if (rules != nullptr) {
+            if (auto v = contract::check_model_request(contract::WireFamily::kBedrockConverse, doc,
+                                                       *rules)) {
+                return aws_error(ErrorClass::kInvalidRequest, v->status, v->error_type, v->message);
+            }
+        }
         Prefix prefix =
             build_prefix(doc, model, std::chrono::seconds(ctx.options.cache_ttl_seconds));
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
-                                                min_cacheable(ctx.options, model));
+                                                min_cacheable(ctx.options, rules, model));
         record_cache(ctx.stats, usage);
         ReplyInput in = reply_input(doc, prefix.hasher.digest());
         apply_reply_faults(faults, in);

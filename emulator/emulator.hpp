@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "catalog.hpp"
 #include "faults.hpp"
 #include "prefix_cache.hpp"
 
@@ -32,6 +33,9 @@ struct Options {
     /// A streamed answer stops this long halfway through its chunks (a slow model mid-answer).
     int stream_stall_ms = 0;
     bool verbose = false;
+    /// `--catalog`: the model catalog file, "none" for no catalog, "" for the default one
+    /// (catalog_path, wire.186).
+    std::string catalog;
     /// Stop (as on SIGTERM) when the process that started the emulator dies (Linux prctl).
     bool exit_with_parent = false;
 };
@@ -80,9 +84,10 @@ struct Stats {
     void reset();
 };
 
-/// What every dialect shares: settings, the prefix cache and the counters.
+/// What every dialect shares: settings, the model catalog, the prefix cache and the counters.
 struct Context {
     Options options;
+    ModelCatalog catalog;  ///< read once at start, then only read (wire.186)
     PrefixCache cache;
     Stats stats;
     FailFirstCounter fail_first;
@@ -114,7 +119,7 @@ std::unique_ptr<Dialect> make_bedrock(bool streaming);
 /// Routes a request: health and stats, provider routes with authentication and faults.
 class Router {
   public:
-    explicit Router(Options options);
+    explicit Router(Options options, ModelCatalog catalog = {});
     Response handle(const Request& req);
     const Options& options() const { return ctx_.options; }
 
@@ -141,11 +146,14 @@ Response error_response(ErrorClass cls, int status, std::string body);
 /// `n` as `width` lower-case hex digits, zero-padded: the variable part of request ids.
 std::string hex_id(std::uint64_t n, int width);
 
-/// The minimum cacheable prefix for `model`: `--min-cacheable` when given, else the documented
-/// one (caching.103).
-inline std::int64_t min_cacheable(const Options& options, std::string_view model) {
-    return options.min_cacheable_tokens >= 0 ? options.min_cacheable_tokens
-                                             : documented_min_cacheable(model);
+/// The minimum cacheable prefix for `model`: `--min-cacheable` when given, else its catalog
+/// record's `caching.min_tokens` (`rules`, when the catalog has the model and the record names
+/// one, wire.186), else the documented one (caching.103).
+inline std::int64_t min_cacheable(const Options& options, const contract::ModelRules* rules,
+                                  std::string_view model) {
+    if (options.min_cacheable_tokens >= 0) return options.min_cacheable_tokens;
+    if (rules != nullptr && rules->min_cache_tokens > 0) return rules->min_cache_tokens;
+    return documented_min_cacheable(model);
 }
 
 /// Counts a request's cache activity in /stats.

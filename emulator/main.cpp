@@ -3,10 +3,11 @@
 // (see docs/emulator.md).
 //
 // usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE] [--cache-ttl SECONDS]
-//                        [--min-cacheable TOKENS] [--latency-ms MS] [--exit-with-parent]
-//                        [--verbose]
+//                        [--min-cacheable TOKENS] [--latency-ms MS] [--catalog FILE|none]
+//                        [--exit-with-parent] [--verbose]
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on bad arguments
-// (including a host that is not loopback: the emulator never listens on a network).
+// (including a host that is not loopback: the emulator never listens on a network, and a
+// catalog that cannot be read).
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <pthread.h>
@@ -39,12 +40,16 @@ constexpr int kExitBadInput = 2;
 const char* const kUsage =
     "usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE]\n"
     "                       [--cache-ttl SECONDS] [--min-cacheable TOKENS] [--latency-ms MS]\n"
-    "                       [--stream-stall-ms MS] [--exit-with-parent] [--verbose]\n"
+    "                       [--stream-stall-ms MS] [--catalog FILE|none] [--exit-with-parent]\n"
+    "                       [--verbose]\n"
     "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
     "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
     "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n"
     "Canned answers: header x-emulator-reply (the body, base64), optional x-emulator-reply-type\n"
-    "and x-emulator-reply-first=N.\n";
+    "and x-emulator-reply-first=N.\n"
+    "Per-model rules come from the model catalog: --catalog FILE, or by default the source\n"
+    "tree's config/models.yaml, else the installed <datadir>/nucleo/models.yaml; --catalog none\n"
+    "turns them off.\n";
 
 bool parse_int(const std::string& text, int& out) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -82,6 +87,9 @@ std::string parse_args(const std::vector<std::string>& args, Options& o, bool& h
             o.host = v;
         } else if (a == "--port-file") {
             o.port_file = v;
+        } else if (a == "--catalog") {
+            if (v.empty()) return "option --catalog needs a file or none";
+            o.catalog = v;
         } else if (a == "--port") {
             number = &o.port;
         } else if (a == "--cache-ttl") {
@@ -239,7 +247,26 @@ int main(int argc, char** argv) {
         }
     }
 
-    nucleo::emulator::Router router(options);
+    // wire.186: the model catalog, read once; a file that cannot be read is a bad argument.
+    nucleo::emulator::ModelCatalog catalog;
+    if (const std::string path = nucleo::emulator::catalog_path(options.catalog); !path.empty()) {
+        try {
+            catalog = nucleo::emulator::ModelCatalog::load(path);
+        } catch (const std::exception& e) {
+            std::cerr << "nucleo-emulator: " << e.what() << " (--catalog none runs without one)\n";
+            return kExitBadInput;
+        }
+    }
+    if (options.verbose) {
+        if (catalog.source().empty()) {
+            std::cerr << "nucleo-emulator: no model catalog: no per-model rules\n";
+        } else {
+            std::cerr << "nucleo-emulator: model catalog " << catalog.source() << " ("
+                      << catalog.size() << " models)\n";
+        }
+    }
+
+    nucleo::emulator::Router router(options, std::move(catalog));
     httplib::Server server;
     const int stall_ms = options.stream_stall_ms;
     const auto handler = [&router, stall_ms](const httplib::Request& req, httplib::Response& res) {

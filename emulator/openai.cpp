@@ -1,12 +1,14 @@
 // OpenAI Chat Completions (POST /v1/chat/completions): tool_calls pairing with the API's own
 // texts, automatic prefix caching (prompt_tokens_details.cached_tokens) and `data:` chunk
 // streaming ending in `data: [DONE]`. Any OpenAI-compatible client can talk to it.
+#include <algorithm>
 #include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "nucleo/wire/contract.hpp"
+#include "nucleo/wire/model_rules.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
 #include "reply.hpp"
@@ -121,22 +123,46 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
     return in;
 }
 
-std::string finish_reason(const Reply& r) {
-    return r.truncated ? "length" : r.tool_call ? "tool_calls" : "stop";
+/// wire.188: a call forced by a named tool_choice ({"type":"function","function":{"name":...}})
+/// ends with "stop", as the API answers it; an unforced or `required` call with "tool_calls".
+bool named_tool_choice(const json::Value& doc) {
+    const json::Value* choice = json::member(doc, "tool_choice");
+    return choice != nullptr && choice->IsObject() && json::member(*choice, "function") != nullptr;
 }
 
-std::string usage_json(const CacheUsage& u, long long completion) {
+std::string finish_reason(const Reply& r, bool named_choice) {
+    if (r.truncated) return "length";
+    return r.tool_call && !named_choice ? "tool_calls" : "stop";
+}
+
+/// wire.187: the reasoning a `reasoning_effort` other than `none` asks for, a small count per
+/// level (the emulator writes no reasoning, it only reports its tokens); 0 without one.
+long long reasoning_tokens_for(const json::Value& doc) {
+    const std::string effort = json::string_member(doc, "reasoning_effort");
+    if (effort.empty() || effort == "none") return 0;
+    if (effort == "minimal") return 8;
+    if (effort == "low") return 16;
+    if (effort == "high") return 64;
+    if (effort == "xhigh") return 128;
+    if (effort == "max") return 256;
+    return 32;  // medium, and a level the emulator does not know
+}
+
+/// `completion` counts every output token, the reasoning ones included, as the API reports it.
+std::string usage_json(const CacheUsage& u, long long completion, long long reasoning) {
     const long long prompt = u.total();
     return R"({"prompt_tokens":)" + std::to_string(prompt) + R"(,"completion_tokens":)" +
            std::to_string(completion) + R"(,"total_tokens":)" +
            std::to_string(prompt + completion) + R"(,"prompt_tokens_details":{"cached_tokens":)" +
-           std::to_string(u.read) +
-           R"(,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
-           R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
+           std::to_string(u.read) + R"(,"audio_tokens":0},"completion_tokens_details":{)" +
+           R"("reasoning_tokens":)" + std::to_string(reasoning) +
+           R"(,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
 }
 
 Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
-                const std::string& digest) {
+                const std::string& digest, long long reasoning) {
+    const bool named = named_tool_choice(doc);
+    const long long completion = r.output_tokens + reasoning;
     const std::string head = R"({"id":)" + quote("chatcmpl-emu-" + digest) + R"(,"object":)";
     const std::string tail = R"(,"created":)" + std::to_string(std::time(nullptr)) +
                              R"(,"model":)" + quote(json::string_member(doc, "model")) +
@@ -152,10 +178,11 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
                        R"(,"arguments":)" + quote(r.tool_input) + "}}]";
         }
         message += "}";
-        return json_response(
-            200, head + R"("chat.completion")" + tail + R"(,"choices":[{"index":0,"message":)" +
-                     message + R"(,"logprobs":null,"finish_reason":)" + quote(finish_reason(r)) +
-                     R"(}],"usage":)" + usage_json(u, r.output_tokens) + "}");
+        return json_response(200, head + R"("chat.completion")" + tail +
+                                      R"(,"choices":[{"index":0,"message":)" + message +
+                                      R"(,"logprobs":null,"finish_reason":)" +
+                                      quote(finish_reason(r, named)) + R"(}],"usage":)" +
+                                      usage_json(u, completion, reasoning) + "}");
     }
     bool include_usage = false;
     if (const json::Value* opts = json::member(doc, "stream_options")) {
@@ -185,10 +212,10 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
         for (const auto& piece : split_for_stream(r.text))
             chunk(R"({"content":)" + quote(piece) + "}", "null");
     }
-    chunk("{}", quote(finish_reason(r)));
+    chunk("{}", quote(finish_reason(r, named)));
     if (include_usage) {
         out.chunks.push_back("data: " + chunk_head + R"(,"choices":[],"usage":)" +
-                             usage_json(u, r.output_tokens) + "}\n\n");
+                             usage_json(u, completion, reasoning) + "}\n\n");
     }
     out.chunks.push_back("data: [DONE]\n\n");
     return out;
@@ -260,6 +287,15 @@ class OpenAi final : public Dialect {
         }
         if (auto e = validate(doc))
             return envelope(ErrorClass::kInvalidRequest, 400, "invalid_request_error", *e);
+        // wire.182, wire.185: the model's catalog record, when the catalog has it (wire.186).
+        if (const contract::ModelRules* rules = ctx.catalog.find(
+                contract::WireFamily::kOpenAIChat, json::string_member(doc, "model"))) {
+            if (auto v =
+                    contract::check_model_request(contract::WireFamily::kOpenAIChat, doc, *rules)) {
+                return envelope(ErrorClass::kInvalidRequest, v->status, v->error_type,
+                                {v->message, v->param, v->code});
+            }
+        }
 
         // Automatic caching covers the whole prompt in order: tools, then messages.
         PrefixHasher hasher("openai\x1f" + json::string_member(doc, "model"));
@@ -277,7 +313,12 @@ class OpenAi final : public Dialect {
         const std::string digest = hasher.digest();
         ReplyInput in = reply_input(doc, digest);
         apply_reply_faults(faults, in);
-        return render(doc, make_reply(in), usage, digest);
+        // wire.187: the reasoning is spent out of the output limit, as max_completion_tokens
+        // counts it; at least one token is left for the answer.
+        const long long reasoning =
+            std::min(reasoning_tokens_for(doc), std::max(0LL, in.max_tokens - 1));
+        in.max_tokens -= reasoning;
+        return render(doc, make_reply(in), usage, digest, reasoning);
     }
 };
 

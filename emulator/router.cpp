@@ -90,12 +90,13 @@ void Stats::reset() {
     }
 }
 
-Router::Router(Options options)
+Router::Router(Options options, ModelCatalog catalog)
     : anthropic_(make_anthropic()),
       openai_(make_openai()),
       bedrock_(make_bedrock(false)),
       bedrock_stream_(make_bedrock(true)) {
     ctx_.options = std::move(options);
+    ctx_.catalog = std::move(catalog);
 }
 
 Response Router::handle(const Request& req) {

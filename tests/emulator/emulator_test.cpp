@@ -1270,7 +1270,7 @@ TEST_F(Emulator, TheMinimumCacheablePrefixIsTheModelsDocumentedOne) {
     ASSERT_GT(tokens, 2048);
     ASSERT_LT(tokens, 4096);
     const std::vector<std::pair<std::string, bool>> models = {
-        {"claude-sonnet-4-5-20250929", true},  // 1,024
+        {"claude-sonnet-4-20250514", true},    // 1,024
         {"claude-3-5-haiku-20241022", true},   // 2,048
         {"claude-haiku-4-5-20251001", false},  // 4,096
         {"claude-opus-4-5", false}};           // 4,096
