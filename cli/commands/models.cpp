@@ -13,6 +13,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "config_loading.hpp"
+#include "nucleo/thinking.hpp"
 
 namespace nucleo::cli {
 namespace {
@@ -26,16 +27,51 @@ std::string price(double usd_per_million) {
     return s;
 }
 
+/// catalog.2: "active", "deprecated until 2027-01-14", "retired 2026-11-30 -> X".
+std::string status_text(const ModelSpec& m) {
+    switch (m.status) {
+        case ModelStatus::kActive:
+            return "active";
+        case ModelStatus::kDeprecated:
+            return "deprecated until " + m.shutdown;
+        case ModelStatus::kRetired:
+            return "retired " + m.retired_on + " -> " + m.replacement;
+    }
+    return "?";
+}
+
+/// catalog.5: what the three depths send, "between_tools/medium/high" ("-" for nothing).
+std::string thinking_text(const ModelSpec& m) {
+    std::string out;
+    for (Depth d : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
+        const DepthThinking t = m.thinking.for_depth(d);
+        std::string word = "-";
+        if (t.kind == DepthThinking::Kind::kDisabled) word = "disabled";
+        if (t.kind == DepthThinking::Kind::kBetweenTools) word = "between_tools";
+        if (t.kind == DepthThinking::Kind::kBudget) word = std::to_string(m.thinking_budget_for(d));
+        if (t.kind == DepthThinking::Kind::kEffort) word = t.effort;
+        out += (out.empty() ? "" : "/") + word;
+    }
+    return m.thinking.always ? out + " (always)" : out;
+}
+
+/// catalog.7: "> 272000" for each tier, or "-".
+std::string tiers_text(const ModelSpec& m) {
+    std::string out;
+    for (const PriceTier& t : m.price_tiers) out += (out.empty() ? "> " : ", > ") + std::to_string(t.above_prompt_tokens);
+    return out.empty() ? "-" : out;
+}
+
 void print_table(const ModelCatalog& catalog) {
-    const std::vector<std::string> header = {"ID",      "PROVIDER", "WIRE MODEL", "GRADE",
-                                             "CONTEXT", "MAX OUT",  "IN $/M",     "OUT $/M",
-                                             "CACHE W", "CACHE R"};
+    const std::vector<std::string> header = {"ID",      "PROVIDER", "WIRE MODEL", "GRADE",   "STATUS",
+                                             "THINKING (IMMEDIATE/STANDARD/DEEP)", "CONTEXT", "MAX OUT",
+                                             "IN $/M",  "OUT $/M",  "CACHE W",    "CACHE R", "TIERS"};
     std::vector<std::vector<std::string>> rows = {header};
     for (const auto& m : catalog.all()) {
-        rows.push_back({m.id, m.provider, m.wire_model, to_string(m.grade),
+        rows.push_back({m.id, m.provider, m.wire_model, to_string(m.grade), status_text(m), thinking_text(m),
                         std::to_string(m.max_context_tokens), std::to_string(m.max_output_tokens),
                         price(m.prices.input), price(m.prices.output), price(m.prices.cache_write),
-                        price(m.prices.cache_read)});
+                        price(m.prices.cache_read), tiers_text(m)});
     }
     std::vector<std::size_t> width(header.size(), 0);
     for (const auto& row : rows)
@@ -43,7 +79,7 @@ void print_table(const ModelCatalog& catalog) {
     for (const auto& row : rows) {
         std::string line;
         for (std::size_t i = 0; i < row.size(); ++i) {
-            const bool numeric = i >= 4;  // right-align the numbers
+            const bool numeric = i >= 6 && i + 1 < row.size();  // right-align the numbers
             const std::string pad(width[i] - row[i].size(), ' ');
             line += numeric ? pad + row[i] : row[i] + pad;
             if (i + 1 < row.size()) line += "  ";
@@ -51,6 +87,90 @@ void print_table(const ModelCatalog& catalog) {
         while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << "\n";
     }
+}
+
+using JsonOut = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void write_strings(JsonOut& w, const std::vector<std::string>& items) {
+    w.StartArray();
+    for (const std::string& s : items) w.String(s);
+    w.EndArray();
+}
+
+void write_rates(JsonOut& w, const Prices& p) {
+    w.Key("input");
+    w.Double(p.input);
+    w.Key("output");
+    w.Double(p.output);
+    w.Key("cache_write");
+    w.Double(p.cache_write);
+    w.Key("cache_read");
+    w.Double(p.cache_read);
+    w.Key("cache_write_1h");
+    w.Double(p.cache_write_1h_price());
+}
+
+/// catalog.1-catalog.6: status, source, thinking, refusals and caching, as the record says them.
+void write_record(JsonOut& w, const ModelSpec& m) {
+    w.Key("status");
+    w.String(to_string(m.status));
+    w.Key("shutdown");
+    m.shutdown.empty() ? w.Null() : w.String(m.shutdown);
+    w.Key("retired_on");
+    m.retired_on.empty() ? w.Null() : w.String(m.retired_on);
+    w.Key("replacement");
+    m.replacement.empty() ? w.Null() : w.String(m.replacement);
+    w.Key("source");
+    w.StartObject();
+    w.Key("urls");
+    write_strings(w, m.source.urls);
+    w.Key("read");
+    w.String(m.source.read);
+    w.Key("third_party");
+    w.String(m.source.third_party);
+    w.EndObject();
+    w.Key("thinking");
+    w.StartObject();
+    w.Key("forms");
+    w.StartArray();
+    for (ThinkingForm f : m.thinking.forms) w.String(to_string(f));
+    w.EndArray();
+    w.Key("always");
+    w.Bool(m.thinking.always);
+    w.Key("efforts");
+    write_strings(w, m.thinking.efforts);
+    w.Key("default_effort");
+    w.String(m.thinking.default_effort);
+    w.Key("display");
+    write_strings(w, m.thinking.display);
+    w.Key("bound_to_prefix");
+    w.Bool(m.thinking.bound_to_prefix);
+    w.Key("depth");
+    w.StartObject();
+    for (Depth d : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
+        const ThinkingRequest r = thinking_request(m, d);
+        w.Key(to_string(d));
+        w.StartObject();
+        w.Key("form");
+        w.String(r.form);
+        w.Key("effort");
+        w.String(r.effort);
+        w.Key("thinks");
+        w.Bool(thinking_active(m, d));
+        w.EndObject();
+    }
+    w.EndObject();
+    w.EndObject();
+    w.Key("refuses");
+    w.StartArray();
+    if (m.refuses_sampling) w.String("sampling");
+    if (m.refuses_prefill) w.String("prefill");
+    if (m.refuses_forced_tool_use) w.String("forced_tool_use");
+    w.EndArray();
+    w.Key("cache_breakpoints");
+    w.String(m.cache_breakpoints);
+    w.Key("cache_ttl_1h");
+    w.Bool(m.cache_ttl_1h);
 }
 
 void print_json(const Config& config) {
@@ -97,6 +217,7 @@ void print_json(const Config& config) {
             w.Int64(m.thinking_budget_for(d));
         }
         w.EndObject();
+        write_record(w, m);
         w.Key("supports_caching");
         w.Bool(m.supports_caching);
         w.Key("min_cacheable_tokens");
@@ -113,6 +234,18 @@ void print_json(const Config& config) {
         w.Double(m.prices.cache_write);
         w.Key("cache_read");
         w.Double(m.prices.cache_read);
+        w.Key("cache_write_1h");
+        w.Double(m.prices.cache_write_1h_price());
+        w.Key("tiers");
+        w.StartArray();
+        for (const PriceTier& t : m.price_tiers) {
+            w.StartObject();
+            w.Key("above");
+            w.Int64(t.above_prompt_tokens);
+            write_rates(w, t.prices);
+            w.EndObject();
+        }
+        w.EndArray();
         w.EndObject();
         w.Key("accepts");
         w.StartArray();
@@ -120,6 +253,8 @@ void print_json(const Config& config) {
         w.EndArray();
         w.Key("token_counter");
         w.String(m.token_counter);
+        w.Key("token_calibration");
+        w.Double(m.token_calibration);
         w.EndObject();
     }
     w.EndArray();

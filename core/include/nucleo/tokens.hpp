@@ -89,14 +89,17 @@ class TokenCounter {
     static constexpr std::size_t kMaxMemoEntries = 1 << 20;
     static constexpr std::size_t kMaxPrefixEntries = 4096;
 
-    /// A counter over `tokenizer` (which outlives it; Tokenizer::get's are process-lived).
-    explicit TokenCounter(const Tokenizer& tokenizer);
+    /// A counter over `tokenizer` (which outlives it; Tokenizer::get's are process-lived). Every
+    /// text count is multiplied by `calibration` and rounded up (tokens.103: the model's tokens per
+    /// token of its counter).
+    explicit TokenCounter(const Tokenizer& tokenizer, double calibration = 1.0);
     ~TokenCounter();
     TokenCounter(const TokenCounter&) = delete;
     TokenCounter& operator=(const TokenCounter&) = delete;
 
-    /// The process-wide counter of the model's catalog counter (ModelSpec::token_counter), made on
-    /// first use; its memo is shared by every caller. Throws what Tokenizer::get throws.
+    /// The process-wide counter of the model's catalog counter (ModelSpec::token_counter) at its
+    /// calibration (ModelSpec::token_calibration), made on first use; its memo is shared by every
+    /// caller of the same counter and calibration. Throws what Tokenizer::get throws.
     static TokenCounter& for_model(const ModelSpec& model);
 
     [[nodiscard]] const Tokenizer& tokenizer() const noexcept;

@@ -1,4 +1,10 @@
 #include <algorithm>
+#include <ctime>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "common/log_internal.hpp"
 
 #include "config/config_text.hpp"
 #include "nucleo/catalog.hpp"
@@ -52,6 +58,88 @@ const char* to_string(Input i) noexcept {
     return "?";
 }
 
+const char* to_string(ModelStatus s) noexcept {
+    switch (s) {
+        case ModelStatus::kActive:
+            return "active";
+        case ModelStatus::kDeprecated:
+            return "deprecated";
+        case ModelStatus::kRetired:
+            return "retired";
+    }
+    return "?";
+}
+const char* to_string(ThinkingForm f) noexcept {
+    switch (f) {
+        case ThinkingForm::kEnabled:
+            return "enabled";
+        case ThinkingForm::kAdaptive:
+            return "adaptive";
+        case ThinkingForm::kBetweenTools:
+            return "between_tools";
+        case ThinkingForm::kDisabled:
+            return "disabled";
+    }
+    return "?";
+}
+std::optional<ModelStatus> parse_model_status(std::string_view s) noexcept {
+    for (ModelStatus m : {ModelStatus::kActive, ModelStatus::kDeprecated, ModelStatus::kRetired})
+        if (s == to_string(m)) return m;
+    return std::nullopt;
+}
+std::optional<ThinkingForm> parse_thinking_form(std::string_view s) noexcept {
+    for (ThinkingForm f : {ThinkingForm::kEnabled, ThinkingForm::kAdaptive,
+                           ThinkingForm::kBetweenTools, ThinkingForm::kDisabled})
+        if (s == to_string(f)) return f;
+    return std::nullopt;
+}
+
+namespace {
+
+std::string utc_date_today() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[11];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return buf;
+}
+
+}  // namespace
+
+void check_model_status(const ModelSpec& model, std::string_view today) {
+    if (model.status == ModelStatus::kActive) return;
+    const std::string date = today.empty() ? utc_date_today() : std::string(today);
+    const std::string instead =
+        model.replacement.empty() ? std::string() : "; use \"" + model.replacement + "\" instead";
+    if (model.status == ModelStatus::kRetired)
+        throw Error(ErrorKind::kInvalidArgument,
+                    "model \"" + model.id + "\" (" + model.wire_model + ") was retired by its provider on " +
+                        model.retired_on + instead + " (nothing was sent)");
+    // Dates are YYYY-MM-DD, so they compare as strings.
+    if (!model.shutdown.empty() && date >= model.shutdown)
+        throw Error(ErrorKind::kInvalidArgument,
+                    "model \"" + model.id + "\" (" + model.wire_model + ") was shut down by its provider on " +
+                        model.shutdown + instead + " (nothing was sent)");
+    static std::mutex mutex;
+    static std::set<std::string> warned;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (warned.insert(model.id).second)
+        NUCLEO_LOG_WARN("model \"{}\" ({}) is deprecated and shuts down on {}{}", model.id, model.wire_model,
+                        model.shutdown, instead);
+}
+
+bool ThinkingRecord::accepts(ThinkingForm form) const {
+    return std::find(forms.begin(), forms.end(), form) != forms.end();
+}
+bool ThinkingRecord::accepts_effort(std::string_view effort) const {
+    return std::find(efforts.begin(), efforts.end(), effort) != efforts.end();
+}
+DepthThinking ThinkingRecord::for_depth(Depth d) const {
+    auto it = depth.find(d);
+    return it == depth.end() ? DepthThinking{} : it->second;
+}
+
 std::optional<Grade> parse_grade(std::string_view s) noexcept {
     for (Grade g : {Grade::kSmall, Grade::kMedium, Grade::kLarge})
         if (s == to_string(g)) return g;
@@ -90,16 +178,40 @@ bool ModelSpec::accepts(Input input) const {
            accepted_inputs.end();
 }
 
+const Prices& ModelSpec::prices_for(std::int64_t prompt_tokens) const {
+    const Prices* chosen = &prices;
+    for (const PriceTier& tier : price_tiers)
+        if (prompt_tokens > tier.above_prompt_tokens) chosen = &tier.prices;
+    return *chosen;
+}
+
+bool ModelSpec::thinks_at(Depth depth) const {
+    if (thinking.always) return true;
+    const DepthThinking d = thinking.for_depth(depth);
+    switch (d.kind) {
+        case DepthThinking::Kind::kBudget:
+            return true;
+        case DepthThinking::Kind::kEffort:
+            return d.effort != "none";
+        case DepthThinking::Kind::kNone:
+        case DepthThinking::Kind::kDisabled:
+        case DepthThinking::Kind::kBetweenTools:
+            return false;
+    }
+    return false;
+}
+
 double ModelSpec::cost(std::int64_t input_tokens, std::int64_t output_tokens,
                        std::int64_t cache_write_tokens, std::int64_t cache_read_tokens,
                        std::int64_t cache_write_1h_tokens) const {
     constexpr double kPerMillion = 1e-6;
+    const Prices& rates = prices_for(input_tokens + cache_write_tokens + cache_read_tokens);
     const std::int64_t hour = std::min(cache_write_1h_tokens, cache_write_tokens);
-    return kPerMillion * (static_cast<double>(input_tokens) * prices.input +
-                          static_cast<double>(output_tokens) * prices.output +
-                          static_cast<double>(cache_write_tokens - hour) * prices.cache_write +
-                          static_cast<double>(hour) * prices.cache_write_1h_price() +
-                          static_cast<double>(cache_read_tokens) * prices.cache_read);
+    return kPerMillion * (static_cast<double>(input_tokens) * rates.input +
+                          static_cast<double>(output_tokens) * rates.output +
+                          static_cast<double>(cache_write_tokens - hour) * rates.cache_write +
+                          static_cast<double>(hour) * rates.cache_write_1h_price() +
+                          static_cast<double>(cache_read_tokens) * rates.cache_read);
 }
 
 }  // namespace nucleo

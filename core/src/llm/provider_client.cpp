@@ -99,7 +99,8 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
 /// then reads in place. abi.108: with `slice`, the document of that part of the conversation,
 /// with "turn_offset" (the slice's first turn) before "prepared".
 void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model, std::int64_t max_tokens,
-                            bool thinking, std::int64_t thinking_budget, bool stream,
+                            bool thinking, std::int64_t thinking_budget, const ThinkingRequest& form,
+                            bool stream,
                             const ProviderConfig& config, const PreparedConversation& prepared,
                             const internal::PreparedSlice* slice = nullptr) {
     json_escape::StringWriter w(buf);
@@ -121,6 +122,15 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
     w.Bool(thinking);
     w.Key("budget_tokens");
     w.Int64(thinking ? thinking_budget : 0);
+    // catalog.5: the form and effort the model's record maps this depth to (absent when none).
+    if (!form.form.empty()) {
+        w.Key("form");
+        w.String(form.form.c_str(), static_cast<rapidjson::SizeType>(form.form.size()));
+    }
+    if (!form.effort.empty()) {
+        w.Key("effort");
+        w.String(form.effort.c_str(), static_cast<rapidjson::SizeType>(form.effort.size()));
+    }
     w.EndObject();
     w.Key("stream");
     w.Bool(stream);
@@ -480,6 +490,7 @@ void ProviderClient::check_credentials() const {
 
 HttpRequest ProviderClient::build_request(ConversationContext& conversation, const ModelSpec& model,
                                           const CallOptions& options, bool redact_secrets) {
+    check_model_status(model);  // catalog.2: a retired model is refused before anything else
     // A rendered request (secrets shown as ***) is for reading: it needs no key to exist.
     if (!redact_secrets) check_credentials();
     const FixedContentFormatter formatter(model.native_tools && caps_.native_tools,
@@ -505,7 +516,33 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     }
     // conversation.101: the conversation's kept prepared value, read in place.
     const PreparedConversation& prepared = internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);
+    // catalog.6: an assistant prefill (the conversation ends with the model's own turn) is refused
+    // here, before anything is sent, where the provider would refuse it.
+    if (!prepared.turns.empty() && prepared.turns.back().role == TurnRole::kAssistant) {
+        const std::string& id = prepared.turns.back().message_id;
+        const std::string which = "the conversation ends with an assistant turn (message \"" + id +
+                                  "\"), a prefill";
+        if (model.refuses_prefill)
+            throw Error(ErrorKind::kInvalidArgument,
+                        which + ", and model \"" + model.id +
+                            "\" refuses prefill (its catalog record: refuses: [prefill]); end "
+                            "the conversation with a user turn");
+        if (thinking)
+            throw Error(ErrorKind::kInvalidArgument,
+                        which + ", and thinking is on for this call (depth " +
+                            std::string(to_string(depth)) + " on model \"" + model.id +
+                            "\"): a provider refuses a prefill with thinking; end the "
+                            "conversation with a user turn or call at a depth without thinking");
+    }
     const std::int64_t thinking_budget = reasoning_reserved(model, depth);
+    ThinkingRequest thinking_form = thinking_request(model, depth);
+    if (!thinking && thinking_active(model, depth) &&
+        (thinking_form.form == "enabled" || thinking_form.form == "adaptive")) {
+        // wire.113: thinking_for_call turned this call's thinking off; the model's own switch
+        // says so where it has one, else nothing is sent.
+        thinking_form.form = model.thinking.accepts(ThinkingForm::kDisabled) ? "disabled" : "";
+        thinking_form.effort.clear();
+    }
     const bool stream = streams(options);
     // caching.110: the runs of turns encoded before are reused (abi.108); else one whole encode.
     std::optional<internal::SplitRequest> split;
@@ -513,7 +550,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         split = internal::encode_with_fragments(
             dialect_, caps_, config_.name + '\n' + config_.plugin, conversation, prepared,
             [&](rapidjson::StringBuffer& buf, const internal::PreparedSlice& slice) {
-                write_provider_request(buf, model, max_tokens, thinking, thinking_budget, slice.with_head && stream,
+                write_provider_request(buf, model, max_tokens, thinking, thinking_budget, thinking_form,
+                                       slice.with_head && stream,
                                        config_, prepared, &slice);
             });
     }
@@ -527,7 +565,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         // limits.134: the request document is written into this thread's scratch.
         const internal::DocumentScratch scratch;
         rapidjson::StringBuffer& request = scratch.buffer();
-        write_provider_request(request, model, max_tokens, thinking, thinking_budget, stream, config_, prepared);
+        write_provider_request(request, model, max_tokens, thinking, thinking_budget, thinking_form, stream,
+                               config_, prepared);
         http = encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     }
     for (const auto& h : options.extra_headers) http.headers.push_back(h);

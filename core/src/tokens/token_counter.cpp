@@ -3,6 +3,7 @@
 // Fresh every time, yet not quadratic: a message's count is memoized under a hash of its content,
 // and the running sum of a conversation's messages is remembered per messages_epoch(), so a total
 // after an append tokenizes the new message alone and touches no old one.
+#include <cmath>
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -128,6 +129,7 @@ std::int64_t file_tokens(const FileBlock& file) {
 
 struct TokenCounter::Impl {
     const Tokenizer& tokenizer;
+    double calibration = 1.0;  // tokens.103
     mutable std::mutex mutex;
     std::unordered_map<std::uint64_t, std::int64_t> memo;  // message hash -> count
     /// What a walk over a prefix of the messages learned: the running sum and the facts the head
@@ -145,10 +147,11 @@ struct TokenCounter::Impl {
     std::atomic<std::uint64_t> misses{0};
     std::atomic<std::uint64_t> prefix_hits{0};
 
-    explicit Impl(const Tokenizer& t) : tokenizer(t) {}
+    Impl(const Tokenizer& t, double c) : tokenizer(t), calibration(c) {}
 };
 
-TokenCounter::TokenCounter(const Tokenizer& tokenizer) : impl_(std::make_unique<Impl>(tokenizer)) {}
+TokenCounter::TokenCounter(const Tokenizer& tokenizer, double calibration)
+    : impl_(std::make_unique<Impl>(tokenizer, calibration)) {}
 TokenCounter::~TokenCounter() = default;
 
 TokenCounter& TokenCounter::for_model(const ModelSpec& model) {
@@ -156,8 +159,8 @@ TokenCounter& TokenCounter::for_model(const ModelSpec& model) {
     static std::map<std::string, std::unique_ptr<TokenCounter>, std::less<>> counters;
     const Tokenizer& tokenizer = Tokenizer::get(model.token_counter);
     std::lock_guard lock(mutex);
-    auto& slot = counters[tokenizer.name()];
-    if (!slot) slot = std::make_unique<TokenCounter>(tokenizer);
+    auto& slot = counters[std::string(tokenizer.name()) + "@" + std::to_string(model.token_calibration)];
+    if (!slot) slot = std::make_unique<TokenCounter>(tokenizer, model.token_calibration);
     return *slot;
 }
 
@@ -166,7 +169,10 @@ const Tokenizer& TokenCounter::tokenizer() const noexcept {
 }
 
 std::int64_t TokenCounter::count_text(std::string_view text) const {
-    return text.empty() ? 0 : static_cast<std::int64_t>(impl_->tokenizer.count(text));
+    if (text.empty()) return 0;
+    const auto n = static_cast<std::int64_t>(impl_->tokenizer.count(text));
+    if (impl_->calibration == 1.0) return n;
+    return static_cast<std::int64_t>(std::ceil(static_cast<double>(n) * impl_->calibration));
 }
 
 std::int64_t TokenCounter::count_tool_definition(const ToolDefinitionBlock& definition) const {

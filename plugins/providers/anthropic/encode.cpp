@@ -31,9 +31,12 @@
 //  - `tools`: prepared.tool_definitions as {name, description, input_schema}; a schema without a
 //    `type` gets `"type": "object"` (the API requires it), one of another type is refused; no
 //    schema is `{"type": "object"}` (a tool without parameters).
-//  - `thinking: {"type": "enabled", "budget_tokens": N}` when thinking.active. The API wants N of
-//    at least 1024 and below max_tokens; either violation is refused naming both numbers (the core
-//    sends max_tokens = output + reasoning, so a failure is the core's bug, not the user's).
+//  - `thinking`: the form the core chose from the model's record (catalog.5): `{"type":
+//    "enabled", "budget_tokens": N}` (N at least 1024 and below max_tokens; either violation is
+//    refused naming both numbers: the core sends max_tokens = output + reasoning, so a failure is
+//    the core's bug), `{"type": "adaptive"}`, `{"type": "between_tools"}` or `{"type":
+//    "disabled"}`; `output_config: {"effort": E}` when the request names an effort. A request
+//    without `thinking.form` (an older core) sends the enabled form when thinking is active.
 //  - `max_tokens` as the request says (at least 1); `stream: true` only when asked.
 //  - Headers: anthropic-version from options.anthropic_version (default "2023-06-01"),
 //    content-type, and anthropic-beta only when options.anthropic_beta names flags (a string or an
@@ -841,8 +844,13 @@ providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson:
     providers::parse_request(provider_request_json, buffer, request, "anthropic");
     const providers::RequestHead head = providers::read_request_head(request, "anthropic");
     const std::int64_t max_tokens = head.max_tokens;
+    // catalog.5: the form the model's record chose; a request without one is an older core's,
+    // whose active thinking is the manual budget.
+    const std::string_view form =
+        !head.thinking_form.empty() ? head.thinking_form
+                                    : (head.thinking_active ? std::string_view("enabled") : std::string_view());
     std::optional<std::int64_t> thinking_budget;
-    if (head.thinking_active) {
+    if (form == "enabled") {
         thinking_budget = head.thinking_budget;
         if (*thinking_budget < kMinThinkingBudget || *thinking_budget >= max_tokens) {
             refuse("thinking.budget_tokens is " + std::to_string(*thinking_budget) +
@@ -884,13 +892,22 @@ providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson:
     write_messages(enc, w, turns, plan, out, span);
     write_tools(w, *prepared);
     if (plan.automatic) enc.request_cache_control();
-    if (thinking_budget) {
+    if (!form.empty()) {
         w.Key("thinking");
         w.StartObject();
         w.Key("type");
-        w.String("enabled");
-        w.Key("budget_tokens");
-        w.Int64(*thinking_budget);
+        w.String(form.data(), static_cast<rapidjson::SizeType>(form.size()));
+        if (thinking_budget) {
+            w.Key("budget_tokens");
+            w.Int64(*thinking_budget);
+        }
+        w.EndObject();
+    }
+    if (!head.thinking_effort.empty()) {  // the depth of adaptive thinking, and of the answer
+        w.Key("output_config");
+        w.StartObject();
+        w.Key("effort");
+        w.String(head.thinking_effort.data(), static_cast<rapidjson::SizeType>(head.thinking_effort.size()));
         w.EndObject();
     }
     if (head.stream) {

@@ -55,10 +55,15 @@
 //    duplicate marks or marks outside the turns is refused: the plugin never adds, drops or
 //    moves one.
 //  - inferenceConfig.maxTokens = max_tokens (the resolved output reserve).
-//  - thinking.active: Anthropic models on Bedrock (wire model containing "anthropic.", or
-//    options.thinking_format "anthropic" for an ARN that does not say so) get
-//    additionalModelRequestFields {"thinking":{"type":"enabled","budget_tokens":N}}. Another
-//    model with thinking active is refused: this dialect knows no other thinking switch.
+//  - Thinking, in the form the core chose from the model's record (catalog.5). Anthropic models
+//    on Bedrock (wire model containing "anthropic.", or options.thinking_format "anthropic" for an
+//    ARN that does not say so) get additionalModelRequestFields {"thinking":{"type":FORM}} (with
+//    "budget_tokens":N for the enabled form) and the effort as Converse's own
+//    outputConfig {"effort":E}. Amazon Nova models ("amazon.nova", or thinking_format "nova")
+//    reason through additionalModelRequestFields {"reasoningConfig":{"type":"enabled",
+//    "maxReasoningEffort":E}} (or {"type":"disabled"} for the disabled form). Another model asked
+//    to think is refused: this dialect knows no other thinking switch. A request of an older core
+//    (no thinking.form) with thinking active is the enabled form.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -278,6 +283,49 @@ class Encoder {
   private:
     // ---- reading and checking the provider request ----------------------------------------
 
+    /// catalog.5: the thinking the core chose, in the model family's own fields (file comment).
+    void write_thinking(Writer& w) const {
+        if (nova_) {
+            if (thinking_effort_.empty() && thinking_form_ != "disabled") return;
+            w.LitKey("additionalModelRequestFields");
+            w.StartObject();
+            w.LitKey("reasoningConfig");
+            w.StartObject();
+            w.LitKey("type");
+            if (thinking_form_ == "disabled") {
+                w.String("disabled");
+            } else {
+                w.String("enabled");
+                w.LitKey("maxReasoningEffort");
+                w.String(thinking_effort_.data(), static_cast<rapidjson::SizeType>(thinking_effort_.size()));
+            }
+            w.EndObject();
+            w.EndObject();
+            return;
+        }
+        if (!thinking_form_.empty()) {
+            w.LitKey("additionalModelRequestFields");
+            w.StartObject();
+            w.LitKey("thinking");
+            w.StartObject();
+            w.LitKey("type");
+            w.String(thinking_form_.data(), static_cast<rapidjson::SizeType>(thinking_form_.size()));
+            if (thinking_form_ == "enabled") {
+                w.LitKey("budget_tokens");
+                w.Int64(thinking_budget_);
+            }
+            w.EndObject();
+            w.EndObject();
+        }
+        if (!thinking_effort_.empty()) {
+            w.LitKey("outputConfig");
+            w.StartObject();
+            w.LitKey("effort");
+            w.String(thinking_effort_.data(), static_cast<rapidjson::SizeType>(thinking_effort_.size()));
+            w.EndObject();
+        }
+    }
+
     void read_request() {
         const providers::RequestHead head = providers::read_request_head(request_, "bedrock");
         model_ = head.wire_model;
@@ -287,17 +335,30 @@ class Encoder {
 
         std::string_view thinking_format;
         if (head.options != nullptr) thinking_format = optional_string(*head.options, "thinking_format");
-        if (head.thinking_active) {
+        thinking_form_ = !head.thinking_form.empty()
+                             ? head.thinking_form
+                             : (head.thinking_active ? std::string_view("enabled") : std::string_view());
+        thinking_effort_ = head.thinking_effort;
+        if (thinking_form_ == "enabled") {
             thinking_budget_ = head.thinking_budget;
             if (thinking_budget_ <= 0) {
                 refuse("thinking.budget_tokens: missing (a positive integer is required)");
             }
+        }
+        if (!thinking_form_.empty() || !thinking_effort_.empty()) {
+            nova_ = model_.find("amazon.nova") != std::string_view::npos || thinking_format == "nova";
             const bool anthropic = model_.find("anthropic.") != std::string_view::npos ||
                                    thinking_format == "anthropic";
-            if (!anthropic) {
-                refuse("thinking.active: model \"" + std::string(model_) +
-                       "\" is not an Anthropic model, and Converse has no common thinking switch "
-                       "(set options.thinking_format: anthropic for an Anthropic ARN)");
+            if (!anthropic && !nova_) {
+                refuse("thinking: model \"" + std::string(model_) +
+                       "\" is neither an Anthropic nor an Amazon Nova model, and Converse has no "
+                       "common thinking switch (set options.thinking_format: anthropic or nova "
+                       "for an ARN that does not say which)");
+            }
+            if (nova_ && (thinking_form_ == "enabled" || thinking_form_ == "adaptive" ||
+                          thinking_form_ == "between_tools")) {
+                refuse("thinking.form: Amazon Nova takes a reasoning effort, not the \"" +
+                       std::string(thinking_form_) + "\" form");
             }
         }
 
@@ -503,18 +564,7 @@ class Encoder {
                 "blocks; Converse needs toolConfig whenever toolUse or toolResult blocks are "
                 "sent");
         }
-        if (thinking_budget_ > 0) {
-            w.LitKey("additionalModelRequestFields");
-            w.StartObject();
-            w.LitKey("thinking");
-            w.StartObject();
-            w.LitKey("type");
-            w.String("enabled");
-            w.LitKey("budget_tokens");
-            w.Int64(thinking_budget_);
-            w.EndObject();
-            w.EndObject();
-        }
+        write_thinking(w);
         w.EndObject();
     }
 
@@ -997,6 +1047,10 @@ class Encoder {
     std::string_view model_;
     std::int64_t max_tokens_ = 0;
     std::int64_t thinking_budget_ = 0;
+    std::string_view thinking_form_;    // "", or the form the core chose (catalog.5)
+    std::string_view thinking_effort_;  // "", or the effort level to send
+    bool nova_ = false;                 // Amazon Nova's reasoningConfig instead of Anthropic's
+
     bool stream_ = false;
     bool native_ = false;
     bool uses_tool_blocks_ = false;

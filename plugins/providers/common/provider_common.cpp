@@ -223,6 +223,23 @@ RequestHead read_request_head(const Value& request, std::string_view plugin) {
             head.thinking_active = true;
             head.thinking_budget = budget->GetInt64();
         }
+        for (auto [key, slot] : {std::pair<const char*, std::string_view*>{"form", &head.thinking_form},
+                                 std::pair<const char*, std::string_view*>{"effort", &head.thinking_effort}}) {
+            const Value* v = member(*thinking, key);
+            if (v == nullptr || v->IsNull()) continue;
+            if (!v->IsString() || v->GetStringLength() == 0) {
+                refuse(plugin, std::string("thinking.") + key + ": expected a non-empty string");
+            }
+            *slot = view(*v);
+        }
+        const std::string_view f = head.thinking_form;
+        if (!f.empty() && f != "enabled" && f != "adaptive" && f != "between_tools" && f != "disabled") {
+            refuse(plugin, "thinking.form: \"" + std::string(f) +
+                               "\" is not a thinking form (enabled, adaptive, between_tools, disabled)");
+        }
+        if (f == "enabled" && !head.thinking_active) {
+            refuse(plugin, "thinking.form: \"enabled\" needs thinking.active and its budget_tokens");
+        }
     }
     if (const Value* options = member(request, "options");
         options != nullptr && !options->IsNull()) {

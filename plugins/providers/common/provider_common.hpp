@@ -188,6 +188,13 @@ struct RequestHead {
     std::string_view cache_ttl;  ///< "", "5m" or "1h"
     bool thinking_active = false;
     std::int64_t thinking_budget = 0;  ///< 0 unless thinking_active
+    /// docs/provider-abi-documents.md `thinking.form`: the thinking form the model's record says
+    /// this call sends ("enabled", "adaptive", "between_tools", "disabled"), or empty: a request
+    /// of an older core, where an active call means "enabled" and an inactive one sends nothing.
+    std::string_view thinking_form;
+    /// `thinking.effort`: the effort level to send (Anthropic `output_config.effort`, OpenAI
+    /// `reasoning_effort`, Converse `outputConfig.effort`), or empty: none is sent.
+    std::string_view thinking_effort;
     const Value* options = nullptr;    ///< an object, or nullptr
     const Value* prepared = nullptr;   ///< an object
 };

@@ -144,7 +144,16 @@ class Encoder {
         return o;
     }
 
+    /// catalog.5: the effort the core chose from the model's record is sent at every depth that
+    /// names one (IMMEDIATE too: a current model reasons at its default when nothing is sent);
+    /// options.reasoning_effort overrides it. A request of an older core (no thinking.effort)
+    /// maps an active thinking budget onto low/medium/high.
     void write_reasoning(const providers::RequestHead& head, const Options& opt) {
+        if (!head.thinking_effort.empty()) {
+            w_.Key("reasoning_effort");
+            write_string(opt.reasoning_effort.empty() ? head.thinking_effort : opt.reasoning_effort);
+            return;
+        }
         if (!head.thinking_active) return;
         if (!opt.reasoning_effort.empty()) {
             w_.Key("reasoning_effort");
