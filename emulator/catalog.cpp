@@ -100,6 +100,8 @@ ModelCatalog ModelCatalog::load(const std::string& path) {
             e.rules.refuses_prefill = e.rules.refuses_prefill || refused == "prefill";
             e.rules.refuses_forced_tool_use =
                 e.rules.refuses_forced_tool_use || refused == "forced_tool_use";
+            e.rules.refuses_tools_with_reasoning =
+                e.rules.refuses_tools_with_reasoning || refused == "tools_with_reasoning";
         }
         // caching.min_tokens, or the older flat spelling.
         e.rules.min_cache_tokens = count(field(record["caching"], "min_tokens"));

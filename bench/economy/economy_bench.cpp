@@ -36,8 +36,8 @@ namespace {
 /// cache read per million), served by the emulator.
 ModelSpec sonnet(bool caching) {
     ModelSpec m = bench_support::emulator_model();
-    m.id = "claude-sonnet-4-5";
-    m.wire_model = "claude-sonnet-4-5-20250929";
+    m.id = "claude-sonnet-5-5";
+    m.wire_model = "claude-sonnet-5-5";
     m.output_budget = {{OutputSize::kShort, 1024}};
     m.supports_caching = caching;
     m.min_cacheable_tokens = 1024;

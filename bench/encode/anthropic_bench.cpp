@@ -83,8 +83,8 @@ std::string conversation(int messages) {
     // The full plan: the system prefix and three anchors on user turns that open with text.
     const std::string last = std::to_string(messages - 2), prev = std::to_string(messages - 4),
                       before = std::to_string(messages - 8);
-    return R"({"schema_version":1,"model":{"id":"claude-sonnet-4-5","wire_model":)"
-           R"("claude-sonnet-4-5-20250929"},"max_tokens":16384,"thinking":{"active":true,)"
+    return R"({"schema_version":1,"model":{"id":"claude-sonnet-5-5","wire_model":)"
+           R"("claude-sonnet-5-5"},"max_tokens":16384,"thinking":{"active":true,)"
            R"("budget_tokens":8192},"stream":false,"cache_ttl":"5m",)"
            R"("options":{"anthropic_version":"2023-06-01"},"prepared":{"system_blocks":[)"
            R"({"type":"text","text":"You are a careful build engineer."},{"type":"text","text":)" +

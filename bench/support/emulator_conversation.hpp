@@ -14,7 +14,7 @@ inline ModelSpec emulator_model() {
     ModelSpec m;
     m.id = "claude-bench";
     m.provider = "anthropic";
-    m.wire_model = "claude-sonnet-4-5";
+    m.wire_model = "claude-sonnet-5-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = 8192;
     m.supports_caching = true;

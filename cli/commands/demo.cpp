@@ -11,8 +11,8 @@
 //
 // Decisions:
 //  - The provider: with a key in the config (ANTHROPIC_API_KEY, OPENAI_API_KEY, the AWS pair)
-//    the real provider of the first such default model (claude-sonnet-4-5, gpt-4.1-mini,
-//    bedrock-claude-haiku-4-5), or of --model; with none (or --emulator), nucleo-emulator on a
+//    the real provider of the first such default model (claude-sonnet-5-5, gpt-6-luna,
+//    bedrock-claude-haiku-5-5), or of --model; with none (or --emulator), nucleo-emulator on a
 //    free loopback port, started with --exit-with-parent and stopped at the end, the model
 //    priced as its catalog entry says.
 //  - The docs: --docs DIR, else the installed copy, else the source tree's (demo_support.hpp).
@@ -79,7 +79,7 @@ using demo::DocsLibrary;
 
 
 /// The comfort window the demo's agent keeps to: small, so three turns of tool output cross it.
-constexpr std::int64_t kComfortTokens = 7000;
+constexpr std::int64_t kComfortTokens = 10000;
 /// The best measured cache policy (bench/economy, bench/RESULTS.md) and the compaction target.
 constexpr CachePolicy kDemoCachePolicy = CachePolicy::kSliding;
 constexpr double kDemoCompactionTarget = 0.6;
@@ -114,15 +114,15 @@ Target choose_target(const Config& config, const Args& args) {
         return {m, forced_offline || !has_credentials(config.provider(m.provider))};
     }
     if (!forced_offline) {
-        for (const char* id : {"claude-sonnet-4-5", "gpt-4.1-mini", "bedrock-claude-haiku-4-5"}) {
+        for (const char* id : {"claude-sonnet-5-5", "gpt-6-luna", "bedrock-claude-haiku-5-5"}) {
             const ModelSpec* m = config.catalog().try_find(id);
             if (m != nullptr && has_credentials(config.provider(m->provider))) return {*m, false};
         }
     }
-    const ModelSpec* m = config.catalog().try_find("claude-sonnet-4-5");
+    const ModelSpec* m = config.catalog().try_find("claude-sonnet-5-5");
     if (m == nullptr) {
         throw Error(ErrorKind::kNotFound,
-                    "the catalog has no claude-sonnet-4-5 for the offline demo; pass --model ID");
+                    "the catalog has no claude-sonnet-5-5 for the offline demo; pass --model ID");
     }
     return {*m, true};
 }
@@ -497,8 +497,8 @@ const CommandSpec& demo_command() {
           "the Markdown files to search (default: the installed docs, else the source tree's "
           "docs/)"},
          {"--model", "ID",
-          "a catalog model (default: the first of claude-sonnet-4-5, gpt-4.1-mini, "
-          "bedrock-claude-haiku-4-5 whose provider has a key; claude-sonnet-4-5 offline)"},
+          "a catalog model (default: the first of claude-sonnet-5-5, gpt-6-luna, "
+          "bedrock-claude-haiku-5-5 whose provider has a key; claude-sonnet-5-5 offline)"},
          {"--emulator", "", "run against nucleo-emulator even when a key is set"},
          config_option()},
         "",

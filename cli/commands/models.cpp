@@ -44,7 +44,7 @@ std::string status_text(const ModelSpec& m) {
 std::string thinking_text(const ModelSpec& m) {
     std::string out;
     for (Depth d : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
-        const DepthThinking t = m.thinking.for_depth(d);
+        const DepthThinking t = m.thinking_at(d);
         std::string word = "-";
         if (t.kind == DepthThinking::Kind::kDisabled) word = "disabled";
         if (t.kind == DepthThinking::Kind::kBetweenTools) word = "between_tools";
@@ -166,6 +166,7 @@ void write_record(JsonOut& w, const ModelSpec& m) {
     if (m.refuses_sampling) w.String("sampling");
     if (m.refuses_prefill) w.String("prefill");
     if (m.refuses_forced_tool_use) w.String("forced_tool_use");
+    if (m.refuses_tools_with_reasoning) w.String("tools_with_reasoning");
     w.EndArray();
     w.Key("cache_breakpoints");
     w.String(m.cache_breakpoints);

@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
     const auto config = nucleo::Config::load(argc > 1 ? argv[1] : nucleo::Config::default_path());
-    const nucleo::ModelSpec& model = config.catalog().find("claude-sonnet-4-5");
+    const nucleo::ModelSpec& model = config.catalog().find("claude-sonnet-5-5");
     auto client = nucleo::ProviderClient::from_config(config, nucleo::PluginLoader(config.plugin_paths()),
                                                       model.provider);
     nucleo::ConversationContext conversation("hello-1", "alice");

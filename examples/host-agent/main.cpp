@@ -126,8 +126,8 @@ nucleo::ModelSpec inline_model(const Options& o) {
     m.id = "host-agent-model";
     m.provider = o.dialect;
     m.wire_model = !o.wire_model.empty()   ? o.wire_model
-                   : o.dialect == "openai" ? "gpt-4.1-mini"
-                                           : "claude-sonnet-4-5";
+                   : o.dialect == "openai" ? "gpt-6-luna"
+                                           : "claude-sonnet-5-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = 4096;
     m.output_budget = {{nucleo::OutputSize::kShort, 1024},

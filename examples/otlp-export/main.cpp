@@ -271,7 +271,7 @@ class OtlpExporter {
 };
 
 struct Options {
-    std::string base_url, api_key, wire_model = "claude-sonnet-4-5", collector, question;
+    std::string base_url, api_key, wire_model = "claude-sonnet-5-5", collector, question;
     nucleo::HttpHeaders headers;
 };
 

@@ -40,7 +40,7 @@ inline nucleo::ModelSpec model_for(const std::string& dialect, std::int64_t max_
     m.provider = dialect;
     m.wire_model = dialect == "openai"    ? "gpt-4o"
                    : dialect == "bedrock" ? "anthropic.claude-3-5-sonnet-20241022-v2:0"
-                                          : "claude-sonnet-4-5";
+                                          : "claude-sonnet-5-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = max_output;
     m.output_budget = {{nucleo::OutputSize::kShort, 512}};

@@ -89,7 +89,7 @@ TEST(EmptyAnswers, ARefusalEndsTheTurnWithItsStopReasonAndNothingStored) {
     AgentOptions options;
     options.objective = "You look orders up.";
     options.extra_headers = canned::reply(
-        R"({"id":"msg_r","type":"message","role":"assistant","model":"claude-sonnet-4-5",)"
+        R"({"id":"msg_r","type":"message","role":"assistant","model":"claude-sonnet-5-5",)"
         R"("content":[],"stop_reason":"refusal","stop_sequence":null,)"
         R"("usage":{"input_tokens":30,"output_tokens":0}})");
     options.extra_headers.emplace_back("x-emulator-reply-first", "1");

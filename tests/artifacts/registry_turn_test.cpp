@@ -177,7 +177,7 @@ ModelSpec model_for(const std::string& provider) {
     ModelSpec m;
     m.id = provider + "-test";
     m.provider = provider;
-    m.wire_model = provider == "anthropic" ? "claude-sonnet-4-5"
+    m.wire_model = provider == "anthropic" ? "claude-sonnet-5-5"
                    : provider == "openai"  ? "gpt-4o"
                                            : "anthropic.claude-3-5-sonnet-20241022-v2:0";
     m.max_context_tokens = 200000;

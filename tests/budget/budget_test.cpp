@@ -9,7 +9,7 @@ namespace {
 
 ModelSpec sonnet() {
     ModelSpec m;
-    m.id = "claude-sonnet-4-5";
+    m.id = "claude-sonnet-5-5";
     m.max_output_tokens = 64000;
     m.output_budget = {{OutputSize::kShort, 1024}, {OutputSize::kMedium, 4096}, {OutputSize::kLong, 16000}};
     m.thinking_budget = {{Depth::kImmediate, 0}, {Depth::kStandard, 8000}, {Depth::kDeep, 60000}};

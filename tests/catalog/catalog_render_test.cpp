@@ -59,9 +59,9 @@ CliRun nucleo(const std::string& args) {
     return run;
 }
 
-/// A conversation document at `depth` answering SHORT, with a tool, ending with the user's turn
-/// (or, with `prefill`, with an assistant turn after it).
-fs::path document(const std::string& name, Depth depth, bool prefill = false) {
+/// A conversation document at `depth` answering SHORT, with a tool (unless `tools` is false),
+/// ending with the user's turn (or, with `prefill`, with an assistant turn after it).
+fs::path document(const std::string& name, Depth depth, bool prefill = false, bool tools = true) {
     std::string messages =
         R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "What is 6 times 7?"}]})";
     if (prefill)
@@ -69,9 +69,9 @@ fs::path document(const std::string& name, Depth depth, bool prefill = false) {
     const std::string doc =
         R"({"schema_version": 1, "conversation_id": "c-catalog", "user_id": "tester",
  "objective": [{"key": "task", "value": "Answer arithmetic questions."}],
- "tools": [{"name": "multiply", "description": "Multiply two numbers.",
+ "tools": [)" + std::string(tools ? R"({"name": "multiply", "description": "Multiply two numbers.",
             "schema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                       "required": ["a", "b"]}}],
+                       "required": ["a", "b"]}})" : "") + R"(],
  "messages": [)" + messages + R"(],
  "declarations": {"grade": "SMALL", "depth": ")" + std::string(to_string(depth)) + R"(", "output": {"rung": "SHORT"}}})";
     const fs::path path = work_dir() / (name + ".json");
@@ -119,15 +119,32 @@ TEST(CatalogRender, EveryModelAtEveryDepthSendsWhatItsRecordSays) {
         const std::string family = provider_family(m);
         for (Depth depth : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
             SCOPED_TRACE(m.id + " at " + to_string(depth));
+            ThinkingRequest want = thinking_request(m, depth);
+            // catalog.6: with a tool, a model that takes tools only without reasoning gets the
+            // effort none, or the call is refused where it has none.
+            bool tools = true;
+            if (m.refuses_tools_with_reasoning && want.effort != "none" &&
+                (!want.effort.empty() || m.thinks_at(depth))) {
+                if (!m.thinking.accepts_effort("none")) {
+                    const CliRun refused = nucleo("render --model " + m.id + " --in \"" +
+                                                  document(m.id + "-tools-" + to_string(depth), depth).string() + "\"");
+                    EXPECT_EQ(refused.status, 2) << refused.out;
+                    EXPECT_EQ(refused.out, "");
+                    EXPECT_NE(refused.err.find("takes function tools only without reasoning"), std::string::npos)
+                        << refused.err;
+                    tools = false;  // the record's own mapping, checked below without the tool
+                } else {
+                    want = ThinkingRequest{.form = {}, .effort = "none"};
+                }
+            }
             const CliRun run = nucleo("render --model " + m.id + " --in \"" +
-                                      document(m.id + "-" + to_string(depth), depth).string() + "\"");
+                                      document(m.id + "-" + to_string(depth), depth, false, tools).string() + "\"");
             ASSERT_EQ(run.status, 0) << run.err;
             rapidjson::Document doc;
             doc.Parse(run.out.c_str());
             ASSERT_FALSE(doc.HasParseError()) << run.out;
             const rapidjson::Value* body = member(doc, "body");
             ASSERT_NE(body, nullptr) << run.out;
-            const ThinkingRequest want = thinking_request(m, depth);
             // What is sent is what the record allows, read from the record itself.
             if (!want.form.empty()) {
                 EXPECT_TRUE(m.thinking.accepts(*parse_thinking_form(want.form))) << want.form;

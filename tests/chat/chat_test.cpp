@@ -88,7 +88,7 @@ std::vector<std::string> chat_argv(std::vector<std::string> extra) {
                     {"--config", std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml"});
     }
     if (std::erase(extra, "--default-model") == 0)
-        argv.insert(argv.end(), {"--model", "claude-sonnet-4-5"});
+        argv.insert(argv.end(), {"--model", "claude-sonnet-5-5"});
     argv.insert(argv.end(), {"--user", "alice"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
@@ -486,7 +486,7 @@ TEST(ChatPipe, ABadModelIdIsAStartUpErrorListingTheCatalog) {
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(count_lines(r.err), 1U) << r.err;
     EXPECT_NE(r.err.find("no-such-model"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("claude-sonnet-4-5"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("claude-sonnet-5-5"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
@@ -510,7 +510,7 @@ TEST(ChatPipe, AFailedTurnIsOneLineAndTheConversationKeepsWhatWasSaved) {
     ASSERT_FALSE(r.timed_out);
     EXPECT_EQ(r.status, 0) << r.err;
     const auto failed =
-        r.err.find("nucleo chat: model claude-sonnet-4-5 (provider anthropic): the turn failed");
+        r.err.find("nucleo chat: model claude-sonnet-5-5 (provider anthropic): the turn failed");
     ASSERT_NE(failed, std::string::npos) << r.err;
     EXPECT_EQ(count_lines(r.err.substr(failed)), 1U) << r.err;
     EXPECT_NE(r.err.find("127.0.0.1:9"), std::string::npos) << r.err;
@@ -697,7 +697,7 @@ TEST(ChatTerminal, CtrlCCancelsAWaitingTurnWhoseStatusLineSaysWhy) {
     ASSERT_TRUE(chat.started());
     const std::string id = minted_id(chat.until(kPrompt));
     chat.type("a slow question");
-    chat.until("connecting to anthropic (claude-sonnet-4-5)");
+    chat.until("connecting to anthropic (claude-sonnet-5-5)");
     chat.keys("\x03");
     const std::string cancelled = chat.until(kPrompt);
     EXPECT_NE(

@@ -43,17 +43,17 @@ std::string config_with(const fs::path& dir, const std::string& extra) {
 
 TEST(CliAsk, StreamsTheAnswerOfOnePromptFromArgumentsOrStdin) {
     emulator_test::EmulatorProcess emulator;
-    CliRun r = ask_at(emulator.port(), "ask --model claude-sonnet-4-5 What is a nucleus");
+    CliRun r = ask_at(emulator.port(), "ask --model claude-sonnet-5-5 What is a nucleus");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "This is the emulator's answer to: What is a nucleus\n");
-    EXPECT_NE(r.err.find("model claude-sonnet-4-5"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("model claude-sonnet-5-5"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("cost $"), std::string::npos) << r.err;
 
     r = test_support::run_command(
         "printf 'From stdin\\nsecond line' | env ANTHROPIC_API_KEY=sk-test "
         "ANTHROPIC_BASE_URL=http://127.0.0.1:" +
         std::to_string(emulator.port()) + " '" + NUCLEO_CLI +
-        "' ask --model claude-sonnet-4-5 --config " + quoted(kShippedConfig));
+        "' ask --model claude-sonnet-5-5 --config " + quoted(kShippedConfig));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "This is the emulator's answer to: From stdin\n");
 }
@@ -66,12 +66,12 @@ TEST(CliAsk, TheCallRecordsAreLoggedOnlyWhenTheLogLevelAsksForThem) {
         "env -u NUCLEO_LOG_LEVEL ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
         std::to_string(emulator.port()) + " ";
     const std::string ask = "'" + std::string(NUCLEO_CLI) +
-                            "' ask --model claude-sonnet-4-5 --config " + quoted(kShippedConfig) +
+                            "' ask --model claude-sonnet-5-5 --config " + quoted(kShippedConfig) +
                             " Hello";
     CliRun r = test_support::run_command(env + ask);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("model claude-sonnet-4-5", 0), 0U) << r.err;
+    EXPECT_EQ(r.err.rfind("model claude-sonnet-5-5", 0), 0U) << r.err;
     r = test_support::run_command(env + "NUCLEO_LOG_LEVEL=info " + ask);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("[info] gen_ai call status=ok gen_ai.provider.name=anthropic"),
@@ -82,14 +82,14 @@ TEST(CliAsk, TheCallRecordsAreLoggedOnlyWhenTheLogLevelAsksForThem) {
 TEST(CliAsk, JsonIsOneDocumentWithTextUsageAndCost) {
     emulator_test::EmulatorProcess emulator;
     const CliRun r = ask_at(
-        emulator.port(), "ask --json --model claude-sonnet-4-5 --system 'Be brief.' Hello there");
+        emulator.port(), "ask --json --model claude-sonnet-5-5 --system 'Be brief.' Hello there");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
     rapidjson::Document d;
     d.Parse(r.out.c_str());
     ASSERT_FALSE(d.HasParseError()) << r.out;
     EXPECT_EQ(d["schema_version"].GetInt(), 1);
-    EXPECT_STREQ(d["model"].GetString(), "claude-sonnet-4-5");
+    EXPECT_STREQ(d["model"].GetString(), "claude-sonnet-5-5");
     EXPECT_STREQ(d["text"].GetString(), "This is the emulator's answer to: Hello there");
     EXPECT_STREQ(d["stop_reason"].GetString(), "end_turn");
     EXPECT_GT(d["usage"]["input_tokens"].GetInt64(), 0);
@@ -106,7 +106,7 @@ TEST(CliAsk, NoPromptIsAUsageError) {
 
 TEST(CliAsk, AFailedCallExitsOne) {
     // Nothing listens on port 9 of the loopback: the call fails after its retries.
-    const CliRun r = ask_at(9, "ask --model claude-sonnet-4-5 hello");
+    const CliRun r = ask_at(9, "ask --model claude-sonnet-5-5 hello");
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find("nucleo ask: "), std::string::npos) << r.err;
 }
@@ -119,7 +119,7 @@ CliRun render_undeclared(const std::string& config) {
         << R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "Hi"}]}]})";
     return test_support::run_command(
         "env NUCLEO_PLUGIN_PATH=" + std::string(NUCLEO_BUILD_PLUGIN_DIR) + " '" + NUCLEO_CLI +
-        "' render --model claude-sonnet-4-5 --in " + quoted(doc.string()) + " --config " +
+        "' render --model claude-sonnet-5-5 --in " + quoted(doc.string()) + " --config " +
         quoted(config));
 }
 
@@ -130,9 +130,13 @@ TEST(CliDefaults, ADocumentThatDeclaresNothingGetsImmediateAndMedium) {
     rapidjson::Document d;
     d.Parse(r.out.c_str());
     ASSERT_FALSE(d.HasParseError()) << r.out;
-    // claude-sonnet-4-5's MEDIUM rung in config/models.yaml, and no thinking (IMMEDIATE).
+    // claude-sonnet-5-5's MEDIUM rung in config/models.yaml, and at IMMEDIATE its record's lowest
+    // setting, between_tools (catalog.5): no up-front thinking, no budget, no effort.
     EXPECT_EQ(d["body"]["max_tokens"].GetInt(), 4096) << r.out;
-    EXPECT_FALSE(d["body"].HasMember("thinking")) << r.out;
+    ASSERT_TRUE(d["body"].HasMember("thinking")) << r.out;
+    EXPECT_STREQ(d["body"]["thinking"]["type"].GetString(), "between_tools") << r.out;
+    EXPECT_FALSE(d["body"]["thinking"].HasMember("budget_tokens")) << r.out;
+    EXPECT_FALSE(d["body"].HasMember("output_config")) << r.out;
 
     r = render_undeclared(config_with(dir, "defaults:\n  output: 700\n  depth: IMMEDIATE\n"));
     ASSERT_EQ(r.status, 0) << r.err;

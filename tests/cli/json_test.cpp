@@ -161,7 +161,7 @@ TEST(CliJson, PluginCheckReportIsDocumented) {
 TEST(CliJson, Ask) {
     emulator_test::EmulatorProcess emulator;
     const auto answer = expect_documented(
-        "ask --json --model claude-sonnet-4-5 --system 'Be brief.' Hello there --config " +
+        "ask --json --model claude-sonnet-5-5 --system 'Be brief.' Hello there --config " +
             quoted(kShippedConfig),
         "nucleo ask --json",
         "ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(emulator.port()) +

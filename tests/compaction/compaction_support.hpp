@@ -20,7 +20,7 @@ inline ModelSpec test_model() {
     ModelSpec m;
     m.id = "test-model";
     m.provider = "anthropic";
-    m.wire_model = "claude-sonnet-4-5";
+    m.wire_model = "claude-sonnet-5-5";
     m.max_context_tokens = 20000;
     m.max_output_tokens = 4096;
     m.output_budget = {{OutputSize::kShort, 512}};

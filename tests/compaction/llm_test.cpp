@@ -22,7 +22,7 @@ providers:
 models:
   - id: big-model
     provider: emulator
-    wire_model: claude-sonnet-4-5
+    wire_model: claude-sonnet-5-5
     grade: LARGE
     max_context_tokens: 200000
     max_output_tokens: 8192

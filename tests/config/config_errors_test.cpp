@@ -117,9 +117,9 @@ TEST(ConfigErrors, WrongTypesOfEachKind) {
          ":12:27: models[0].min_cacheable_tokens: expected an integer, got \"1.5\""},
         // caching.109: the cache TTLs a model offers are 5m and 1h, as a sequence.
         {with_models(entry("a") + "    cache_ttls: [5m, 2h]\n"),
-         ":12:22: models[0].cache_ttls[1]: expected \"5m\" or \"1h\", got \"2h\""},
+         ":12:22: models[0].cache_ttls[1]: expected one of 5m, 1h, got \"2h\""},
         {with_models(entry("a") + "    cache_ttls: 1h\n"),
-         ":12:17: models[0].cache_ttls: expected a sequence of \"5m\" and \"1h\", got \"1h\""},
+         ":12:17: models[0].cache_ttls: expected a sequence, got \"1h\""},
         {"providers:\n  anthropic: {plugin: [a, b]}\n",
          ":2:23: providers.anthropic.plugin: expected a string, got a sequence"},
         {"plugins: {paths: lib}\n", ":1:18: plugins.paths: expected a sequence, got \"lib\""},

@@ -114,7 +114,12 @@ TEST(Config, ShippedConfigLoadsWithRealEntriesOfEachProvider) {
         for (OutputSize rung :
              {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended})
             EXPECT_EQ(m.output_budget.count(rung), 1u);
-        EXPECT_EQ(m.thinking_budget_for(Depth::kImmediate), 0);
+        // budget.5: IMMEDIATE books thinking only on a model that thinks there anyway.
+        if (m.thinks_at(Depth::kImmediate)) {
+            EXPECT_GT(m.thinking_budget_for(Depth::kImmediate), 0);
+        } else {
+            EXPECT_EQ(m.thinking_budget_for(Depth::kImmediate), 0);
+        }
     }
     EXPECT_GE(anthropic, 2);
     EXPECT_GE(openai, 2);
@@ -125,22 +130,26 @@ TEST(Config, ShippedConfigLoadsWithRealEntriesOfEachProvider) {
     EXPECT_EQ(c.summarizer()->plugin, "extractive");
 
     // Published figures of two entries, so an edit of models.yaml is a conscious one.
-    const ModelSpec& sonnet = c.catalog().find("claude-sonnet-4-5");
-    EXPECT_EQ(sonnet.max_context_tokens, 200000);
-    EXPECT_EQ(sonnet.max_output_tokens, 64000);
-    EXPECT_DOUBLE_EQ(sonnet.prices.input, 3.0);
-    EXPECT_DOUBLE_EQ(sonnet.prices.output, 15.0);
-    EXPECT_DOUBLE_EQ(sonnet.prices.cache_write, 3.75);
-    EXPECT_DOUBLE_EQ(sonnet.prices.cache_read, 0.30);
+    const ModelSpec& sonnet = c.catalog().find("claude-sonnet-5-5");
+    EXPECT_EQ(sonnet.status, ModelStatus::kActive);
+    EXPECT_EQ(sonnet.max_context_tokens, 1000000);
+    EXPECT_EQ(sonnet.max_output_tokens, 128000);
+    EXPECT_DOUBLE_EQ(sonnet.prices.input, 2.0);
+    EXPECT_DOUBLE_EQ(sonnet.prices.output, 10.0);
+    EXPECT_DOUBLE_EQ(sonnet.prices.cache_write, 2.50);
+    EXPECT_DOUBLE_EQ(sonnet.prices.cache_read, 0.10);
     EXPECT_TRUE(sonnet.accepts(Input::kImages));
     // caching.109: Anthropic's API keeps a cache entry for 1 hour on request; Nova does not.
     EXPECT_TRUE(sonnet.cache_ttl_1h);
     EXPECT_FALSE(c.catalog().find("nova-pro").cache_ttl_1h);
-    EXPECT_EQ(sonnet.min_cacheable_tokens, 1024);
-    const ModelSpec& gpt = c.catalog().find("gpt-4.1");
-    EXPECT_EQ(gpt.max_context_tokens, 1047576);
-    EXPECT_EQ(gpt.max_output_tokens, 32768);
+    EXPECT_EQ(sonnet.min_cacheable_tokens, 512);
+    const ModelSpec& gpt = c.catalog().find("gpt-6-1-terra");
+    EXPECT_EQ(gpt.max_context_tokens, 1050000);
+    EXPECT_EQ(gpt.max_output_tokens, 128000);
     EXPECT_EQ(gpt.token_counter, "o200k_base");
+    // catalog.7: above 272,000 prompt tokens the other rates apply.
+    EXPECT_DOUBLE_EQ(gpt.prices_for(272000).input, 1.00);
+    EXPECT_DOUBLE_EQ(gpt.prices_for(272001).input, 2.00);
 }
 
 TEST(Config, CatalogFindRefusesUnknownIdsListingTheKnownOnes) {
@@ -151,7 +160,7 @@ TEST(Config, CatalogFindRefusesUnknownIdsListingTheKnownOnes) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
         const std::string msg = e.what();
-        EXPECT_EQ(msg.rfind("no model \"gpt-9\" in the catalog (known: claude-sonnet-4-5, ", 0), 0u)
+        EXPECT_EQ(msg.rfind("no model \"gpt-9\" in the catalog (known: claude-sonnet-5-5, ", 0), 0u)
             << msg;
         EXPECT_NE(msg.find("nova-pro"), std::string::npos) << msg;
     }

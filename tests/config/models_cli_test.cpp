@@ -66,9 +66,24 @@ TEST(ModelsCommand, JsonListsTheShippedCatalog) {
     EXPECT_EQ(providers, (std::set<std::string>{"anthropic", "openai", "bedrock"}));
     EXPECT_EQ(ids.count("claude-haiku-4-5"), 1u);
     const auto& first = models[0];
-    EXPECT_STREQ(first["id"].GetString(), "claude-sonnet-4-5");
-    EXPECT_DOUBLE_EQ(first["prices"]["cache_read"].GetDouble(), 0.30);
+    EXPECT_STREQ(first["id"].GetString(), "claude-sonnet-5-5");
+    EXPECT_DOUBLE_EQ(first["prices"]["cache_read"].GetDouble(), 0.10);
     EXPECT_EQ(first["thinking_budget"]["IMMEDIATE"].GetInt64(), 0);
+    EXPECT_STREQ(first["status"].GetString(), "active");
+    EXPECT_STREQ(first["thinking"]["depth"]["IMMEDIATE"]["form"].GetString(), "between_tools");
+    EXPECT_STREQ(first["thinking"]["depth"]["STANDARD"]["effort"].GetString(), "medium");
+    for (const auto& m : models.GetArray()) {
+        const std::string id = m["id"].GetString();
+        if (id == "claude-sonnet-4-5") {  // catalog.2: a retired record names its replacement
+            EXPECT_STREQ(m["status"].GetString(), "retired");
+            EXPECT_STREQ(m["replacement"].GetString(), "claude-sonnet-5-5");
+        }
+        if (id == "claude-haiku-5-5") {  // catalog.7: five times the rates above 100K
+            ASSERT_EQ(m["prices"]["tiers"].Size(), 1u);
+            EXPECT_EQ(m["prices"]["tiers"][0]["above"].GetInt64(), 100000);
+            EXPECT_DOUBLE_EQ(m["prices"]["tiers"][0]["input"].GetDouble(), 0.50);
+        }
+    }
 }
 
 TEST(ModelsCommand, TableHasAHeaderAndOneLinePerModel) {
@@ -82,11 +97,14 @@ TEST(ModelsCommand, TableHasAHeaderAndOneLinePerModel) {
     std::istringstream fields(first);
     std::vector<std::string> row{std::istream_iterator<std::string>(fields),
                                  std::istream_iterator<std::string>()};
-    EXPECT_EQ(row, (std::vector<std::string>{"claude-sonnet-4-5", "anthropic",
-                                             "claude-sonnet-4-5-20250929", "LARGE", "200000",
-                                             "64000", "3.00", "15.00", "3.75", "0.30"}))
+    EXPECT_EQ(row, (std::vector<std::string>{"claude-sonnet-5-5", "anthropic", "claude-sonnet-5-5",
+                                             "LARGE", "active", "between_tools/medium/high", "1000000",
+                                             "128000", "2.00", "10.00", "2.50", "0.10", "-"}))
         << r.out;
-    EXPECT_NE(r.out.find("3.00"), std::string::npos);
+    EXPECT_NE(r.out.find("low/medium/high (always)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("> 100000"), std::string::npos) << r.out;  // Haiku 5.5's tier
+    EXPECT_NE(r.out.find("deprecated until 2027-01-14"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("retired 2026-11-30 -> claude-sonnet-5-5"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("0.075"), std::string::npos);  // gpt-4o-mini's cached input
     const CliRun j = run_cli("models --json --config '" + kShipped + "'");
     rapidjson::Document doc;

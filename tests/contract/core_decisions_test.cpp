@@ -59,8 +59,9 @@ TEST_F(CoreDecisions, ALoopTurnWithoutThinkingGoesWithoutThinkingAndIsAnswered) 
     ConversationContext c = tool_loop(TextBlock{"Let me look."});
     ProviderClient pc = client();
     const HttpRequest rendered = pc.build_request(c, claude(), {}, true);
-    EXPECT_EQ(rendered.body.str().find("\"thinking\":{\"type\""), std::string::npos)
+    EXPECT_NE(rendered.body.str().find("\"thinking\":{\"type\":\"disabled\"}"), std::string::npos)
         << rendered.body;
+    EXPECT_EQ(rendered.body.str().find("\"output_config\""), std::string::npos) << rendered.body;
     const LLMResponse r = pc.call(c, claude());
     EXPECT_EQ(requests_seen(), 1);
     EXPECT_EQ(c.messages().size(), 4U);
@@ -72,8 +73,9 @@ TEST_F(CoreDecisions, ALoopTurnThatBeginsWithThinkingKeepsThinking) {
     ConversationContext c = tool_loop(ThinkingBlock{"The order id is 42.", "sig"});
     ProviderClient pc = client();
     const HttpRequest rendered = pc.build_request(c, claude(), {}, true);
-    EXPECT_NE(rendered.body.str().find("\"thinking\":{\"type\":\"enabled\""), std::string::npos)
+    EXPECT_NE(rendered.body.str().find("\"thinking\":{\"type\":\"adaptive\""), std::string::npos)
         << rendered.body;
+    EXPECT_NE(rendered.body.str().find("\"effort\":\"medium\""), std::string::npos) << rendered.body;
     pc.call(c, claude());
     EXPECT_EQ(requests_seen(), 1);
 }

@@ -10,16 +10,24 @@
 
 namespace nucleo::contract_test {
 
-/// A Claude entry served by `provider`; `thinking` books a 2,048-token budget at Depth::kStandard.
+/// A Claude entry served by `provider` (Sonnet 5's wire model); `thinking` gives it Sonnet 5's
+/// thinking record (adaptive or disabled; STANDARD sends adaptive with effort medium and books a
+/// 2,048-token budget).
 inline ModelSpec claude(const std::string& provider, bool thinking = false) {
     ModelSpec m;
     m.id = "claude-test";
     m.provider = provider;
-    m.wire_model = "claude-sonnet-4-5";
+    m.wire_model = "claude-sonnet-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = 16000;
     m.output_budget = {{OutputSize::kShort, 1024}};
-    if (thinking) m.thinking_budget = {{Depth::kStandard, 2048}};
+    if (thinking) {
+        m.thinking.forms = {ThinkingForm::kAdaptive, ThinkingForm::kDisabled};
+        m.thinking.efforts = {"low", "medium", "high", "xhigh", "max"};
+        m.thinking.depth = {{Depth::kImmediate, {DepthThinking::Kind::kDisabled, {}}},
+                            {Depth::kStandard, {DepthThinking::Kind::kEffort, "medium"}}};
+        m.thinking_budget = {{Depth::kStandard, 2048}};
+    }
     m.supports_caching = true;
     m.native_tools = true;
     m.min_cacheable_tokens = 1024;

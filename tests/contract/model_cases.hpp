@@ -1,4 +1,4 @@
-// The per-model rules' cases (wire.176-wire.184): per case a model of the shipped catalog
+// The per-model rules' cases (wire.176-wire.184, wire.189): per case a model of the shipped catalog
 // (config/models.yaml), a body its record takes, one it refuses with the provider's status, error
 // type and exact text, and where set another model whose record takes the refused body (the
 // difference is the record's, not the body's). Shared by the rule book's unit test
@@ -46,6 +46,8 @@ constexpr WireFamily B = WireFamily::kBedrockConverse;
     R"({"messages":[{"role":"user","content":[{"text":"What is the answer?"}]}])" extra "}"
 #define MC_TOOLS \
     R"(,"tools":[{"name":"lookup","description":"Looks up","input_schema":{"type":"object"}}])"
+#define MC_OPENAI_TOOLS \
+    R"(,"tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}])"
 #define MC_BEDROCK_TOOLS(choice)                                                                                               \
     R"(,"toolConfig":{"tools":[{"toolSpec":{"name":"lookup","inputSchema":{"json":{"type":"object"}}}}],"toolChoice":)" choice \
     "}"
@@ -151,6 +153,18 @@ inline const std::vector<Case> kCases = {
      "unsupported_parameter",
      "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
      "reasoning_effort", "gpt-6-luna"},
+    {"FunctionToolsWithReasoning", "wire.189", O, "gpt-6-sol",
+     MC_OPENAI(MC_OPENAI_TOOLS R"(,"reasoning_effort":"none")"),
+     MC_OPENAI(MC_OPENAI_TOOLS R"(,"reasoning_effort":"medium")"), 400, "invalid_request_error", "",
+     "Function tools with reasoning_effort are not supported for gpt-6-sol in /v1/chat/completions. "
+     "To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+     "reasoning_effort", "gpt-6.1-terra"},
+    {"FunctionToolsAtTheDefaultEffort", "wire.189", O, "gpt-6-luna",
+     MC_OPENAI(R"(,"reasoning_effort":"high")"), MC_OPENAI(MC_OPENAI_TOOLS), 400,
+     "invalid_request_error", "",
+     "Function tools with reasoning_effort are not supported for gpt-6-luna in /v1/chat/completions. "
+     "To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+     "reasoning_effort", "gpt-5.6-sol"},
     // ---- Bedrock Converse (the Claude model's refusal passed through) ---------------------------
     {"ConverseEnabledOnAnAdaptiveModel", "wire.183", B, "us.anthropic.claude-sonnet-5-5",
      MC_BEDROCK(R"(,"additionalModelRequestFields":{"thinking":{"type":"between_tools"}})"),

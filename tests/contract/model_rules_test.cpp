@@ -36,10 +36,11 @@ ModelRules claude(const char* id, std::vector<std::string> forms, bool effort, b
     return r;
 }
 
-ModelRules gpt(const char* id, std::vector<std::string> efforts) {
+ModelRules gpt(const char* id, std::vector<std::string> efforts, bool tools_with_reasoning = false) {
     ModelRules r;
     r.wire_model = id;
     r.efforts = std::move(efforts);
+    r.refuses_tools_with_reasoning = tools_with_reasoning;
     return r;
 }
 
@@ -63,9 +64,9 @@ const std::map<std::string, ModelRules>& records() {
         add(claude("global.anthropic.claude-haiku-4-5-20251001-v1:0", {"enabled", "disabled"},
                    false, false, false, false));
         add(gpt("gpt-6.1-terra", {"none", "low", "medium", "high", "xhigh", "max"}));
-        add(gpt("gpt-6.1-sol", kAllEfforts));
-        add(gpt("gpt-6-sol", {"none", "low", "medium", "high", "xhigh", "max"}));
-        add(gpt("gpt-6-luna", {"none", "low", "medium", "high", "xhigh", "max"}));
+        add(gpt("gpt-6.1-sol", kAllEfforts, true));
+        add(gpt("gpt-6-sol", {"none", "low", "medium", "high", "xhigh", "max"}, true));
+        add(gpt("gpt-6-luna", {"none", "low", "medium", "high", "xhigh", "max"}, true));
         add(gpt("gpt-5.6-sol", {"none", "low", "medium", "high", "xhigh"}));
         add(gpt("gpt-4.1-2025-04-14", {}));
         return m;

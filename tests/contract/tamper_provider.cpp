@@ -95,7 +95,7 @@ void splice(const std::string& family, const std::string& case_body, Document& h
         Value config(rapidjson::kObjectType);
         config.AddMember("maxTokens", reserved, a);
         body.AddMember("inferenceConfig", config, a);
-        http["path"].SetString("/model/claude-sonnet-4-5/converse", a);
+        http["path"].SetString("/model/claude-sonnet-5-5/converse", a);
     } else {
         if (!system.empty()) {
             if (!body.HasMember("system")) body.AddMember("system", Value(rapidjson::kArrayType), a);

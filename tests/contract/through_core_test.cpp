@@ -258,10 +258,10 @@ TEST_P(ThroughCore, KeptIsDecidedOrPassesAndBrokenIsRefusedBeforeSending) {
     ProviderClient pc = client(R"({"mode":"faithful"})");
     ConversationContext kept = tool_loop(ThinkingBlock{"The order id is 42.", "sig"});
     EXPECT_NE(
-        pc.build_request(kept, model, {}, true).body.str().find(R"("thinking":{"type":"enabled")"),
+        pc.build_request(kept, model, {}, true).body.str().find(R"("thinking":{"type":"adaptive")"),
         std::string::npos);
     ConversationContext corrected = tool_loop(TextBlock{"Let me look."});
-    EXPECT_EQ(pc.build_request(corrected, model, {}, true).body.str().find(R"("thinking":{"type")"),
+    EXPECT_NE(pc.build_request(corrected, model, {}, true).body.str().find(R"("thinking":{"type":"disabled"})"),
               std::string::npos);
     pc.call(corrected, model);
     EXPECT_EQ(requests_seen(), 1);

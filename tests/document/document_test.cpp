@@ -73,7 +73,7 @@ ConversationParts every_kind() {
     p.conversation_id = "c-1";
     p.user_id = "alice";
     p.workflow_id = "wf-7";
-    p.prior_spec_id = "claude-sonnet-4-5";
+    p.prior_spec_id = "claude-sonnet-5-5";
     p.cache_main_objective = false;
     p.compactable = false;
     ToolDefinitionBlock search{"search", "Search the corpus.",

@@ -377,10 +377,10 @@ TEST(DocumentLimits, EveryCommandThatReadsADocumentRefusesAnEightyEightThousandD
                             " ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:9 \"" +
                             NUCLEO_CLI + "\" ";
     for (const std::string& args :
-         {"render" + in + " --model claude-sonnet-4-5" + shipped,
-          "send" + in + " --model claude-sonnet-4-5" + shipped,
-          "compact" + in + " --model claude-sonnet-4-5" + shipped,
-          "tokens" + in + " --model claude-sonnet-4-5" + shipped, "transcript" + in,
+         {"render" + in + " --model claude-sonnet-5-5" + shipped,
+          "send" + in + " --model claude-sonnet-5-5" + shipped,
+          "compact" + in + " --model claude-sonnet-5-5" + shipped,
+          "tokens" + in + " --model claude-sonnet-5-5" + shipped, "transcript" + in,
           "conversations --user alice import \"" + deep.string() + "\"" + own}) {
         const test_support::CliRun r = test_support::run_command(cli + args);
         EXPECT_EQ(r.status, 2) << args << "\n" << r.err;

@@ -53,7 +53,7 @@ std::string fixture(const std::string& name) {
 }
 
 TEST(RenderCli, PreparedPrintsParseableJsonWithOnlyUserAndAssistantTurns) {
-    const CliRun run = nucleo("render --prepared --model claude-sonnet-4-5 --in " +
+    const CliRun run = nucleo("render --prepared --model claude-sonnet-5-5 --in " +
                            fixture("every_block.json"));
     ASSERT_EQ(run.status, 0) << run.err;
     rapidjson::Document doc;
@@ -92,7 +92,7 @@ TEST(RenderCli, PreparedPrintsParseableJsonWithOnlyUserAndAssistantTurns) {
 }
 
 TEST(RenderCli, ABadDocumentExitsTwoWithOnePositionedLine) {
-    const CliRun run = nucleo("render --prepared --model claude-sonnet-4-5 --in " +
+    const CliRun run = nucleo("render --prepared --model claude-sonnet-5-5 --in " +
                            fixture("bad_block_type.json"));
     EXPECT_EQ(run.status, 2);
     EXPECT_TRUE(run.out.empty()) << run.out;
@@ -106,7 +106,7 @@ TEST(RenderCli, ABadDocumentExitsTwoWithOnePositionedLine) {
 TEST(RenderCli, WithoutPreparedItPrintsTheWireRequest) {
     // The wire form is tested in depth in tests/llm/cli_send_test.cpp; here: it is the plugin's
     // request for the catalog entry, not the prepared form.
-    const CliRun run = nucleo("render --model claude-sonnet-4-5 --in " + fixture("minimal.json"));
+    const CliRun run = nucleo("render --model claude-sonnet-5-5 --in " + fixture("minimal.json"));
     EXPECT_EQ(run.status, 0) << run.err;
     EXPECT_NE(run.out.find("\"url\""), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("/v1/messages"), std::string::npos) << run.out;

@@ -10,7 +10,7 @@ set -euo pipefail
 cxx=$1 src=$2 work=$3
 mkdir -p "$work"
 flags=(-std=c++20 -O1 -g1 -fsanitize=undefined -fno-sanitize-recover=all -DRAPIDJSON_HAS_STDSTRING=1
-       -I"$src/core/src" "$src/tests/fuzz/ubsan_scope_probe.cpp")
+       -I"$src/wire/include" "$src/tests/fuzz/ubsan_scope_probe.cpp")
 "$cxx" "${flags[@]}" -o "$work/probe_plain"
 "$cxx" "${flags[@]}" -fsanitize-ignorelist="$src/cmake/ubsan-ignorelist.txt" -o "$work/probe_listed"
 

@@ -216,7 +216,7 @@ TEST_F(Install, OutOfTreeHostAgentCallsBothToolsAndAnswers) {
                            "models:\n"
                            "  - id: emu-sonnet\n"
                            "    provider: emu\n"
-                           "    wire_model: claude-sonnet-4-5\n"
+                           "    wire_model: claude-sonnet-5-5\n"
                            "    grade: LARGE\n"
                            "    max_context_tokens: 200000\n"
                            "    max_output_tokens: 4096\n"
@@ -376,7 +376,7 @@ TEST_F(Install, OutOfTreeOtlpExportForwardsEveryCallAsSpans) {
     const auto& spans = scope["spans"];
     ASSERT_EQ(spans.Size(), 3U);
     const auto& call = spans[0];
-    EXPECT_STREQ(call["name"].GetString(), "chat claude-sonnet-4-5");
+    EXPECT_STREQ(call["name"].GetString(), "chat claude-sonnet-5-5");
     EXPECT_EQ(call["kind"].GetInt(), 3);
     EXPECT_TRUE(lower_hex(call["traceId"].GetString(), 32)) << call["traceId"].GetString();
     EXPECT_TRUE(lower_hex(call["spanId"].GetString(), 16)) << call["spanId"].GetString();

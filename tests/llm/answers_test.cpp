@@ -30,7 +30,7 @@ std::string canned(const std::string& dialect, const std::string& text, const st
     if (dialect == "anthropic") {
         const std::string content =
             text.empty() ? "[]" : R"([{"type":"text","text":")" + text + R"("}])";
-        return R"({"id":"msg_canned","type":"message","role":"assistant","model":"claude-sonnet-4-5",)"
+        return R"({"id":"msg_canned","type":"message","role":"assistant","model":"claude-sonnet-5-5",)"
                R"("content":)" + content + R"(,"stop_reason":")" + stop +
                R"(","stop_sequence":null,"usage":{"input_tokens":)" + n_in +
                R"(,"output_tokens":)" + n_out + "}}";

@@ -31,7 +31,7 @@ ModelSpec claude() {
     ModelSpec m;
     m.id = "claude-test";
     m.provider = "anthropic";
-    m.wire_model = "claude-sonnet-4-5";
+    m.wire_model = "claude-sonnet-5-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = 8192;
     m.output_budget = {{OutputSize::kShort, 1024}};
@@ -117,7 +117,7 @@ TEST_F(CallRecordsTest, ARetriedCallGivesOneRecordPerAttemptAndOneForTheCall) {
     EXPECT_EQ(call.provider, "anthropic");
     EXPECT_EQ(call.provider_system, "anthropic");
     EXPECT_EQ(call.model, "claude-test");
-    EXPECT_EQ(call.wire_model, "claude-sonnet-4-5");
+    EXPECT_EQ(call.wire_model, "claude-sonnet-5-5");
     EXPECT_EQ(call.conversation_id, "conv-observed");
     EXPECT_EQ(call.attempt, 2);
     EXPECT_EQ(call.http_status, 200);
@@ -154,7 +154,7 @@ TEST_F(CallRecordsTest, TheRecordsAttributesAreTheGenAiSemanticConventions) {
     ASSERT_FALSE(d.HasParseError()) << json;
     EXPECT_STREQ(d["gen_ai.operation.name"].GetString(), "chat");
     EXPECT_STREQ(d["gen_ai.provider.name"].GetString(), "anthropic");
-    EXPECT_STREQ(d["gen_ai.request.model"].GetString(), "claude-sonnet-4-5");
+    EXPECT_STREQ(d["gen_ai.request.model"].GetString(), "claude-sonnet-5-5");
     EXPECT_STREQ(d["gen_ai.conversation.id"].GetString(), "conv-observed");
     EXPECT_STREQ(d["gen_ai.response.finish_reasons"][0].GetString(), "end_turn");
     EXPECT_EQ(d["gen_ai.usage.input_tokens"].GetInt64(), seen.records[1].input_tokens);

@@ -60,7 +60,7 @@ void write_doc_asking(const fs::path& into, int tokens) {
 
 TEST(CliRender, PrintsTheWireRequestWithSecretsAsStars) {
     const CliRun r = nucleo("ANTHROPIC_API_KEY=sk-ant-very-secret ANTHROPIC_BASE_URL=http://127.0.0.1:9",
-                         "render --in " + kDoc + " --model claude-sonnet-4-5");
+                         "render --in " + kDoc + " --model claude-sonnet-5-5");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out.find("sk-ant-very-secret"), std::string::npos);
     rapidjson::Document d;
@@ -69,7 +69,7 @@ TEST(CliRender, PrintsTheWireRequestWithSecretsAsStars) {
     EXPECT_STREQ(d["method"].GetString(), "POST");
     EXPECT_STREQ(d["url"].GetString(), "http://127.0.0.1:9/v1/messages");
     EXPECT_STREQ(d["headers"]["x-api-key"].GetString(), "***");
-    EXPECT_STREQ(d["body"]["model"].GetString(), "claude-sonnet-4-5-20250929");
+    EXPECT_STREQ(d["body"]["model"].GetString(), "claude-sonnet-5-5");
     EXPECT_EQ(d["body"]["max_tokens"].GetInt(), 1024);  // the document's output declaration
 }
 
@@ -77,7 +77,7 @@ TEST(CliSend, AppendsTheAnswerAndReportsUsageAndCost) {
     emulator_test::EmulatorProcess emulator;
     const CliRun r = nucleo("ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
                              std::to_string(emulator.port()),
-                         "send --in " + kDoc + " --model claude-sonnet-4-5");
+                         "send --in " + kDoc + " --model claude-sonnet-5-5");
     ASSERT_EQ(r.status, 0) << r.err;
     rapidjson::Document d;
     d.Parse(r.out.c_str());
@@ -95,7 +95,7 @@ TEST(CliSend, LogFormatJsonWritesTheCallRecordAsOneJsonLine) {
     emulator_test::EmulatorProcess emulator;
     const std::string env = "ANTHROPIC_API_KEY=sk-test NUCLEO_LOG_LEVEL=info ANTHROPIC_BASE_URL=http://127.0.0.1:" +
                             std::to_string(emulator.port());
-    const CliRun r = nucleo(env, "send --log-format json --in " + kDoc + " --model claude-sonnet-4-5");
+    const CliRun r = nucleo(env, "send --log-format json --in " + kDoc + " --model claude-sonnet-5-5");
     ASSERT_EQ(r.status, 0) << r.err;
     bool found = false;
     std::istringstream lines(r.err);
@@ -107,17 +107,17 @@ TEST(CliSend, LogFormatJsonWritesTheCallRecordAsOneJsonLine) {
         ASSERT_FALSE(d.HasParseError()) << line;
         EXPECT_STREQ(d["level"].GetString(), "info");
         EXPECT_STREQ(d["gen_ai.provider.name"].GetString(), "anthropic");
-        EXPECT_STREQ(d["nucleo.model.id"].GetString(), "claude-sonnet-4-5");
+        EXPECT_STREQ(d["nucleo.model.id"].GetString(), "claude-sonnet-5-5");
         EXPECT_GT(d["gen_ai.usage.output_tokens"].GetInt64(), 0);
         EXPECT_EQ(std::string(d["nucleo.provider.request_id"].GetString()).rfind("req_emu_", 0), 0U);
     }
     EXPECT_TRUE(found) << r.err;
 
-    const CliRun bad = nucleo(env, "send --log-format yaml --in " + kDoc + " --model claude-sonnet-4-5");
+    const CliRun bad = nucleo(env, "send --log-format yaml --in " + kDoc + " --model claude-sonnet-5-5");
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.err.find("--log-format: unknown log format 'yaml' (text or json)"), std::string::npos)
         << bad.err;
-    const CliRun bad_env = nucleo(env + " NUCLEO_LOG_FORMAT=xml", "send --in " + kDoc + " --model claude-sonnet-4-5");
+    const CliRun bad_env = nucleo(env + " NUCLEO_LOG_FORMAT=xml", "send --in " + kDoc + " --model claude-sonnet-5-5");
     EXPECT_EQ(bad_env.status, 2);
     EXPECT_NE(bad_env.err.find("NUCLEO_LOG_FORMAT: unknown log format 'xml'"), std::string::npos) << bad_env.err;
 }
@@ -138,7 +138,7 @@ TEST(CliSend, AnEscalationShowsTheSumAndEachBilledCall) {
     emulator_test::EmulatorProcess emulator;
     const CliRun r = nucleo("ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
                                 std::to_string(emulator.port()),
-                            "send --in " + doc.path.string() + " --model claude-sonnet-4-5");
+                            "send --in " + doc.path.string() + " --model claude-sonnet-5-5");
     ASSERT_EQ(r.status, 0) << r.err;
     rapidjson::Document d;
     d.Parse(r.out.c_str());
@@ -147,7 +147,7 @@ TEST(CliSend, AnEscalationShowsTheSumAndEachBilledCall) {
 
     ASSERT_NE(r.err.find("over 2 billed calls"), std::string::npos) << r.err;
     const std::size_t truncated = r.err.find("truncated at 4: ");
-    const std::size_t answered = r.err.find("answered at 64000: ");
+    const std::size_t answered = r.err.find("answered at 128000: ");  // Sonnet 5.5's ceiling
     ASSERT_NE(truncated, std::string::npos) << r.err;
     ASSERT_NE(answered, std::string::npos) << r.err;
     ASSERT_LT(truncated, answered) << "the calls are listed in order";
@@ -177,7 +177,7 @@ TEST(CliSend, AFailedEscalationPrintsWhatWasBilledOnTheErrorLine) {
         << slurp(fs::path(NUCLEO_SOURCE_DIR) / "config" / "models.yaml")
         << "\n  - id: claude-tiny-output\n"
            "    provider: anthropic\n"
-           "    wire_model: claude-sonnet-4-5-20250929\n"
+           "    wire_model: claude-sonnet-5-5\n"
            "    grade: MEDIUM\n"
            "    max_context_tokens: 200000\n"
            "    max_output_tokens: 8\n"
@@ -214,7 +214,7 @@ TEST(CliSend, AFailedEscalationPrintsWhatWasBilledOnTheErrorLine) {
 TEST(CliSend, AMissingKeyIsOneLineAndExitTwoBeforeAnyRequest) {
     emulator_test::EmulatorProcess emulator;
     const CliRun r = nucleo("ANTHROPIC_API_KEY= ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(emulator.port()),
-                         "send --in " + kDoc + " --model claude-sonnet-4-5");
+                         "send --in " + kDoc + " --model claude-sonnet-5-5");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("no api_key"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

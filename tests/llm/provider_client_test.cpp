@@ -20,7 +20,7 @@ ModelSpec claude(std::int64_t max_output = 8192) {
     ModelSpec m;
     m.id = "claude-test";
     m.provider = "anthropic";
-    m.wire_model = "claude-sonnet-4-5";
+    m.wire_model = "claude-sonnet-5-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = max_output;
     m.output_budget = {{OutputSize::kShort, 1024}};

@@ -79,21 +79,21 @@ TEST_F(Canaries, NoCommandPrintsTheKeyOrTheUrlPassword) {
     const std::string doc = " --in '" + kDoc + "'";
     const std::vector<Run> runs = {
         {"version", "", true},
-        {"ask --model claude-sonnet-4-5" + config + " hello there", "", true},
+        {"ask --model claude-sonnet-5-5" + config + " hello there", "", true},
         {"ask --model gpt-4o-mini --json" + config + " hello there", "", true},
         {"config" + config, "", true},
         {"models" + config, "", true},
         {"plugins" + config, "", true},
         {"plugin check anthropic" + config, "", true},
-        {"render --model claude-sonnet-4-5" + doc + config, "", true},
+        {"render --model claude-sonnet-5-5" + doc + config, "", true},
         {"render --model gpt-4o-mini" + doc + config, "", true},
-        {"render --prepared --model claude-sonnet-4-5" + doc + config, "", true},
-        {"send --model claude-sonnet-4-5" + doc + config, "", true},
+        {"render --prepared --model claude-sonnet-5-5" + doc + config, "", true},
+        {"send --model claude-sonnet-5-5" + doc + config, "", true},
         {"send --model gpt-4o-mini" + doc + config, "", true},
-        {"tokens --model claude-sonnet-4-5" + doc + config, "", true},
+        {"tokens --model claude-sonnet-5-5" + doc + config, "", true},
         {"transcript" + doc, "", true},
-        {"compact --model claude-sonnet-4-5 --report" + doc + config, "", true},
-        {"chat --model claude-sonnet-4-5 --user canary --new" + config, "hello there", true},
+        {"compact --model claude-sonnet-5-5 --report" + doc + config, "", true},
+        {"chat --model claude-sonnet-5-5 --user canary --new" + config, "hello there", true},
         {"conversations --user canary list" + config, "", true},
         {"demo --emulator" + config, "", false},
     };
@@ -130,7 +130,7 @@ TEST_F(Canaries, NoCommandPrintsTheKeyOrTheUrlPassword) {
 TEST_F(Canaries, AFailingCallsRetryWarningsAndErrorShowNeither) {
     // Port 9 (discard): nothing listens; the call is retried with warnings, then fails naming
     // the URL, its password redacted.
-    const CliRun r = nucleo("send --model claude-sonnet-4-5 --in '" + kDoc + "' --config '" +
+    const CliRun r = nucleo("send --model claude-sonnet-5-5 --in '" + kDoc + "' --config '" +
                                 std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml'",
                             9);
     EXPECT_NE(r.status, 0);

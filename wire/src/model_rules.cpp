@@ -167,6 +167,17 @@ std::optional<ModelViolation> anthropic_rules(const Value& body, const ModelRule
 
 std::optional<ModelViolation> openai_rules(const Value& body, const ModelRules& rules) {
     const Value* effort = member(&body, "reasoning_effort");
+    // wire.189: function tools with any effort but `none`, or with none sent (the model's default
+    // effort reasons), on a model that takes them only without reasoning.
+    if (const Value* tools = member(&body, "tools");
+        rules.refuses_tools_with_reasoning && tools != nullptr && tools->IsArray() && !tools->Empty() &&
+        string_of(effort) != "none") {
+        return refusal("wire.189", "reasoning_effort",
+                       "Function tools with reasoning_effort are not supported for " + rules.wire_model +
+                           " in /v1/chat/completions. To use function tools, use /v1/responses or set "
+                           "reasoning_effort to 'none'.",
+                       400, "invalid_request_error", "reasoning_effort", "");
+    }
     if (effort == nullptr) return std::nullopt;
     if (rules.efforts.empty()) {
         return refusal(

@@ -23,7 +23,7 @@ using namespace nucleo;
 ModelSpec bench_model() {
     ModelSpec m;
     m.id = "bench-model";
-    m.wire_model = "claude-sonnet-4-5";
+    m.wire_model = "claude-sonnet-5-5";
     m.max_context_tokens = 100000000;
     m.max_output_tokens = 8192;
     m.output_budget = {{OutputSize::kShort, 1024}};

@@ -142,10 +142,12 @@ struct ModelSpec {
     ModelSource source;
     ThinkingRecord thinking;
     /// catalog.6: requests the model refuses: non-default sampling parameters, an assistant
-    /// prefill as the last turn, a forced tool choice.
+    /// prefill as the last turn, a forced tool choice, function tools with reasoning (an effort
+    /// other than `none`).
     bool refuses_sampling = false;
     bool refuses_prefill = false;
     bool refuses_forced_tool_use = false;
+    bool refuses_tools_with_reasoning = false;
     /// caching.116: whether cache breakpoints are written (`explicit`) or the provider caches on its
     /// own (`automatic`); `none` for a model without caching.
     std::string cache_breakpoints = "explicit";
@@ -163,6 +165,10 @@ struct ModelSpec {
     /// catalog.7: the prices of a call whose prompt is `prompt_tokens` (the highest tier whose
     /// threshold it passes, else the base prices).
     [[nodiscard]] const Prices& prices_for(std::int64_t prompt_tokens) const;
+    /// catalog.5: what the depth sends. A spec built in code without a thinking record (no forms,
+    /// efforts or depth mapping) sends the `enabled` form at every depth but IMMEDIATE that books a
+    /// positive thinking budget, as the legacy `thinking_budget:` key reads.
+    [[nodiscard]] DepthThinking thinking_at(Depth depth) const;
     /// catalog.5: whether the call thinks at this depth whatever is sent (always-thinking models).
     [[nodiscard]] bool thinks_at(Depth depth) const;
     /// Cost in dollars of one call's usage under this entry's prices, at the tier its prompt

@@ -81,7 +81,7 @@ struct CallProgress {
     std::chrono::milliseconds wait{0};
 };
 
-/// A short sentence for a status line: "connecting to anthropic (claude-sonnet-4-5)",
+/// A short sentence for a status line: "connecting to anthropic (claude-sonnet-5-5)",
 /// "rate limit: waiting 3 s", "rate limited (429): retry 2 of 4 in 1 s".
 [[nodiscard]] std::string describe(const CallProgress& progress);
 

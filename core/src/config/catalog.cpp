@@ -185,9 +185,16 @@ const Prices& ModelSpec::prices_for(std::int64_t prompt_tokens) const {
     return *chosen;
 }
 
+DepthThinking ModelSpec::thinking_at(Depth depth) const {
+    const bool no_record = thinking.forms.empty() && thinking.efforts.empty() && thinking.depth.empty();
+    if (!no_record) return thinking.for_depth(depth);
+    if (depth != Depth::kImmediate && thinking_budget_for(depth) > 0) return {DepthThinking::Kind::kBudget, {}};
+    return {};
+}
+
 bool ModelSpec::thinks_at(Depth depth) const {
     if (thinking.always) return true;
-    const DepthThinking d = thinking.for_depth(depth);
+    const DepthThinking d = thinking_at(depth);
     switch (d.kind) {
         case DepthThinking::Kind::kBudget:
             return true;

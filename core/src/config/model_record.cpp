@@ -168,7 +168,9 @@ void read_thinking(const Reader& r, const YAML::Node& n, const std::string& path
             if (!t.accepts(f))
                 r.fail(v.Mark(), where, quote(s) + " needs the " + quote(to_string(f)) + " form, which thinking.forms lacks");
         };
-        if (s == "none") {
+        if (s == "none" && !t.accepts_effort("none")) {
+            // A model with a `none` effort (OpenAI's current models reason at medium when nothing
+            // is sent) gets it sent, below; elsewhere `none` sends nothing.
             dt.kind = DepthThinking::Kind::kNone;
         } else if (s == "disabled") {
             need_form(ThinkingForm::kDisabled);
@@ -339,11 +341,12 @@ ModelSpec read_model_record(const Reader& r, const YAML::Node& n, const std::str
     if (Reader::present(thinking)) read_thinking(r, thinking, child(path, "thinking"), m);
     if (Reader::present(legacy_budget)) read_legacy_thinking_budget(r, legacy_budget, child(path, "thinking_budget"), m);
     if (auto v = Reader::get(n, "refuses"); Reader::present(v)) {
-        constexpr std::string_view kRefusals[] = {"sampling", "prefill", "forced_tool_use"};
+        constexpr std::string_view kRefusals[] = {"sampling", "prefill", "forced_tool_use", "tools_with_reasoning"};
         for (const std::string& what : string_list(r, v, child(path, "refuses"), &kRefusals)) {
             m.refuses_sampling = m.refuses_sampling || what == "sampling";
             m.refuses_prefill = m.refuses_prefill || what == "prefill";
             m.refuses_forced_tool_use = m.refuses_forced_tool_use || what == "forced_tool_use";
+            m.refuses_tools_with_reasoning = m.refuses_tools_with_reasoning || what == "tools_with_reasoning";
         }
     }
     const YAML::Node caching = Reader::get(n, "caching");

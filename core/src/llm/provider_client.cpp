@@ -499,7 +499,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     const Depth depth = resolve_depth(conversation, binding);
     // wire.170, wire.171: the core's decisions before any plugin sees the request.
     internal::check_first_turn(config_, caps_, conversation);
-    const bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
+    bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
     const std::int64_t max_tokens = output_reserve(conversation, model, binding);
     // caching.105-107: what the plan may use beyond the prepared request.
     CacheOptions cache;
@@ -515,7 +515,17 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         };
     }
     // conversation.101: the conversation's kept prepared value, read in place.
-    const PreparedConversation& prepared = internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);
+    const PreparedConversation* prepared_now =
+        &internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);
+    // catalog.6: function tools on a model that takes them only without reasoning: the effort
+    // `none` (prepared again without thinking, so the answer contract asks for what comes back).
+    const bool reasoning_off =
+        internal::reasoning_off_for_tools(config_, model, depth, prepared_now->tool_definitions.size());
+    if (reasoning_off && thinking) {
+        thinking = false;
+        prepared_now = &internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);
+    }
+    const PreparedConversation& prepared = *prepared_now;
     // catalog.6: an assistant prefill (the conversation ends with the model's own turn) is refused
     // here, before anything is sent, where the provider would refuse it.
     if (!prepared.turns.empty() && prepared.turns.back().role == TurnRole::kAssistant) {
@@ -536,13 +546,21 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     }
     const std::int64_t thinking_budget = reasoning_reserved(model, depth);
     ThinkingRequest thinking_form = thinking_request(model, depth);
-    if (!thinking && thinking_active(model, depth) &&
-        (thinking_form.form == "enabled" || thinking_form.form == "adaptive")) {
-        // wire.113: thinking_for_call turned this call's thinking off; the model's own switch
-        // says so where it has one, else nothing is sent.
-        thinking_form.form = model.thinking.accepts(ThinkingForm::kDisabled) ? "disabled" : "";
-        thinking_form.effort.clear();
+    if (!thinking && thinking_active(model, depth)) {
+        // wire.113: thinking_for_call turned this call's thinking off. The model's own lowest
+        // switch says so (disabled, else between_tools, else the effort none); a model with none
+        // of them (it always thinks) gets nothing, and thinks at its default.
+        ThinkingRequest off;
+        if (model.thinking.accepts(ThinkingForm::kDisabled)) {
+            off.form = "disabled";
+        } else if (model.thinking.accepts(ThinkingForm::kBetweenTools)) {
+            off.form = "between_tools";
+        } else if (model.thinking.accepts_effort("none")) {
+            off.effort = "none";
+        }
+        thinking_form = off;
     }
+    if (reasoning_off) thinking_form = ThinkingRequest{.form = {}, .effort = "none"};
     const bool stream = streams(options);
     // caching.110: the runs of turns encoded before are reused (abi.108); else one whole encode.
     std::optional<internal::SplitRequest> split;

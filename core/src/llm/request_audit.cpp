@@ -3,11 +3,13 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/log_internal.hpp"
 #include "nucleo/wire/contract.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/thinking.hpp"
 
 namespace nucleo::internal {
 namespace {
@@ -36,6 +38,18 @@ void check_first_turn(const ProviderConfig& config, const ProviderCapabilities& 
                     "before it; nothing was sent");
 }
 
+namespace {
+/// Whether `key` is reported for the first time in this process: the log-once of the call's
+/// corrections (a bounded set, cleared when full, so a long-lived host may report one again).
+bool first_report(std::string key) {
+    static std::mutex mutex;
+    static std::set<std::string> reported;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (reported.size() > 4096) reported.clear();
+    return reported.insert(std::move(key)).second;
+}
+}  // namespace
+
 bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities& caps,
                        const ConversationContext& conversation, bool thinking) {
     if (!thinking || !user_first_family(contract::wire_family_from_name(caps.wire_family))) return thinking;
@@ -56,16 +70,7 @@ bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities&
         (turn.blocks.front().is<ThinkingBlock>() || turn.blocks.front().is<RedactedThinkingBlock>())) {
         return thinking;
     }
-    static std::mutex mutex;
-    static std::set<std::string> logged;
-    const std::string key = config.name + '\x1f' + conversation.conversation_id();
-    bool first_time = false;
-    {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (logged.size() > 4096) logged.clear();
-        first_time = logged.insert(key).second;
-    }
-    if (first_time) {
+    if (first_report("wire.171\x1f" + config.name + '\x1f' + conversation.conversation_id())) {
         NUCLEO_LOG_INFO("conversation '{}': wire.171: the call to provider '{}' goes without thinking: the "
                         "tool loop's assistant turn (message '{}') begins with {}, not a thinking block, "
                         "which the provider refuses with thinking on (wire.113)",
@@ -73,6 +78,27 @@ bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities&
                         turn.blocks.empty() ? "nothing" : block_type_name(turn.blocks.front()));
     }
     return false;
+}
+
+bool reasoning_off_for_tools(const ProviderConfig& config, const ModelSpec& model, Depth depth,
+                             std::size_t tool_definitions) {
+    if (!model.refuses_tools_with_reasoning || tool_definitions == 0) return false;
+    const ThinkingRequest asked = thinking_request(model, depth);
+    if (asked.effort == "none" || (asked.effort.empty() && !model.thinks_at(depth))) return false;
+    if (!model.thinking.accepts_effort("none")) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    "model \"" + model.id + "\" takes function tools only without reasoning (its catalog record: " +
+                        "refuses: [tools_with_reasoning]) and has no \"none\" effort, and this call carries " +
+                        std::to_string(tool_definitions) + " tool definition(s) at depth " + to_string(depth) +
+                        ": call it without tools, or choose a model that takes them; nothing was sent");
+    }
+    if (first_report("catalog.6\x1f" + config.name + '\x1f' + model.id)) {
+        NUCLEO_LOG_WARN("model '{}' on provider '{}': calls with function tools go with reasoning effort \"none\" "
+                        "(depth {} asks \"{}\"): the model takes function tools only without reasoning "
+                        "(catalog.6)",
+                        model.id, config.name, to_string(depth), asked.effort.empty() ? model.thinking.default_effort : asked.effort);
+    }
+    return true;
 }
 
 bool last_audit_read_whole() noexcept { return read_whole_body; }

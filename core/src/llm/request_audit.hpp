@@ -7,6 +7,7 @@
 
 #include <rapidjson/document.h>
 
+#include "nucleo/catalog.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/prepared.hpp"
 #include "nucleo/provider_client.hpp"
@@ -54,5 +55,12 @@ void check_first_turn(const ProviderConfig& config, const ProviderCapabilities& 
 /// logged once per conversation with the reason.
 bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities& caps,
                        const ConversationContext& conversation, bool thinking);
+
+/// catalog.6: whether this call must go with the effort `none` because it carries function tools
+/// (`tool_definitions`) to a model whose record refuses tools with reasoning and its depth asks for
+/// an effort that reasons; logged once per provider and model. A model without a `none` effort is
+/// refused instead: Error(kInvalidArgument) naming the model, the depth and the way out.
+bool reasoning_off_for_tools(const ProviderConfig& config, const ModelSpec& model, Depth depth,
+                             std::size_t tool_definitions);
 
 }  // namespace nucleo::internal

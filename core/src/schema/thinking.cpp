@@ -12,7 +12,7 @@ std::int64_t reasoning_reserved(const ModelSpec& model, Depth depth) {
 
 ThinkingRequest thinking_request(const ModelSpec& model, Depth depth) {
     ThinkingRequest r;
-    const DepthThinking d = model.thinking.for_depth(depth);
+    const DepthThinking d = model.thinking_at(depth);
     switch (d.kind) {
         case DepthThinking::Kind::kNone:
             break;

@@ -846,9 +846,7 @@ providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson:
     const std::int64_t max_tokens = head.max_tokens;
     // catalog.5: the form the model's record chose; a request without one is an older core's,
     // whose active thinking is the manual budget.
-    const std::string_view form =
-        !head.thinking_form.empty() ? head.thinking_form
-                                    : (head.thinking_active ? std::string_view("enabled") : std::string_view());
+    const std::string_view form = head.thinking_form;
     std::optional<std::int64_t> thinking_budget;
     if (form == "enabled") {
         thinking_budget = head.thinking_budget;

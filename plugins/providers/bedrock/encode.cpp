@@ -335,9 +335,7 @@ class Encoder {
 
         std::string_view thinking_format;
         if (head.options != nullptr) thinking_format = optional_string(*head.options, "thinking_format");
-        thinking_form_ = !head.thinking_form.empty()
-                             ? head.thinking_form
-                             : (head.thinking_active ? std::string_view("enabled") : std::string_view());
+        thinking_form_ = head.thinking_form;
         thinking_effort_ = head.thinking_effort;
         if (thinking_form_ == "enabled") {
             thinking_budget_ = head.thinking_budget;

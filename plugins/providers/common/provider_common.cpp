@@ -232,6 +232,10 @@ RequestHead read_request_head(const Value& request, std::string_view plugin) {
             }
             *slot = view(*v);
         }
+        // A request of an older core names no form: an active call there is the enabled form. A
+        // request with an effort and no form (OpenAI, Nova) keeps its empty form.
+        if (head.thinking_form.empty() && head.thinking_effort.empty() && head.thinking_active)
+            head.thinking_form = "enabled";
         const std::string_view f = head.thinking_form;
         if (!f.empty() && f != "enabled" && f != "adaptive" && f != "between_tools" && f != "disabled") {
             refuse(plugin, "thinking.form: \"" + std::string(f) +

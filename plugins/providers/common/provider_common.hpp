@@ -189,8 +189,9 @@ struct RequestHead {
     bool thinking_active = false;
     std::int64_t thinking_budget = 0;  ///< 0 unless thinking_active
     /// docs/provider-abi-documents.md `thinking.form`: the thinking form the model's record says
-    /// this call sends ("enabled", "adaptive", "between_tools", "disabled"), or empty: a request
-    /// of an older core, where an active call means "enabled" and an inactive one sends nothing.
+    /// this call sends ("enabled", "adaptive", "between_tools", "disabled"), or empty: no form
+    /// (an effort alone, or nothing). A request of an older core, which names neither a form nor
+    /// an effort, reads as "enabled" when thinking is active.
     std::string_view thinking_form;
     /// `thinking.effort`: the effort level to send (Anthropic `output_config.effort`, OpenAI
     /// `reasoning_effort`, Converse `outputConfig.effort`), or empty: none is sent.

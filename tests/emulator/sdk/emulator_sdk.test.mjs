@@ -5,9 +5,11 @@
 // its decoded event stream is assembled here), prompt caching over three calls, stop sequences,
 // request ids, credentials and each fault the emulator injects; the Bedrock client is pointed at
 // the emulator over HTTP/1.1 the way the AWS SDK documents (requestHandler: new NodeHttpHandler(),
-// see the Bedrock tests), its default being HTTP/2. The non-streamed answers, the
-// streamed events and the error answers are also checked against the providers' published
-// schemas (validate_response.py).
+// see the Bedrock tests), its default being HTTP/2. The per-model rules the emulator reads from
+// the model catalog (wire.176-wire.189: the shipped config/models.yaml, and a catalog file of
+// retired models for a second emulator) reach each SDK as its own typed error with the provider's
+// text. The non-streamed answers, the streamed events and the error answers are also checked
+// against the providers' published schemas (validate_response.py).
 //
 // Environment (set by tests/emulator/CMakeLists.txt):
 //   NUCLEO_EMULATOR     the nucleo-emulator binary
@@ -106,24 +108,52 @@ class RecordingHandler {
 
 let emulator;
 let baseUrl;
+// A second emulator reading retiredCatalog (below): the shipped config/models.yaml retires no
+// OpenAI or Bedrock model, so their not-found answers (wire.185) are seen through this one.
+let retiredEmulator;
+let retiredUrl;
 
-before(async () => {
-  emulator = spawn(emulatorBinary, ['--port', '0', '--exit-with-parent'],
+/// Starts nucleo-emulator with `args` on a free loopback port; resolves with the process and its
+/// base URL.
+function startEmulator(args = []) {
+  const child = spawn(emulatorBinary, ['--port', '0', '--exit-with-parent', ...args],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   // The emulator prints "listening on http://127.0.0.1:PORT" once it accepts connections.
-  baseUrl = await new Promise((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     let out = '';
-    emulator.stdout.on('data', (d) => {
+    child.stdout.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
+      if (m) resolve({ child, url: m[1] });
     });
-    emulator.on('exit', (code) => reject(new Error(`nucleo-emulator exited with ${code}: ${out}`)));
+    child.on('exit', (code) => reject(new Error(`nucleo-emulator exited with ${code}: ${out}`)));
   });
+}
+
+// Retired models of the families the shipped catalog retires none of (ids the providers have
+// retired: OpenAI's GPT-4.5 preview, Bedrock's Claude 2.1).
+const retiredCatalog = `models:
+  - id: gpt-4-5-preview
+    provider: openai
+    wire_model: gpt-4.5-preview
+    status: retired
+  - id: bedrock-claude-2-1
+    provider: bedrock
+    wire_model: anthropic.claude-v2:1
+    status: retired
+`;
+
+before(async () => {
+  const catalogFile = join(bodiesDir, 'retired-catalog.yaml');
+  writeFileSync(catalogFile, retiredCatalog);
+  // Without --catalog the emulator reads the source tree's config/models.yaml (wire.186).
+  [{ child: emulator, url: baseUrl }, { child: retiredEmulator, url: retiredUrl }] = await Promise.all([
+    startEmulator(), startEmulator(['--catalog', catalogFile])]);
 });
 
 after(() => {
   emulator?.kill('SIGTERM');
+  retiredEmulator?.kill('SIGTERM');
   rmSync(bodiesDir, { recursive: true, force: true });
 });
 
@@ -329,6 +359,117 @@ describe('@anthropic-ai/sdk', () => {
     });
   });
 
+  // ---- the per-model rules of the model catalog (wire.176-wire.187, docs/emulator.md "Model
+  // catalog"): the emulator reads the shipped config/models.yaml, and the SDK sees each refusal
+  // as its own typed error carrying the provider's text.
+
+  test('a retired model surfaces as NotFoundError naming the model, on count_tokens too', async () => {
+    const retired = 'claude-sonnet-4-5-20250929';
+    const notFound = (e) => {
+      assert.ok(e instanceof Anthropic.NotFoundError, e.constructor.name);
+      assert.equal(e.status, 404);
+      assert.equal(e.error.type, 'error');
+      assert.equal(e.error.error.type, 'not_found_error');
+      assert.equal(e.error.error.message, `model: ${retired}`);
+      assert.match(e.message, /^404 .*model: claude-sonnet-4-5-20250929/);
+      assert.match(e.requestID, /^req_emu_/);
+      return true;
+    };
+    await assert.rejects(client().messages.create({
+      model: retired, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] }), notFound);
+    await assert.rejects(client().messages.countTokens({
+      model: retired, messages: [{ role: 'user', content: 'Hi' }] }), notFound);
+  });
+
+  const adaptiveUse = ' Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+  const ask = (m, extra, messages = [{ role: 'user', content: 'What is the answer?' }]) =>
+    client().messages.create({ model: m, max_tokens: 4096, messages, ...extra });
+  const badRequest = (text) => (e) => {
+    assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+    assert.equal(e.status, 400);
+    assert.equal(e.error.error.type, 'invalid_request_error');
+    assert.equal(e.error.error.message, text);
+    assert.ok(e.message.startsWith(`400 ${text}`), e.message);
+    return true;
+  };
+
+  test('thinking.type enabled on an adaptive model surfaces as BadRequestError', async () => {
+    await assert.rejects(ask('claude-sonnet-5-5', { thinking: { type: 'enabled', budget_tokens: 2048 } }),
+      badRequest(`"thinking.type.enabled" is not supported for this model.${adaptiveUse}`));
+    // Opus 5.5 always thinks: disabled is refused as well.
+    await assert.rejects(ask('claude-opus-5-5', { thinking: { type: 'disabled' } }),
+      badRequest(`"thinking.type.disabled" is not supported for this model.${adaptiveUse}`));
+    // Haiku 4.5 thinks only with a budget: adaptive is refused.
+    await assert.rejects(ask('claude-haiku-4-5-20251001', { thinking: { type: 'adaptive' } }),
+      badRequest('adaptive thinking is not supported on this model'));
+  });
+
+  // What claude-sonnet-5-5's record refuses (thinking.display, thinking.efforts and refuses:
+  // [sampling, prefill, forced_tool_use]); a model the catalog does not name takes each body.
+  const prefill = [{ role: 'user', content: 'What is the answer?' }, { role: 'assistant', content: 'The answer is' }];
+  const lookup = [{ name: 'lookup', description: 'Looks up', input_schema: { type: 'object' } }];
+  const sonnetRefusals = [
+    ['an effort outside the record', { thinking: { type: 'adaptive' }, output_config: { effort: 'extreme' } },
+      "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"],
+    ['a thinking.display outside the record', { thinking: { type: 'adaptive', display: 'updates' } },
+      "thinking.adaptive.display: Input should be 'summarized' or 'omitted'"],
+    ['temperature', { temperature: 0.2 }, '`temperature` is deprecated for this model.'],
+    ['top_p', { top_p: 0.9 }, '`top_p` is deprecated for this model.'],
+    ['top_k', { top_k: 40 }, '`top_k` is deprecated for this model.'],
+    ['an assistant prefill', { messages: prefill },
+      'This model does not support assistant message prefill. The conversation must end with a user message.'],
+    ['forced tool use', { tools: lookup, tool_choice: { type: 'any' } },
+      'tool_choice: type "tool" and "any" are not supported for this model.'],
+  ];
+  for (const [what, extra, text] of sonnetRefusals) {
+    test(`${what} on claude-sonnet-5-5 surfaces as BadRequestError with the API text`, async () => {
+      await assert.rejects(ask('claude-sonnet-5-5', extra), badRequest(text));
+      const other = await ask(model, extra);
+      assert.equal(other.type, 'message', what);
+    });
+  }
+
+  test('a current request: adaptive thinking at effort medium is answered, its usage typed', async () => {
+    const request = {
+      model: 'claude-sonnet-5-5', max_tokens: 4096, thinking: { type: 'adaptive' },
+      output_config: { effort: 'medium' }, messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+    };
+    const msg = await client().messages.create(request);
+    assert.equal(msg.model, 'claude-sonnet-5-5');
+    assert.equal(msg.stop_reason, 'end_turn');
+    assert.equal(msg.content.at(-1).text, "This is the emulator's answer to: Why is the sky blue?");
+    assert.ok(Number.isInteger(msg.usage.input_tokens) && msg.usage.input_tokens > 0, JSON.stringify(msg.usage));
+    assert.ok(Number.isInteger(msg.usage.output_tokens) && msg.usage.output_tokens > 0, JSON.stringify(msg.usage));
+    // The field is always present: null when the answer has no thinking block (the emulator's
+    // adaptive thinking writes none), else the thinking tokens.
+    assert.ok('output_tokens_details' in msg.usage, JSON.stringify(msg.usage));
+    const thinking = msg.content.filter((b) => b.type === 'thinking');
+    if (thinking.length === 0) {
+      assert.equal(msg.usage.output_tokens_details, null);
+    } else {
+      assert.ok(msg.usage.output_tokens_details.thinking_tokens <= msg.usage.output_tokens);
+    }
+    const final = await client().messages.stream(request).finalMessage();
+    assert.equal(final.usage.output_tokens, msg.usage.output_tokens);
+  });
+
+  test('a thinking block: its tokens are in usage.output_tokens_details, streamed or not', async () => {
+    const request = {
+      model: 'claude-haiku-4-5-20251001', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 },
+      messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+    };
+    const msg = await client().messages.create(request);
+    assert.equal(msg.content[0].type, 'thinking');
+    assert.match(msg.content[0].signature, /^emu-sig-/);
+    const thinkingTokens = msg.usage.output_tokens_details.thinking_tokens;
+    assert.equal(thinkingTokens, Math.ceil(Buffer.byteLength(msg.content[0].thinking) / 4));
+    assert.ok(thinkingTokens > 0 && thinkingTokens < msg.usage.output_tokens, JSON.stringify(msg.usage));
+    const final = await client().messages.stream(request).finalMessage();
+    assert.equal(final.content[0].thinking, msg.content[0].thinking);
+    assert.deepEqual(final.usage.output_tokens_details, { thinking_tokens: thinkingTokens });
+    assert.equal(final.usage.output_tokens, msg.usage.output_tokens);
+  });
+
   schemaCheck('anthropic');
 });
 
@@ -436,6 +577,73 @@ describe('openai', () => {
       assert.equal(e.status, 400);
       assert.equal(e.param, 'messages.[1].role');
       assert.match(e.message, /must be a response to a preceeding message with 'tool_calls'/);
+      return true;
+    });
+  });
+
+  // ---- the per-model rules of the model catalog (wire.182, wire.185, wire.187, wire.189) ------
+
+  const reasoning = (m, extra, c = client()) => c.chat.completions.create({
+    model: m, messages: [{ role: 'user', content: 'What is the answer?' }], ...extra });
+
+  test('a reasoning_effort the model does not list surfaces as BadRequestError unsupported_value', async () => {
+    await assert.rejects(reasoning('gpt-5.6-sol', { reasoning_effort: 'max' }), (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.type, 'invalid_request_error');
+      assert.equal(e.code, 'unsupported_value');
+      assert.equal(e.param, 'reasoning_effort');
+      assert.equal(e.error.message, "Unsupported value: 'reasoning_effort' does not support 'max' with this "
+        + "model. Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.");
+      assert.match(e.message, /^400 Unsupported value: 'reasoning_effort' does not support 'max'/);
+      assert.match(e.requestID, /^req_emu/);
+      return true;
+    });
+    // Its highest listed effort is answered, the reasoning counted in the usage.
+    const c = await reasoning('gpt-5.6-sol', { reasoning_effort: 'xhigh' });
+    assert.equal(c.choices[0].finish_reason, 'stop');
+    const reasoningTokens = c.usage.completion_tokens_details.reasoning_tokens;
+    assert.ok(reasoningTokens > 0, JSON.stringify(c.usage));
+    assert.ok(c.usage.completion_tokens > reasoningTokens, JSON.stringify(c.usage));
+    assert.equal(c.usage.total_tokens, c.usage.prompt_tokens + c.usage.completion_tokens);
+  });
+
+  test('reasoning_effort on a model that does not reason surfaces as unsupported_parameter', async () => {
+    await assert.rejects(reasoning('gpt-4.1-2025-04-14', { reasoning_effort: 'low' }), (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.code, 'unsupported_parameter');
+      assert.equal(e.param, 'reasoning_effort');
+      assert.equal(e.error.message, "Unsupported parameter: 'reasoning_effort' is not supported with this model.");
+      return true;
+    });
+  });
+
+  test('function tools with reasoning on Chat Completions surface as BadRequestError', async () => {
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+    await assert.rejects(reasoning('gpt-6-sol', { tools, reasoning_effort: 'medium' }), (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.param, 'reasoning_effort');
+      assert.equal(e.error.message, 'Function tools with reasoning_effort are not supported for gpt-6-sol in '
+        + "/v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.");
+      return true;
+    });
+    const c = await reasoning('gpt-6-sol', { tools, reasoning_effort: 'none' });
+    assert.equal(c.object, 'chat.completion');
+  });
+
+  test('a retired model surfaces as NotFoundError, code model_not_found', async () => {
+    const retired = new OpenAI({
+      apiKey: 'sk-emulator', baseURL: `${retiredUrl}/v1`, maxRetries: 0, fetch: recordingFetch('openai'),
+    });
+    await assert.rejects(reasoning('gpt-4.5-preview', {}, retired), (e) => {
+      assert.ok(e instanceof OpenAI.NotFoundError, e.constructor.name);
+      assert.equal(e.status, 404);
+      assert.equal(e.type, 'invalid_request_error');
+      assert.equal(e.code, 'model_not_found');
+      assert.equal(e.param, null);
+      assert.equal(e.error.message, 'The model `gpt-4.5-preview` does not exist or you do not have access to it.');
       return true;
     });
   });
@@ -635,6 +843,53 @@ describe('@aws-sdk/client-bedrock-runtime', () => {
       assert.equal(e.message, 'The number of toolResult blocks at messages.0.content exceeds the number of toolUse blocks of previous turn.');
       return true;
     });
+  });
+
+  // ---- the per-model rules of the model catalog (wire.183-wire.185): the Claude model's refusal
+  // passed through as a ValidationException, a retired model as ResourceNotFoundException.
+
+  test('temperature on a model whose record refuses sampling surfaces as ValidationException', async () => {
+    const request = client().send(new bedrock.ConverseCommand({ modelId: 'us.anthropic.claude-sonnet-5-5',
+      inferenceConfig: { maxTokens: 512, temperature: 0.2 }, messages: [user('What is the answer?')] }));
+    await assert.rejects(request, (e) => {
+      assert.ok(e instanceof bedrock.ValidationException, e.constructor.name);
+      assert.equal(e.name, 'ValidationException');
+      assert.equal(e.$metadata.httpStatusCode, 400);
+      assert.equal(e.message, 'The model returned the following errors: `temperature` is deprecated for this model.');
+      return true;
+    });
+    const out = await client().send(new bedrock.ConverseCommand({ modelId: 'us.anthropic.claude-sonnet-5-5',
+      inferenceConfig: { maxTokens: 512 }, messages: [user('What is the answer?')] }));
+    assert.equal(out.stopReason, 'end_turn');
+  });
+
+  test('thinking enabled on an adaptive model surfaces as ValidationException', async () => {
+    const request = client().send(new bedrock.ConverseCommand({ modelId: 'us.anthropic.claude-sonnet-5-5',
+      additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 2048 } },
+      messages: [user('What is the answer?')] }));
+    await assert.rejects(request, (e) => {
+      assert.ok(e instanceof bedrock.ValidationException, e.constructor.name);
+      assert.equal(e.$metadata.httpStatusCode, 400);
+      assert.equal(e.message, 'The model returned the following errors: "thinking.type.enabled" is not '
+        + 'supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control '
+        + 'thinking behavior.');
+      return true;
+    });
+  });
+
+  test('a retired model surfaces as ResourceNotFoundException, streamed or not', async () => {
+    const retired = client(undefined, { endpoint: retiredUrl });
+    const gone = (e) => {
+      assert.ok(e instanceof bedrock.ResourceNotFoundException, e.constructor.name);
+      assert.equal(e.name, 'ResourceNotFoundException');
+      assert.equal(e.$metadata.httpStatusCode, 404);
+      assert.equal(e.message,
+        'This model version has reached the end of its life. Please refer to the AWS documentation for more details.');
+      return true;
+    };
+    const request = { modelId: 'anthropic.claude-v2:1', messages: [user('Hi')] };
+    await assert.rejects(retired.send(new bedrock.ConverseCommand(request)), gone);
+    await assert.rejects(retired.send(new bedrock.ConverseStreamCommand(request)), gone);
   });
 
   schemaCheck('bedrock');

@@ -294,7 +294,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"ThinkingOffAnthropic", "text_tools",
                 R"("thinking": {"active": false, "budget_tokens": 0)",
                 R"("thinking": {"active": true, "budget_tokens": 2048)",
-                "is not an Anthropic model"},
+                "Amazon Nova takes a reasoning effort, not the \"enabled\" form"},
         Refusal{"DefinitionsInTextMode", "text_tools", R"("tool_definitions": [])",
                 R"("tool_definitions": [{"name": "x", "schema": {"type": "object"}}])",
                 "must be empty when prepared.native_tools is false"},

@@ -43,11 +43,11 @@ test_support::CliRun send(const std::string& env, const std::string& model) {
 
 TEST(DeepAnswer, AnthropicSendRefusesATenToTheFiveDeepToolInput) {
     test_support::FixedReplyServer server(
-        R"({"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[)"
+        R"({"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[)"
         R"({"type":"tool_use","id":"toolu_1","name":"f","input":)" + deep_input() +
         R"(}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}})");
     const test_support::CliRun r =
-        send("ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=" + server.url(), "claude-sonnet-4-5");
+        send("ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=" + server.url(), "claude-sonnet-5-5");
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find("nesting deeper than 512 levels (the JSON depth limit)"), std::string::npos)
         << r.err.substr(0, 2000);

@@ -31,6 +31,8 @@ struct ModelRules {
     bool refuses_sampling = false;         ///< refuses: sampling (temperature, top_p, top_k)
     bool refuses_prefill = false;          ///< refuses: prefill (a final assistant message)
     bool refuses_forced_tool_use = false;  ///< refuses: forced_tool_use (tool_choice any / tool)
+    /// refuses: tools_with_reasoning (OpenAI Chat: function tools only with reasoning_effort none)
+    bool refuses_tools_with_reasoning = false;
     std::int64_t min_cache_tokens = 0;     ///< caching.min_tokens; 0: the record names none
 };
 
