@@ -151,7 +151,16 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
     in.max_tokens = json::int_member(doc, "max_tokens", 4096);
     in.stop_sequences = stop_sequences_from(json::member(doc, "stop_sequences"));
     if (const json::Value* t = json::member(doc, "thinking")) {
-        in.thinking = json::string_member(*t, "type") == "enabled";
+        const std::string type = json::string_member(*t, "type");
+        in.thinking = type == "enabled";
+        if (type == "adaptive") {
+            // wire.190: the effort sets what adaptive thinking spends (high: the API's default).
+            std::string effort = "high";
+            if (const json::Value* oc = json::member(doc, "output_config"); oc != nullptr && oc->IsObject())
+                if (const std::string e = json::string_member(*oc, "effort"); !e.empty()) effort = e;
+            in.adaptive_thinking_tokens = adaptive_thinking_tokens(effort);
+            in.thinking_summarized = json::string_member(*t, "display") == "summarized";
+        }
     }
     if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr) {
         for (const auto& t : tools->GetArray()) {
@@ -218,8 +227,9 @@ std::string input_usage(const CacheUsage& u) {
 
 /// wire.187: the thinking block's tokens, a part of output_tokens (0 without a thinking block).
 long long thinking_tokens(const Reply& r) {
-    if (r.thinking.empty()) return 0;
-    return std::min<long long>(r.output_tokens, tokens_for_bytes(r.thinking.size()));
+    if (!r.has_thinking) return 0;
+    return std::min<long long>(r.output_tokens,
+                               r.hidden_thinking_tokens + tokens_for_bytes(r.thinking.size()));
 }
 
 /// `output_tokens_details`: the thinking tokens of an answer with a thinking block, else null.
@@ -241,11 +251,11 @@ std::string usage_json(const CacheUsage& u, long long output_tokens, long long t
 /// The content blocks, in order; the text block is left out when a tool call replaces it.
 std::vector<std::string> content_blocks(const Reply& r) {
     std::vector<std::string> blocks;
-    if (!r.thinking.empty()) {
+    if (r.has_thinking) {
         blocks.push_back(R"({"type":"thinking","thinking":)" + quote(r.thinking) +
                          R"(,"signature":)" + quote(r.thinking_signature) + "}");
     }
-    if (!r.tool_call && (!r.text.empty() || r.thinking.empty())) {
+    if (!r.tool_call && (!r.text.empty() || !r.has_thinking)) {
         blocks.push_back(R"({"type":"text","text":)" + quote(r.text) + R"(,"citations":null})");
     }
     if (r.tool_call) {
@@ -308,12 +318,12 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
             sse("content_block_stop", R"({"type":"content_block_stop","index":)" + at + "}"));
         ++index;
     };
-    if (!r.thinking.empty()) {
+    if (r.has_thinking) {
         block(R"({"type":"thinking","thinking":"","signature":""})", "thinking_delta", "thinking",
               r.thinking,
               R"({"type":"signature_delta","signature":)" + quote(r.thinking_signature) + "}");
     }
-    if (!r.tool_call && (!r.text.empty() || r.thinking.empty())) {
+    if (!r.tool_call && (!r.text.empty() || !r.has_thinking)) {
         block(R"({"type":"text","text":"","citations":null})", "text_delta", "text", r.text, "");
     }
     if (r.tool_call) {

@@ -235,12 +235,24 @@ std::string arguments_for_schema(const json::Value& schema, const std::string& w
     return std::string(buf.GetString(), buf.GetSize());
 }
 
+long long adaptive_thinking_tokens(std::string_view effort) {
+    if (effort == "low") return 1000;
+    if (effort == "medium") return 2000;
+    if (effort == "xhigh") return 8000;
+    if (effort == "max") return 16000;
+    return 4000;
+}
+
 Reply make_reply(const ReplyInput& in) {
     Reply r;
-    if (in.thinking) {
+    if (in.thinking || in.thinking_summarized) {
         r.thinking = "The user wrote: " + json::first_line(in.question, 120) +
                      ". I will answer deterministically.";
+    }
+    if (in.thinking || in.adaptive_thinking_tokens > 0) {
+        r.has_thinking = true;
         r.thinking_signature = "emu-sig-" + in.conversation_digest;
+        r.hidden_thinking_tokens = in.adaptive_thinking_tokens;
     }
     std::string* body = &r.text;
     if (const ToolDecl* tool = chosen_tool(in)) {
@@ -265,17 +277,29 @@ Reply make_reply(const ReplyInput& in) {
         }
         if (cut != std::string::npos) r.text.resize(cut);
     }
-    const std::size_t content = r.thinking.size() + body->size();
+    // wire.190: hidden thinking is spent first, out of the same max_tokens (4 bytes a token).
+    const std::size_t hidden = static_cast<std::size_t>(r.hidden_thinking_tokens) * 4;
+    const std::size_t content = hidden + r.thinking.size() + body->size();
     std::size_t budget = static_cast<std::size_t>(std::max(1LL, in.max_tokens)) * 4;
     if (in.force_truncate) budget = std::min(budget, std::max<std::size_t>(1, content / 2));
-    if (content > budget) {
+    if (hidden >= budget && content > budget) {
+        // The thinking alone used the whole output: no visible answer at all.
+        r.truncated = true;
+        r.stop_sequence.clear();
+        r.thinking.clear();
+        body->clear();
+        r.hidden_thinking_tokens = std::max(1LL, in.max_tokens);
+        r.output_tokens = std::max(1LL, in.max_tokens);
+    } else if (content > budget) {
+        budget -= hidden;
         r.truncated = true;
         r.stop_sequence.clear();  // the output limit came first
         r.thinking = std::string(json::utf8_prefix(r.thinking, budget));
         *body = std::string(json::utf8_prefix(*body, budget - r.thinking.size()));
         r.output_tokens = std::max(1LL, in.max_tokens);
     } else {
-        r.output_tokens = std::max<long long>(1, tokens_for_bytes(content));
+        r.output_tokens = std::max<long long>(1, r.hidden_thinking_tokens +
+                                                     tokens_for_bytes(r.thinking.size() + body->size()));
     }
     return r;
 }

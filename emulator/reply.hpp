@@ -32,6 +32,10 @@ struct ReplyInput {
     bool tool_result_error = false;
     long long max_tokens = 4096;
     bool thinking = false;            ///< extended thinking requested (Anthropic)
+    /// wire.190: the tokens adaptive thinking spends before the answer (0: none), out of
+    /// max_tokens; its text is a short summary only when `thinking_summarized`, else empty.
+    long long adaptive_thinking_tokens = 0;
+    bool thinking_summarized = false;
     bool force_truncate = false;      ///< the `truncate` fault
     int tool_rounds = 0;              ///< `always-tool` (-1) / `tool-rounds=N` (Faults::tool_rounds)
     bool tool_cycle = false;          ///< `tool-cycle`: call the declared tools in turn
@@ -52,8 +56,10 @@ inline void apply_reply_faults(const Faults& faults, ReplyInput& in) {
 
 /// The answer, before any wire format.
 struct Reply {
-    std::string thinking;  ///< empty unless thinking was requested
+    std::string thinking;  ///< empty unless thinking was requested (or its display is omitted)
     std::string thinking_signature;
+    bool has_thinking = false;          ///< a thinking block is answered (its text may be empty)
+    long long hidden_thinking_tokens = 0;  ///< adaptive thinking spent beyond its shown text
     std::string text;
     bool tool_call = false;
     std::string tool_id;
@@ -74,6 +80,11 @@ struct Reply {
 /// request's stop sequences found in it (channel.101). Output is cut at max_tokens x 4 bytes; an
 /// answer cut there reached the limit before any stop sequence.
 Reply make_reply(const ReplyInput& in);
+
+/// wire.190: the tokens the emulator's adaptive thinking spends at an effort: low 1,000,
+/// medium 2,000, high 4,000, xhigh 8,000, max 16,000 (the emulator's own figures, not a
+/// provider's; an unknown effort is refused before this by the model's rules).
+long long adaptive_thinking_tokens(std::string_view effort);
 
 /// Arguments valid for `schema`: required properties filled by type (string: `word`, integer
 /// and number: 1 within minimum/maximum, boolean: true, enum: first value, const: itself,

@@ -113,6 +113,8 @@ void keep_body(const std::string& family, const std::string& name, const rapidjs
 }
 
 TEST(CatalogRender, EveryModelAtEveryDepthSendsWhatItsRecordSays) {
+    // The kept bodies are this run's only (a model taken out of the catalog leaves none behind).
+    std::filesystem::remove_all(fs::path(NUCLEO_BINARY_DIR) / "tests" / "catalog" / "bodies");
     std::size_t rendered = 0;
     for (const ModelSpec& m : shipped().catalog().all()) {
         if (m.status == ModelStatus::kRetired) continue;

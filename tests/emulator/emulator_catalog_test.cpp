@@ -378,6 +378,40 @@ TEST_F(ShippedCatalog, AnAnthropicThinkingBlocksTokensArePartOfTheOutputTokens) 
     EXPECT_TRUE(plain["usage"]["output_tokens_details"].IsNull());
 }
 
+// wire.190: adaptive thinking spends tokens by effort out of max_tokens; its text is shown only
+// when summarized.
+TEST_F(ShippedCatalog, AdaptiveThinkingSpendsItsEffortsTokensOutOfMaxTokens) {
+    const auto ask = [this](long long max_tokens, const std::string& thinking) {
+        const std::string body = R"({"model":"claude-opus-5-5","max_tokens":)" + std::to_string(max_tokens) +
+                                 R"(,"thinking":)" + thinking +
+                                 R"(,"output_config":{"effort":"low"},"messages":[{"role":"user","content":"Why is the sky blue?"}]})";
+        const auto reply = emu_->post("/v1/messages", body, kAnthropicAuth);
+        EXPECT_EQ(reply.status, 200) << reply.body;
+        return parse(reply.body);
+    };
+    const auto roomy = ask(4096, R"({"type":"adaptive"})");
+    ASSERT_STREQ(roomy["content"][0]["type"].GetString(), "thinking");
+    EXPECT_STREQ(roomy["content"][0]["thinking"].GetString(), "");  // display omitted
+    EXPECT_STRNE(roomy["content"][0]["signature"].GetString(), "");
+    ASSERT_STREQ(roomy["content"][1]["type"].GetString(), "text");
+    EXPECT_STREQ(roomy["stop_reason"].GetString(), "end_turn");
+    const std::string text = roomy["content"][1]["text"].GetString();
+    EXPECT_EQ(roomy["usage"]["output_tokens_details"]["thinking_tokens"].GetInt64(), 1000);
+    EXPECT_EQ(roomy["usage"]["output_tokens"].GetInt64(), 1000 + tokens(text.size()));
+
+    // Summarized: the block shows a summary, whose tokens add to the thinking spent.
+    const auto shown = ask(4096, R"({"type":"adaptive","display":"summarized"})");
+    const std::string summary = shown["content"][0]["thinking"].GetString();
+    EXPECT_FALSE(summary.empty());
+    EXPECT_EQ(shown["usage"]["output_tokens_details"]["thinking_tokens"].GetInt64(), 1000 + tokens(summary.size()));
+
+    // Too little room: the thinking takes it all and the answer stops at max_tokens.
+    const auto cut = ask(800, R"({"type":"adaptive"})");
+    EXPECT_STREQ(cut["stop_reason"].GetString(), "max_tokens");
+    EXPECT_EQ(cut["usage"]["output_tokens"].GetInt64(), 800);
+    EXPECT_EQ(cut["usage"]["output_tokens_details"]["thinking_tokens"].GetInt64(), 800);
+}
+
 TEST_F(ShippedCatalog, AnOpenAiReasoningEffortIsReportedAsReasoningTokensOfTheCompletion) {
     const auto ask = [](const std::string& extra) {
         return parse(

@@ -129,6 +129,58 @@ double number_after(const std::string& text, const std::string& key, std::size_t
     return std::stod(text.substr(at + key.size()));
 }
 
+/// A question at STANDARD answering SHORT, for a LARGE model.
+const char* const kThinkingDoc =
+    R"({"schema_version": 1, "conversation_id": "c-think", "user_id": "alice",
+ "objective": [{"key": "task", "value": "Answer arithmetic questions."}],
+ "messages": [{"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "What is 6 times 7?"}]}],
+ "declarations": {"grade": "LARGE", "depth": "STANDARD", "output": {"rung": "SHORT"}}})";
+
+TEST(CliSend, AnAlwaysThinkingModelAtShortIsAnsweredWithoutEscalation) {
+    // budget.5, catalog.5: Opus 5.5 always thinks, and its thinking comes out of max_tokens. The
+    // reserve books the record's thinking budget beside the SHORT rung, so the emulator's adaptive
+    // thinking at medium (2,000 tokens, wire.190) and the answer fit in one call.
+    const TempPath doc("thinking.json");
+    std::ofstream(doc.path) << kThinkingDoc;
+    emulator_test::EmulatorProcess emulator;
+    const std::string env = "ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                            std::to_string(emulator.port());
+    const CliRun r = nucleo(env, "send --in " + doc.path.string() + " --model claude-opus-5-5");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("stop end_turn"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("billed calls"), std::string::npos) << "no truncation escalation: " << r.err;
+    EXPECT_GE(number_after(r.err, ", output "), 2000) << "the thinking was spent: " << r.err;
+
+    // The same model with a record that books almost no thinking: the thinking eats the SHORT
+    // answer's room, the answer is cut at max_tokens and the budget escalates (what the booking
+    // prevents).
+    const TempPath config("unbooked");
+    fs::create_directories(config.path);
+    std::string shipped = slurp(std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml");
+    std::ofstream(config.path / "nucleo.yaml") << shipped;
+    std::ofstream(config.path / "models.yaml")
+        << "models:\n"
+           "  - id: opus-unbooked\n"
+           "    provider: anthropic\n"
+           "    wire_model: claude-opus-5-5\n"
+           "    grade: LARGE\n"
+           "    max_context_tokens: 1000000\n"
+           "    max_output_tokens: 128000\n"
+           "    output_budget: {SHORT: 1024, MEDIUM: 4096, LONG: 16384, EXTENDED: 64000}\n"
+           "    thinking:\n"
+           "      forms: [adaptive]\n"
+           "      always: true\n"
+           "      efforts: [low, medium, high, xhigh, max]\n"
+           "      depth: {IMMEDIATE: low, STANDARD: medium, DEEP: high}\n"
+           "      budget: {IMMEDIATE: 1, STANDARD: 1, DEEP: 1}\n"
+           "    prices: {input: 4.00, output: 20.00, cache_write: 5.00, cache_read: 0.20}\n";
+    const CliRun cut = nucleo(env, "send --in " + doc.path.string() + " --model opus-unbooked",
+                              (config.path / "nucleo.yaml").string());
+    ASSERT_EQ(cut.status, 0) << cut.err;
+    EXPECT_NE(cut.err.find("over 2 billed calls"), std::string::npos) << cut.err;
+    EXPECT_NE(cut.err.find("truncated at 1025: "), std::string::npos) << cut.err;
+}
+
 TEST(CliSend, AnEscalationShowsTheSumAndEachBilledCall) {
     // The fixture asks for 4 output tokens: the emulator cuts its answer there (max_tokens), the
     // budget rises to the model's ceiling (64000) and the second call answers. Both are billed:
