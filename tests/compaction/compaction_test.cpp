@@ -147,7 +147,7 @@ TEST(Ladder, AggressiveGivesTheLastToolResultASummaryOfItsOwn) {
 }
 
 TEST(Ladder, MaximumGuaranteesAFitWhereAggressiveDidNot) {
-    // gh-1 closed: a summarizer that answers three times the size asked for leaves AGGRESSIVE
+    // A summarizer that answers three times the size asked for leaves AGGRESSIVE
     // above the trigger; MAXIMUM cuts to its target and fits.
     ConversationContext c = maximum_fixture();
     const CompactionReport r = compact(c, R"({"overshoot":3.0})");

@@ -86,7 +86,7 @@ TEST(ConfigErrors, UnknownKeyInACatalogEntry) {
 }
 
 TEST(ConfigErrors, WrongTypeInAnIncludedFileNamesThatFile) {
-    // The issue's own example: `config/models.yaml:12:5: models[1].max_output_tokens: expected an
+    // docs/operations.md's example: `config/models.yaml:12:5: models[1].max_output_tokens: expected an
     // integer, got "lots"` (the column here is the value's).
     const auto dir = scratch_dir();
     const auto root =

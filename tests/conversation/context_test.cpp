@@ -163,7 +163,7 @@ TEST(Declarations, FirstUserUtteranceSkipsAppAuthoredAndToolResults) {
     EXPECT_EQ(ctx.first_user_utterance(), "Where is\norder 42?");
 }
 
-// The document engineer's contract: parts() and from_parts() carry everything the document holds.
+// The conversation document's contract (docs/spec/persistence.md): parts() and from_parts() carry everything the document holds.
 TEST(Parts, FromPartsRestoresEverythingButTheFreeze) {
     ConversationContext ctx("c-1", "alice");
     ctx.set_workflow_id("wf");

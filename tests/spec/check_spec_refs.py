@@ -73,6 +73,11 @@ EXTERNAL_REFS = [
                 re.I), "cites a seed document"),
     (re.compile(r"\bissues?" + _COMMENT_GAP + r"#?[0-9]+\b", re.I), "cites an issue"),
     (re.compile(r"\bDESIGN\.md\b"), "cites the design note, which is not in the repository"),
+    (re.compile(r"\bgh-[0-9]+\b"), "cites an issue"),
+    (re.compile(r"\b(?:a later|the|an?) issues?\b(?! tracker)(?=[^.\n]{0,40}\b(?:silent|says|asks|example|own)\b)|\ba later issue\b", re.I),
+     "points at an issue"),
+    (re.compile(r"\b(?:tokens|document|transcript|compaction|caching) engineer", re.I),
+     "points at a person a reader cannot ask"),
 ]
 
 SKIP_DIRS = {".git", ".cache", "node_modules", "__pycache__"}
@@ -207,7 +212,9 @@ def self_test() -> int:
             "int seed = 42;  // takes a seed; std::seed_seq: not a citation\n"     # 5
             "// see issue 7 item 2 and DESIGN.md\n"                    # 6
             "// as the seeds leave it open\n"                          # 7
-            "// the seed's rule, not the rule of tokens.1\n")          # 8
+            "// the seed's rule, not the rule of tokens.1\n"          # 8
+            "// gh-1, closed; where the issue is silent; a later issue\n"  # 9
+            "// the tokens engineer's counter; an issue tracker is fine\n")  # 10
         (root / "tests").mkdir()
         (root / "tests" / "data.json").write_text('{"tokens.9": 1}\n')
         (root / "build-x").mkdir()
@@ -225,6 +232,9 @@ def self_test() -> int:
             "src/a.cpp:7: cites the seed documents (\"seeds\"); cite the spec rule or say it plainly",
             "src/a.cpp:8: cites a seed document (\"seed's\"); cite the spec rule or say it plainly",
             "src/a.cpp:8: cites tokens.1, which no docs/spec/*.md defines",
+            "src/a.cpp:9: cites an issue (\"gh-1\"); cite the spec rule or say it plainly",
+            "src/a.cpp:9: points at an issue (\"the issue\"); cite the spec rule or say it plainly",
+            "src/a.cpp:10: points at a person a reader cannot ask (\"tokens engineer\"); cite the spec rule or say it plainly",
         ]
         if got != sorted(expect, key=_order):
             print("self-test FAILED", file=sys.stderr)

@@ -33,7 +33,7 @@ inline constexpr double kDefaultCompactionTrigger = 0.92;
 enum class CompactionLevel { kNone, kLight, kModerate, kAggressive, kMaximum };
 const char* to_string(CompactionLevel level) noexcept;
 
-/// What a thinker (or its ThinkerDeclaration) sets: the comfort window and the
+/// What a thinker sets: the comfort window and the
 /// trigger (compaction.1, compaction.3). Unset falls through to the catalog entry, then the
 /// defaults.
 struct ContextWindowSettings {

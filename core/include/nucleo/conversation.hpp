@@ -142,8 +142,8 @@ class ConversationContext {
     void set_prior_spec_id(std::optional<std::string> id) { state_.prior_spec_id = std::move(id); }
 
     // ---- the model bound for the next call ----
-    /// The model the next call uses. single_turn sets it; otherwise the resolution (a later issue)
-    /// does. Before that it throws UncorrectableLLMException (conversation.21).
+    /// The model the next call uses. single_turn sets it; nothing else does yet (the resolution of
+    /// conversation.25 is not built). Unset, it throws UncorrectableLLMException (conversation.21).
     [[nodiscard]] const ModelSpec& model() const;
     [[nodiscard]] bool has_model() const noexcept { return model_.has_value(); }
     void set_model(ModelSpec model);

@@ -76,7 +76,8 @@ struct ConversationServiceOptions {
 ///    only after the durable write committed (persistence.102); after a write that failed without
 ///    saying whether it committed, the next save re-reads the durable record (persistence.103).
 ///  - A temporary conversation (the thinker set no id) never consults a store and is never saved;
-///    an adopting doer that stays on the temporary default reaches it only while it is warm.
+///    a thinker that adopts it and keeps the temporary default reaches it only while it is warm
+///    (in the session store).
 ///  - With a lease store, the lease is held per host (service instance) while one of its jobs
 ///    owns the conversation and given up at each release; a warm holder is reloaded from the
 ///    stores when the lease comes back with another fencing token (another host may have saved

@@ -1,6 +1,6 @@
 // The identity a ConversationService needs of the job driving a conversation (ownership.1,
 // ownership.14, ownership.33).
-// Deliberately minimal: the agent loop that runs a thinker comes later; this is what ownership,
+// Deliberately minimal (the agent loop that runs a thinker is in agent.hpp): this is what ownership,
 // the save discipline and rehydration read.
 #pragma once
 

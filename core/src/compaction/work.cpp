@@ -730,7 +730,7 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
     for (const Job& j : jobs) sources.push_back(j.source);
     const std::vector<double> weights(jobs.size(), 1.0);
     if (maximum) {
-        // gh-1, closed: aim where a fit is possible. What compaction may not touch, plus the
+        // Aim where a fit is possible. What compaction may not touch, plus the
         // smallest summaries, is the floor; the aim falls back from under the trigger to the
         // trigger, then to the hard limit minus the reserve.
         const std::int64_t sum = std::accumulate(sources.begin(), sources.end(), std::int64_t{0});

@@ -23,7 +23,7 @@
 
 namespace nucleo::config_internal {
 
-/// Names of the token counters the tokens concern serves (tokens issue: o200k_base and
+/// Names of the token counters core/src/tokens serves (docs/spec/tokens.md: o200k_base and
 /// cl100k_base by parity with tiktoken, anthropic_approx for Claude models).
 inline constexpr std::string_view kTokenCounters[] = {"o200k_base", "cl100k_base", "anthropic_approx"};
 

@@ -1,6 +1,6 @@
 // The plugin loader (abi.1-5, abi.20-22).
 //
-// Decisions where the issue is silent:
+// Decisions of our own (docs/spec/plugin-abi.md says what the loader must do):
 //  - A plugin is refused with ONE line, "cannot load plugin <file>: <reason>", thrown as
 //    nucleo::Error kPlugin; the command prints it and exits 2.
 //  - Loading the same canonical file twice in one process returns the same library while it is

@@ -6,8 +6,8 @@
 // target size; the kept sentences come back in their original order.
 //
 // Decisions of our own:
-//  - Size is approximated as bytes/4 (rounded up) until the tokens engineer's counter exists;
-//    the answer says so in "token_estimate".
+//  - Size is approximated as bytes/4 (rounded up): a plugin built against plugin-api/ alone has
+//    no token counter; the answer says so in "token_estimate".
 //  - A sentence ends at '.', '!' or '?' followed by whitespace or the end, or at a line break.
 //  - Ties keep the earlier sentence; sentences that carry nothing are kept last, while room
 //    remains (filling the target is cheaper than a later compaction round).

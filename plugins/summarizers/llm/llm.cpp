@@ -10,7 +10,7 @@
 // Configuration (JSON object, all optional): {"grade": "SMALL"|"MEDIUM"|"LARGE" (default SMALL),
 // "model": "<catalog id>" (wins over grade)}.
 //
-// Decisions where the issue is silent:
+// Decisions of our own:
 //  - The prompt is the request's "instructions" (the core's: keep paths, identifiers, errors,
 //    decisions, artifact references) or this plugin's own prompt of the same intent, then the size
 //    asked for, then the segments, each under a "--- part N ---" line.
