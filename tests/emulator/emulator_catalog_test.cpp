@@ -267,8 +267,8 @@ TEST(EmulatorCatalogFile, TheRecordsMinimumCacheablePromptAppliesElseTheDocument
     const std::string body = converse_cached(1200);
     for (const char* model :
          {"anthropic.claude-small-v1:0", "anthropic.claude-old-spelling-v1:0"}) {
-        const auto u =
-            parse(post(emu, WireFamily::kBedrockConverse, model, body).body)["usage"].GetObject();
+        const rapidjson::Document answer = parse(post(emu, WireFamily::kBedrockConverse, model, body).body);
+        const auto u = answer["usage"].GetObject();  // a view into `answer`, kept alive here
         EXPECT_GT(u["cacheWriteInputTokens"].GetInt64(), 100) << model;
         EXPECT_LT(u["cacheWriteInputTokens"].GetInt64(), 1024) << model;
     }
