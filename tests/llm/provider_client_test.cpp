@@ -165,6 +165,33 @@ TEST_F(ProviderClientTest, ProviderOptionsChooseThePolicyAndTheOneHourHeadIsPric
     EXPECT_EQ(second.usage.cache_write_1h_tokens, 0);
 }
 
+// caching.130: a provider instance that names no policy plans `sliding`: the unmarked turns are
+// written too, so nothing of the first call is left uncached; the marked-turns policy, named,
+// caches only what is marked.
+TEST_F(ProviderClientTest, TheDefaultPolicyIsSlidingAndSeedStaysSelectable) {
+    const auto run = [&](const std::string& options, const std::string& id) {
+        ProviderConfig config = config_;
+        config.options_json = options;
+        ConversationContext c(id, "alice");
+        std::string rules;
+        for (int i = 0; rules.size() < 8000; ++i)
+            rules += "Rule " + std::to_string(i) + " about " + id + ": answer precisely. ";
+        c.put_main_objective("task", rules);
+        c.set_output(OutputSize::kShort);
+        c.set_depth(Depth::kImmediate);
+        std::string question = "Unmarked question about the ledger:";
+        for (int i = 0; i < 200; ++i) question += " entry " + std::to_string(i);
+        c.add_message(Message::outgoing_text(question));
+        return client(config).call(c, claude());
+    };
+    const LLMResponse by_default = run("{}", "c-default-policy");
+    EXPECT_EQ(by_default.usage.input_tokens, 0) << "sliding caches the unmarked turn";
+    EXPECT_GT(by_default.usage.cache_write_tokens, 0);
+    const LLMResponse seed = run(R"({"cache_policy":"seed"})", "c-seed-policy");
+    EXPECT_GT(seed.usage.input_tokens, 200) << "the marked-turns policy leaves the unmarked turn uncached";
+    EXPECT_GT(seed.usage.cache_write_tokens, 0) << "the objective is still cached";
+}
+
 // caching.109: a model whose catalog entry offers no 1-hour TTL gets the 5-minute head, even when
 // the provider's options ask for the hour: nothing of the write is priced or reported as 1 h.
 TEST_F(ProviderClientTest, AOneHourHeadOnAModelWithoutTheHourFallsBackToFiveMinutes) {
@@ -204,7 +231,7 @@ TEST_F(ProviderClientTest, ABadCacheOptionIsRefusedNamingTheProviderAndTheValue)
               "\"automatic\", got \"fast\""},
              {R"({"cache_policy":3})",
               "plugin 'anthropic' options: cache_policy: expected a string (where the host places "
-              "cache breakpoints), got 3"},
+              "cache breakpoints; sliding when absent), got 3"},
              {R"({"cache_head_ttl":"2h"})",
               "plugin 'anthropic' options: cache_head_ttl: expected one of \"5m\", \"1h\", got "
               "\"2h\""}}) {

@@ -85,6 +85,10 @@ struct CompactionReport {
     /// the end, as they were: the prefix a provider held in its cache that the next call writes
     /// again. 0 when nothing was summarized.
     std::int64_t cached_tokens_given_up = 0;
+    /// wire.192: thinking blocks taken out of the answers after the first message this
+    /// compaction changed: their prefix changed, and a model that binds a thinking block to its
+    /// prefix refuses one sent after another prefix.
+    std::int64_t thinking_blocks_dropped = 0;
 
     /// compaction.106: whether the ladder reached its target (tokens_after at or under
     /// target_tokens). False with accepted_above_trigger: the call fits, the target not.

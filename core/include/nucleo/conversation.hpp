@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <source_location>
@@ -50,6 +51,16 @@ struct DeclaredTool {
 /// Everything a ConversationContext holds that outlives the instance: what the conversation
 /// document v1 (conversation.30) stores. ConversationContext::parts() reads it out,
 /// ConversationContext::from_parts() rebuilds a context from it. The freeze is not part of it.
+/// wire.191: what rode an outgoing message's turn, beyond its own blocks, when the turn was
+/// first sent: the answer contract of that call and the artifact registry as it then stood
+/// (empty when none rode it). Every later call sends the turn with them again, so a turn once
+/// sent is never rewritten.
+struct SentWith {
+    std::string contract;
+    std::string registry;
+    bool operator==(const SentWith&) const = default;
+};
+
 struct ConversationParts {
     std::string conversation_id;
     std::string user_id;
@@ -64,6 +75,8 @@ struct ConversationParts {
     std::optional<Grade> grade;
     std::optional<Depth> depth;
     std::optional<OutputDeclaration> output;
+    /// wire.191: by message id, what rode that outgoing turn when it was sent.
+    std::map<std::string, SentWith> sent_with;
 };
 
 namespace internal {
@@ -305,7 +318,7 @@ class ConversationContext {
                                                   const CacheOptions& cache = {});
 
     /// caching.105: the cache policy this conversation asked for, or nullopt to follow the
-    /// provider's configured one (`seed`, the default marked-turns policy, when none is). Not
+    /// provider's configured one (kDefaultCachePolicy, `sliding`, when none is). Not
     /// persisted: the thinker that resumes a conversation supplies it, like the model.
     [[nodiscard]] const std::optional<CachePolicy>& cache_policy() const noexcept {
         return cache_policy_;
@@ -332,6 +345,8 @@ class ConversationContext {
     void prepare_kept(internal::KeptPrepare& kept, const ContentFormatter& formatter, bool thinking_active,
                       const CacheOptions& cache);
     bool refuse_frozen(std::string_view what, const std::source_location& where) const;
+    /// wire.191: this call's extras on the last outgoing turn of `kept`, recorded in sent_with.
+    void decorate_last_outgoing(internal::KeptPrepare& kept, bool native, bool thinking_active);
 
     /// See messages_epoch(): fresh on construction and on every copy, renewed by renew().
     class Epoch {

@@ -90,6 +90,13 @@ class FixedContentFormatter final : public ContentFormatter {
 /// block; where it is not offered it plans as kSliding.
 enum class CachePolicy { kMarkedTurns, kSliding, kAutomatic };
 
+/// caching.130: the policy of every call that does not name one (a provider instance without
+/// `options.cache_policy`, and so `nucleo chat`, `nucleo ask`, the Agent and a host's
+/// ProviderClient): kSliding, which reads ~95% of a growing conversation's input from the cache
+/// where kMarkedTurns reads ~14% (bench/economy). kMarkedTurns stays selectable as `seed`, and
+/// is what prepare_messages_for_llm plans when called with default CacheOptions.
+inline constexpr CachePolicy kDefaultCachePolicy = CachePolicy::kSliding;
+
 /// "seed", "sliding", "automatic".
 const char* to_string(CachePolicy policy) noexcept;
 /// The names of to_string; nullopt for anything else.
@@ -106,6 +113,9 @@ struct CacheOptions {
     std::function<std::int64_t(const ContentBlock&)> count_block;
     std::function<std::int64_t(const ToolDefinitionBlock&)> count_tool;
     bool head_ttl_1h = false;
+    /// caching.119: whether a kSliding breakpoint may sit on a tool_use block (false where the
+    /// dialect cannot mark one).
+    bool anchor_tool_use = true;
 };
 
 /// Where one cache breakpoint sits among the turns: the block `block` of turn `turn`.

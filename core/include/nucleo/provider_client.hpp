@@ -96,6 +96,9 @@ struct ProviderCapabilities {
     bool turn_fragments = false;
     /// "max_cache_breakpoints" (0 when not said).
     std::size_t max_cache_breakpoints = 0;
+    /// caching.119: "cache_anchor_tool_use": false when the dialect has no way to mark a tool
+    /// call (OpenAI Chat Completions), so the plan never anchors one.
+    bool cache_anchor_tool_use = true;
 };
 
 /// The incremental events of a streamed answer, delivered to host code AS THE
@@ -225,7 +228,7 @@ private:
     ProviderCapabilities caps_;
     /// caching.105, caching.107: options.cache_policy and options.cache_head_ttl of the provider
     /// instance, read once at construction.
-    CachePolicy cache_policy_ = CachePolicy::kMarkedTurns;
+    CachePolicy cache_policy_ = kDefaultCachePolicy;
     bool head_ttl_1h_ = false;
     struct Limits;
     std::shared_ptr<HttpTransport> transport_;

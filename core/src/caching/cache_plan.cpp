@@ -86,8 +86,9 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
 namespace {
 
 /// caching.105: the blocks a kSliding breakpoint may sit on (never a blank one: caching.102).
-bool anchorable(const ContentBlock& b) {
-    return sent_text(b) || b.is<JsonBlock>() || b.is<ToolUseBlock>() || b.is<ToolResultBlock>();
+bool anchorable(const ContentBlock& b, bool tool_use) {
+    return sent_text(b) || b.is<JsonBlock>() || (tool_use && b.is<ToolUseBlock>()) ||
+           b.is<ToolResultBlock>();
 }
 
 }  // namespace
@@ -121,13 +122,12 @@ CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching
         plan.system_ttl_1h = options.head_ttl_1h;
     }
 
-    // The blocks the next call repeats, in order: every turn but the artifact registry (it
-    // trails and changes), less this call's answer contract.
+    // The blocks the next call repeats, in order: every turn of a message, with what rides it
+    // (wire.191: the answer contract and the registry stay on the turn they were sent with).
     const auto& turns = prepared.turns;
-    const auto eligible = [&turns](std::size_t t, std::size_t b) {
+    const auto eligible = [&turns, &options](std::size_t t, std::size_t b) {
         const PreparedTurn& turn = turns[t];
-        const bool contract = turn.ends_with_contract && b + 1 == turn.blocks.size();
-        return !turn.message_id.empty() && !contract && anchorable(turn.blocks[b]);
+        return !turn.message_id.empty() && anchorable(turn.blocks[b], options.anchor_tool_use);
     };
     // caching.112: the first eligible block whose prefix reaches the minimum, read from the head
     // only as far as that block.

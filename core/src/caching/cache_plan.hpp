@@ -23,14 +23,15 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
 /// plan_cache_breakpoints exactly (plus the 1-hour head when asked). kSliding and kAutomatic
 /// spend the system breakpoint as kMarkedTurns does, then:
 ///  - kSliding: the remaining breakpoints go to the tail, ignoring the messages' `cache` marks:
-///    the newest on the last block that the next call repeats (not the artifact registry turn,
-///    not this call's answer contract), the older ones on the last such block of each earlier
+///    the newest on the last block that the next call repeats (wire.191: the answer contract and
+///    the registry riding a turn stay, so they count), the older ones on the last such block of each earlier
 ///    USER turn, newest first. Those are where the previous calls put their newest breakpoint,
 ///    so the prefix each call wrote is read back exactly by the next, however many blocks the
 ///    calls in between added (no reliance on the 20-block lookback).
 ///  - kAutomatic (when offered): one request-level breakpoint; otherwise planned as kSliding.
 /// Anchorable blocks: non-blank text, skill, JSON, tool use and tool result (the Messages API and
-/// Converse accept a breakpoint after them); never image, file, thinking or a definition. No
+/// Converse accept a breakpoint after them; tool use only where options.anchor_tool_use);
+/// never image, file, thinking or a definition. No
 /// breakpoint goes on a prefix shorter than options.min_cacheable_tokens when a counter is given.
 ///
 /// caching.111: the cost does not grow with the history: `marked_turns`, when given, lists the

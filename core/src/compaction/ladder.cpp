@@ -37,6 +37,28 @@ double CompactionReport::cost() const noexcept {
 
 namespace {
 
+/// wire.192: a model that binds a thinking block to the prefix it was produced after refuses
+/// it (or drops it) once that prefix changed; compaction changes it for every message from the
+/// first one it rewrote. The answers from there on lose their thinking and redacted thinking
+/// blocks here, once, so no later request sends one bound to another prefix (a tool loop whose
+/// assistant turn no longer begins with thinking then goes without thinking: wire.171). An
+/// answer of thinking alone keeps it: emptied, it could not be sent at all. Returns how many
+/// blocks were dropped.
+std::int64_t drop_rebound_thinking(std::vector<Message>& messages, std::size_t first_changed) {
+    std::int64_t dropped = 0;
+    const auto thinking = [](const ContentBlock& b) {
+        return b.is<ThinkingBlock>() || b.is<RedactedThinkingBlock>();
+    };
+    for (std::size_t i = first_changed; i < messages.size(); ++i) {
+        Message& m = messages[i];
+        if (!m.incoming() || std::all_of(m.blocks.begin(), m.blocks.end(), thinking)) continue;
+        const auto before = m.blocks.size();
+        std::erase_if(m.blocks, thinking);
+        dropped += static_cast<std::int64_t>(before - m.blocks.size());
+    }
+    return dropped;
+}
+
 using compaction::Work;
 
 /// The share of the trigger a level aims at: a little under it, so that the summarizers'
@@ -167,15 +189,21 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
             ++same;
         for (std::size_t i = same; i < old.size(); ++i)
             report.cached_tokens_given_up += counter.count_message(old[i], &conversation.artifacts());
+        // A message rewritten in place keeps its own prefix; every one after it has a new one.
+        const bool in_place = same < old.size() && same < work.msgs.size() && old[same].id == work.msgs[same].id;
+        report.thinking_blocks_dropped = drop_rebound_thinking(work.msgs, same + (in_place ? 1 : 0));
         conversation.replace_messages(std::move(work.msgs), work.origins);
         report.tokens_after = counter.total_tokens(conversation);
     }
-    // compaction.106, compaction.108: the log says whether the target was met.
+    // compaction.106, compaction.108: the log says whether the target was met; wire.192: and how
+    // many thinking blocks lost their prefix.
     NUCLEO_LOG_INFO(
-        "compaction: conversation '{}': {} -> {} tokens at {} ({} summaries), target {} {}",
+        "compaction: conversation '{}': {} -> {} tokens at {} ({} summaries), target {} {}; {} thinking "
+        "block(s) dropped (wire.192)",
         conversation.conversation_id(), report.tokens_before, report.tokens_after,
         to_string(report.level), report.summaries.size(), report.target_tokens,
-        report.target_met() ? "met" : "NOT met (accepted: input + reserve fit the hard limit)");
+        report.target_met() ? "met" : "NOT met (accepted: input + reserve fit the hard limit)",
+        report.thinking_blocks_dropped);
     return report;
 }
 

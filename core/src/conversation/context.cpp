@@ -190,6 +190,8 @@ void ConversationContext::replace_messages(std::vector<Message> messages,
     message_ids_ = std::move(scratch.message_ids_);
     tool_use_ids_ = std::move(scratch.tool_use_ids_);
     next_message_number_ = std::max(next_message_number_, scratch.next_message_number_);
+    // wire.191: what rode a message that is gone rides nothing any more.
+    std::erase_if(state_.sent_with, [this](const auto& entry) { return message_ids_.count(entry.first) == 0; });
     epoch_.renew();
     turn_fragments_.value.reset();  // caching.110: compaction drops the encoded turns
     kept_prepare_.value.reset();    // conversation.101: and the prepared ones

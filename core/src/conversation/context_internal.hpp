@@ -48,10 +48,10 @@ struct StreamScan {
 
 /// conversation.101: the PreparedConversation of the last prepare, kept to be extended by the
 /// next one when the list only grew. `prepared` holds the turns of the messages [0, messages)
-/// (turn i renders message i), then this call's answer contract (the last block of turn
-/// `contract_turn`) and the artifact registry turn (when `registry_turn`), which the next prepare
-/// takes off before it appends. Valid while the message list's epoch, the registry's epoch, the
-/// dialect and the head are those recorded.
+/// (turn i renders message i), each outgoing one with what rode it when it was sent (wire.191:
+/// the registry and the answer contract, which stay); `contract_turn` is the turn this prepare
+/// decorated anew. Valid while the message list's epoch, the registry's epoch, the dialect and
+/// the head are those recorded.
 struct KeptPrepare {
     StreamScan scan;
     bool valid = false;
@@ -62,7 +62,8 @@ struct KeptPrepare {
     std::size_t messages = 0;
     std::optional<std::size_t> last_outgoing;
     std::optional<std::size_t> contract_turn;
-    bool registry_turn = false;
+    /// wire.191: the artifact registry as the latest turn that carried one was sent with it.
+    std::string last_sent_registry;
     /// The turns whose message is marked cache, in order (caching.112).
     std::vector<std::size_t> marked;
     /// How many prepares extended the kept value rather than preparing every message.

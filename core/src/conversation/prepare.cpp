@@ -88,6 +88,17 @@ bool renders_pojos(const Message& m) {
     return pojo;
 }
 
+/// wire.191: what rode a turn when it was sent, appended in the order it rode: the artifact
+/// registry, then the answer contract (the last words of the turn).
+void append_sent_with(PreparedTurn& turn, const SentWith& sent) {
+    if (!sent.registry.empty()) turn.blocks.emplace_back(TextBlock{sent.registry});
+    if (!sent.contract.empty()) turn.blocks.emplace_back(TextBlock{sent.contract});
+}
+
+std::size_t sent_with_blocks(const SentWith& sent) {
+    return (sent.registry.empty() ? 0U : 1U) + (sent.contract.empty() ? 0U : 1U);
+}
+
 Message stream_message(std::vector<ContentBlock> blocks) {
     Message m;
     m.direction = Direction::kOutgoing;
@@ -290,6 +301,43 @@ const PreparedConversation& internal::PreparedAccess::extend_kept(ConversationCo
     return kept.prepared;
 }
 
+void ConversationContext::decorate_last_outgoing(internal::KeptPrepare& kept, bool native,
+                                                 bool thinking_active) {
+    // wire.191: this call's answer contract (tools.20) and the artifact registry, when it
+    // changed since it was last sent, ride the last outgoing message's turn and stay there: the
+    // next call sends that turn as this one does. Only a turn not yet answered (nothing after
+    // it) is decorated anew when what would ride it changed (a retry at another depth); an
+    // answered one keeps what the model saw.
+    if (!kept.last_outgoing) return;
+    const std::size_t last = *kept.last_outgoing;
+    const Message& m = state_.messages[last];
+    PreparedTurn& turn = kept.prepared.turns[last];
+    SentWith now;
+    if (m.response_handler) now.contract = m.response_handler->response_instructions(native, thinking_active);
+    const auto recorded = state_.sent_with.find(m.id);
+    const SentWith before = recorded == state_.sent_with.end() ? SentWith{} : recorded->second;
+    if (!state_.artifacts.empty()) {
+        std::string registry = state_.artifacts.build_artifact_registry_section();
+        // The registry last sent before this turn: this turn's own, when it had one, replaces it.
+        const std::string& previous = before.registry.empty() ? kept.last_sent_registry : before.registry;
+        if (!before.registry.empty() || registry != previous) now.registry = std::move(registry);
+    }
+    // An answered turn (a prefill, or a count after the answer) is never decorated: the model saw
+    // it as it was.
+    const bool answered = last + 1 < state_.messages.size();
+    if (answered || now == before) return;
+    turn.blocks.resize(turn.blocks.size() - sent_with_blocks(before));
+    append_sent_with(turn, now);
+    turn.ends_with_contract = sent_with_blocks(now) > 0 || sent_with_blocks(before) > 0;
+    if (turn.ends_with_contract) kept.contract_turn = last;
+    if (!now.registry.empty()) kept.last_sent_registry = now.registry;
+    if (sent_with_blocks(now) == 0) {
+        state_.sent_with.erase(m.id);
+    } else {
+        state_.sent_with[m.id] = std::move(now);
+    }
+}
+
 void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const ContentFormatter& formatter,
                                        bool thinking_active, const CacheOptions& cache) {
     const bool native = formatter.supports_native_tool_calling();
@@ -304,12 +352,8 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const Conten
     kept.valid = false;
     if (extend) {
         ++kept.extensions;
-        if (kept.registry_turn) out.turns.pop_back();
-        if (kept.contract_turn) {
-            PreparedTurn& turn = out.turns[*kept.contract_turn];
-            turn.blocks.pop_back();
-            turn.ends_with_contract = false;
-        }
+        // wire.191: the last call's decorated turn keeps what rode it: it was sent so.
+        if (kept.contract_turn) out.turns[*kept.contract_turn].ends_with_contract = false;
     } else {
         out = PreparedConversation{};
         out.native_tools = native;
@@ -322,9 +366,9 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const Conten
         kept.messages = 0;
         kept.last_outgoing.reset();
         kept.marked.clear();
+        kept.last_sent_registry.clear();
     }
     kept.contract_turn.reset();
-    kept.registry_turn = false;
     out.cache_system = state_.cache_main_objective;
 
     // Grown geometrically: an exact reserve would move every kept turn on every call. The first
@@ -337,7 +381,7 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const Conten
     for (std::size_t i = kept.messages; i < messages.size(); ++i) {
         const Message& m = messages[i];
         PreparedTurn turn{m.outgoing() ? TurnRole::kUser : TurnRole::kAssistant, {}, m.cache, m.id};
-        turn.blocks.reserve(m.blocks.size() + 1);
+        turn.blocks.reserve(m.blocks.size() + 2);
         const bool cacheable = renders_pojos(m);
         if (cacheable && i < rendered_.size() && rendered_[i].messages_epoch == epoch_.value() &&
             rendered_[i].registry_epoch == registry_epoch && rendered_[i].native == native) {
@@ -352,34 +396,19 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const Conten
                 rendered_[i] = RenderedMessage{epoch_.value(), registry_epoch, native, turn.blocks};
             }
         }
-        if (m.outgoing()) kept.last_outgoing = i;
+        // wire.191: a turn sent before goes with what rode it then.
+        if (m.outgoing()) {
+            if (const auto sent = state_.sent_with.find(m.id); sent != state_.sent_with.end()) {
+                append_sent_with(turn, sent->second);
+                if (!sent->second.registry.empty()) kept.last_sent_registry = sent->second.registry;
+            }
+            kept.last_outgoing = i;
+        }
         if (m.cache) kept.marked.push_back(i);
         out.turns.push_back(std::move(turn));
     }
     kept.messages = messages.size();
-
-    // The answer contract of the last outgoing message, stripped for this call (tools.20), rides
-    // that message's turn.
-    const std::optional<std::size_t> last_outgoing = kept.last_outgoing;
-    if (last_outgoing && messages[*last_outgoing].response_handler) {
-        std::string instructions = messages[*last_outgoing].response_handler->response_instructions(
-            native, thinking_active);
-        if (!instructions.empty()) {
-            out.turns[*last_outgoing].blocks.emplace_back(TextBlock{std::move(instructions)});
-            out.turns[*last_outgoing].ends_with_contract = true;
-            kept.contract_turn = last_outgoing;
-        }
-    }
-
-    // "The artifact registry is data, not instruction ... so it rides a trailing user turn": last,
-    // after every message, so it never sits inside the cached prefix of the history.
-    if (!state_.artifacts.empty()) {
-        PreparedTurn registry{TurnRole::kUser, {}, false, {}};
-        registry.blocks.emplace_back(TextBlock{state_.artifacts.build_artifact_registry_section()});
-        out.turns.push_back(std::move(registry));
-        kept.registry_turn = true;
-    }
-
+    decorate_last_outgoing(kept, native, thinking_active);
     // caching.112: the marked-turns plan visits the marked turns only.
     if (cache_policy_) {
         CacheOptions mine = cache;

@@ -41,13 +41,13 @@ std::string first_bytes(std::string_view body) {
 
 
 /// caching.105, caching.107: the provider instance's cache choices in its `options`:
-/// `cache_policy` (seed, sliding or automatic; seed when absent) and `cache_head_ttl` ("5m" or
+/// `cache_policy` (seed, sliding or automatic; sliding when absent: caching.130) and `cache_head_ttl` ("5m" or
 /// "1h"; the head keeps the provider's default when absent). Anything else is refused, naming
 /// the instance and the value.
 std::pair<CachePolicy, bool> read_cache_choices(const ProviderConfig& config) {
     rapidjson::Document d;
     d.Parse(config.options_json.data(), config.options_json.size());
-    std::pair<CachePolicy, bool> out{CachePolicy::kMarkedTurns, false};
+    std::pair<CachePolicy, bool> out{kDefaultCachePolicy, false};
     if (d.HasParseError() || !d.IsObject()) return out;
     const std::string who = "provider '" + config.name + "' options.";
     if (d.HasMember("cache_policy") && !d["cache_policy"].IsNull()) {
@@ -89,10 +89,16 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     if (d.HasMember("stream_framing") && d["stream_framing"].IsString())
         c.stream_framing = d["stream_framing"].GetString();
     c.turn_fragments = flag("turn_fragments");  // abi.108
+    // caching.119: a dialect that cannot mark a tool call says so; absent means it can.
+    c.cache_anchor_tool_use = !(d.HasMember("cache_anchor_tool_use") && d["cache_anchor_tool_use"].IsBool() &&
+                                !d["cache_anchor_tool_use"].GetBool());
     if (d.HasMember("max_cache_breakpoints") && d["max_cache_breakpoints"].IsUint64())
         c.max_cache_breakpoints = static_cast<std::size_t>(d["max_cache_breakpoints"].GetUint64());
     return c;
 }
+
+/// caching.118: the `model.caching` of a model that does not cache.
+const std::string kNoCaching = "none";
 
 /// The provider request document (docs/provider-abi-documents.md).
 /// abi.106: the prepared conversation is written once, straight into `buf`, which the plugin
@@ -100,7 +106,7 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
 /// with "turn_offset" (the slice's first turn) before "prepared".
 void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model, std::int64_t max_tokens,
                             bool thinking, std::int64_t thinking_budget, const ThinkingRequest& form,
-                            bool stream,
+                            bool stream, std::string_view cache_key,
                             const ProviderConfig& config, const PreparedConversation& prepared,
                             const internal::PreparedSlice* slice = nullptr) {
     json_escape::StringWriter w(buf);
@@ -113,7 +119,18 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
     w.String(model.id.c_str(), static_cast<rapidjson::SizeType>(model.id.size()));
     w.Key("wire_model");
     w.String(model.wire_model.c_str(), static_cast<rapidjson::SizeType>(model.wire_model.size()));
+    // caching.118: how the model's provider caches (explicit, automatic or none), so a dialect
+    // writes its breakpoints, or the request-level cache fields, only to a model that takes them.
+    const std::string& caching = model.supports_caching ? model.cache_breakpoints : kNoCaching;
+    w.Key("caching");
+    w.String(caching.c_str(), static_cast<rapidjson::SizeType>(caching.size()));
     w.EndObject();
+    // caching.118: the conversation's id keys the provider's cache routing (OpenAI's
+    // prompt_cache_key), on a model that caches.
+    if (model.supports_caching && !cache_key.empty()) {
+        w.Key("cache_key");
+        w.String(cache_key.data(), static_cast<rapidjson::SizeType>(cache_key.size()));
+    }
     w.Key("max_tokens");
     w.Int64(max_tokens);
     w.Key("thinking");
@@ -493,8 +510,10 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     check_model_status(model);  // catalog.2: a retired model is refused before anything else
     // A rendered request (secrets shown as ***) is for reading: it needs no key to exist.
     if (!redact_secrets) check_credentials();
-    const FixedContentFormatter formatter(model.native_tools && caps_.native_tools,
-                                          model.supports_caching && caps_.caching);
+    // caching.118: breakpoints are planned only for a model whose provider takes them.
+    const FixedContentFormatter formatter(
+        model.native_tools && caps_.native_tools,
+        model.supports_caching && model.cache_breakpoints == "explicit" && caps_.caching);
     const BindingDeclarations binding = with_defaults(options.binding);  // budget.102
     const Depth depth = resolve_depth(conversation, binding);
     // wire.170, wire.171: the core's decisions before any plugin sees the request.
@@ -505,6 +524,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     CacheOptions cache;
     cache.policy = cache_policy_;
     cache.automatic_offered = caps_.automatic_caching;
+    cache.anchor_tool_use = caps_.cache_anchor_tool_use;
     cache.min_cacheable_tokens = model.min_cacheable_tokens;
     cache.head_ttl_1h = head_ttl_1h_ && model.cache_ttl_1h;  // caching.109
     if (model.min_cacheable_tokens > 0 && formatter.supports_caching()) {
@@ -569,7 +589,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
             dialect_, caps_, config_.name + '\n' + config_.plugin, conversation, prepared,
             [&](rapidjson::StringBuffer& buf, const internal::PreparedSlice& slice) {
                 write_provider_request(buf, model, max_tokens, thinking, thinking_budget, thinking_form,
-                                       slice.with_head && stream,
+                                       slice.with_head && stream, conversation.conversation_id(),
                                        config_, prepared, &slice);
             });
     }
@@ -584,7 +604,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         const internal::DocumentScratch scratch;
         rapidjson::StringBuffer& request = scratch.buffer();
         write_provider_request(request, model, max_tokens, thinking, thinking_budget, thinking_form, stream,
-                               config_, prepared);
+                               conversation.conversation_id(), config_, prepared);
         http = encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     }
     for (const auto& h : options.extra_headers) http.headers.push_back(h);

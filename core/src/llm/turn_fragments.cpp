@@ -49,8 +49,8 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
     }
     const contract::WireFamily family = contract::wire_family_from_name(caps.wire_family);
     const std::vector<PreparedTurn>& turns = prepared.turns;
-    // conversation.101: turn i renders stored message i for i < the number of messages; after
-    // them comes only the artifact registry turn.
+    // conversation.101: turn i renders stored message i (wire.191: the registry rides a
+    // message's turn, so no turn comes after them).
     const std::size_t messages = std::min(conversation.messages().size(), turns.size());
 
     // limits.134: the documents of this request's parts are written into this thread's scratch.
@@ -131,8 +131,8 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
     const std::vector<std::size_t>& chunk_ends = entry.chunk_ends;
     const std::size_t chunks = chunk_ends.size();
     const auto chunk_first = [&](std::size_t i) { return i == 0 ? entry.head_end : chunk_ends[i - 1]; };
-    // tools.20: the answer contract rides the last outgoing message's turn, the only turn among
-    // the messages that is not as stored.
+    // wire.191: the turn this prepare decorated anew (the answer contract, the registry) is the
+    // only turn among the messages that may not be as it was last sent.
     std::optional<std::size_t> contract;
     if (entry.last_user && turns[*entry.last_user].ends_with_contract) contract = entry.last_user;
     std::vector<CacheAnchor> anchors = prepared.cache_plan.turn_anchors;

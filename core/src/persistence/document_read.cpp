@@ -138,6 +138,26 @@ Artifact read_artifact(const Value& v, const JsonPath& path) {
 }
 
 /// The seat's declarations (conversation.20), into the parts' grade, depth and output.
+/// wire.191: `sent_with`, by message id. An entry whose id names no outgoing message (its
+/// message was compacted away) is not kept: nothing would ride it.
+void read_sent_with(const Value& v, const JsonPath& path, ConversationParts& d) {
+    expect_object(v, path);
+    std::set<std::string_view> outgoing;
+    for (const Message& m : d.messages) {
+        if (m.outgoing()) outgoing.insert(m.id);
+    }
+    for (const auto& member : v.GetObject()) {
+        const std::string id(member.name.GetString(), member.name.GetStringLength());
+        const JsonPath at = path.key(id);
+        expect_object(member.value, at);
+        SentWith sent;
+        sent.contract = optional_string(member.value, "contract", at);
+        sent.registry = optional_string(member.value, "registry", at);
+        if (outgoing.count(id) > 0 && (!sent.contract.empty() || !sent.registry.empty()))
+            d.sent_with.emplace(id, std::move(sent));
+    }
+}
+
 void read_declarations(const Value& v, const JsonPath& path, ConversationParts& d) {
     expect_object(v, path);
     if (find_member(v, "grade")) {
@@ -312,6 +332,9 @@ ConversationParts read_conversation_parts(std::string_view json,
     }
     if (const Value* prior = find_member(dom, "prior_spec_id"); prior && !prior->IsNull()) {
         doc.prior_spec_id = required_string(dom, "prior_spec_id", root);
+    }
+    if (const Value* sent = find_member(dom, "sent_with"); sent && !sent->IsNull()) {
+        read_sent_with(*sent, root.key("sent_with"), doc);
     }
     check_references(doc, announced, root, dropped_orphans);
     return doc;

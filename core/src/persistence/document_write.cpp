@@ -152,6 +152,27 @@ void write_document(Writer& w, const ConversationParts& doc) {
     }
     w.EndArray();
 
+    // wire.191: what rode each sent turn; written only when there is any, so a document of a
+    // conversation without contracts or artifacts reads as before.
+    if (!doc.sent_with.empty()) {
+        w.Key("sent_with");
+        w.StartObject();
+        for (const auto& [id, sent] : doc.sent_with) {
+            write_string(w, id);  // a key: the writer takes it as one inside an object
+            w.StartObject();
+            if (!sent.contract.empty()) {
+                w.Key("contract");
+                write_string(w, sent.contract);
+            }
+            if (!sent.registry.empty()) {
+                w.Key("registry");
+                write_string(w, sent.registry);
+            }
+            w.EndObject();
+        }
+        w.EndObject();
+    }
+
     w.Key("declarations");
     write_declarations(w, doc);
     w.Key("prior_spec_id");

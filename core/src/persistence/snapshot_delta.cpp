@@ -55,6 +55,7 @@ std::string header_document(const ConversationParts& parts, ForEachMessage&& for
     head.grade = parts.grade;
     head.depth = parts.depth;
     head.output = parts.output;
+    head.sent_with = parts.sent_with;  // wire.191: a top-level field, saved as one
     for_each_message([&](const Message& m) {
         if (carries_tool_definition(m)) head.messages.push_back(m);
     });

@@ -202,7 +202,7 @@ bool first_warning(const std::filesystem::path& file) {
 /// and TTLs of caching.md); a provider's schema admits them whether it lists them or not.
 constexpr const char* kHostProviderOptions = R"({
   "cache_policy": {"type": "string", "enum": ["seed", "sliding", "automatic"],
-                   "description": "where the host places cache breakpoints"},
+                   "description": "where the host places cache breakpoints; sliding when absent"},
   "cache_head_ttl": {"type": "string", "enum": ["5m", "1h"],
                      "description": "TTL of the cached head"},
   "cache_ttl": {"type": "string", "enum": ["5m", "1h"],

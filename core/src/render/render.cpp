@@ -31,7 +31,9 @@ const char* TurnRole::name() const noexcept {
 }
 
 FixedContentFormatter FixedContentFormatter::for_model(const ModelSpec& model) noexcept {
-    return FixedContentFormatter(model.native_tools, model.supports_caching);
+    // caching.118: breakpoints only for a model whose provider takes them.
+    return FixedContentFormatter(model.native_tools,
+                                 model.supports_caching && model.cache_breakpoints == "explicit");
 }
 
 std::string PreparedConversation::system_text() const {

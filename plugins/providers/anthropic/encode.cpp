@@ -190,77 +190,10 @@ std::string_view utf8_prefix(std::string_view s, std::size_t max) {
 }
 
 /// The decided cache plan (caching.1-5), checked before anything is rendered.
-struct Plan {
-    std::optional<std::size_t> system_block;
-    std::vector<std::pair<std::size_t, std::size_t>> anchors;  // (turn, block), at most 4
-    bool automatic = false;  // caching.106: the request-level cache_control
-    bool system_1h = false;  // caching.107: the system breakpoint at the 1-hour TTL
-
-    [[nodiscard]] bool anchored(std::size_t turn, std::size_t block) const {
-        return std::find(anchors.begin(), anchors.end(), std::make_pair(turn, block)) !=
-               anchors.end();
-    }
-    [[nodiscard]] std::size_t total() const {
-        return anchors.size() + (system_block ? 1 : 0) + (automatic ? 1 : 0);
-    }
-};
-
-std::size_t plan_index(const Value& v, const char* what) {
-    if (!v.IsUint64()) {
-        refuse(std::string("prepared.cache_plan.") + what + " is not a non-negative integer");
-    }
-    return static_cast<std::size_t>(v.GetUint64());
-}
+using Plan = providers::WirePlan;
 
 Plan read_plan(const Value& prepared) {
-    Plan plan;
-    const Value* p = find(prepared, "cache_plan");
-    if (p == nullptr || p->IsNull()) return plan;
-    if (!p->IsObject()) refuse("prepared.cache_plan is not an object");
-    if (const Value* s = find(*p, "system_block"); s != nullptr && !s->IsNull()) {
-        plan.system_block = plan_index(*s, "system_block");
-    }
-    if (const Value* a = find(*p, "turn_anchors"); a != nullptr && !a->IsNull()) {
-        if (!a->IsArray()) refuse("prepared.cache_plan.turn_anchors is not an array");
-        for (const Value& anchor : a->GetArray()) {
-            const Value* turn = anchor.IsObject() ? find(anchor, "turn") : nullptr;
-            const Value* block = anchor.IsObject() ? find(anchor, "block") : nullptr;
-            if (turn == nullptr || block == nullptr) {
-                refuse(
-                    "prepared.cache_plan.turn_anchors holds an entry without \"turn\" and "
-                    "\"block\"");
-            }
-            const auto pos = std::make_pair(plan_index(*turn, "turn_anchors.turn"),
-                                            plan_index(*block, "turn_anchors.block"));
-            if (plan.anchored(pos.first, pos.second)) {
-                refuse("prepared.cache_plan.turn_anchors names turn " + std::to_string(pos.first) +
-                       " block " + std::to_string(pos.second) + " twice");
-            }
-            plan.anchors.push_back(pos);
-        }
-    }
-    if (const Value* a = find(*p, "automatic"); a != nullptr && !a->IsNull()) {
-        if (!a->IsBool()) refuse("prepared.cache_plan.automatic is not a boolean");
-        plan.automatic = a->GetBool();
-    }
-    if (const Value* t = find(*p, "system_ttl"); t != nullptr && !t->IsNull()) {
-        if (!t->IsString() || (view(*t) != "1h" && view(*t) != "5m"))
-            refuse("prepared.cache_plan.system_ttl is not \"5m\" or \"1h\"");
-        plan.system_1h = view(*t) == "1h";
-    }
-    if (plan.total() > kMaxBreakpoints) {
-        refuse("the cache plan asks for " + std::to_string(plan.total()) +
-               " breakpoints; the Messages API allows at most 4");
-    }
-    if (const Value* n = find(*p, "breakpoints"); n != nullptr && !n->IsNull()) {
-        if (!n->IsUint64() || n->GetUint64() != plan.total()) {
-            refuse(
-                "prepared.cache_plan.breakpoints does not match its system_block and "
-                "turn_anchors (" +
-                std::to_string(plan.total()) + " marks)");
-        }
-    }
-    return plan;
+    return providers::read_cache_plan(prepared, "anthropic", kMaxBreakpoints, "Messages API");
 }
 
 /// Where the parsed strings live and where they came from. A string whose raw JSON form holds no

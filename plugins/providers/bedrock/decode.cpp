@@ -24,7 +24,10 @@
 // cache_read_tokens = cacheReadInputTokens, cache_write_tokens = cacheWriteInputTokens. Should
 // an answer's totalTokens show that its inputTokens already includes the cached tokens
 // (totalTokens == inputTokens + outputTokens while cache counts are non-zero), those are
-// subtracted, so every dialect reports the same split.
+// subtracted, so every dialect reports the same split. usage.cacheDetails splits the writes by
+// TTL ({"ttl": "5m"|"1h", "inputTokens": N}); the "1h" entries are cache_write_1h (at most the
+// writes), which the core prices at the 1-hour rate; an entry of another TTL or shape counts as
+// a 5-minute write, never an error.
 //
 // Errors: {"message": ...} with the type in the x-amzn-errortype header (anything after ':' in
 // it dropped; a body "__type" after '#' is the fallback). ThrottlingException and
@@ -162,6 +165,16 @@ providers::Usage read_usage(const Value& usage, int32_t status, std::string_view
     }
     read_count(usage, "cacheReadInputTokens", u.cache_read);
     read_count(usage, "cacheWriteInputTokens", u.cache_write);
+    // caching.117: the writes by TTL; the 1-hour part is priced apart by the core (caching.108).
+    if (const Value* details = member(usage, "cacheDetails"); details != nullptr && details->IsArray()) {
+        std::int64_t hour = 0;
+        for (const Value& d : details->GetArray()) {
+            const Value* ttl = d.IsObject() ? string_member(d, "ttl") : nullptr;
+            std::int64_t n = 0;
+            if (ttl != nullptr && view(*ttl) == "1h" && read_count(d, "inputTokens", n)) hour += n;
+        }
+        u.cache_write_1h = std::min(hour, u.cache_write);
+    }
     std::int64_t total = 0;
     const std::int64_t cached = u.cache_read + u.cache_write;
     if (cached > 0 && read_count(usage, "totalTokens", total) && total == u.input + u.output &&

@@ -167,6 +167,72 @@ void check_instance_config(std::string_view config_json, std::string_view plugin
     }
 }
 
+bool WirePlan::anchored(std::size_t turn, std::size_t block) const {
+    return std::find(anchors.begin(), anchors.end(), std::make_pair(turn, block)) != anchors.end();
+}
+
+namespace {
+
+std::size_t plan_index(std::string_view plugin, const Value& v, const char* what) {
+    if (!v.IsUint64()) refuse(plugin, std::string("prepared.cache_plan.") + what + " is not a non-negative integer");
+    return static_cast<std::size_t>(v.GetUint64());
+}
+
+}  // namespace
+
+WirePlan read_cache_plan(const Value& prepared, std::string_view plugin, std::size_t max,
+                         std::string_view api) {
+    const auto refuse_plan = [plugin](const std::string& why) { refuse(plugin, why); };
+    WirePlan plan;
+    const Value* p = member(prepared, "cache_plan");
+    if (p == nullptr || p->IsNull()) return plan;
+    if (!p->IsObject()) refuse_plan("prepared.cache_plan is not an object");
+    if (const Value* s = member(*p, "system_block"); s != nullptr && !s->IsNull()) {
+        plan.system_block = plan_index(plugin, *s, "system_block");
+    }
+    if (const Value* a = member(*p, "turn_anchors"); a != nullptr && !a->IsNull()) {
+        if (!a->IsArray()) refuse_plan("prepared.cache_plan.turn_anchors is not an array");
+        for (const Value& anchor : a->GetArray()) {
+            const Value* turn = anchor.IsObject() ? member(anchor, "turn") : nullptr;
+            const Value* block = anchor.IsObject() ? member(anchor, "block") : nullptr;
+            if (turn == nullptr || block == nullptr) {
+                refuse_plan(
+                    "prepared.cache_plan.turn_anchors holds an entry without \"turn\" and "
+                    "\"block\"");
+            }
+            const auto pos = std::make_pair(plan_index(plugin, *turn, "turn_anchors.turn"),
+                                            plan_index(plugin, *block, "turn_anchors.block"));
+            if (plan.anchored(pos.first, pos.second)) {
+                refuse_plan("prepared.cache_plan.turn_anchors names turn " + std::to_string(pos.first) +
+                            " block " + std::to_string(pos.second) + " twice");
+            }
+            plan.anchors.push_back(pos);
+        }
+    }
+    if (const Value* a = member(*p, "automatic"); a != nullptr && !a->IsNull()) {
+        if (!a->IsBool()) refuse_plan("prepared.cache_plan.automatic is not a boolean");
+        plan.automatic = a->GetBool();
+    }
+    if (const Value* t = member(*p, "system_ttl"); t != nullptr && !t->IsNull()) {
+        if (!t->IsString() || (view(*t) != "1h" && view(*t) != "5m"))
+            refuse_plan("prepared.cache_plan.system_ttl is not \"5m\" or \"1h\"");
+        plan.system_1h = view(*t) == "1h";
+    }
+    if (plan.total() > max) {
+        refuse_plan("the cache plan asks for " + std::to_string(plan.total()) + " breakpoints; the " +
+                    std::string(api) + " allows at most " + std::to_string(max));
+    }
+    if (const Value* n = member(*p, "breakpoints"); n != nullptr && !n->IsNull()) {
+        if (!n->IsUint64() || n->GetUint64() != plan.total()) {
+            refuse_plan(
+                "prepared.cache_plan.breakpoints does not match its system_block and "
+                "turn_anchors (" +
+                std::to_string(plan.total()) + " marks)");
+        }
+    }
+    return plan;
+}
+
 RequestHead read_request_head(const Value& request, std::string_view plugin) {
     if (!request.IsObject()) refuse(plugin, "the provider request is not a JSON object");
     if (const Value* v = member(request, "schema_version");
@@ -185,6 +251,17 @@ RequestHead read_request_head(const Value& request, std::string_view plugin) {
         }
     }
     if (head.wire_model.empty()) refuse(plugin, "model.wire_model: a non-empty string is required");
+    if (const Value* c = member(*model, "caching"); c != nullptr && !c->IsNull()) {
+        const std::string_view k = c->IsString() ? view(*c) : std::string_view();
+        if (k != "explicit" && k != "automatic" && k != "none") {
+            refuse(plugin, "model.caching: expected \"explicit\", \"automatic\" or \"none\"");
+        }
+        head.caching = k;
+    }
+    if (const Value* key = member(request, "cache_key"); key != nullptr && !key->IsNull()) {
+        if (!key->IsString()) refuse(plugin, "cache_key: expected a string (the conversation's id)");
+        head.cache_key = view(*key);
+    }
 
     const Value* max_tokens = member(request, "max_tokens");
     if (max_tokens == nullptr || !max_tokens->IsInt64()) {

@@ -14,6 +14,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -198,9 +201,34 @@ struct RequestHead {
     std::string_view thinking_effort;
     const Value* options = nullptr;    ///< an object, or nullptr
     const Value* prepared = nullptr;   ///< an object
+    /// caching.118 `model.caching`: "explicit", "automatic" or "none" (empty from an older core,
+    /// which sent no such field: read as the dialect always read it).
+    std::string_view caching;
+    /// caching.118 `cache_key`: the conversation's id, sent on a model that caches; else empty.
+    std::string_view cache_key;
 };
 
 RequestHead read_request_head(const Value& request, std::string_view plugin);
+
+/// The decided cache plan of a prepared request (caching.1-5; docs/provider-abi-documents.md
+/// `prepared.cache_plan`), read and checked before anything is rendered: indices are
+/// non-negative integers, no anchor twice, at most `max` breakpoints in all (else a refusal
+/// naming `api`), and `breakpoints`, when given, their count. A refusal is `plugin`'s
+/// NUCLEO_ERR_INVALID_ARGUMENT.
+struct WirePlan {
+    std::optional<std::size_t> system_block;
+    std::vector<std::pair<std::size_t, std::size_t>> anchors;  ///< (turn, block)
+    bool automatic = false;  ///< caching.106: the request-level marker
+    bool system_1h = false;  ///< caching.107: the system breakpoint at the 1-hour TTL
+
+    [[nodiscard]] bool anchored(std::size_t turn, std::size_t block) const;
+    [[nodiscard]] std::size_t total() const {
+        return anchors.size() + (system_block ? 1 : 0) + (automatic ? 1 : 0);
+    }
+};
+
+WirePlan read_cache_plan(const Value& prepared, std::string_view plugin, std::size_t max,
+                         std::string_view api);
 
 /// The block types of the conversation document (docs/conversation-document.md "Blocks").
 enum class BlockKind : std::uint8_t {

@@ -2,6 +2,7 @@
 // assembled into the same Answer and written as the normalized response.
 #include "decode.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,6 +36,7 @@ struct Answer {
     int64_t prompt_tokens = 0;
     int64_t completion_tokens = 0;
     int64_t cached_tokens = 0;
+    int64_t cache_write_tokens = 0;
 };
 
 /// Reads and checks one HTTP answer; every failure names what is wrong and quotes the body.
@@ -287,10 +289,16 @@ class Decoder {
         a.prompt_tokens = prompt->GetInt64();
         a.completion_tokens = completion->GetInt64();
         a.cached_tokens = 0;
+        a.cache_write_tokens = 0;
         if (const Value* details = member(usage, "prompt_tokens_details")) {
             if (const Value* cached = member(*details, "cached_tokens");
                 cached != nullptr && cached->IsInt64()) {
                 a.cached_tokens = cached->GetInt64();
+            }
+            // caching.117: GPT-5.6 and later report (and bill) the tokens written to the cache.
+            if (const Value* written = member(*details, "cache_write_tokens");
+                written != nullptr && written->IsInt64() && written->GetInt64() >= 0) {
+                a.cache_write_tokens = written->GetInt64();
             }
         }
         a.has_usage = true;
@@ -346,10 +354,12 @@ std::string write_answer(const Answer& a) {
     if (!a.text.empty()) w.text(a.text);
     if (!a.refusal.empty()) w.text(a.refusal);
     for (const ToolCall& c : a.calls) write_call(w, c);
-    // prompt_tokens includes the cached part; the normalized split counts it apart. OpenAI
-    // neither reports nor bills cache writes apart.
-    const int64_t cached = a.cached_tokens < a.prompt_tokens ? a.cached_tokens : a.prompt_tokens;
-    return w.finish(stop_reason(a), {a.prompt_tokens - cached, a.completion_tokens, cached, 0});
+    // prompt_tokens includes the cached part and the written part (caching.117); the normalized
+    // split counts them apart, never below zero.
+    const int64_t cached = std::min(a.cached_tokens, a.prompt_tokens);
+    const int64_t written = std::min(a.cache_write_tokens, a.prompt_tokens - cached);
+    return w.finish(stop_reason(a),
+                    {a.prompt_tokens - cached - written, a.completion_tokens, cached, written});
 }
 
 bool is_event_stream(std::string_view headers_json, std::string_view body) {

@@ -3,7 +3,9 @@
 #include "encode.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +21,8 @@ using rapidjson::SizeType;
 using Writer = providers::JsonWriter;
 
 constexpr std::string_view kDefaultPath = "/chat/completions";
+/// caching.2: "Each request can write up to four breakpoints" (the SDK's PromptCacheOptions).
+constexpr std::size_t kMaxBreakpoints = 4;
 
 using Kind = providers::BlockKind;
 using providers::is_blank;
@@ -57,6 +61,11 @@ class Encoder {
         const Value& prepared = *head.prepared;
         const std::string_view model = head.wire_model;
         const bool stream = head.stream;
+        // caching.118: the core's plan is written only to a model that takes explicit
+        // breakpoints; to any other a plan changes no byte (caching.6).
+        explicit_ = head.caching == "explicit";
+        if (explicit_) plan_ = providers::read_cache_plan(prepared, "openai", kMaxBreakpoints, "Chat Completions API");
+        rendered_.assign(plan_.anchors.size(), false);
 
         providers::JsonWriter hw(head_out);
         hw.StartObject();
@@ -90,10 +99,12 @@ class Encoder {
         write_turns(prepared);
         span_.end = out_.GetSize();
         w_.EndArray();
+        check_anchors_rendered();
         write_tools(prepared);
         w_.Key(opt.max_tokens_field.data(), static_cast<SizeType>(opt.max_tokens_field.size()));
         w_.Int64(head.max_tokens);
         write_reasoning(head, opt);
+        write_cache_fields(head);
         if (stream) {
             w_.Key("stream");
             w_.Bool(true);
@@ -163,6 +174,54 @@ class Encoder {
         if (head.thinking_budget <= 0) return;
         w_.Key("reasoning_effort");
         w_.String(effort_for(head.thinking_budget));
+    }
+
+    /// caching.118: the conversation's id as prompt_cache_key on a model that caches; on a model
+    /// with explicit breakpoints, prompt_cache_options mode explicit, so the plan's marks are the
+    /// only ones written (OpenAI adds no implicit breakpoint of its own) and its TTL is the default.
+    void write_cache_fields(const providers::RequestHead& head) {
+        if (!head.cache_key.empty() && (head.caching == "explicit" || head.caching == "automatic")) {
+            w_.Key("prompt_cache_key");
+            write_string(head.cache_key);
+        }
+        if (!explicit_) return;
+        w_.Key("prompt_cache_options");
+        w_.StartObject();
+        w_.Key("mode");
+        w_.String("explicit");
+        w_.EndObject();
+    }
+
+    /// caching.119: every planned anchor lands on a part that carries it; one that cannot (a tool
+    /// call, an image, a dropped blank block) is refused, never moved or dropped.
+    void check_anchors_rendered() const {
+        for (std::size_t i = 0; i < plan_.anchors.size(); ++i) {
+            if (rendered_[i]) continue;
+            const auto [t, b] = plan_.anchors[i];
+            refuse("prepared.cache_plan.turn_anchors: turn " + std::to_string(t) + " block " +
+                   std::to_string(b) +
+                   " cannot carry a breakpoint in Chat Completions (only a text, json or skill "
+                   "part or a tool result that is sent can)");
+        }
+    }
+
+    /// The prompt_cache_breakpoint of the part written for block `k` of turn `t`, when the plan
+    /// anchors one there.
+    void write_mark_if_anchored(std::size_t t, std::size_t k) {
+        if (!explicit_) return;
+        for (std::size_t i = 0; i < plan_.anchors.size(); ++i) {
+            if (plan_.anchors[i] != std::make_pair(t, k)) continue;
+            rendered_[i] = true;
+            write_mark();
+        }
+    }
+
+    void write_mark() {
+        w_.Key("prompt_cache_breakpoint");
+        w_.StartObject();
+        w_.Key("mode");
+        w_.String("explicit");
+        w_.EndObject();
     }
 
     void write_tools(const Value& prepared) {
@@ -235,6 +294,7 @@ class Encoder {
         if (blocks == nullptr || blocks->IsNull()) return;
         if (!blocks->IsArray()) refuse("prepared.system_blocks: expected an array");
         joined_.clear();
+        std::optional<SizeType> last_sent;
         for (SizeType i = 0; i < blocks->Size(); ++i) {
             const Value& b = (*blocks)[i];
             const Kind k =
@@ -249,13 +309,29 @@ class Encoder {
             if (is_blank(t)) continue;
             if (!joined_.empty()) joined_ += "\n\n";
             joined_.append(t);
+            last_sent = i;
+        }
+        // caching.119: the system breakpoint marks the end of the one system message, which is
+        // where the last block sent ends.
+        if (plan_.system_block && plan_.system_block != last_sent) {
+            refuse("prepared.cache_plan.system_block: " + std::to_string(*plan_.system_block) +
+                   " is not the last system block sent (the system message ends with block " +
+                   (last_sent ? std::to_string(*last_sent) : std::string("none")) + ")");
         }
         if (joined_.empty()) return;
         w_.StartObject();
         w_.Key("role");
         write_string(opt.system_role);
         w_.Key("content");
-        write_string(joined_);
+        if (explicit_) {
+            // caching.119: with explicit caching every content is an array of parts, so a
+            // breakpoint moving on or off a message changes only the mark, never the form.
+            w_.StartArray();
+            write_text_part(joined_, plan_.system_block.has_value());
+            w_.EndArray();
+        } else {
+            write_string(joined_);
+        }
         w_.EndObject();
     }
 
@@ -343,7 +419,7 @@ class Encoder {
                         const std::size_t attached = write_tool_message(turns, t, k);
                         if (attached > 0) {
                             parts += attached + 1;  // + the label part
-                            items_.push_back({&block, kind, {}});
+                            items_.push_back({&block, kind, {}, t, k});
                         }
                         ++contributed;
                         break;
@@ -355,7 +431,7 @@ class Encoder {
                     case Kind::kText:
                     case Kind::kJson:
                     case Kind::kSkill: {
-                        const Item item = item_of(block, kind, where);
+                        const Item item = item_of(block, kind, where, t, k);
                         if (text_like(kind) && kind != Kind::kJson && is_blank(item.text)) break;
                         items_.push_back(item);
                         ++parts;
@@ -380,7 +456,7 @@ class Encoder {
         w_.Key("role");
         w_.String("user");
         w_.Key("content");
-        if (parts == 1 && text_like(items_.front().kind)) {
+        if (parts == 1 && text_like(items_.front().kind) && !explicit_) {
             // One text part: the plain string form, which every OpenAI-compatible server reads.
             write_string(text_of(items_.front()));
         } else {
@@ -391,7 +467,7 @@ class Encoder {
             }
             for (const Item& item : items_) {
                 if (text_like(item.kind)) {
-                    write_text_part(text_of(item));
+                    write_text_part(text_of(item), item.turn, item.block_index);
                 } else if (item.kind == Kind::kImage || item.kind == Kind::kFile) {
                     write_attachment(*item.block, item.kind);
                 }
@@ -418,7 +494,7 @@ class Encoder {
                     case Kind::kText:
                     case Kind::kJson:
                     case Kind::kSkill: {
-                        const Item item = item_of(block, kind, where);
+                        const Item item = item_of(block, kind, where, t, k);
                         if (kind != Kind::kJson && is_blank(item.text)) break;
                         items_.push_back(item);
                         ++parts;
@@ -426,7 +502,7 @@ class Encoder {
                     }
                     case Kind::kToolUse:
                         check_tool_use(block, where);
-                        items_.push_back({&block, kind, {}});
+                        items_.push_back({&block, kind, {}, t, k});
                         ++calls;
                         break;
                     case Kind::kThinking:
@@ -453,16 +529,17 @@ class Encoder {
         w_.String("assistant");
         if (parts > 0) {
             w_.Key("content");
-            if (parts > 1) w_.StartArray();
+            const bool array = parts > 1 || explicit_;  // caching.119: parts, to carry a mark
+            if (array) w_.StartArray();
             for (const Item& item : items_) {
                 if (!text_like(item.kind)) continue;
-                if (parts > 1) {
-                    write_text_part(text_of(item));
+                if (array) {
+                    write_text_part(text_of(item), item.turn, item.block_index);
                 } else {
                     write_string(text_of(item));
                 }
             }
-            if (parts > 1) w_.EndArray();
+            if (array) w_.EndArray();
         }
         if (calls > 0) {
             w_.Key("tool_calls");
@@ -481,17 +558,19 @@ class Encoder {
         const Value* block;
         Kind kind;
         std::string_view text;
+        std::size_t turn = 0;         ///< where the block is, for its cache mark
+        std::size_t block_index = 0;
     };
 
     template <class Where>
-    Item item_of(const Value& block, Kind kind, const Where& where) {
+    Item item_of(const Value& block, Kind kind, const Where& where, std::size_t t, std::size_t k) {
         if (kind == Kind::kText || kind == Kind::kSkill) {
-            return {&block, kind, text_of(block, kind, where)};
+            return {&block, kind, text_of(block, kind, where), t, k};
         }
         if (kind == Kind::kJson && member(block, "json") == nullptr) {
             refuse(where() + ".json: a JSON value is required");
         }
-        return {&block, kind, {}};
+        return {&block, kind, {}, t, k};
     }
 
     std::string_view text_of(const Item& item) {
@@ -557,12 +636,24 @@ class Encoder {
         }
     }
 
-    void write_text_part(std::string_view text) {
+    void write_text_part(std::string_view text, bool marked = false) {
         w_.StartObject();
         w_.Key("type");
         w_.String("text");
         w_.Key("text");
         write_string(text);
+        if (marked) write_mark();
+        w_.EndObject();
+    }
+
+    /// A text part for block `k` of turn `t`, with its breakpoint when the plan anchors one there.
+    void write_text_part(std::string_view text, std::size_t t, std::size_t k) {
+        w_.StartObject();
+        w_.Key("type");
+        w_.String("text");
+        w_.Key("text");
+        write_string(text);
+        write_mark_if_anchored(t, k);
         w_.EndObject();
     }
 
@@ -694,7 +785,13 @@ class Encoder {
         w_.Key("tool_call_id");
         write_string(id);
         w_.Key("content");
-        write_string(joined_);
+        if (explicit_) {
+            w_.StartArray();
+            write_text_part(joined_, t, k);
+            w_.EndArray();
+        } else {
+            write_string(joined_);
+        }
         w_.EndObject();
         return attachments;
     }
@@ -725,6 +822,9 @@ class Encoder {
     std::string joined_;                 ///< the system text or a tool message's text
     std::string scratch_;                ///< data URLs and labels
     std::vector<Item> items_;            ///< the blocks of the group being written
+    bool explicit_ = false;              ///< caching.118: the model takes explicit breakpoints
+    providers::WirePlan plan_;           ///< the core's plan, read only when explicit_
+    std::vector<bool> rendered_;         ///< which of plan_.anchors have been written
 };
 
 }  // namespace

@@ -29,9 +29,17 @@
 //    (the model's reasoning stays on OpenAI's side).
 //  - Never a blank text part: empty and whitespace-only text is dropped, and a turn left with
 //    nothing is refused with NUCLEO_ERR_INVALID_ARGUMENT naming the turn, never sent blank.
-//  - Caching: OpenAI caches prompt prefixes automatically, so there is nothing to render. The
-//    capabilities say caching false, so the core plans no breakpoints; a plan that arrives anyway
-//    is ignored without a log line (it would be noise on every call) and changes no byte.
+//  - Caching (caching.118, caching.119): on a model whose record takes explicit breakpoints
+//    (`model.caching: "explicit"`, GPT-5.6 and later) the core's plan is written as
+//    `prompt_cache_breakpoint: {"mode": "explicit"}` on exactly the planned parts (the system
+//    message's one text part, a text/json/skill part, a tool message's text part), with
+//    `prompt_cache_options: {"mode": "explicit"}` so OpenAI adds no implicit breakpoint of its own,
+//    and every message's content is an array of parts, so a mark moving on or off a message never
+//    changes its form. A tool call cannot carry a mark ("cache_anchor_tool_use": false: the plan
+//    never puts one there); an anchor that lands on no part is refused. On any other model
+//    (`automatic`: OpenAI caches by itself; `none`; or no field from an older core) a plan changes
+//    no byte, as before. `prompt_cache_key` is the request's `cache_key` (the conversation id) on
+//    a model that caches.
 //  - `max_completion_tokens` is max_tokens (options.max_tokens_field "max_tokens" for servers that
 //    know only the older name). When thinking.active, `reasoning_effort` maps budget_tokens:
 //    up to 4,096 low, up to 16,384 medium, more high; options.reasoning_effort overrides it.
@@ -45,8 +53,9 @@
 // for a refusal, and one tool_use block per call with the arguments parsed (unparseable
 // arguments are kept as {"_raw": "..."}, see decode.cpp). finish_reason stop → end_turn, length →
 // max_tokens, tool_calls → tool_use, content_filter → content_filter; usage prompt_tokens minus
-// prompt_tokens_details.cached_tokens → input_tokens, cached_tokens → cache_read_tokens,
-// completion_tokens → output_tokens, cache_write_tokens 0. Error bodies are mapped by status.
+// prompt_tokens_details.cached_tokens and .cache_write_tokens → input_tokens, cached_tokens →
+// cache_read_tokens, cache_write_tokens → cache_write_tokens (caching.117), completion_tokens →
+// output_tokens. Error bodies are mapped by status.
 #include <string_view>
 
 #include <rapidjson/stringbuffer.h>
@@ -79,8 +88,8 @@ class ChatCompletions final : public plugin::Provider {
     explicit ChatCompletions(std::string_view /*config_json*/) {}
 
     void capabilities(plugin::Sink& out) override {
-        out << R"({"schema_version":1,"dialect":"openai","wire_family":"openai-chat","native_tools":true,"caching":false,)"
-               R"("streaming":true,"max_cache_breakpoints":0,"inputs":["images","documents"],)"
+        out << R"({"schema_version":1,"dialect":"openai","wire_family":"openai-chat","native_tools":true,"caching":true,)"
+               R"("cache_anchor_tool_use":false,"streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
                R"("auth":"bearer","stream_framing":"sse","turn_fragments":true})";
     }
 

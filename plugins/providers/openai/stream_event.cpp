@@ -52,9 +52,13 @@ void decode_stream_event(std::string_view data, plugin::Sink& out) {
     }
     if (const Value* u = member(e, "usage"); u != nullptr && u->IsObject()) {
         int64_t cached = 0;
-        if (const Value* details = member(*u, "prompt_tokens_details"))
+        int64_t written = 0;
+        if (const Value* details = member(*u, "prompt_tokens_details")) {
             cached = count(*details, "cached_tokens");
-        deltas.usage(count(*u, "prompt_tokens") - cached, count(*u, "completion_tokens"), cached, 0);
+            written = count(*details, "cache_write_tokens");  // caching.117
+        }
+        deltas.usage(count(*u, "prompt_tokens") - cached - written, count(*u, "completion_tokens"),
+                     cached, written);
     }
     deltas.write(out);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nucleo/errors.hpp"
@@ -55,6 +56,34 @@ TEST(OpenAiDecode, UsageSplitsCachedTokensOutOfPromptTokens) {
     EXPECT_EQ(d["usage"]["input_tokens"].GetInt64(), 2006 - 1920);
     EXPECT_EQ(d["usage"]["cache_read_tokens"].GetInt64(), 1920);
     EXPECT_EQ(d["usage"]["cache_write_tokens"].GetInt64(), 0);
+}
+
+TEST(OpenAiDecode, CacheWritesAreSplitOutOfPromptTokensWholeAndStreamed) {
+    // caching.117: GPT-5.6 and later report the written part in prompt_tokens_details; it is
+    // neither uncached input nor read, and prompt_tokens holds all three.
+    const std::string usage =
+        R"("usage":{"prompt_tokens":10000,"completion_tokens":7,"total_tokens":10007,)"
+        R"("prompt_tokens_details":{"cached_tokens":6000,"cache_write_tokens":3500}})";
+    const std::string whole =
+        R"({"id":"c","object":"chat.completion","model":"gpt-6-luna","choices":[{"index":0,)"
+        R"("message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],)" + usage + "}";
+    const std::string stream =
+        R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt-6-luna","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]})"
+        "\n\n"
+        R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt-6-luna","choices":[],)" + usage +
+        "}\n\ndata: [DONE]\n\n";
+    for (const auto& [body, headers] : {std::pair{whole, kJsonHeaders}, std::pair{stream, kSseHeaders}}) {
+        const auto d = parse(decode(200, body, headers));
+        EXPECT_EQ(d["usage"]["input_tokens"].GetInt64(), 500) << body;
+        EXPECT_EQ(d["usage"]["cache_read_tokens"].GetInt64(), 6000);
+        EXPECT_EQ(d["usage"]["cache_write_tokens"].GetInt64(), 3500);
+    }
+    // A written count above what is left is cut to it: never a negative input.
+    std::string over = whole;
+    over.replace(over.find("3500"), 4, "9999");
+    const auto d = parse(decode(200, over));
+    EXPECT_EQ(d["usage"]["input_tokens"].GetInt64(), 0);
+    EXPECT_EQ(d["usage"]["cache_write_tokens"].GetInt64(), 4000);
 }
 
 TEST(OpenAiDecode, ATruncatedToolCallIsRecognizable) {

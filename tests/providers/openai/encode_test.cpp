@@ -1,6 +1,7 @@
 // nucleo-openai encode, through the loader and the ABI: golden request bodies for every block
-// kind, the objective's channel, tool pairing, merged turns, the cache plan (rendered as nothing:
-// OpenAI caches automatically), the refusals, and the published schema over every body.
+// kind, the objective's channel, tool pairing, merged turns, the cache plan (nothing on a model
+// that caches automatically; explicit breakpoints on GPT-5.6 and later), the refusals, and the
+// published schema over every body.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -77,12 +78,15 @@ TEST(OpenAiEncode, EnvelopeCarriesNoCredentials) {
     }
 }
 
-TEST(OpenAiEncode, CapabilitiesSayNativeToolsBearerAndNoExplicitCaching) {
+TEST(OpenAiEncode, CapabilitiesSayNativeToolsBearerAndExplicitCachingWithoutToolCallMarks) {
     const auto d = parse(provider().capabilities());
     EXPECT_EQ(d["schema_version"].GetInt(), 1);
     EXPECT_STREQ(d["dialect"].GetString(), "openai");
     EXPECT_TRUE(d["native_tools"].GetBool());
-    EXPECT_FALSE(d["caching"].GetBool());
+    // caching.118: GPT-5.6 and later take the core's plan; caching.119: a tool call takes no mark.
+    EXPECT_TRUE(d["caching"].GetBool());
+    EXPECT_EQ(d["max_cache_breakpoints"].GetInt(), 4);
+    EXPECT_FALSE(d["cache_anchor_tool_use"].GetBool());
     EXPECT_TRUE(d["streaming"].GetBool());
     EXPECT_STREQ(d["auth"].GetString(), "bearer");
 }
@@ -109,6 +113,128 @@ TEST(OpenAiEncode, APlanWithFourMarksAddsNoMarkerAndChangesNoByte) {
     prepared["cache_system"].SetBool(false);
     for (auto& t : prepared["turns"].GetArray()) t["cache"].SetBool(false);
     EXPECT_EQ(encode(compact(unplanned)), out);
+    // caching.6, caching.118: the same for a model that says it caches automatically.
+    rapidjson::Document automatic = parse(with_plan);
+    automatic["model"].AddMember("caching", "automatic", automatic.GetAllocator());
+    EXPECT_EQ(encode(compact(automatic)), out);
+}
+
+// ---- explicit breakpoints (GPT-5.6 and later) ---------------------------------------------------
+
+/// The four-mark fixture as the core writes it for a model with explicit breakpoints.
+rapidjson::Document explicit_request(const char* caching = "explicit") {
+    rapidjson::Document d = parse(read_file(fixtures() / "encode" / "cache_plan_four_marks.in.json"));
+    d["model"]["wire_model"].SetString("gpt-6-luna");
+    d["model"].AddMember("caching", rapidjson::StringRef(caching), d.GetAllocator());
+    d.AddMember("cache_key", "conv-42", d.GetAllocator());
+    return d;
+}
+
+/// Every prompt_cache_breakpoint of a body removed (the request as it would be without marks).
+void strip_marks(rapidjson::Value& v) {
+    if (v.IsObject()) {
+        v.RemoveMember("prompt_cache_breakpoint");
+        for (auto& m : v.GetObject()) strip_marks(m.value);
+    } else if (v.IsArray()) {
+        for (auto& e : v.GetArray()) strip_marks(e);
+    }
+}
+
+TEST(OpenAiEncode, AnExplicitModelGetsTheMarksOnExactlyThePlannedParts) {
+    // caching.119: the system message's part, m1's text, m3's text and m4's text (block 1; the
+    // image before it carries nothing).
+    rapidjson::Document out = parse(encode(compact(explicit_request())));
+    const auto& body = out["body"];
+    const std::string text = compact(body);
+    EXPECT_EQ(count(text, "\"prompt_cache_breakpoint\":{\"mode\":\"explicit\"}"), 4u) << text;
+    const auto& m = body["messages"];
+    ASSERT_EQ(m.Size(), 4u);  // system, user m1, assistant m2, user m3+m4
+    const auto marked = [](const rapidjson::Value& part) { return part.HasMember("prompt_cache_breakpoint"); };
+    ASSERT_TRUE(m[0]["content"].IsArray());
+    EXPECT_TRUE(marked(m[0]["content"][0]));
+    EXPECT_STREQ(m[0]["content"][0]["text"].GetString(), "Standing instructions.\n\nTool guidance.");
+    ASSERT_TRUE(m[1]["content"].IsArray());
+    EXPECT_TRUE(marked(m[1]["content"][0]));
+    // The assistant's text is a part too (caching.119: one form whether marked or not).
+    ASSERT_TRUE(m[2]["content"].IsArray());
+    EXPECT_FALSE(marked(m[2]["content"][0]));
+    const auto& merged = m[3]["content"];
+    ASSERT_EQ(merged.Size(), 3u);  // Document two., the image, Compare them.
+    EXPECT_TRUE(marked(merged[0]));
+    EXPECT_STREQ(merged[1]["type"].GetString(), "image_url");
+    EXPECT_FALSE(marked(merged[1]));
+    EXPECT_TRUE(marked(merged[2]));
+    // caching.118: the plan is the only source of breakpoints, and the conversation keys routing.
+    EXPECT_STREQ(body["prompt_cache_options"]["mode"].GetString(), "explicit");
+    EXPECT_STREQ(body["prompt_cache_key"].GetString(), "conv-42");
+}
+
+TEST(OpenAiEncode, AMarkMovingChangesOnlyTheMarkNeverTheMessagesForm) {
+    // caching.119: the history is byte-stable under moving marks: without the plan, the body is
+    // the planned one less its marks.
+    rapidjson::Document planned = parse(encode(compact(explicit_request())));
+    strip_marks(planned["body"]);
+    rapidjson::Document request = explicit_request();
+    request["prepared"]["cache_plan"].SetNull();
+    const rapidjson::Document unplanned = parse(encode(compact(request)));
+    EXPECT_EQ(compact(planned["body"]), compact(unplanned["body"]));
+    EXPECT_EQ(count(compact(unplanned["body"]), "prompt_cache_breakpoint"), 0u);
+}
+
+TEST(OpenAiEncode, AnAutomaticModelGetsTheCacheKeyButNoMarksOrOptions) {
+    const std::string body = compact(parse(encode(compact(explicit_request("automatic"))))["body"]);
+    EXPECT_EQ(count(body, "prompt_cache_breakpoint"), 0u);
+    EXPECT_EQ(count(body, "prompt_cache_options"), 0u);
+    EXPECT_EQ(count(body, "\"prompt_cache_key\":\"conv-42\""), 1u);
+    // "none": nothing about caching at all (OpenAI-compatible servers see nothing new).
+    const std::string none = compact(parse(encode(compact(explicit_request("none"))))["body"]);
+    EXPECT_EQ(count(none, "prompt_cache"), 0u);
+}
+
+TEST(OpenAiEncode, AToolResultAnchorMarksItsToolMessage) {
+    rapidjson::Document d = explicit_request();
+    const std::string turns =
+        R"([{"role":"user","message_id":"u1","cache":false,"blocks":[{"type":"text","text":"Weather?"}]},)"
+        R"({"role":"assistant","message_id":"a1","cache":false,"blocks":[{"type":"tool_use","id":"c1","name":"w","input":{}}]},)"
+        R"({"role":"user","message_id":"u2","cache":false,"blocks":[{"type":"tool_result","tool_use_id":"c1","content":"Sunny"}]}])";
+    rapidjson::Document t = parse(turns);
+    d["prepared"]["turns"].CopyFrom(t, d.GetAllocator());
+    rapidjson::Document plan = parse(R"({"breakpoints":2,"system_block":1,"turn_anchors":[{"turn":2,"block":0}]})");
+    d["prepared"]["cache_plan"].CopyFrom(plan, d.GetAllocator());
+    const rapidjson::Document out = parse(encode(compact(d)));
+    const auto& tool = out["body"]["messages"][3];
+    ASSERT_STREQ(tool["role"].GetString(), "tool");
+    ASSERT_TRUE(tool["content"].IsArray());
+    EXPECT_STREQ(tool["content"][0]["text"].GetString(), "Sunny");
+    EXPECT_TRUE(tool["content"][0].HasMember("prompt_cache_breakpoint"));
+}
+
+TEST(OpenAiEncode, AnAnchorNoPartCanCarryIsRefusedNamingIt) {
+    // caching.119: a tool call, or a system block that is not the last one sent, is refused.
+    rapidjson::Document d = explicit_request();
+    rapidjson::Document t = parse(
+        R"([{"role":"user","message_id":"u1","cache":false,"blocks":[{"type":"text","text":"Weather?"}]},)"
+        R"({"role":"assistant","message_id":"a1","cache":false,"blocks":[{"type":"tool_use","id":"c1","name":"w","input":{}}]}])");
+    d["prepared"]["turns"].CopyFrom(t, d.GetAllocator());
+    rapidjson::Document plan = parse(R"({"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":1,"block":0}]})");
+    d["prepared"]["cache_plan"].CopyFrom(plan, d.GetAllocator());
+    try {
+        encode(compact(d));
+        FAIL() << "an anchor on a tool call was rendered";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("turn 1 block 0 cannot carry a breakpoint"), std::string::npos)
+            << e.what();
+    }
+    rapidjson::Document s = explicit_request();
+    s["prepared"]["cache_plan"]["system_block"].SetUint(0);
+    try {
+        encode(compact(s));
+        FAIL() << "a system breakpoint inside the system message was rendered";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("system_block: 0 is not the last system block sent"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 // ---- rules every dialect keeps (channel.6, channel.12) ---------------------------------------
