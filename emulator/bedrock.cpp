@@ -1,16 +1,18 @@
 // Bedrock Converse (POST /model/{modelId}/converse and /converse-stream): the SigV4 header's
 // presence and shape (the signature itself is not verified), ValidationException texts for
-// alternation, blank text and toolUse/toolResult pairing, cachePoint prefix caching, and the AWS
-// event-stream framing for ConverseStream.
+// alternation, blank text and toolUse/toolResult pairing, cachePoint prefix caching (its writes
+// split by TTL in usage.cacheDetails, caching.125), and the AWS event-stream framing for
+// ConverseStream.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "nucleo/wire/contract.hpp"
-#include "nucleo/wire/model_rules.hpp"
 #include "emulator.hpp"
 #include "event_stream.hpp"
 #include "json.hpp"
+#include "nucleo/wire/contract.hpp"
+#include "nucleo/wire/model_rules.hpp"
 #include "reply.hpp"
 
 namespace nucleo::emulator {
@@ -153,11 +155,27 @@ std::string stop_reason(const Reply& r) {
     return r.stop_sequence.empty() ? "end_turn" : "stop_sequence";
 }
 
+/// caching.125: the cache writes split by the TTL of the cachePoint that wrote them, as
+/// caching.101 splits Anthropic's `cache_creation`, 1h before 5m as the API sorts them; none
+/// when nothing was written.
+std::string cache_details(const CacheUsage& u) {
+    if (u.creation == 0) return "";
+    std::string out;
+    const auto detail = [&out](const char* ttl, std::int64_t tokens) {
+        if (tokens == 0) return;
+        out += std::string(out.empty() ? "" : ",") + R"({"ttl":")" + ttl + R"(","inputTokens":)" +
+               std::to_string(tokens) + "}";
+    };
+    detail("1h", u.creation_1h);
+    detail("5m", u.creation - u.creation_1h);
+    return R"(,"cacheDetails":[)" + out + "]";
+}
+
 std::string usage_json(const CacheUsage& u, long long output) {
     return R"({"inputTokens":)" + std::to_string(u.input) + R"(,"outputTokens":)" +
            std::to_string(output) + R"(,"totalTokens":)" + std::to_string(u.total() + output) +
            R"(,"cacheReadInputTokens":)" + std::to_string(u.read) + R"(,"cacheWriteInputTokens":)" +
-           std::to_string(u.creation) + "}";
+           std::to_string(u.creation) + cache_details(u) + "}";
 }
 
 Response render(const Reply& r, const CacheUsage& u, bool streaming) {

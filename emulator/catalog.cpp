@@ -107,20 +107,33 @@ ModelCatalog ModelCatalog::load(const std::string& path) {
         e.rules.min_cache_tokens = count(field(record["caching"], "min_tokens"));
         if (e.rules.min_cache_tokens == 0)
             e.rules.min_cache_tokens = count(record["min_cacheable_tokens"]);
+        e.cache_breakpoints = scalar(field(record["caching"], "breakpoints"));
         catalog.entries_.push_back(std::move(e));
     }
     return catalog;
 }
 
-const contract::ModelRules* ModelCatalog::find(contract::WireFamily family,
-                                               std::string_view wire_model) const {
+const ModelCatalog::Entry* ModelCatalog::find_entry(contract::WireFamily family,
+                                                    std::string_view wire_model) const {
     const Entry* first = nullptr;
     for (const Entry& e : entries_) {
         if (e.rules.wire_model != wire_model) continue;
-        if (e.provider == family_provider(family)) return &e.rules;
+        if (e.provider == family_provider(family)) return &e;
         if (first == nullptr) first = &e;
     }
-    return first != nullptr ? &first->rules : nullptr;
+    return first;
+}
+
+const contract::ModelRules* ModelCatalog::find(contract::WireFamily family,
+                                               std::string_view wire_model) const {
+    const Entry* e = find_entry(family, wire_model);
+    return e != nullptr ? &e->rules : nullptr;
+}
+
+std::string_view ModelCatalog::cache_breakpoints(contract::WireFamily family,
+                                                 std::string_view wire_model) const {
+    const Entry* e = find_entry(family, wire_model);
+    return e != nullptr ? std::string_view(e->cache_breakpoints) : std::string_view();
 }
 
 std::string catalog_path(const std::string& option) {

@@ -30,6 +30,12 @@ class ModelCatalog {
     const contract::ModelRules* find(contract::WireFamily family,
                                      std::string_view wire_model) const;
 
+    /// The `caching.breakpoints` of the record `find` returns: "explicit", "automatic", "none",
+    /// or "" when the catalog has no record of the model or the record names none (caching.120,
+    /// caching.124).
+    std::string_view cache_breakpoints(contract::WireFamily family,
+                                       std::string_view wire_model) const;
+
     std::size_t size() const { return entries_.size(); }
     /// The file read ("" when none).
     const std::string& source() const { return source_; }
@@ -38,7 +44,9 @@ class ModelCatalog {
     struct Entry {
         std::string provider;
         contract::ModelRules rules;
+        std::string cache_breakpoints;  ///< caching.breakpoints, "" when the record names none
     };
+    const Entry* find_entry(contract::WireFamily family, std::string_view wire_model) const;
     std::vector<Entry> entries_;
     std::string source_;
 };

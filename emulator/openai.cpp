@@ -1,16 +1,19 @@
 // OpenAI Chat Completions (POST /v1/chat/completions): tool_calls pairing with the API's own
-// texts, automatic prefix caching (prompt_tokens_details.cached_tokens) and `data:` chunk
-// streaming ending in `data: [DONE]`. Any OpenAI-compatible client can talk to it.
+// texts, automatic prefix caching (prompt_tokens_details.cached_tokens), caching at explicit
+// breakpoints for the models whose record says so (openai_cache.cpp, caching.120-caching.124) and
+// `data:` chunk streaming ending in `data: [DONE]`. Any OpenAI-compatible client can talk to it.
 #include <algorithm>
 #include <ctime>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "nucleo/wire/contract.hpp"
-#include "nucleo/wire/model_rules.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
+#include "nucleo/wire/contract.hpp"
+#include "nucleo/wire/model_rules.hpp"
+#include "openai_cache.hpp"
 #include "reply.hpp"
 
 namespace nucleo::emulator {
@@ -149,18 +152,22 @@ long long reasoning_tokens_for(const json::Value& doc) {
 }
 
 /// `completion` counts every output token, the reasoning ones included, as the API reports it.
-std::string usage_json(const CacheUsage& u, long long completion, long long reasoning) {
+/// caching.123: a model caching at breakpoints also reports its cache writes (`writes`).
+std::string usage_json(const CacheUsage& u, long long completion, long long reasoning,
+                       bool writes) {
     const long long prompt = u.total();
     return R"({"prompt_tokens":)" + std::to_string(prompt) + R"(,"completion_tokens":)" +
            std::to_string(completion) + R"(,"total_tokens":)" +
            std::to_string(prompt + completion) + R"(,"prompt_tokens_details":{"cached_tokens":)" +
-           std::to_string(u.read) + R"(,"audio_tokens":0},"completion_tokens_details":{)" +
-           R"("reasoning_tokens":)" + std::to_string(reasoning) +
+           std::to_string(u.read) +
+           (writes ? R"(,"cache_write_tokens":)" + std::to_string(u.creation) : std::string()) +
+           R"(,"audio_tokens":0},"completion_tokens_details":{)" + R"("reasoning_tokens":)" +
+           std::to_string(reasoning) +
            R"(,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})";
 }
 
 Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
-                const std::string& digest, long long reasoning) {
+                const std::string& digest, long long reasoning, bool writes) {
     const bool named = named_tool_choice(doc);
     const long long completion = r.output_tokens + reasoning;
     const std::string head = R"({"id":)" + quote("chatcmpl-emu-" + digest) + R"(,"object":)";
@@ -182,7 +189,7 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
                                       R"(,"choices":[{"index":0,"message":)" + message +
                                       R"(,"logprobs":null,"finish_reason":)" +
                                       quote(finish_reason(r, named)) + R"(}],"usage":)" +
-                                      usage_json(u, completion, reasoning) + "}");
+                                      usage_json(u, completion, reasoning, writes) + "}");
     }
     bool include_usage = false;
     if (const json::Value* opts = json::member(doc, "stream_options")) {
@@ -215,7 +222,7 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
     chunk("{}", quote(finish_reason(r, named)));
     if (include_usage) {
         out.chunks.push_back("data: " + chunk_head + R"(,"choices":[],"usage":)" +
-                             usage_json(u, completion, reasoning) + "}\n\n");
+                             usage_json(u, completion, reasoning, writes) + "}\n\n");
     }
     out.chunks.push_back("data: [DONE]\n\n");
     return out;
@@ -288,29 +295,48 @@ class OpenAi final : public Dialect {
         if (auto e = validate(doc))
             return envelope(ErrorClass::kInvalidRequest, 400, "invalid_request_error", *e);
         // wire.182, wire.185: the model's catalog record, when the catalog has it (wire.186).
-        if (const contract::ModelRules* rules = ctx.catalog.find(
-                contract::WireFamily::kOpenAIChat, json::string_member(doc, "model"))) {
+        const std::string model = json::string_member(doc, "model");
+        const contract::ModelRules* rules =
+            ctx.catalog.find(contract::WireFamily::kOpenAIChat, model);
+        if (rules != nullptr) {
             if (auto v =
                     contract::check_model_request(contract::WireFamily::kOpenAIChat, doc, *rules)) {
                 return envelope(ErrorClass::kInvalidRequest, v->status, v->error_type,
                                 {v->message, v->param, v->code});
             }
         }
-
-        // Automatic caching covers the whole prompt in order: tools, then messages.
-        PrefixHasher hasher("openai\x1f" + json::string_member(doc, "model"));
-        hasher.set_auto_marks(kOpenAiFirstCachedBytes, kOpenAiCacheStepBytes);
-        if (const json::Value* tools = json::member(doc, "tools");
-            tools != nullptr && tools->IsArray()) {
-            for (const auto& t : tools->GetArray()) hasher.append(json::write(t));
+        // caching.120, caching.124: the prompt-cache parameters the record's caching takes.
+        const OpenAiCaching caching =
+            openai_caching(ctx.catalog.cache_breakpoints(contract::WireFamily::kOpenAIChat, model));
+        if (auto e = check_prompt_cache_params(doc, caching, model)) {
+            return envelope(ErrorClass::kInvalidRequest, 400, "invalid_request_error",
+                            {e->message, e->param, e->code});
         }
-        for (const auto& m : json::member(doc, "messages")->GetArray())
-            hasher.append(json::write(m));
-        const CacheUsage usage =
-            automatic_cache(ctx.cache, hasher, std::chrono::seconds(ctx.options.cache_ttl_seconds));
+
+        CacheUsage usage;
+        std::string digest;
+        if (caching == OpenAiCaching::kExplicit) {
+            // caching.121-caching.123: read and written at the request's breakpoints only.
+            BreakpointCacheResult cached =
+                breakpoint_cache(ctx.cache, doc, model, min_cacheable(ctx.options, rules, model));
+            usage = cached.usage;
+            digest = std::move(cached.digest);
+        } else {
+            // Automatic caching covers the whole prompt in order: tools, then messages.
+            PrefixHasher hasher("openai\x1f" + model);
+            hasher.set_auto_marks(kOpenAiFirstCachedBytes, kOpenAiCacheStepBytes);
+            if (const json::Value* tools = json::member(doc, "tools");
+                tools != nullptr && tools->IsArray()) {
+                for (const auto& t : tools->GetArray()) hasher.append(json::write(t));
+            }
+            for (const auto& m : json::member(doc, "messages")->GetArray())
+                hasher.append(json::write(m));
+            usage = automatic_cache(ctx.cache, hasher,
+                                    std::chrono::seconds(ctx.options.cache_ttl_seconds));
+            digest = hasher.digest();
+        }
         record_cache(ctx.stats, usage);
 
-        const std::string digest = hasher.digest();
         ReplyInput in = reply_input(doc, digest);
         apply_reply_faults(faults, in);
         // wire.187: the reasoning is spent out of the output limit, as max_completion_tokens
@@ -318,7 +344,8 @@ class OpenAi final : public Dialect {
         const long long reasoning =
             std::min(reasoning_tokens_for(doc), std::max(0LL, in.max_tokens - 1));
         in.max_tokens -= reasoning;
-        return render(doc, make_reply(in), usage, digest, reasoning);
+        return render(doc, make_reply(in), usage, digest, reasoning,
+                      caching == OpenAiCaching::kExplicit);
     }
 };
 

@@ -6,8 +6,6 @@
 // by a named OpenAI tool_choice with "stop".
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <unistd.h>
 
 #include <array>
@@ -32,20 +30,6 @@ const std::vector<std::string> kAnthropicAuth = {"x-api-key: test-key",
                                                  "anthropic-version: 2023-06-01"};
 const std::vector<std::string> kOpenAiAuth = {"authorization: Bearer test-key"};
 const std::vector<std::string> kBedrockAuth = {"authorization: Bearer bedrock-api-key"};
-
-rapidjson::Document parse(const std::string& body) {
-    rapidjson::Document d;
-    d.Parse(body.c_str());
-    EXPECT_FALSE(d.HasParseError()) << "not JSON: " << body.substr(0, 300);
-    return d;
-}
-
-std::string str(const rapidjson::Value& v) {
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    v.Accept(w);
-    return buf.GetString();
-}
 
 long long tokens(std::size_t bytes) {
     return static_cast<long long>((bytes + 3) / 4);
@@ -267,7 +251,8 @@ TEST(EmulatorCatalogFile, TheRecordsMinimumCacheablePromptAppliesElseTheDocument
     const std::string body = converse_cached(1200);
     for (const char* model :
          {"anthropic.claude-small-v1:0", "anthropic.claude-old-spelling-v1:0"}) {
-        const rapidjson::Document answer = parse(post(emu, WireFamily::kBedrockConverse, model, body).body);
+        const rapidjson::Document answer =
+            parse(post(emu, WireFamily::kBedrockConverse, model, body).body);
         const auto u = answer["usage"].GetObject();  // a view into `answer`, kept alive here
         EXPECT_GT(u["cacheWriteInputTokens"].GetInt64(), 100) << model;
         EXPECT_LT(u["cacheWriteInputTokens"].GetInt64(), 1024) << model;
@@ -382,9 +367,10 @@ TEST_F(ShippedCatalog, AnAnthropicThinkingBlocksTokensArePartOfTheOutputTokens) 
 // when summarized.
 TEST_F(ShippedCatalog, AdaptiveThinkingSpendsItsEffortsTokensOutOfMaxTokens) {
     const auto ask = [this](long long max_tokens, const std::string& thinking) {
-        const std::string body = R"({"model":"claude-opus-5-5","max_tokens":)" + std::to_string(max_tokens) +
-                                 R"(,"thinking":)" + thinking +
-                                 R"(,"output_config":{"effort":"low"},"messages":[{"role":"user","content":"Why is the sky blue?"}]})";
+        const std::string body =
+            R"({"model":"claude-opus-5-5","max_tokens":)" + std::to_string(max_tokens) +
+            R"(,"thinking":)" + thinking +
+            R"(,"output_config":{"effort":"low"},"messages":[{"role":"user","content":"Why is the sky blue?"}]})";
         const auto reply = emu_->post("/v1/messages", body, kAnthropicAuth);
         EXPECT_EQ(reply.status, 200) << reply.body;
         return parse(reply.body);
@@ -403,7 +389,8 @@ TEST_F(ShippedCatalog, AdaptiveThinkingSpendsItsEffortsTokensOutOfMaxTokens) {
     const auto shown = ask(4096, R"({"type":"adaptive","display":"summarized"})");
     const std::string summary = shown["content"][0]["thinking"].GetString();
     EXPECT_FALSE(summary.empty());
-    EXPECT_EQ(shown["usage"]["output_tokens_details"]["thinking_tokens"].GetInt64(), 1000 + tokens(summary.size()));
+    EXPECT_EQ(shown["usage"]["output_tokens_details"]["thinking_tokens"].GetInt64(),
+              1000 + tokens(summary.size()));
 
     // Too little room: the thinking takes it all and the answer stops at max_tokens.
     const auto cut = ask(800, R"({"type":"adaptive"})");

@@ -3,6 +3,8 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -166,6 +168,26 @@ HttpResult EmulatorProcess::post(const std::string& path, const std::string& bod
 
 HttpResult EmulatorProcess::get(const std::string& path) const {
     return perform(url(path), nullptr, {});
+}
+
+rapidjson::Document parse(const std::string& body) {
+    rapidjson::Document d;
+    d.Parse(body.c_str());
+    EXPECT_FALSE(d.HasParseError()) << "not JSON: " << body.substr(0, 300);
+    return d;
+}
+
+std::string str(const rapidjson::Value& v) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    v.Accept(w);
+    return buf.GetString();
+}
+
+long long advance_clock(const EmulatorProcess& emu, long long seconds) {
+    auto r = emu.post("/clock", R"({"advance_seconds":)" + std::to_string(seconds) + "}", {});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return parse(r.body)["offset_seconds"].GetInt64();
 }
 
 int run_emulator_to_exit(const std::vector<std::string>& args) {

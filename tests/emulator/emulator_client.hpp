@@ -3,6 +3,7 @@
 // the three streaming framings.
 #pragma once
 
+#include <rapidjson/document.h>
 #include <sys/types.h>
 
 #include <map>
@@ -42,6 +43,17 @@ class EmulatorProcess {
     pid_t pid_ = -1;
     int port_ = 0;
 };
+
+/// `body` parsed; fails the test (and returns the document with its parse error) when it is not
+/// JSON.
+rapidjson::Document parse(const std::string& body);
+
+/// Compact JSON of `v`.
+std::string str(const rapidjson::Value& v);
+
+/// caching.103: moves the emulator's cache clock forward by `seconds` (`POST /clock`); returns
+/// the clock's total offset.
+long long advance_clock(const EmulatorProcess& emu, long long seconds);
 
 /// Runs the emulator binary with `args` to completion; returns its exit status.
 int run_emulator_to_exit(const std::vector<std::string>& args);

@@ -11,8 +11,8 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "emulator_client.hpp"
 #include "wire_cases.hpp"
@@ -242,20 +242,6 @@ std::string bedrock_five_points() {
 
 // ---- helpers ------------------------------------------------------------------------------
 
-rapidjson::Document parse(const std::string& body) {
-    rapidjson::Document d;
-    d.Parse(body.c_str());
-    EXPECT_FALSE(d.HasParseError()) << "not JSON: " << body.substr(0, 300);
-    return d;
-}
-
-std::string str(const rapidjson::Value& v) {
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    v.Accept(w);
-    return buf.GetString();
-}
-
 class Emulator : public ::testing::Test {
   protected:
     static void SetUpTestSuite() { emu_ = std::make_unique<EmulatorProcess>(); }
@@ -477,9 +463,15 @@ class EmulatorRuleBook : public Emulator, public ::testing::WithParamInterface<w
         const std::string json = complete_body(family, body);
         HttpResult r;
         switch (family) {
-            case nucleo::contract::WireFamily::kAnthropicMessages: r = anthropic(json); break;
-            case nucleo::contract::WireFamily::kOpenAIChat: r = openai(json); break;
-            default: r = bedrock(json); break;
+            case nucleo::contract::WireFamily::kAnthropicMessages:
+                r = anthropic(json);
+                break;
+            case nucleo::contract::WireFamily::kOpenAIChat:
+                r = openai(json);
+                break;
+            default:
+                r = bedrock(json);
+                break;
         }
         if (r.status < 300) return {r.status, ""};
         const auto e = parse(r.body);
@@ -514,8 +506,10 @@ INSTANTIATE_TEST_SUITE_P(Wire, EmulatorRuleBook, ::testing::ValuesIn(wire_cases:
 // bodies break are ones a schema cannot express.
 TEST(EmulatorRuleBookBodies, KeptBodiesAreValidAgainstThePublishedSchemas) {
     std::map<nucleo::contract::WireFamily, std::vector<std::string>> bodies;
-    for (const auto& c : wire_cases::kCases) bodies[c.family].push_back(complete_body(c.family, c.keeps));
-    EXPECT_EQ(validate_wire("anthropic", bodies[nucleo::contract::WireFamily::kAnthropicMessages]), "");
+    for (const auto& c : wire_cases::kCases)
+        bodies[c.family].push_back(complete_body(c.family, c.keeps));
+    EXPECT_EQ(validate_wire("anthropic", bodies[nucleo::contract::WireFamily::kAnthropicMessages]),
+              "");
     EXPECT_EQ(validate_wire("openai", bodies[nucleo::contract::WireFamily::kOpenAIChat]), "");
     EXPECT_EQ(validate_wire("bedrock", bodies[nucleo::contract::WireFamily::kBedrockConverse]), "");
 }
@@ -700,7 +694,8 @@ TEST_F(Emulator, ToolCycleCallsTheDeclaredToolsInTurn) {
     EXPECT_EQ(second["content"][0]["name"], "other");
     EXPECT_EQ(str(second["content"][0]["input"]), "{}");
     // Without tool-cycle the scripted call stays on the first tool.
-    auto plain = parse(anthropic(anthropic_after_tool("Sunny", false), {"x-emulator-fault: tool-rounds=2"}).body);
+    auto plain = parse(
+        anthropic(anthropic_after_tool("Sunny", false), {"x-emulator-fault: tool-rounds=2"}).body);
     EXPECT_EQ(plain["content"][0]["name"], "get_weather");
 }
 
@@ -1202,7 +1197,6 @@ TEST(EmulatorFixtures, AreValidAgainstThePublishedSchemas) {
         "");
 }
 
-
 // ---- the providers' cache rules, hand-computed (caching.103, caching.104) ------------------
 
 /// A user message of `blocks` text blocks "Block 0" ... with cache_control on block `marked`,
@@ -1232,8 +1226,8 @@ long long prefix_tokens(std::size_t system_bytes, int last) {
                         std::string(R"("})").size();
     bytes += std::string(R"({"role":"user"})").size();
     for (int i = 0; i <= last; ++i) {
-        bytes += std::string(R"({"type":"text","text":"Block "})").size() +
-                 std::to_string(i).size();
+        bytes +=
+            std::string(R"({"type":"text","text":"Block "})").size() + std::to_string(i).size();
     }
     return static_cast<long long>((bytes + 3) / 4);
 }
@@ -1303,16 +1297,10 @@ TEST_F(Emulator, ConverseAppliesTheModelsMinimumPerCachePoint) {
                   small["usage"]["inputTokens"].GetInt64());
 }
 
-long long advance_clock(EmulatorProcess& emu, long long seconds) {
-    auto r = emu.post("/clock", R"({"advance_seconds":)" + std::to_string(seconds) + "}", {});
-    EXPECT_EQ(r.status, 200) << r.body;
-    return parse(r.body)["offset_seconds"].GetInt64();
-}
-
 TEST_F(Emulator, AFiveMinuteEntryLivesFiveMinutesFromItsLastRead) {
     const std::string body = anthropic_blocks("claude-sonnet-4-5", 6000, 1, 0);
     const long long tokens = prefix_tokens(6000, 0);
-    anthropic(body);                         // written at t = 0, expires at 300
+    anthropic(body);  // written at t = 0, expires at 300
     EXPECT_EQ(advance_clock(*emu_, 299), 299);
     auto read = parse(anthropic(body).body);  // read at 299: expires at 599
     EXPECT_EQ(read["usage"]["cache_read_input_tokens"].GetInt64(), tokens);
@@ -1347,16 +1335,15 @@ TEST_F(Emulator, AOneHourHeadOutlivesAFiveMinuteTail) {
     advance_clock(*emu_, 3600);  // an hour after its last read, the head is gone too
     auto gone = parse(anthropic(with_tail).body);
     EXPECT_EQ(gone["usage"]["cache_read_input_tokens"].GetInt64(), 0);
-    EXPECT_EQ(gone["usage"]["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(),
-              head_prefix);
+    EXPECT_EQ(gone["usage"]["cache_creation"]["ephemeral_1h_input_tokens"].GetInt64(), head_prefix);
 }
 
 TEST_F(Emulator, AnthropicTopLevelCacheControlMarksTheLastBlock) {
     // caching.104: the request-level marker caches through the last block of the last message.
-    const std::string body = anthropic_body(
-        "[" + user_text("Question 1") + "]",
-        R"(,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":)" +
-            q(long_text(6000, "orders")) + "}]");
+    const std::string body =
+        anthropic_body("[" + user_text("Question 1") + "]",
+                       R"(,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":)" +
+                           q(long_text(6000, "orders")) + "}]");
     auto first = parse(anthropic(body).body);
     EXPECT_EQ(first["usage"]["cache_creation_input_tokens"].GetInt64(), count_tokens(body));
     auto second = parse(anthropic(body).body);
@@ -1364,8 +1351,8 @@ TEST_F(Emulator, AnthropicTopLevelCacheControlMarksTheLastBlock) {
 }
 
 TEST_F(Emulator, TheClockRefusesWhatIsNotANonNegativeNumberOfSeconds) {
-    for (const std::string body : {"{}", R"({"advance_seconds":-1})", R"({"advance_seconds":"5"})",
-                                   "not json"}) {
+    for (const std::string body :
+         {"{}", R"({"advance_seconds":-1})", R"({"advance_seconds":"5"})", "not json"}) {
         auto r = emu_->post("/clock", body, {});
         EXPECT_EQ(r.status, 400) << body;
         EXPECT_NE(r.body.find("POST /clock"), std::string::npos) << r.body;

@@ -2,7 +2,8 @@
 // @aws-sdk/client-bedrock-runtime, installed pinned by scripts/fetch-sdk-clients. Each SDK parses
 // every answer into its typed result (or typed error), which is what is asserted on: a plain
 // answer, a tool round, streaming through the SDK's own stream helper (the Bedrock client has none:
-// its decoded event stream is assembled here), prompt caching over three calls, stop sequences,
+// its decoded event stream is assembled here), prompt caching over three calls (with OpenAI's
+// explicit breakpoints and Bedrock's cacheDetails, caching.120-caching.125), stop sequences,
 // request ids, credentials and each fault the emulator injects; the Bedrock client is pointed at
 // the emulator over HTTP/1.1 the way the AWS SDK documents (requestHandler: new NodeHttpHandler(),
 // see the Bedrock tests), its default being HTTP/2. The per-model rules the emulator reads from
@@ -633,6 +634,96 @@ describe('openai', () => {
     assert.equal(c.object, 'chat.completion');
   });
 
+  // caching.120-caching.124: explicit prompt-cache breakpoints on a model whose record says
+  // `caching.breakpoints: explicit`, through the SDK's own parameter types.
+  const marked = (text) => ({ type: 'text', text, prompt_cache_breakpoint: { mode: 'explicit' } });
+  const breakpointSystem = `Breakpoints. ${longSystem}`;
+
+  test('explicit breakpoints: the next call reads the prefix at its mark and writes the rest, streamed too', async () => {
+    const options = { mode: 'explicit', ttl: '30m' };
+    const turn = (n, mark) => ({ role: 'user', content: [mark ? marked(longQuestion(n)) : { type: 'text', text: longQuestion(n) }] });
+    const messages = [{ role: 'system', content: [marked(breakpointSystem)] }, turn(1, true)];
+    const first = await client().chat.completions.create({
+      model: 'gpt-5.6-sol', messages, prompt_cache_options: options, prompt_cache_key: 'sdk-test' });
+    const u1 = first.usage;
+    assert.equal(u1.prompt_tokens_details.cached_tokens, 0);
+    assert.equal(u1.prompt_tokens_details.cache_write_tokens, u1.prompt_tokens);
+    messages.push(first.choices[0].message, turn(2, true));
+    const second = await client().chat.completions.create({
+      model: 'gpt-5.6-sol', messages, prompt_cache_options: options });
+    const u2 = second.usage;
+    assert.equal(u2.prompt_tokens_details.cached_tokens, u1.prompt_tokens);
+    assert.equal(u2.prompt_tokens_details.cache_write_tokens, u2.prompt_tokens - u1.prompt_tokens);
+    // The same request streamed: everything is read, nothing new is written.
+    const streamed = await client().chat.completions.stream({
+      model: 'gpt-5.6-sol', messages, prompt_cache_options: options, stream_options: { include_usage: true },
+    }).finalChatCompletion();
+    assert.equal(streamed.usage.prompt_tokens, u2.prompt_tokens);
+    assert.equal(streamed.usage.prompt_tokens_details.cached_tokens, u2.prompt_tokens);
+    assert.equal(streamed.usage.prompt_tokens_details.cache_write_tokens, 0);
+    // Without a mark, explicit mode caches nothing.
+    const unmarked = await client().chat.completions.create({ model: 'gpt-5.6-sol',
+      messages: [{ role: 'system', content: `Unmarked. ${longSystem}` }, { role: 'user', content: 'Hi' }],
+      prompt_cache_options: { mode: 'explicit' } });
+    assert.equal(unmarked.usage.prompt_tokens_details.cached_tokens, 0);
+    assert.equal(unmarked.usage.prompt_tokens_details.cache_write_tokens, 0);
+  });
+
+  test('implicit mode, the default: the whole prompt is written and read back', async () => {
+    const request = { model: 'gpt-6-luna',
+      messages: [{ role: 'system', content: `Implicit. ${longSystem}` }, { role: 'user', content: 'Hi' }] };
+    const first = await client().chat.completions.create(request);
+    assert.equal(first.usage.prompt_tokens_details.cache_write_tokens, first.usage.prompt_tokens);
+    const again = await client().chat.completions.create({ ...request, prompt_cache_options: { mode: 'implicit' } });
+    assert.equal(again.usage.prompt_tokens_details.cached_tokens, first.usage.prompt_tokens);
+    assert.equal(again.usage.prompt_tokens_details.cache_write_tokens, 0);
+  });
+
+  test('a breakpoint of another mode surfaces as BadRequestError naming the field', async () => {
+    const request = client().chat.completions.create({ model: 'gpt-6-luna', messages: [
+      { role: 'user', content: [{ type: 'text', text: 'Hi', prompt_cache_breakpoint: { mode: 'implicit' } }] }] });
+    await assert.rejects(request, (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.type, 'invalid_request_error');
+      assert.equal(e.code, 'invalid_value');
+      assert.equal(e.param, 'messages[0].content[0].prompt_cache_breakpoint.mode');
+      assert.match(e.error.message, /'messages\[0\]\.content\[0\]\.prompt_cache_breakpoint\.mode'/);
+      return true;
+    });
+    const ttl = client().chat.completions.create({ model: 'gpt-6-luna',
+      messages: [{ role: 'user', content: 'Hi' }], prompt_cache_options: { ttl: '1h' } });
+    await assert.rejects(ttl, (e) => e instanceof OpenAI.BadRequestError && e.param === 'prompt_cache_options.ttl');
+  });
+
+  test('the breakpoint parameters on a model that caches automatically surface as unsupported_parameter', async () => {
+    const options = client().chat.completions.create({ model: 'gpt-4.1-2025-04-14',
+      messages: [{ role: 'user', content: 'Hi' }], prompt_cache_options: { mode: 'explicit' } });
+    await assert.rejects(options, (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.code, 'unsupported_parameter');
+      assert.equal(e.param, 'prompt_cache_options');
+      assert.equal(e.error.message,
+        "Unsupported parameter: 'prompt_cache_options' is not supported for model gpt-4.1-2025-04-14.");
+      return true;
+    });
+    const mark = client().chat.completions.create({ model: 'gpt-4o-mini-2024-07-18',
+      messages: [{ role: 'user', content: [marked('Hi')] }] });
+    await assert.rejects(mark, (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, e.constructor.name);
+      assert.equal(e.param, 'messages[0].content[0].prompt_cache_breakpoint');
+      assert.equal(e.error.message, "Unsupported parameter: 'messages[0].content[0].prompt_cache_breakpoint' "
+        + 'is not supported for model gpt-4o-mini-2024-07-18.');
+      return true;
+    });
+    // The routing key is taken on every model.
+    const keyed = await client().chat.completions.create({ model: 'gpt-4.1-2025-04-14',
+      messages: [{ role: 'user', content: 'Hi' }], prompt_cache_key: 'sdk-test' });
+    assert.equal(keyed.object, 'chat.completion');
+    assert.equal(keyed.usage.prompt_tokens_details.cache_write_tokens, undefined);
+  });
+
   test('a retired model surfaces as NotFoundError, code model_not_found', async () => {
     const retired = new OpenAI({
       apiKey: 'sk-emulator', baseURL: `${retiredUrl}/v1`, maxRetries: 0, fetch: recordingFetch('openai'),
@@ -800,6 +891,27 @@ describe('@aws-sdk/client-bedrock-runtime', () => {
     for (const u of usages) {
       assert.equal(u.totalTokens, u.inputTokens + u.outputTokens + u.cacheReadInputTokens + u.cacheWriteInputTokens);
     }
+  });
+
+  test('usage.cacheDetails splits the cache writes by the TTL of their cachePoint, streamed or not', async () => {
+    // caching.125: a 1-hour cachePoint after the system text, a 5-minute one after the question.
+    const system = [{ text: `Details. ${longSystem}` }, { cachePoint: { type: 'default', ttl: '1h' } }];
+    const ask = (n) => [{ role: 'user', content: [{ text: longQuestion(n) }, { cachePoint: { type: 'default' } }] }];
+    const first = await client().send(new bedrock.ConverseCommand({ modelId: 'cache-details-model', system, messages: ask(1) }));
+    const u1 = first.usage;
+    assert.equal(u1.cacheDetails.length, 2, JSON.stringify(u1));
+    assert.deepEqual(u1.cacheDetails.map((d) => d.ttl), ['1h', '5m']);
+    assert.equal(u1.cacheDetails[0].inputTokens + u1.cacheDetails[1].inputTokens, u1.cacheWriteInputTokens);
+    // Streamed, a new question: the 1-hour prefix is read, only the 5-minute tail is written.
+    const out = await client().send(new bedrock.ConverseStreamCommand({ modelId: 'cache-details-model', system, messages: ask(2) }));
+    let usage;
+    for await (const event of out.stream) if (event.metadata) usage = event.metadata.usage;
+    assert.equal(usage.cacheReadInputTokens, u1.cacheDetails[0].inputTokens);
+    assert.deepEqual(usage.cacheDetails, [{ ttl: '5m', inputTokens: usage.cacheWriteInputTokens }]);
+    // Nothing written: no cacheDetails.
+    const again = await client().send(new bedrock.ConverseCommand({ modelId: 'cache-details-model', system, messages: ask(1) }));
+    assert.equal(again.usage.cacheWriteInputTokens, 0);
+    assert.equal(again.usage.cacheDetails, undefined);
   });
 
   test('stopSequences end the text with stopReason stop_sequence', async () => {
