@@ -128,12 +128,12 @@ TEST(CachePlan, OnlyMarkedTurnsAnchor) {
     ctx.put_main_objective("task", "t");
     ctx.add_message(Message::outgoing_text("unmarked"));
     ctx.add_message(cached({TextBlock{"marked"}}, Direction::kIncoming));
-    ctx.artifacts().register_artifact("note", "{}");  // the registry turn is never marked
+    ctx.artifacts().register_artifact("note", "{}");  // rides no turn: the last one is answered
     const PreparedConversation p = ctx.prepare_messages_for_llm(kCaching, false);
     // (The artifact tools' guidance joins the head: the system breakpoint is on its last block.)
     EXPECT_EQ(p.cache_plan.system_block, std::optional<std::size_t>(p.system_blocks.size() - 1));
     EXPECT_THAT(p.cache_plan.turn_anchors, ElementsAre(CacheAnchor{1, 0}));
-    EXPECT_FALSE(p.turns.back().cache);
+    EXPECT_EQ(p.turns[0].blocks.size(), 1U) << "an answered turn is never decorated (wire.191)";
 }
 
 
@@ -257,19 +257,20 @@ TEST(CachePolicy, SlidingSkipsImagesAndThinkingAndUsesAllFourWithoutSystem) {
     expect_rules_kept(p);
 }
 
-// caching.105: the artifact registry trails and changes; the answer contract is not repeated
-// at its place by the next call: neither carries the newest breakpoint.
-TEST(CachePolicy, SlidingNeverAnchorsTheRegistryOrTheAnswerContract) {
+// caching.105 with wire.191: the answer contract stays on the turn it rode, so the next call
+// repeats it there and the newest breakpoint may sit on it; a turn that renders no message (a
+// PreparedConversation built by hand) is never anchored.
+TEST(CachePolicy, SlidingAnchorsTheContractThatStaysButNoTurnWithoutAMessage) {
     PreparedConversation p;
     p.system_blocks = {TextBlock{"objective"}};
     p.turns = {PreparedTurn{TurnRole::kUser, {TextBlock{"q1"}}, false, "m1"},
                PreparedTurn{TurnRole::kAssistant, {TextBlock{"a1"}}, false, "m2"},
                PreparedTurn{TurnRole::kUser, {TextBlock{"q2"}, TextBlock{"answer as JSON"}}, false,
                             "m3", true},
-               PreparedTurn{TurnRole::kUser, {TextBlock{"registry"}}, false, ""}};
+               PreparedTurn{TurnRole::kUser, {TextBlock{"no message"}}, false, ""}};
     const CachePlan plan = caching::plan_cache(p, true, policy(CachePolicy::kSliding));
-    // The newest on q2 (not its contract), the older on the earlier user turn.
-    EXPECT_THAT(plan.turn_anchors, ElementsAre(CacheAnchor{0, 0}, CacheAnchor{2, 0}));
+    // The newest on q2's contract, the older on the earlier user turn.
+    EXPECT_THAT(plan.turn_anchors, ElementsAre(CacheAnchor{0, 0}, CacheAnchor{2, 1}));
     EXPECT_EQ(plan.system_block, std::optional<std::size_t>(0));
 }
 

@@ -78,19 +78,22 @@ TEST(ChannelContract, CacheSystemFollowsCacheMainObjectiveTrueByDefault) {
 
 // channel.9: "The artifact registry is data, not instruction - it derives from tool results - so
 // it rides a trailing user turn, never system."
-TEST(ChannelContract, ArtifactRegistryRidesATrailingUserTurn) {
+// channel.9 with wire.191: the registry rides the last user turn as its last block, never the
+// system content.
+TEST(ChannelContract, ArtifactRegistryRidesTheLastUserTurn) {
     ConversationContext ctx;
     ctx.put_main_objective("task", "t");
     ctx.add_message(Message::outgoing_text("q"));
     const std::string ref = ctx.artifacts().register_artifact("link:cite", R"({"url":"u"})");
     const PreparedConversation p = ctx.prepare_messages_for_llm(kNative, false);
-    ASSERT_EQ(p.turns.size(), 2U);
+    ASSERT_EQ(p.turns.size(), 1U);
     const PreparedTurn& last = p.turns.back();
     EXPECT_EQ(last.role, TurnRole::kUser);
-    EXPECT_TRUE(last.message_id.empty());
-    ASSERT_EQ(last.blocks.size(), 1U);
-    EXPECT_THAT(text_of(last.blocks[0]), StartsWith("=== ARTIFACT REGISTRY ===\n"));
-    EXPECT_THAT(text_of(last.blocks[0]), HasSubstr(ref));
+    EXPECT_EQ(last.message_id, ctx.messages().back().id);
+    ASSERT_EQ(last.blocks.size(), 2U);
+    EXPECT_EQ(text_of(last.blocks[0]), "q");
+    EXPECT_THAT(text_of(last.blocks[1]), StartsWith("=== ARTIFACT REGISTRY ===\n"));
+    EXPECT_THAT(text_of(last.blocks[1]), HasSubstr(ref));
     EXPECT_THAT(p.system_text(), ::testing::Not(HasSubstr("ARTIFACT")));
 }
 

@@ -109,7 +109,11 @@ TEST_F(ProviderClientTest, TheSecondCallOfAGrowingConversationReadsTheCache) {
     // caching.8: "a later request that begins with exactly the same content reads
     // it from that cache"; the objective is cached by default.
     ConversationContext c = conversation(8000);
-    ProviderClient pc = client();
+    // The marked-turns policy, whose marks this test is about (the default, sliding, places
+    // nothing on a head its counter finds under the model's minimum: caching.105).
+    ProviderConfig config = config_;
+    config.options_json = R"({"cache_policy":"seed"})";
+    ProviderClient pc = client(config);
     const LLMResponse first = pc.call(c, claude());
     EXPECT_GT(first.cache_creation_input_tokens(), 0);
     EXPECT_EQ(first.cache_read_input_tokens(), 0);

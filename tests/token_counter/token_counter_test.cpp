@@ -128,9 +128,9 @@ TEST(TokenCounter, ImagesFilesAndTheRegistryFollowTheDocumentedArithmetic) {
 
     ConversationContext c("c", "u");
     c.artifacts().register_artifact("link:cite", R"({"url":"https://example.com"})");
+    // wire.191: the registry rides a turn (no overhead of its own) and is counted until sent.
     EXPECT_EQ(counter.breakdown(c).artifacts,
-              A::kMessageOverheadTokens +
-                  counter.count_text(c.artifacts().build_artifact_registry_section()));
+              counter.count_text(c.artifacts().build_artifact_registry_section()));
 }
 
 TEST(TokenCounter, ToolTrafficCountsItsContentAndWrapper) {

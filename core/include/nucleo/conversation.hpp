@@ -130,6 +130,8 @@ class ConversationContext {
     static ConversationContext from_parts(ConversationParts parts);
     /// Everything from_parts takes, as it stands now.
     [[nodiscard]] ConversationParts parts() const;
+    /// wire.191: by message id, what rode each sent outgoing turn (read without copying parts()).
+    [[nodiscard]] const std::map<std::string, SentWith>& sent_with() const noexcept { return state_.sent_with; }
 
     /// The one-turn task call (conversation.24): the model given, one user message, thinking off
     /// (IMMEDIATE), the answer capped at the backstop — the message's
@@ -305,7 +307,8 @@ class ConversationContext {
     ///     tool_definitions (native formatter) or rendered inline as text.
     ///  4. The last outgoing message's response handler's response_instructions(native,
     ///     thinking_active) is appended to its turn as a TextBlock (when non-empty).
-    ///  5. A non-empty artifact registry becomes a trailing USER turn (and its two tools,
+    ///  5. A non-empty artifact registry that changed since it was last sent rides the last
+    ///     outgoing turn and stays there, as the answer contract does (wire.191) (and its two tools,
     ///     get_artifact_field and search_artifact_content, are declared in step 1).
     ///  6. The cache plan is computed (CachePlan).
     /// Throws Error(kInvalidArgument) naming the tool when a declared tool's schema is not JSON

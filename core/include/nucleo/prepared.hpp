@@ -160,23 +160,24 @@ struct CachePlan {
     bool operator==(const CachePlan&) const = default;
 };
 
-/// One prepared turn: a message of the conversation (or the trailing artifact registry) with its
+/// One prepared turn: a message of the conversation with its
 /// blocks transformed for the model (channel.7: PojoBlock -> JsonBlock,
-/// tool definitions native or inline, other blocks pass through, response instructions appended
-/// to the last outgoing message). An outgoing message is a USER turn, an incoming one an
+/// tool definitions native or inline, other blocks pass through; what rode an outgoing turn when
+/// it was sent, the registry and the answer contract, appended: wire.191). An outgoing message is a USER turn, an incoming one an
 /// ASSISTANT turn. Each message stays its own turn, so the cache plan can point at it; a dialect
 /// that demands strict alternation (Bedrock Converse) concatenates the blocks of adjacent
 /// same-role turns in order when it encodes — a matter of wire layout, not of routing.
 struct PreparedTurn {
     TurnRole role = TurnRole::kUser;
     std::vector<ContentBlock> blocks;
-    /// The message's `cache` mark (false for the registry turn). The plan, not this flag, says
+    /// The message's `cache` mark. The plan, not this flag, says
     /// where breakpoints are; the flag is kept for readers and the JSON form.
     bool cache = false;
-    /// The id of the message this turn renders; empty for the artifact registry turn.
+    /// The id of the message this turn renders (empty only in a PreparedConversation built by
+    /// hand).
     std::string message_id;
-    /// The turn's last block is this call's answer contract (tools.20), which the next call does
-    /// not repeat at this place: kSliding never anchors on it (caching.105).
+    /// wire.191: this prepare decorated the turn anew (its last blocks are this call's registry
+    /// and answer contract, recorded to stay), so the per-turn encode cache encodes it again.
     bool ends_with_contract = false;
 };
 
@@ -191,8 +192,8 @@ struct PreparedConversation {
     /// dialect the same definitions are already inline (in system_blocks or in turns) and this is
     /// empty, so a plugin sends exactly what it is handed.
     std::vector<ToolDefinitionBlock> tool_definitions;
-    /// USER/ASSISTANT turns in conversation order; the artifact registry, when non-empty, is the
-    /// trailing USER turn ("data, not instruction").
+    /// USER/ASSISTANT turns in conversation order; the artifact registry, when it changed since
+    /// last sent, rides the last USER turn ("data, not instruction"; wire.191).
     std::vector<PreparedTurn> turns;
     /// channel.10: cache_main_objective rides the prepared conversation as cache_system.
     bool cache_system = true;

@@ -52,7 +52,9 @@ struct TokenBreakdown {
     std::int64_t tools = 0;
     /// Every message, overhead and attachments included.
     std::int64_t messages = 0;
-    /// The artifact registry section (build_artifact_registry_section()) as the trailing turn.
+    /// What rides the turns besides their messages (wire.191): every answer contract and registry
+    /// a sent turn carries, plus the registry section (build_artifact_registry_section()) when
+    /// the next call will add it (it differs from the latest one sent).
     std::int64_t artifacts = 0;
     /// One count per message, in order.
     std::vector<std::int64_t> per_message;

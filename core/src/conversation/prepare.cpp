@@ -325,17 +325,21 @@ void ConversationContext::decorate_last_outgoing(internal::KeptPrepare& kept, bo
     // An answered turn (a prefill, or a count after the answer) is never decorated: the model saw
     // it as it was.
     const bool answered = last + 1 < state_.messages.size();
-    if (answered || now == before) return;
-    turn.blocks.resize(turn.blocks.size() - sent_with_blocks(before));
-    append_sent_with(turn, now);
-    turn.ends_with_contract = sent_with_blocks(now) > 0 || sent_with_blocks(before) > 0;
-    if (turn.ends_with_contract) kept.contract_turn = last;
-    if (!now.registry.empty()) kept.last_sent_registry = now.registry;
-    if (sent_with_blocks(now) == 0) {
-        state_.sent_with.erase(m.id);
-    } else {
-        state_.sent_with[m.id] = std::move(now);
+    if (answered) return;
+    if (now != before) {
+        turn.blocks.resize(turn.blocks.size() - sent_with_blocks(before));
+        append_sent_with(turn, now);
+        if (!now.registry.empty()) kept.last_sent_registry = now.registry;
+        if (sent_with_blocks(now) == 0) {
+            state_.sent_with.erase(m.id);
+        } else {
+            state_.sent_with[m.id] = now;
+        }
     }
+    // Flagged while it may still be decorated anew (unanswered, something rides it), whether or
+    // not this prepare changed it, so a kept prepare and a fresh one agree.
+    turn.ends_with_contract = sent_with_blocks(now) > 0;
+    if (turn.ends_with_contract) kept.contract_turn = last;
 }
 
 void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const ContentFormatter& formatter,

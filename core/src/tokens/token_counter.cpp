@@ -307,10 +307,36 @@ std::pair<std::int64_t, std::int64_t> count_head(const TokenCounter& counter,
     return {objective, tools};
 }
 
-std::int64_t count_registry(const TokenCounter& counter, const ConversationContext& conversation) {
-    if (conversation.artifacts().empty()) return 0;
-    return TokenArithmetic::kMessageOverheadTokens +
-           counter.count_text(conversation.artifacts().build_artifact_registry_section());
+/// tokens.11 with wire.191: what rides the turns besides their messages. Every contract and
+/// registry a sent turn carries (they stay), and the registry the next call will add to the last
+/// outgoing turn when it differs from the latest one sent. A text is counted once per distinct
+/// string (`memo`), so a count after many calls does not tokenize every old registry again.
+std::int64_t count_registry(const TokenCounter& counter, const ConversationContext& conversation,
+                            TokenCounter::Impl& impl) {
+    const auto count = [&](const std::string& text) -> std::int64_t {
+        if (text.empty()) return 0;
+        const std::uint64_t key = std::hash<std::string>{}(text) ^ 0x5e17d17bULL;
+        {
+            std::lock_guard lock(impl.mutex);
+            if (auto it = impl.memo.find(key); it != impl.memo.end()) return it->second;
+        }
+        const std::int64_t n = counter.count_text(text);
+        std::lock_guard lock(impl.mutex);
+        impl.memo.emplace(key, n);
+        return n;
+    };
+    std::int64_t n = 0;
+    for (const auto& [id, sent] : conversation.sent_with()) n += count(sent.contract) + count(sent.registry);
+    if (conversation.artifacts().empty()) return n;
+    const std::string* latest = nullptr;
+    const auto& messages = conversation.messages();
+    for (std::size_t i = messages.size(); i-- > 0 && latest == nullptr;) {
+        const auto it = conversation.sent_with().find(messages[i].id);
+        if (it != conversation.sent_with().end() && !it->second.registry.empty()) latest = &it->second.registry;
+    }
+    const std::string section = conversation.artifacts().build_artifact_registry_section();
+    if (latest == nullptr || *latest != section) n += count(section);
+    return n;
 }
 
 /// The prefix walk of a conversation's messages, resumed from the walk remembered for its
@@ -344,13 +370,13 @@ TokenCounter::Impl::Prefix scan_facts(const TokenCounter& counter, TokenCounter:
 std::int64_t TokenCounter::fixed_tokens(const ConversationContext& conversation) const {
     const Impl::Prefix facts = scan_facts(*this, *impl_, conversation);
     const auto [objective, tools] = count_head(*this, conversation, facts);
-    return objective + tools + count_registry(*this, conversation);
+    return objective + tools + count_registry(*this, conversation, *impl_);
 }
 
 std::int64_t TokenCounter::total_tokens(const ConversationContext& conversation) const {
     const Impl::Prefix facts = scan_facts(*this, *impl_, conversation);
     const auto [objective, tools] = count_head(*this, conversation, facts);
-    return facts.sum + objective + tools + count_registry(*this, conversation);
+    return facts.sum + objective + tools + count_registry(*this, conversation, *impl_);
 }
 
 TokenBreakdown TokenCounter::breakdown(const ConversationContext& conversation) const {
@@ -360,7 +386,7 @@ TokenBreakdown TokenCounter::breakdown(const ConversationContext& conversation) 
     scan(*this, conversation, facts, &out.per_message);
     out.messages = facts.sum;
     std::tie(out.objective, out.tools) = count_head(*this, conversation, facts);
-    out.artifacts = count_registry(*this, conversation);
+    out.artifacts = count_registry(*this, conversation, *impl_);
     return out;
 }
 
