@@ -274,6 +274,20 @@ TEST(CachePolicy, SlidingAnchorsTheContractThatStaysButNoTurnWithoutAMessage) {
     EXPECT_EQ(plan.system_block, std::optional<std::size_t>(0));
 }
 
+// caching.119: a dialect that cannot mark a tool call (OpenAI) gets no anchor on one: the turn's
+// newest anchorable block before it carries the breakpoint instead.
+TEST(CachePolicy, SlidingAnchorsNoToolCallWhereTheDialectCannotMarkOne) {
+    PreparedConversation p;
+    p.system_blocks = {TextBlock{"objective"}};
+    p.turns = {PreparedTurn{TurnRole::kUser, {TextBlock{"q1"}}, false, "m1"},
+               PreparedTurn{TurnRole::kAssistant,
+                            {TextBlock{"calling"}, ToolUseBlock{"c1", "search", R"({})"}}, false, "m2"}};
+    CacheOptions o = policy(CachePolicy::kSliding);
+    EXPECT_THAT(caching::plan_cache(p, true, o).turn_anchors, ElementsAre(CacheAnchor{0, 0}, CacheAnchor{1, 1}));
+    o.anchor_tool_use = false;
+    EXPECT_THAT(caching::plan_cache(p, true, o).turn_anchors, ElementsAre(CacheAnchor{0, 0}, CacheAnchor{1, 0}));
+}
+
 // caching.105: no breakpoint on a prefix under the model's minimum.
 TEST(CachePolicy, SlidingPlacesNothingUnderTheMinimum) {
     PreparedConversation p;

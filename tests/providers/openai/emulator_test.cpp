@@ -180,5 +180,60 @@ TEST_F(OpenAiOverEmulator, TheSecondCallOfAGrowingConversationReadsTheCache) {
     EXPECT_GT(total, first["usage"]["input_tokens"].GetInt64());
 }
 
+/// growing_request for GPT-6 Luna, whose record takes explicit breakpoints (caching.118), with
+/// the plan `sliding` makes: the system block, then the last turn and each earlier user turn.
+std::string explicit_growing_request(int rounds) {
+    rapidjson::Document d = parse(growing_request(rounds));
+    auto& a = d.GetAllocator();
+    d["model"]["wire_model"].SetString("gpt-6-luna");
+    d["model"].AddMember("caching", "explicit", a);
+    d.AddMember("cache_key", "conversation-7", a);
+    rapidjson::Value plan(rapidjson::kObjectType);
+    rapidjson::Value anchors(rapidjson::kArrayType);
+    const rapidjson::SizeType turns = d["prepared"]["turns"].Size();
+    for (rapidjson::SizeType t = turns >= 5 ? turns - 5 : 0; t < turns; t += 2) {  // user turns
+        rapidjson::Value anchor(rapidjson::kObjectType);
+        anchor.AddMember("turn", t, a);
+        anchor.AddMember("block", 0, a);
+        anchors.PushBack(anchor, a);
+    }
+    plan.AddMember("breakpoints", anchors.Size() + 1, a);
+    plan.AddMember("system_block", 0, a);
+    plan.AddMember("turn_anchors", anchors, a);
+    d["prepared"].AddMember("cache_plan", plan, a);
+    return compact(d);
+}
+
+TEST_F(OpenAiOverEmulator, GptSixCachesAtTheCoresBreakpointsAndReportsItsWrites) {
+    // caching.117-119 against the emulator's explicit breakpoints (caching.120-123): the first
+    // call writes the prefix at its marks and reports the write, the next reads it back at the
+    // mark the first put on its last turn, and the decoded split (input + read + written) is the
+    // whole prompt.
+    const auto first = call(explicit_growing_request(0));
+    EXPECT_EQ(first["usage"]["cache_read_tokens"].GetInt64(), 0);
+    EXPECT_GE(first["usage"]["cache_write_tokens"].GetInt64(), 1024);
+    const auto second = call(explicit_growing_request(1));
+    const auto& usage = second["usage"];
+    EXPECT_EQ(usage["cache_read_tokens"].GetInt64(), first["usage"]["cache_write_tokens"].GetInt64())
+        << "the read is exactly the prefix written at call 1's last mark";
+    EXPECT_GT(usage["cache_write_tokens"].GetInt64(), 0) << "the new turns are written at the new mark";
+    // The whole prompt of call 2 is call 1's plus the new turns: nothing is counted twice.
+    const auto all = [](const rapidjson::Value& u) {
+        return u["input_tokens"].GetInt64() + u["cache_read_tokens"].GetInt64() + u["cache_write_tokens"].GetInt64();
+    };
+    EXPECT_GT(all(usage), all(first["usage"]));
+    EXPECT_LT(all(usage), all(first["usage"]) + 64) << "one short exchange was added";
+}
+
+TEST_F(OpenAiOverEmulator, AModelThatCachesByItselfGetsNoBreakpointAndIsNotRefused) {
+    // caching.6, caching.118: the same plan to GPT-4.1 (automatic) adds no mark or cache option,
+    // which the model would refuse (caching.124); it still caches on its own.
+    rapidjson::Document d = parse(explicit_growing_request(1));
+    d["model"]["wire_model"].SetString("gpt-4.1-2025-04-14");
+    d["model"]["caching"].SetString("automatic");
+    const auto answer = call(compact(d));
+    EXPECT_EQ(answer["usage"]["cache_write_tokens"].GetInt64(), 0);
+}
+
 }  // namespace
 }  // namespace nucleo::openai_test
