@@ -57,9 +57,9 @@ constexpr int kLateToolTurn = 20;
 
 /// Deterministic prose of about `words` words; `seed` varies it.
 std::string prose(int words, int seed) {
-    static const char* kWords[] = {"cache",  "prefix", "order",  "refund", "policy", "window",
-                                   "tokens", "search", "result", "answer", "model",  "table",
-                                   "file",   "section", "line",  "rule"};
+    static const char* kWords[] = {"cache",  "prefix",  "order",  "refund", "policy", "window",
+                                   "tokens", "search",  "result", "answer", "model",  "table",
+                                   "file",   "section", "line",   "rule"};
     std::string out;
     unsigned x = static_cast<unsigned>(seed) * 2654435761U + 12345U;
     for (int i = 0; i < words; ++i) {
@@ -93,11 +93,13 @@ struct Run {
     std::int64_t compaction_saved = 0;  // tokens taken out x calls after
     [[nodiscard]] double read_share() const {
         const auto all = usage.total_input_tokens();
-        return all == 0 ? 0 : static_cast<double>(usage.cache_read_tokens) / static_cast<double>(all);
+        return all == 0 ? 0
+                        : static_cast<double>(usage.cache_read_tokens) / static_cast<double>(all);
     }
 };
 
-ProviderClient anthropic_client(const emulator_test::EmulatorProcess& emulator, const PluginLoader& loader) {
+ProviderClient anthropic_client(const emulator_test::EmulatorProcess& emulator,
+                                const PluginLoader& loader) {
     ProviderConfig config;
     config.name = "anthropic";
     config.plugin = "anthropic";
@@ -109,16 +111,16 @@ ProviderClient anthropic_client(const emulator_test::EmulatorProcess& emulator, 
 /// The session on `client` and `model`; `policy` set on the conversation when given (else the
 /// client's: the provider instance's option, or the default, caching.130).
 Run run_session(const std::string& name, ProviderClient& client, const ModelSpec& model,
-                std::optional<CachePolicy> policy, int turns, emulator_test::EmulatorProcess& emulator,
-                const PluginLoader& loader) {
+                std::optional<CachePolicy> policy, int turns,
+                emulator_test::EmulatorProcess& emulator, const PluginLoader& loader) {
     (void)emulator.post("/reset", "{}", {});
     ContextWindowSettings settings{kComfortTokens, std::nullopt};
     settings.compaction_target = kCompactionTarget;
     ContextWindowManager window(loader.load("extractive").make_summarizer(), settings);
 
     ConversationContext c("economy", "bench");
-    c.put_main_objective("task", "You answer questions about the project's documentation. " +
-                                     prose(900, 1));
+    c.put_main_objective(
+        "task", "You answer questions about the project's documentation. " + prose(900, 1));
     c.set_output(std::int64_t{256});
     c.set_depth(Depth::kImmediate);
     c.add_tool(tool("search_docs", "Searches the docs for a word and returns passages."));
@@ -136,8 +138,7 @@ Run run_session(const std::string& name, ProviderClient& client, const ModelSpec
         const CompactionReport r = window.ensure_fits(c, model, 256);
         if (r.compacted()) {
             ++run.compactions;
-            for (const CompactionSummary& s : r.summaries)
-                run.compaction_spent += s.summary_tokens;
+            for (const CompactionSummary& s : r.summaries) run.compaction_spent += s.summary_tokens;
             run.compaction_spent += r.cached_tokens_given_up;
             savings.push_back({r.tokens_before - r.tokens_after, run.calls});
         }
@@ -196,10 +197,14 @@ int main(int argc, char** argv) {
     {
         ProviderClient client = anthropic_client(emulator, loader);
         const ModelSpec cached = sonnet(true);
-        runs.push_back(run_session("none", client, sonnet(false), std::nullopt, turns, emulator, loader));
-        runs.push_back(run_session("seed", client, cached, CachePolicy::kMarkedTurns, turns, emulator, loader));
-        runs.push_back(run_session("sliding", client, cached, CachePolicy::kSliding, turns, emulator, loader));
-        runs.push_back(run_session("automatic", client, cached, CachePolicy::kAutomatic, turns, emulator, loader));
+        runs.push_back(
+            run_session("none", client, sonnet(false), std::nullopt, turns, emulator, loader));
+        runs.push_back(run_session("seed", client, cached, CachePolicy::kMarkedTurns, turns,
+                                   emulator, loader));
+        runs.push_back(
+            run_session("sliding", client, cached, CachePolicy::kSliding, turns, emulator, loader));
+        runs.push_back(run_session("automatic", client, cached, CachePolicy::kAutomatic, turns,
+                                   emulator, loader));
     }
     // caching.130: the shipped config (config/nucleo.yaml and its catalog), pointed at the emulator
     // through the variables a user sets, on each provider's current model; no policy named.
@@ -207,15 +212,19 @@ int main(int argc, char** argv) {
     ::setenv("ANTHROPIC_BASE_URL", url.c_str(), 1);
     ::setenv("OPENAI_BASE_URL", (url + "/v1").c_str(), 1);
     ::setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url.c_str(), 1);
-    for (const char* key : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"})
+    for (const char* key :
+         {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"})
         ::setenv(key, "bench", 1);
-    const Config shipped = Config::load(std::filesystem::path(NUCLEO_SOURCE_DIR) / "config" / "nucleo.yaml");
+    const Config shipped =
+        Config::load(std::filesystem::path(NUCLEO_SOURCE_DIR) / "config" / "nucleo.yaml");
     std::vector<Run> defaults;
-    for (const auto& [provider, model_id] : {std::pair{"anthropic", "claude-sonnet-5-5"}, std::pair{"openai", "gpt-6-luna"},
-                                             std::pair{"bedrock", "bedrock-claude-sonnet-5-5"}}) {
+    for (const auto& [provider, model_id] :
+         {std::pair{"anthropic", "claude-sonnet-5-5"}, std::pair{"openai", "gpt-6-luna"},
+          std::pair{"bedrock", "bedrock-claude-sonnet-5-5"}}) {
         ProviderClient client = ProviderClient::from_config(shipped, loader, provider);
         defaults.push_back(run_session(std::string("default ") + provider, client,
-                                       shipped.catalog().find(model_id), std::nullopt, turns, emulator, loader));
+                                       shipped.catalog().find(model_id), std::nullopt, turns,
+                                       emulator, loader));
     }
     const double none = runs.front().cost;
 
@@ -226,10 +235,9 @@ int main(int argc, char** argv) {
                 "spent / saved");
     bool ok = true;
     const auto row = [&](const Run& r, double ratio) {
-        const double spend = r.compaction_saved == 0
-                                 ? 0
-                                 : static_cast<double>(r.compaction_spent) /
-                                       static_cast<double>(r.compaction_saved);
+        const double spend = r.compaction_saved == 0 ? 0
+                                                     : static_cast<double>(r.compaction_spent) /
+                                                           static_cast<double>(r.compaction_saved);
         std::printf("%-18s %6d %12" PRId64 " %10.1f%% %12" PRId64 " %10.4f$ %8.3fx %12d %15.1f%%\n",
                     r.name.c_str(), r.calls, r.usage.total_input_tokens(), 100 * r.read_share(),
                     r.usage.cache_write_tokens, r.cost, ratio, r.compactions, 100 * spend);

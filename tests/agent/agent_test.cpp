@@ -80,7 +80,9 @@ TEST_F(AgentLoop, AToolCallThenTheFinalAnswer) {
     cb.on_tool_call_finished = [&](const ToolCallEvent& e, const ToolOutput& out) {
         events.push_back(std::string(out.is_error ? "error " : "done ") + e.name);
     };
-    cb.on_round_end = [&](const RoundReport& r) { events.push_back("round " + std::to_string(r.round)); };
+    cb.on_round_end = [&](const RoundReport& r) {
+        events.push_back("round " + std::to_string(r.round));
+    };
     std::string streamed;
     cb.on_text_delta = [&](std::string_view t) { streamed += t; };
 
@@ -95,8 +97,8 @@ TEST_F(AgentLoop, AToolCallThenTheFinalAnswer) {
     EXPECT_EQ(looked_up, std::vector<std::string>{"A42"});
     EXPECT_NE(r.answer.find("order A42 shipped on 2024-05-01"), std::string::npos) << r.answer;
     EXPECT_EQ(streamed, r.answer);
-    EXPECT_EQ(events, (std::vector<std::string>{"start lookup_order", "done lookup_order", "round 1",
-                                                "round 2"}));
+    EXPECT_EQ(events, (std::vector<std::string>{"start lookup_order", "done lookup_order",
+                                                "round 1", "round 2"}));
     // The palette was declared through add_tools; the objective under "task".
     ASSERT_EQ(c.declared_tools().size(), 1U);
     EXPECT_EQ(c.declared_tools()[0].definition.name, "lookup_order");
@@ -180,10 +182,11 @@ TEST_F(AgentLoop, TheRoundLimitEndsATurnThatKeepsCallingTools) {
     o.max_rounds = 3;
     Agent agent(client_, model_, o);
     int calls = 0;
-    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", [&](const LookupInput&) {
-        ++calls;
-        return std::string("still looking");
-    });
+    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.",
+                                [&](const LookupInput&) {
+                                    ++calls;
+                                    return std::string("still looking");
+                                });
     ConversationContext c = fresh();
     const TurnReport r = agent.run_turn(c, "Where is order 9");
     EXPECT_EQ(r.end, TurnEnd::kRoundLimit);
@@ -205,10 +208,11 @@ TEST_F(AgentLoop, ATruncatedToolCallIsRetriedAtTheCeilingAndRunsOnce) {
     // arguments. Streamed, the display is told to discard what it showed.
     Agent agent(client_, model_, options());
     std::vector<std::string> looked_up;
-    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", [&](const LookupInput& in) {
-        looked_up.push_back(in.order_id);
-        return std::string("ok");
-    });
+    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.",
+                                [&](const LookupInput& in) {
+                                    looked_up.push_back(in.order_id);
+                                    return std::string("ok");
+                                });
     ConversationContext c = fresh();
     c.set_output(std::int64_t{3});
     int discarded = 0;
@@ -234,11 +238,12 @@ TEST_F(AgentLoop, CancellationStopsTheTurnAtTheNextBoundary) {
     CancellationToken cancel;
     int calls = 0;
     // The tool cancels the turn: its own result is still recorded, then no further call is made.
-    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", [&](const LookupInput&) {
-        ++calls;
-        cancel.cancel();
-        return std::string("cancel after me");
-    });
+    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.",
+                                [&](const LookupInput&) {
+                                    ++calls;
+                                    cancel.cancel();
+                                    return std::string("cancel after me");
+                                });
     ConversationContext c = fresh();
     const TurnReport r = agent.run_turn(c, "Where is order 5", {}, &cancel);
     EXPECT_EQ(r.end, TurnEnd::kCancelled);
@@ -289,13 +294,15 @@ TEST_F(AgentLoop, CompactionRunsBetweenRounds) {
         ContextWindowSettings{3000, std::nullopt});
     Agent agent(client_, model_, o);
     int call = 0;
-    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", [&](const LookupInput&) {
-        std::string out = "Report " + std::to_string(++call) + ".";
-        for (int i = 0; i < 80; ++i)
-            out += " Shipment " + std::to_string(i) + " left depot /var/depot/" + std::to_string(call) +
-                   " at 10:" + std::to_string(10 + i % 50) + " with 3 parcels.";
-        return out;
-    });
+    agent.add_tool<LookupInput>(
+        "lookup_order", "Looks an order up by id.", [&](const LookupInput&) {
+            std::string out = "Report " + std::to_string(++call) + ".";
+            for (int i = 0; i < 80; ++i)
+                out += " Shipment " + std::to_string(i) + " left depot /var/depot/" +
+                       std::to_string(call) + " at 10:" + std::to_string(10 + i % 50) +
+                       " with 3 parcels.";
+            return out;
+        });
     std::vector<CompactionLevel> levels;
     TurnCallbacks cb;
     cb.on_compaction = [&](const CompactionReport& rep) { levels.push_back(rep.level); };
@@ -430,10 +437,11 @@ TEST_P(AgentInEveryDialect, AStreamedToolRoundThenTheAnswer) {
     o.objective = "You look orders up.";
     Agent agent(pc, model_for(dialect), o);
     std::vector<std::string> looked_up;
-    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.", [&](const LookupInput& in) {
-        looked_up.push_back(in.order_id);
-        return "order " + in.order_id + " is in Oslo";
-    });
+    agent.add_tool<LookupInput>("lookup_order", "Looks an order up by id.",
+                                [&](const LookupInput& in) {
+                                    looked_up.push_back(in.order_id);
+                                    return "order " + in.order_id + " is in Oslo";
+                                });
     std::string streamed;
     TurnCallbacks cb;
     cb.on_text_delta = [&](std::string_view t) { streamed += t; };
@@ -454,7 +462,8 @@ TEST_P(AgentInEveryDialect, AStreamedToolRoundThenTheAnswer) {
     stream.on_text_delta = [](std::size_t, std::string_view) {};
     CallOptions options;
     options.stream = &stream;
-    EXPECT_EQ(emulator_test::validate_wire(dialect, {pc.build_request(next, model_for(dialect), options).body}),
+    EXPECT_EQ(emulator_test::validate_wire(
+                  dialect, {pc.build_request(next, model_for(dialect), options).body}),
               "");
 }
 
@@ -468,9 +477,11 @@ TEST(AgentApi, BadRegistrationsAreRefusedByName) {
     o.max_rounds = 0;
     EXPECT_THROW(Agent(pc, model_for("anthropic"), o), Error);
     Agent agent(pc, model_for("anthropic"));
-    agent.add_tool<LookupInput>("lookup_order", "x", [](const LookupInput&) { return std::string(); });
+    agent.add_tool<LookupInput>("lookup_order", "x",
+                                [](const LookupInput&) { return std::string(); });
     try {
-        agent.add_tool<LookupInput>("lookup_order", "y", [](const LookupInput&) { return std::string(); });
+        agent.add_tool<LookupInput>("lookup_order", "y",
+                                    [](const LookupInput&) { return std::string(); });
         FAIL() << "a second tool of the same name must be refused";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("lookup_order"), std::string::npos);

@@ -10,8 +10,8 @@
 #include "artifact_types.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/conversation.hpp"
-#include "nucleo/plugins.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/plugins.hpp"
 
 namespace nucleo {
 namespace {
@@ -353,7 +353,8 @@ TEST(ArtifactTools, GetArtifactFieldAnswersTheFullValueTheModelSawOnlySummarized
     c.add_message(m);
     const PreparedConversation p =
         c.prepare_messages_for_llm(FixedContentFormatter(true, true), false);
-    const std::string registry_text = p.turns.back().blocks.back().get_if<TextBlock>()->text;  // wire.191: it rides the last turn
+    const std::string registry_text =
+        p.turns.back().blocks.back().get_if<TextBlock>()->text;  // wire.191: it rides the last turn
     const std::string full = long_text(2000, "word3");
     EXPECT_THAT(registry_text, Not(HasSubstr(full)));
     // Declared, with schemas from the facility.

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <functional>
 #include <thread>
 
 #include <rapidjson/document.h>
@@ -15,6 +14,7 @@
 
 #include "artifact_types.hpp"
 #include "nucleo/conversation.hpp"
+#include "wire_marks.hpp"
 #include "nucleo/provider_client.hpp"
 #include "nucleo/tokenizer.hpp"
 #include "nucleo/tokens.hpp"
@@ -131,8 +131,8 @@ TEST(RegistryTurn, APojoIsCountedOnTheStringSent) {
     counter.clear_cache();
     EXPECT_EQ(counter.breakdown(c).per_message.front(), sent);
     // The raw JSON is 200 bodies of 4,000 characters: far more than what is sent.
-    EXPECT_LT(sent * 10, counter.count_text(c.messages().front().blocks.back().get_if<PojoBlock>()
-                                                ->value_json));
+    EXPECT_LT(sent * 10, counter.count_text(
+                             c.messages().front().blocks.back().get_if<PojoBlock>()->value_json));
 }
 
 // tokens.101: a PojoBlock in the objective is counted on the string the render puts in the
@@ -155,8 +155,8 @@ TEST(RegistryTurn, AnObjectivePojoIsCountedOnTheStringSent) {
     }
     ASSERT_GT(sent, 0);
     EXPECT_EQ(before_render, sent);
-    EXPECT_LT(sent * 10, counter.count_text(
-                             c.main_objective().front().value.get_if<PojoBlock>()->value_json));
+    EXPECT_LT(sent * 10,
+              counter.count_text(c.main_objective().front().value.get_if<PojoBlock>()->value_json));
 }
 
 TEST(RegistryTurn, ConcurrentConstReadersBuildOneSection) {
@@ -275,22 +275,7 @@ std::string last_text(const rapidjson::Value& message) {
 std::string unmarked(const rapidjson::Value& message) {
     rapidjson::Document d;
     d.CopyFrom(message, d.GetAllocator());
-    std::function<void(rapidjson::Value&)> strip = [&](rapidjson::Value& v) {
-        if (v.IsObject()) {
-            v.RemoveMember("cache_control");
-            v.RemoveMember("prompt_cache_breakpoint");
-            for (auto& m : v.GetObject()) strip(m.value);
-        } else if (v.IsArray()) {
-            for (rapidjson::SizeType i = v.Size(); i-- > 0;) {
-                if (v[i].IsObject() && v[i].HasMember("cachePoint")) {
-                    v.Erase(v.Begin() + i);
-                } else {
-                    strip(v[i]);
-                }
-            }
-        }
-    };
-    strip(d);
+    test_support::strip_cache_marks(d);
     return compact(d);
 }
 

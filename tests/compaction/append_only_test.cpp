@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -26,6 +26,7 @@
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"
 #include "nucleo/response.hpp"
+#include "wire_marks.hpp"
 
 namespace nucleo::compaction_test {
 namespace {
@@ -37,7 +38,8 @@ class TypedAnswer final : public ResponseHandler {
   public:
     [[nodiscard]] bool uses_schema_notation() const override { return false; }
     [[nodiscard]] std::string response_instructions(bool native, bool thinking) const override {
-        return std::string("Answer as JSON") + (native ? "" : " with tool_calls") + (thinking ? "." : " with reasoning.");
+        return std::string("Answer as JSON") + (native ? "" : " with tool_calls") +
+               (thinking ? "." : " with reasoning.");
     }
 };
 
@@ -48,30 +50,12 @@ std::string compact(const rapidjson::Value& v) {
     return {buf.GetString(), buf.GetSize()};
 }
 
-/// The body without its cache marks: Anthropic's cache_control, OpenAI's
-/// prompt_cache_breakpoint, Converse's cachePoint blocks.
-void strip_marks(rapidjson::Value& v) {
-    if (v.IsObject()) {
-        v.RemoveMember("cache_control");
-        v.RemoveMember("prompt_cache_breakpoint");
-        for (auto& m : v.GetObject()) strip_marks(m.value);
-    } else if (v.IsArray()) {
-        for (rapidjson::SizeType i = v.Size(); i-- > 0;) {
-            if (v[i].IsObject() && v[i].MemberCount() == 1 && v[i].HasMember("cachePoint")) {
-                v.Erase(v.Begin() + i);
-            } else {
-                strip_marks(v[i]);
-            }
-        }
-    }
-}
-
 /// The wire messages of a request body, each as compact JSON without cache marks.
 std::vector<std::string> wire_messages(const std::string& body, std::string& system) {
     rapidjson::Document d;
     d.Parse(body.data(), body.size());
     EXPECT_FALSE(d.HasParseError()) << body.substr(0, 200);
-    strip_marks(d);
+    test_support::strip_cache_marks(d);
     system = d.HasMember("system") ? compact(d["system"]) : std::string();
     std::vector<std::string> out;
     if (!d.HasMember("messages")) return out;
@@ -95,7 +79,8 @@ void answer_and_ask(ConversationContext& c, Grower& grow, int round) {
     const std::string n = std::to_string(round);
     Message answer;
     answer.direction = Direction::kIncoming;
-    if (grow.pick(2) == 0) answer.blocks.push_back(ThinkingBlock{"Let me think about step " + n + ".", "sig-" + n});
+    if (grow.pick(2) == 0)
+        answer.blocks.push_back(ThinkingBlock{"Let me think about step " + n + ".", "sig-" + n});
     const bool tool = grow.pick(3) == 0;
     answer.blocks.push_back(TextBlock{"Working on step " + n + ": " + prose(1, round)});
     const std::string use = "call_" + n;
@@ -165,7 +150,8 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
         for (int round = 1; round <= kRounds; ++round) {
             SCOPED_TRACE("round " + std::to_string(round));
             answer_and_ask(c, grow, round);
-            if (grow.pick(5) == 0) c.set_depth(grow.pick(2) == 0 ? Depth::kDeep : Depth::kImmediate);
+            if (grow.pick(5) == 0)
+                c.set_depth(grow.pick(2) == 0 ? Depth::kDeep : Depth::kImmediate);
             if (grow.pick(7) == 0) c = ConversationContext::from_parts(c.parts());  // a restore
             std::string system_after;
             const std::vector<std::string> after =
@@ -173,7 +159,8 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
             EXPECT_EQ(system_after, system_before);
             ASSERT_GT(after.size(), before.size());
             for (std::size_t i = 0; i < before.size(); ++i) {
-                ASSERT_EQ(after[i], before[i]) << "wire message " << i << " of the previous call changed";
+                ASSERT_EQ(after[i], before[i])
+                    << "wire message " << i << " of the previous call changed";
             }
             before = after;
             system_before = system_after;
@@ -183,7 +170,8 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
 
 INSTANTIATE_TEST_SUITE_P(Dialects, AppendOnly, ::testing::Values("anthropic", "openai", "bedrock"));
 
-// ---- what rides a turn ---------------------------------------------------------------------------
+// ---- what rides a turn
+// ---------------------------------------------------------------------------
 
 const FixedContentFormatter kNative(true, true);
 
@@ -212,12 +200,14 @@ TEST(SentWith, AnUnansweredTurnTakesTheContractOfTheNewCallAndAnAnsweredOneNever
     Message q = Message::outgoing_text("Question.");
     q.response_handler = std::make_shared<TypedAnswer>();
     c.add_message(q);
-    EXPECT_EQ(last_text(c.prepare_messages_for_llm(kNative, false).turns[0]), "Answer as JSON with reasoning.");
+    EXPECT_EQ(last_text(c.prepare_messages_for_llm(kNative, false).turns[0]),
+              "Answer as JSON with reasoning.");
     // A retry at another depth, nothing answered: the turn rides this call's contract.
     EXPECT_EQ(last_text(c.prepare_messages_for_llm(kNative, true).turns[0]), "Answer as JSON.");
     c.add_message(Message::incoming_text("Answered."));
     const PreparedConversation prefill = c.prepare_messages_for_llm(kNative, false);
-    EXPECT_EQ(last_text(prefill.turns[0]), "Answer as JSON.") << "an answered turn keeps what the model saw";
+    EXPECT_EQ(last_text(prefill.turns[0]), "Answer as JSON.")
+        << "an answered turn keeps what the model saw";
 }
 
 TEST(SentWith, TheRegistryRidesTheTurnOfTheCallInWhichItChangedAndStays) {
@@ -271,7 +261,8 @@ TEST(SentWith, ABadSentWithIsRefusedNamingWhereAndAnUnknownIdIsNotKept) {
         EXPECT_NE(std::string(e.what()).find("sent_with.m1"), std::string::npos) << e.what();
     }
     std::string unknown = doc;
-    unknown.replace(unknown.find("\"sent_with\":{"), 13, "\"sent_with\":{\"gone\":{\"contract\":\"x\"},");
+    unknown.replace(unknown.find("\"sent_with\":{"), 13,
+                    "\"sent_with\":{\"gone\":{\"contract\":\"x\"},");
     EXPECT_EQ(read_conversation_parts(unknown).sent_with.count("gone"), 0U);
 }
 
@@ -280,7 +271,8 @@ TEST(SentWith, ABadSentWithIsRefusedNamingWhereAndAnUnknownIdIsNotKept) {
 TEST(ReboundThinking, CompactionDropsTheThinkingOfAnswersAfterTheFirstChangeAndCountsIt) {
     ConversationContext c = base("thinking");
     for (int k = 1; k <= 14; ++k) {
-        c.add_message(Message::outgoing_text("Question " + std::to_string(k) + ": " + prose(25, k)));
+        c.add_message(
+            Message::outgoing_text("Question " + std::to_string(k) + ": " + prose(25, k)));
         Message a;
         a.direction = Direction::kIncoming;
         a.compactable = k < 12;  // the last answers stay verbatim, after the summaries
@@ -294,7 +286,8 @@ TEST(ReboundThinking, CompactionDropsTheThinkingOfAnswersAfterTheFirstChangeAndC
     const CompactionReport r = manager.ensure_fits(c, test_model(), 512);
     ASSERT_TRUE(r.compacted());
     std::size_t same = 0;
-    while (same < old.size() && same < c.messages().size() && old[same].id == c.messages()[same].id) ++same;
+    while (same < old.size() && same < c.messages().size() && old[same].id == c.messages()[same].id)
+        ++same;
     std::int64_t kept_before = 0;
     std::int64_t left_after = 0;
     for (std::size_t i = 0; i < c.messages().size(); ++i) {
@@ -306,8 +299,9 @@ TEST(ReboundThinking, CompactionDropsTheThinkingOfAnswersAfterTheFirstChangeAndC
     EXPECT_EQ(left_after, 0) << "a thinking block after the first change was sent on";
     std::int64_t originally_after = 0;
     for (const Message& m : old) {
-        const bool survives = std::any_of(c.messages().begin() + static_cast<std::ptrdiff_t>(same),
-                                          c.messages().end(), [&](const Message& n) { return n.id == m.id; });
+        const bool survives =
+            std::any_of(c.messages().begin() + static_cast<std::ptrdiff_t>(same),
+                        c.messages().end(), [&](const Message& n) { return n.id == m.id; });
         if (!survives) continue;
         for (const ContentBlock& b : m.blocks) originally_after += b.is<ThinkingBlock>() ? 1 : 0;
     }

@@ -30,7 +30,8 @@ class ShapeHandler final : public ResponseHandler {
     explicit ShapeHandler(bool notation) : notation_(notation) {}
     [[nodiscard]] bool uses_schema_notation() const override { return notation_; }
     [[nodiscard]] std::string response_instructions(bool native, bool thinking) const override {
-        return std::string("Answer as JSON") + (native ? "" : " with tool_calls") + (thinking ? "." : " with reasoning.");
+        return std::string("Answer as JSON") + (native ? "" : " with tool_calls") +
+               (thinking ? "." : " with reasoning.");
     }
 
   private:
@@ -57,7 +58,9 @@ void expect_equal(const PreparedConversation& a, const PreparedConversation& b) 
 
 TEST(IncrementalPrepare, EqualsAFreshPrepareAfterEveryKindOfChange) {
     constexpr int kSeeds = 40;
-    const auto count = [](const ContentBlock& b) { return static_cast<std::int64_t>(render::rendered_text(b).size() / 4); };
+    const auto count = [](const ContentBlock& b) {
+        return static_cast<std::int64_t>(render::rendered_text(b).size() / 4);
+    };
     std::uint64_t extended = 0;
     for (int seed = 1; seed <= kSeeds; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
@@ -70,28 +73,45 @@ TEST(IncrementalPrepare, EqualsAFreshPrepareAfterEveryKindOfChange) {
         for (int step = 0; step < 80; ++step) {
             grow.step(c);
             switch (grow.pick(24)) {
-                case 0: compact_half(c); break;
+                case 0:
+                    compact_half(c);
+                    break;
                 case 1:
-                    c.add_tool(ToolDefinitionBlock{"late_tool_" + std::to_string(step), "A tool declared late.",
+                    c.add_tool(ToolDefinitionBlock{"late_tool_" + std::to_string(step),
+                                                   "A tool declared late.",
                                                    R"({"type":"object","properties":{}})"});
                     break;
-                case 2: c = ConversationContext::from_parts(c.parts()); break;  // a restore
-                case 3: c.artifacts().register_artifact("note" + std::to_string(step), R"({"n":1})"); break;
-                case 4: native = !native; break;
-                case 5: thinking = !thinking; break;
-                case 6: c.set_cache_main_objective(!c.cache_main_objective()); break;
+                case 2:
+                    c = ConversationContext::from_parts(c.parts());
+                    break;  // a restore
+                case 3:
+                    c.artifacts().register_artifact("note" + std::to_string(step), R"({"n":1})");
+                    break;
+                case 4:
+                    native = !native;
+                    break;
+                case 5:
+                    thinking = !thinking;
+                    break;
+                case 6:
+                    c.set_cache_main_objective(!c.cache_main_objective());
+                    break;
                 case 7:
-                    c.set_cache_policy(grow.pick(2) == 0 ? CachePolicy::kSliding : CachePolicy::kAutomatic);
+                    c.set_cache_policy(grow.pick(2) == 0 ? CachePolicy::kSliding
+                                                         : CachePolicy::kAutomatic);
                     options.automatic_offered = grow.pick(2) == 0;
                     break;
-                case 8: c.set_cache_policy(std::nullopt); break;
+                case 8:
+                    c.set_cache_policy(std::nullopt);
+                    break;
                 case 9:
                     options.min_cacheable_tokens = grow.pick(2) == 0 ? 0 : 400;
                     options.count_block = count;
                     break;
                 case 10:
                     if (!c.messages().back().outgoing()) {
-                        Message m = Message::outgoing_text("Reply in the shape asked, step " + std::to_string(step) + ".");
+                        Message m = Message::outgoing_text("Reply in the shape asked, step " +
+                                                           std::to_string(step) + ".");
                         m.response_handler = std::make_shared<ShapeHandler>(grow.pick(2) == 0);
                         m.cache = grow.pick(2) == 0;
                         c.add_message(std::move(m));
@@ -102,22 +122,26 @@ TEST(IncrementalPrepare, EqualsAFreshPrepareAfterEveryKindOfChange) {
                         Message m;
                         m.direction = Direction::kOutgoing;
                         m.blocks.push_back(TextBlock{"The state now:"});
-                        m.blocks.push_back(PojoBlock{"Status", R"({"step":)" + std::to_string(step) + R"(,"ok":true})"});
+                        m.blocks.push_back(PojoBlock{
+                            "Status", R"({"step":)" + std::to_string(step) + R"(,"ok":true})"});
                         c.add_message(std::move(m));
                     }
                     break;
-                default: break;
+                default:
+                    break;
             }
             const FixedContentFormatter formatter(native, true);
             const internal::KeptPrepare* kept = internal::PreparedAccess::peek(c);
             const std::uint64_t before = kept != nullptr ? kept->extensions : 0;
             // What build_request reads; prepare_messages_for_llm copies it out once it is kept.
-            const PreparedConversation incremental = internal::PreparedAccess::prepare(c, formatter, thinking, options);
+            const PreparedConversation incremental =
+                internal::PreparedAccess::prepare(c, formatter, thinking, options);
             extended += internal::PreparedAccess::peek(c)->extensions - before;
             expect_equal(c.prepare_messages_for_llm(formatter, thinking, options), incremental);
             // A fresh copy keeps nothing of c's prepares: its prepare is a cold one.
             ConversationContext copy = c;
-            const PreparedConversation fresh = copy.prepare_messages_for_llm(formatter, thinking, options);
+            const PreparedConversation fresh =
+                copy.prepare_messages_for_llm(formatter, thinking, options);
             expect_equal(incremental, fresh);
             if (::testing::Test::HasFailure()) return;  // the first failing step is the report
         }
@@ -137,7 +161,8 @@ TEST(IncrementalPrepare, AnAppendKeepsThePreparedTurnsInPlace) {
     for (int i = 0; i < 40; ++i) {
         c.add_message(i % 2 == 0 ? Message::outgoing_text("Next " + std::to_string(i))
                                  : Message::incoming_text("Done " + std::to_string(i)));
-        const PreparedConversation& next = internal::PreparedAccess::prepare(c, formatter, false, {});
+        const PreparedConversation& next =
+            internal::PreparedAccess::prepare(c, formatter, false, {});
         ASSERT_EQ(next.turns.size(), c.messages().size());  // wire.191: the registry rides a turn
         // The first message's turn was not prepared again: its blocks are the same objects.
         EXPECT_EQ(next.turns[0].blocks.data(), kept_block);
@@ -185,7 +210,8 @@ TEST_P(IncrementalRequest, RequestsEqualThoseOfAFreshCopyWithAndWithoutTheEncode
     const ModelSpec model = model_for_test();
     for (int seed = 1; seed <= 12; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
-        const CachePolicy policy = seed % 3 == 0 ? CachePolicy::kSliding : CachePolicy::kMarkedTurns;
+        const CachePolicy policy =
+            seed % 3 == 0 ? CachePolicy::kSliding : CachePolicy::kMarkedTurns;
         ProviderClient cached = client_of(GetParam(), true);
         ProviderClient whole = client_of(GetParam(), false);
         Grower grow(static_cast<std::uint64_t>(seed) * 104729);
@@ -198,7 +224,8 @@ TEST_P(IncrementalRequest, RequestsEqualThoseOfAFreshCopyWithAndWithoutTheEncode
             if (change == 1) c = ConversationContext::from_parts(c.parts());
             c.set_cache_policy(policy);  // the sliding marks move with the tail
             if (change == 2) {
-                c.add_tool(ToolDefinitionBlock{"late_tool_" + std::to_string(step), "A tool declared late.",
+                c.add_tool(ToolDefinitionBlock{"late_tool_" + std::to_string(step),
+                                               "A tool declared late.",
                                                R"({"type":"object","properties":{}})"});
             }
             ProviderClient& client = grow.pick(2) == 0 ? cached : whole;
@@ -207,13 +234,15 @@ TEST_P(IncrementalRequest, RequestsEqualThoseOfAFreshCopyWithAndWithoutTheEncode
             const HttpRequest cold = whole.build_request(copy, model, {}, true);
             EXPECT_EQ(kept.url, cold.url);
             EXPECT_EQ(kept.headers, cold.headers);
-            EXPECT_TRUE(kept.body == cold.body) << "the request built from the kept prepare differs at step " << step;
+            EXPECT_TRUE(kept.body == cold.body)
+                << "the request built from the kept prepare differs at step " << step;
             if (::testing::Test::HasFailure()) return;
         }
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dialects, IncrementalRequest, ::testing::Values("anthropic", "openai", "bedrock"));
+INSTANTIATE_TEST_SUITE_P(Dialects, IncrementalRequest,
+                         ::testing::Values("anthropic", "openai", "bedrock"));
 
 }  // namespace
 }  // namespace nucleo::compaction_test

@@ -54,7 +54,9 @@ struct Row {
     std::string mode;  ///< kMode
 };
 
-std::string family_name(WireFamily f) { return std::string(contract::wire_family_name(f)); }
+std::string family_name(WireFamily f) {
+    return std::string(contract::wire_family_name(f));
+}
 
 const std::set<std::string> kMarkRules = {"wire.103", "wire.104", "wire.165", "wire.132"};
 
@@ -119,12 +121,14 @@ class ThroughCore : public ::testing::TestWithParam<Row> {
         d.Parse(body);
         if (c.family != WireFamily::kOpenAIChat) return d.HasMember("system");
         const auto& m = d["messages"];
-        return m.IsArray() && !m.Empty() && m[0].HasMember("role") && std::string(m[0]["role"].GetString()) == "system";
+        return m.IsArray() && !m.Empty() && m[0].HasMember("role") &&
+               std::string(m[0]["role"].GetString()) == "system";
     }
 
     static ConversationContext conversation(bool objective) {
         ConversationContext c("c-rule", "alice");
-        if (objective) c.put_main_objective("task", "You answer questions about orders, briefly and exactly.");
+        if (objective)
+            c.put_main_objective("task", "You answer questions about orders, briefly and exactly.");
         c.set_output(OutputSize::kShort);
         c.set_depth(Depth::kImmediate);
         c.add_message(Message::outgoing_text("Where is order 42?"));
@@ -137,7 +141,9 @@ class ThroughCore : public ::testing::TestWithParam<Row> {
         c.put_main_objective("task", "You look up orders.");
         c.set_output(OutputSize::kShort);
         c.set_depth(Depth::kStandard);
-        c.add_tool(ToolDefinitionBlock{"lookup", "Looks an order up.", R"({"type":"object","properties":{"id":{"type":"string"}}})"});
+        c.add_tool(
+            ToolDefinitionBlock{"lookup", "Looks an order up.",
+                                R"({"type":"object","properties":{"id":{"type":"string"}}})"});
         c.add_message(Message::outgoing_text("Where is order 42?"));
         Message call;
         call.direction = Direction::kIncoming;
@@ -192,13 +198,16 @@ TEST_P(ThroughCore, KeptIsDecidedOrPassesAndBrokenIsRefusedBeforeSending) {
                 keeps.build_request(kept, model, {}, true);
                 ADD_FAILURE() << row.rule << ": marks the plan did not decide passed the audit";
             } catch (const Error& e) {
-                EXPECT_NE(std::string(e.what()).find("breaks " + row.through_core + " "), std::string::npos) << e.what();
+                EXPECT_NE(std::string(e.what()).find("breaks " + row.through_core + " "),
+                          std::string::npos)
+                    << e.what();
             }
         }
         ConversationContext broken = conversation(has_system(c, c.breaks));
         ProviderClient breaks = client(splice_options(c, c.breaks));
         if (row.through_core.empty()) {
-            expect_refused(breaks, broken, model, row.rule, std::string(c.rule) + " at " + c.where + ": " + c.text);
+            expect_refused(breaks, broken, model, row.rule,
+                           std::string(c.rule) + " at " + c.where + ": " + c.text);
         } else {
             expect_refused(breaks, broken, model, row.through_core, "");
         }
@@ -261,7 +270,9 @@ TEST_P(ThroughCore, KeptIsDecidedOrPassesAndBrokenIsRefusedBeforeSending) {
         pc.build_request(kept, model, {}, true).body.str().find(R"("thinking":{"type":"adaptive")"),
         std::string::npos);
     ConversationContext corrected = tool_loop(TextBlock{"Let me look."});
-    EXPECT_NE(pc.build_request(corrected, model, {}, true).body.str().find(R"("thinking":{"type":"disabled"})"),
+    EXPECT_NE(pc.build_request(corrected, model, {}, true)
+                  .body.str()
+                  .find(R"("thinking":{"type":"disabled"})"),
               std::string::npos);
     pc.call(corrected, model);
     EXPECT_EQ(requests_seen(), 1);
@@ -293,7 +304,8 @@ TEST(ThroughCoreRows, EveryCheckedRuleOfTheSpecHasARow) {
     const std::string spec = text.str();
     std::set<std::string> rules;
     const std::regex defined(R"(- \*\*(wire\.[0-9]+)\*\*)");
-    for (auto it = std::sregex_iterator(spec.begin(), spec.end(), defined); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(spec.begin(), spec.end(), defined);
+         it != std::sregex_iterator(); ++it)
         rules.insert((*it)[1].str());
     ASSERT_GT(rules.size(), 40U);
     std::set<std::string> covered;

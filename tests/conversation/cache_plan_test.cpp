@@ -136,7 +136,6 @@ TEST(CachePlan, OnlyMarkedTurnsAnchor) {
     EXPECT_EQ(p.turns[0].blocks.size(), 1U) << "an answered turn is never decorated (wire.191)";
 }
 
-
 // ---- the policies (caching.105-107) --------------------------------------------------------
 
 CacheOptions policy(CachePolicy p) {
@@ -196,8 +195,8 @@ TEST(CachePolicy, TheDefaultPlanIsTheMarkedTurnsLoopExactly) {
         ConversationContext ctx = fixture();
         ConversationContext copy = fixture();
         const PreparedConversation p = ctx.prepare_messages_for_llm(kCaching, false);
-        EXPECT_EQ(p.cache_plan, caching::plan_cache_breakpoints(p.system_blocks, p.turns, true,
-                                                                p.cache_system));
+        EXPECT_EQ(p.cache_plan,
+                  caching::plan_cache_breakpoints(p.system_blocks, p.turns, true, p.cache_system));
         const PreparedConversation q =
             copy.prepare_messages_for_llm(kCaching, false, policy(CachePolicy::kMarkedTurns));
         EXPECT_EQ(q.cache_plan, p.cache_plan);
@@ -263,11 +262,12 @@ TEST(CachePolicy, SlidingSkipsImagesAndThinkingAndUsesAllFourWithoutSystem) {
 TEST(CachePolicy, SlidingAnchorsTheContractThatStaysButNoTurnWithoutAMessage) {
     PreparedConversation p;
     p.system_blocks = {TextBlock{"objective"}};
-    p.turns = {PreparedTurn{TurnRole::kUser, {TextBlock{"q1"}}, false, "m1"},
-               PreparedTurn{TurnRole::kAssistant, {TextBlock{"a1"}}, false, "m2"},
-               PreparedTurn{TurnRole::kUser, {TextBlock{"q2"}, TextBlock{"answer as JSON"}}, false,
-                            "m3", true},
-               PreparedTurn{TurnRole::kUser, {TextBlock{"no message"}}, false, ""}};
+    p.turns = {
+        PreparedTurn{TurnRole::kUser, {TextBlock{"q1"}}, false, "m1"},
+        PreparedTurn{TurnRole::kAssistant, {TextBlock{"a1"}}, false, "m2"},
+        PreparedTurn{
+            TurnRole::kUser, {TextBlock{"q2"}, TextBlock{"answer as JSON"}}, false, "m3", true},
+        PreparedTurn{TurnRole::kUser, {TextBlock{"no message"}}, false, ""}};
     const CachePlan plan = caching::plan_cache(p, true, policy(CachePolicy::kSliding));
     // The newest on q2's contract, the older on the earlier user turn.
     EXPECT_THAT(plan.turn_anchors, ElementsAre(CacheAnchor{0, 0}, CacheAnchor{2, 1}));
@@ -281,11 +281,15 @@ TEST(CachePolicy, SlidingAnchorsNoToolCallWhereTheDialectCannotMarkOne) {
     p.system_blocks = {TextBlock{"objective"}};
     p.turns = {PreparedTurn{TurnRole::kUser, {TextBlock{"q1"}}, false, "m1"},
                PreparedTurn{TurnRole::kAssistant,
-                            {TextBlock{"calling"}, ToolUseBlock{"c1", "search", R"({})"}}, false, "m2"}};
+                            {TextBlock{"calling"}, ToolUseBlock{"c1", "search", R"({})"}},
+                            false,
+                            "m2"}};
     CacheOptions o = policy(CachePolicy::kSliding);
-    EXPECT_THAT(caching::plan_cache(p, true, o).turn_anchors, ElementsAre(CacheAnchor{0, 0}, CacheAnchor{1, 1}));
+    EXPECT_THAT(caching::plan_cache(p, true, o).turn_anchors,
+                ElementsAre(CacheAnchor{0, 0}, CacheAnchor{1, 1}));
     o.anchor_tool_use = false;
-    EXPECT_THAT(caching::plan_cache(p, true, o).turn_anchors, ElementsAre(CacheAnchor{0, 0}, CacheAnchor{1, 0}));
+    EXPECT_THAT(caching::plan_cache(p, true, o).turn_anchors,
+                ElementsAre(CacheAnchor{0, 0}, CacheAnchor{1, 0}));
 }
 
 // caching.105: no breakpoint on a prefix under the model's minimum.
@@ -294,7 +298,8 @@ TEST(CachePolicy, SlidingPlacesNothingUnderTheMinimum) {
     p.system_blocks = {TextBlock{std::string(40, 's')}};
     for (int i = 0; i < 6; ++i) {
         p.turns.push_back(PreparedTurn{i % 2 == 0 ? TurnRole::kUser : TurnRole::kAssistant,
-                                       {TextBlock{std::string(20, 't')}}, false,
+                                       {TextBlock{std::string(20, 't')}},
+                                       false,
                                        "m" + std::to_string(i)});
     }
     CacheOptions o = policy(CachePolicy::kSliding);
@@ -305,8 +310,8 @@ TEST(CachePolicy, SlidingPlacesNothingUnderTheMinimum) {
     o.min_cacheable_tokens = 100;
     CachePlan plan = caching::plan_cache(p, true, o);
     EXPECT_EQ(plan.system_block, std::nullopt);
-    EXPECT_THAT(plan.turn_anchors, ElementsAre(CacheAnchor{2, 0}, CacheAnchor{4, 0},
-                                               CacheAnchor{5, 0}));
+    EXPECT_THAT(plan.turn_anchors,
+                ElementsAre(CacheAnchor{2, 0}, CacheAnchor{4, 0}, CacheAnchor{5, 0}));
     o.min_cacheable_tokens = 150;
     plan = caching::plan_cache(p, true, o);
     EXPECT_THAT(plan.turn_anchors, ElementsAre(CacheAnchor{5, 0}));

@@ -375,8 +375,7 @@ TEST_F(EmulatorOpenAiBreakpoints, TheDocumentedFormsAreAccepted) {
          {std::string(R"(,"prompt_cache_options":{"mode":"explicit","ttl":"30m"})"),
           std::string(
               R"(,"prompt_cache_options":{"mode":"implicit"},"prompt_cache_retention":"24h")"),
-          std::string(
-              R"(,"prompt_cache_options":{"ttl":"30m"},"prompt_cache_retention":"24h")"),
+          std::string(R"(,"prompt_cache_options":{"ttl":"30m"},"prompt_cache_retention":"24h")"),
           std::string(R"(,"prompt_cache_options":{},"prompt_cache_key":"user-42")"),
           std::string(R"(,"prompt_cache_key":null)")}) {
         const HttpResult r = post(body(kExplicitModel, m, extra));

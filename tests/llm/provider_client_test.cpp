@@ -33,7 +33,7 @@ ModelSpec claude(std::int64_t max_output = 8192) {
 }
 
 class ProviderClientTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         emulator_ = std::make_unique<EmulatorProcess>();
         config_.name = "anthropic";
@@ -52,7 +52,8 @@ protected:
 
     static ConversationContext conversation(std::size_t objective_bytes = 200) {
         ConversationContext c("c-e2e", "alice");
-        c.put_main_objective("task", "You answer questions about orders. " + std::string(objective_bytes, 'x'));
+        c.put_main_objective(
+            "task", "You answer questions about orders. " + std::string(objective_bytes, 'x'));
         c.set_output(OutputSize::kShort);
         c.set_depth(Depth::kImmediate);
         Message q = Message::outgoing_text("Where is order 42?");
@@ -65,7 +66,9 @@ protected:
         // /stats: {"requests": {..., "total": N}, ...}
         const auto stats = emulator_->get("/stats");
         const auto pos = stats.body.find("\"total\"");
-        return pos == std::string::npos ? -1 : std::stol(stats.body.substr(stats.body.find(':', pos) + 1));
+        return pos == std::string::npos
+                   ? -1
+                   : std::stol(stats.body.substr(stats.body.find(':', pos) + 1));
     }
 
     std::unique_ptr<EmulatorProcess> emulator_;
@@ -151,10 +154,10 @@ TEST_F(ProviderClientTest, ProviderOptionsChooseThePolicyAndTheOneHourHeadIsPric
     EXPECT_EQ(first.usage.input_tokens, 0);
     const ModelSpec m = claude();
     EXPECT_DOUBLE_EQ(m.prices.cache_write_1h_price(), 6.0);
-    EXPECT_DOUBLE_EQ(first.cost, m.cost(first.usage.input_tokens, first.usage.output_tokens,
-                                        first.usage.cache_write_tokens,
-                                        first.usage.cache_read_tokens,
-                                        first.usage.cache_write_1h_tokens));
+    EXPECT_DOUBLE_EQ(
+        first.cost,
+        m.cost(first.usage.input_tokens, first.usage.output_tokens, first.usage.cache_write_tokens,
+               first.usage.cache_read_tokens, first.usage.cache_write_1h_tokens));
     const double hour_extra = 1e-6 * static_cast<double>(first.usage.cache_write_1h_tokens) *
                               (6.0 - m.prices.cache_write);
     EXPECT_NEAR(first.cost - hour_extra,
@@ -192,7 +195,8 @@ TEST_F(ProviderClientTest, TheDefaultPolicyIsSlidingAndSeedStaysSelectable) {
     EXPECT_EQ(by_default.usage.input_tokens, 0) << "sliding caches the unmarked turn";
     EXPECT_GT(by_default.usage.cache_write_tokens, 0);
     const LLMResponse seed = run(R"({"cache_policy":"seed"})", "c-seed-policy");
-    EXPECT_GT(seed.usage.input_tokens, 200) << "the marked-turns policy leaves the unmarked turn uncached";
+    EXPECT_GT(seed.usage.input_tokens, 200)
+        << "the marked-turns policy leaves the unmarked turn uncached";
     EXPECT_GT(seed.usage.cache_write_tokens, 0) << "the objective is still cached";
 }
 
@@ -226,8 +230,7 @@ TEST_F(ProviderClientTest, AOneHourHeadOnAModelWithoutTheHourFallsBackToFiveMinu
 }
 
 TEST_F(ProviderClientTest, ABadCacheOptionIsRefusedNamingTheProviderAndTheValue) {
-    for (const auto& [options, expected] :
-         std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [options, expected] : std::vector<std::pair<std::string, std::string>>{
              // abi.111: the host's own provider options are checked with the plugin's schema,
              // before the plugin's create.
              {R"({"cache_policy":"fast"})",
@@ -283,8 +286,9 @@ TEST_F(ProviderClientTest, TruncationAtTheCeilingIsUncorrectableAndAppendsNothin
     // UncorrectableRuntimeLLMException". budget.9: a tool call cut off by truncation is never
     // handed to a tool.
     ConversationContext c = conversation();
-    c.add_tool(ToolDefinitionBlock{"search_orders", "Search orders by text.",
-                                   R"({"type":"object","properties":{"query":{"type":"string"}},"required":["query"]})"});
+    c.add_tool(ToolDefinitionBlock{
+        "search_orders", "Search orders by text.",
+        R"({"type":"object","properties":{"query":{"type":"string"}},"required":["query"]})"});
     ProviderClient pc = client();
     CallOptions options;
     options.extra_headers = {{"x-emulator-fault", "truncate"}};

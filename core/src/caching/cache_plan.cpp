@@ -25,8 +25,8 @@ const char* to_string(CachePolicy policy) noexcept {
 }
 
 std::optional<CachePolicy> parse_cache_policy(std::string_view name) noexcept {
-    for (const CachePolicy p : {CachePolicy::kMarkedTurns, CachePolicy::kSliding,
-                                CachePolicy::kAutomatic}) {
+    for (const CachePolicy p :
+         {CachePolicy::kMarkedTurns, CachePolicy::kSliding, CachePolicy::kAutomatic}) {
         if (name == to_string(p)) return p;
     }
     return std::nullopt;
@@ -78,7 +78,8 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
         for (std::size_t i = 0; i < marked_turns->size() && used < CachePlan::kMaxBreakpoints; ++i)
             consider((*marked_turns)[i]);
     } else {
-        for (std::size_t t = 0; t < turns.size() && used < CachePlan::kMaxBreakpoints; ++t) consider(t);
+        for (std::size_t t = 0; t < turns.size() && used < CachePlan::kMaxBreakpoints; ++t)
+            consider(t);
     }
     return plan;
 }
@@ -96,8 +97,9 @@ bool anchorable(const ContentBlock& b, bool tool_use) {
 CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching,
                      const CacheOptions& options, const std::vector<std::size_t>* marked_turns) {
     if (options.policy == CachePolicy::kMarkedTurns) {
-        CachePlan plan = plan_cache_breakpoints(prepared.system_blocks, prepared.turns,
-                                                supports_caching, prepared.cache_system, marked_turns);
+        CachePlan plan =
+            plan_cache_breakpoints(prepared.system_blocks, prepared.turns, supports_caching,
+                                   prepared.cache_system, marked_turns);
         plan.system_ttl_1h = plan.system_block.has_value() && options.head_ttl_1h;
         return plan;
     }

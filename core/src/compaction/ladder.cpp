@@ -133,8 +133,8 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     auto overflow = [&](std::int64_t tokens, const std::string& after) {
         return ContextOverflowException(
             "conversation '" + conversation.conversation_id() + "': " + std::to_string(tokens) +
-            " input tokens " + after + " (from " + std::to_string(report.tokens_before) +
-            ") + " + std::to_string(output_reserve) + " reserved for the answer exceed the " +
+            " input tokens " + after + " (from " + std::to_string(report.tokens_before) + ") + " +
+            std::to_string(output_reserve) + " reserved for the answer exceed the " +
             std::to_string(report.hard_limit) + "-token context of model '" + model.id +
             "'; the conversation is unchanged");
     };
@@ -163,9 +163,9 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     work.fixed = fixed;
 
     // The aim sits a little under the target, and never above the room the reserve leaves.
-    const std::int64_t aim = std::min(
-        static_cast<std::int64_t>(kAimShare * static_cast<double>(report.target_tokens)),
-        hard_room);
+    const std::int64_t aim =
+        std::min(static_cast<std::int64_t>(kAimShare * static_cast<double>(report.target_tokens)),
+                 hard_room);
     for (CompactionLevel level : {CompactionLevel::kLight, CompactionLevel::kModerate,
                                   CompactionLevel::kAggressive, CompactionLevel::kMaximum}) {
         report.level = level;
@@ -188,17 +188,21 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
                old[same].blocks == work.msgs[same].blocks)
             ++same;
         for (std::size_t i = same; i < old.size(); ++i)
-            report.cached_tokens_given_up += counter.count_message(old[i], &conversation.artifacts());
+            report.cached_tokens_given_up +=
+                counter.count_message(old[i], &conversation.artifacts());
         // A message rewritten in place keeps its own prefix; every one after it has a new one.
-        const bool in_place = same < old.size() && same < work.msgs.size() && old[same].id == work.msgs[same].id;
-        report.thinking_blocks_dropped = drop_rebound_thinking(work.msgs, same + (in_place ? 1 : 0));
+        const bool in_place =
+            same < old.size() && same < work.msgs.size() && old[same].id == work.msgs[same].id;
+        report.thinking_blocks_dropped =
+            drop_rebound_thinking(work.msgs, same + (in_place ? 1 : 0));
         conversation.replace_messages(std::move(work.msgs), work.origins);
         report.tokens_after = counter.total_tokens(conversation);
     }
     // compaction.106, compaction.108: the log says whether the target was met; wire.192: and how
     // many thinking blocks lost their prefix.
     NUCLEO_LOG_INFO(
-        "compaction: conversation '{}': {} -> {} tokens at {} ({} summaries), target {} {}; {} thinking "
+        "compaction: conversation '{}': {} -> {} tokens at {} ({} summaries), target {} {}; {} "
+        "thinking "
         "block(s) dropped (wire.192)",
         conversation.conversation_id(), report.tokens_before, report.tokens_after,
         to_string(report.level), report.summaries.size(), report.target_tokens,

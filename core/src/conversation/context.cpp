@@ -8,11 +8,11 @@
 
 #include <rapidjson/document.h>
 
-#include "nucleo/wire/contract.hpp"
 #include "conversation/context_internal.hpp"
 #include "conversation/tool_check.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/wire/contract.hpp"
 
 namespace nucleo {
 
@@ -191,7 +191,8 @@ void ConversationContext::replace_messages(std::vector<Message> messages,
     tool_use_ids_ = std::move(scratch.tool_use_ids_);
     next_message_number_ = std::max(next_message_number_, scratch.next_message_number_);
     // wire.191: what rode a message that is gone rides nothing any more.
-    std::erase_if(state_.sent_with, [this](const auto& entry) { return message_ids_.count(entry.first) == 0; });
+    std::erase_if(state_.sent_with,
+                  [this](const auto& entry) { return message_ids_.count(entry.first) == 0; });
     epoch_.renew();
     turn_fragments_.value.reset();  // caching.110: compaction drops the encoded turns
     kept_prepare_.value.reset();    // conversation.101: and the prepared ones
@@ -283,7 +284,8 @@ void check_tool_declaration(const ToolDefinitionBlock& d, std::string_view who) 
     rapidjson::Document schema;
     schema.Parse(d.schema_json.data(), d.schema_json.size());
     const bool object = !schema.HasParseError() && schema.IsObject() && schema.HasMember("type") &&
-                        schema["type"].IsString() && std::string_view(schema["type"].GetString()) == "object";
+                        schema["type"].IsString() &&
+                        std::string_view(schema["type"].GetString()) == "object";
     if (!object) {
         throw Error(ErrorKind::kInvalidArgument,
                     at + ": the input schema must be a JSON object with \"type\": \"object\" "

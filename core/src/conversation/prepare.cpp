@@ -123,7 +123,8 @@ const internal::StreamScan& ConversationContext::scan_stream() {
     for (; scan.scanned < messages.size(); ++scan.scanned) {
         const Message& m = messages[scan.scanned];
         for (const ContentBlock& b : m.blocks) {
-            if (const auto* def = b.get_if<ToolDefinitionBlock>()) scan.tool_names.insert(def->name);
+            if (const auto* def = b.get_if<ToolDefinitionBlock>())
+                scan.tool_names.insert(def->name);
         }
         scan.notation = scan.notation || carries_notation(m);
         scan.stream_legend = scan.stream_legend || internal::is_stream_legend(m);
@@ -132,7 +133,8 @@ const internal::StreamScan& ConversationContext::scan_stream() {
     return scan;
 }
 
-void ConversationContext::place_in_head(std::vector<DeclaredTool> pending, const internal::StreamScan& scan) {
+void ConversationContext::place_in_head(std::vector<DeclaredTool> pending,
+                                        const internal::StreamScan& scan) {
     auto& head = state_.objective;
     auto slot_of = [&head](std::string_view key) {
         return std::find_if(head.begin(), head.end(),
@@ -185,7 +187,8 @@ void ConversationContext::place_in_head(std::vector<DeclaredTool> pending, const
     }
 }
 
-void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending, const internal::StreamScan& scan) {
+void ConversationContext::place_in_stream(std::vector<DeclaredTool> pending,
+                                          const internal::StreamScan& scan) {
     auto& messages = state_.messages;
     // (position, order among companions at one position, message): legend, guidance, tools.
     std::vector<std::tuple<std::size_t, int, Message>> insertions;
@@ -266,17 +269,20 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
     frozen_ = true;  // "The head freezes at the instance's first render"
     // conversation.101: a kept value is extended and copied out; without one the value is
     // prepared straight into what is returned (keeping it would cost a second copy of the turns).
-    if (internal::PreparedAccess::extends(*this, *kept_prepare_.value, formatter.supports_native_tool_calling()))
+    if (internal::PreparedAccess::extends(*this, *kept_prepare_.value,
+                                          formatter.supports_native_tool_calling()))
         return internal::PreparedAccess::extend_kept(*this, formatter, thinking_active, cache);
     internal::KeptPrepare fresh;
     prepare_kept(fresh, formatter, thinking_active, cache);
     return std::move(fresh.prepared);
 }
 
-bool internal::PreparedAccess::extends(const ConversationContext& c, const KeptPrepare& kept, bool native) {
+bool internal::PreparedAccess::extends(const ConversationContext& c, const KeptPrepare& kept,
+                                       bool native) {
     return kept.valid && kept.messages_epoch == c.epoch_.value() &&
-           kept.registry_epoch == ArtifactRegistryAccess::epoch(c.state_.artifacts) && kept.native == native &&
-           kept.head_slots == c.state_.objective.size() && kept.messages <= c.state_.messages.size();
+           kept.registry_epoch == ArtifactRegistryAccess::epoch(c.state_.artifacts) &&
+           kept.native == native && kept.head_slots == c.state_.objective.size() &&
+           kept.messages <= c.state_.messages.size();
 }
 
 const PreparedConversation& ConversationContext::prepare_in_place(const ContentFormatter& formatter,
@@ -289,7 +295,8 @@ const PreparedConversation& ConversationContext::prepare_in_place(const ContentF
 
 const PreparedConversation& internal::PreparedAccess::extend_kept(ConversationContext& c,
                                                                   const ContentFormatter& formatter,
-                                                                  bool thinking_active, const CacheOptions& cache) {
+                                                                  bool thinking_active,
+                                                                  const CacheOptions& cache) {
     // reconcile_derived_content made the slot.
     KeptPrepare& kept = *c.kept_prepare_.value;
     try {
@@ -313,13 +320,15 @@ void ConversationContext::decorate_last_outgoing(internal::KeptPrepare& kept, bo
     const Message& m = state_.messages[last];
     PreparedTurn& turn = kept.prepared.turns[last];
     SentWith now;
-    if (m.response_handler) now.contract = m.response_handler->response_instructions(native, thinking_active);
+    if (m.response_handler)
+        now.contract = m.response_handler->response_instructions(native, thinking_active);
     const auto recorded = state_.sent_with.find(m.id);
     const SentWith before = recorded == state_.sent_with.end() ? SentWith{} : recorded->second;
     if (!state_.artifacts.empty()) {
         std::string registry = state_.artifacts.build_artifact_registry_section();
         // The registry last sent before this turn: this turn's own, when it had one, replaces it.
-        const std::string& previous = before.registry.empty() ? kept.last_sent_registry : before.registry;
+        const std::string& previous =
+            before.registry.empty() ? kept.last_sent_registry : before.registry;
         if (!before.registry.empty() || registry != previous) now.registry = std::move(registry);
     }
     // An answered turn (a prefill, or a count after the answer) is never decorated: the model saw
@@ -342,8 +351,9 @@ void ConversationContext::decorate_last_outgoing(internal::KeptPrepare& kept, bo
     if (turn.ends_with_contract) kept.contract_turn = last;
 }
 
-void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const ContentFormatter& formatter,
-                                       bool thinking_active, const CacheOptions& cache) {
+void ConversationContext::prepare_kept(internal::KeptPrepare& kept,
+                                       const ContentFormatter& formatter, bool thinking_active,
+                                       const CacheOptions& cache) {
     const bool native = formatter.supports_native_tool_calling();
     const auto& messages = state_.messages;
     const std::uint64_t registry_epoch = ArtifactRegistryAccess::epoch(state_.artifacts);
@@ -419,7 +429,8 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept, const Conten
         mine.policy = *cache_policy_;
         out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), mine, &kept.marked);
     } else {
-        out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), cache, &kept.marked);
+        out.cache_plan =
+            caching::plan_cache(out, formatter.supports_caching(), cache, &kept.marked);
     }
     kept.messages_epoch = epoch_.value();
     kept.registry_epoch = registry_epoch;

@@ -1,11 +1,11 @@
 #include "nucleo/provider_client.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <cctype>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -15,15 +15,15 @@
 
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
-#include "llm/body_buffer.hpp"
 #include "conversation/context_internal.hpp"
+#include "llm/body_buffer.hpp"
 #include "llm/call_records.hpp"
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
 #include "llm/turn_fragments.hpp"
 #include "nucleo/thinking.hpp"
-#include "nucleo/tokens.hpp"
 #include "nucleo/thinking_response.hpp"
+#include "nucleo/tokens.hpp"
 #include "persistence/document_json.hpp"
 #include "render/prepared_json.hpp"
 
@@ -39,11 +39,10 @@ std::string first_bytes(std::string_view body) {
     return body.size() > kBodyQuoteBytes ? out + "..." : out;
 }
 
-
 /// caching.105, caching.107: the provider instance's cache choices in its `options`:
-/// `cache_policy` (seed, sliding or automatic; sliding when absent: caching.130) and `cache_head_ttl` ("5m" or
-/// "1h"; the head keeps the provider's default when absent). Anything else is refused, naming
-/// the instance and the value.
+/// `cache_policy` (seed, sliding or automatic; sliding when absent: caching.130) and
+/// `cache_head_ttl` ("5m" or "1h"; the head keeps the provider's default when absent). Anything
+/// else is refused, naming the instance and the value.
 std::pair<CachePolicy, bool> read_cache_choices(const ProviderConfig& config) {
     rapidjson::Document d;
     d.Parse(config.options_json.data(), config.options_json.size());
@@ -56,7 +55,8 @@ std::pair<CachePolicy, bool> read_cache_choices(const ProviderConfig& config) {
         if (!policy) {
             throw Error(ErrorKind::kConfig,
                         who + "cache_policy: " +
-                            (v.IsString() ? "\"" + std::string(v.GetString()) + "\"" : std::string("not a string")) +
+                            (v.IsString() ? "\"" + std::string(v.GetString()) + "\""
+                                          : std::string("not a string")) +
                             " is not one of seed, sliding, automatic");
         }
         out.first = *policy;
@@ -75,7 +75,8 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     rapidjson::Document d;
     d.Parse(json.data(), json.size());
     if (d.HasParseError() || !d.IsObject())
-        throw Error(ErrorKind::kPlugin, "plugin '" + plugin + "': capabilities are not a JSON object");
+        throw Error(ErrorKind::kPlugin,
+                    "plugin '" + plugin + "': capabilities are not a JSON object");
     ProviderCapabilities c;
     auto flag = [&](const char* k) { return d.HasMember(k) && d[k].IsBool() && d[k].GetBool(); };
     c.native_tools = flag("native_tools");
@@ -85,13 +86,15 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     if (d.HasMember("dialect") && d["dialect"].IsString()) c.dialect = d["dialect"].GetString();
     if (d.HasMember("auth") && d["auth"].IsString()) c.auth = d["auth"].GetString();
     // wire.149: the wire family whose rule book audits the plugin's requests.
-    if (d.HasMember("wire_family") && d["wire_family"].IsString()) c.wire_family = d["wire_family"].GetString();
+    if (d.HasMember("wire_family") && d["wire_family"].IsString())
+        c.wire_family = d["wire_family"].GetString();
     if (d.HasMember("stream_framing") && d["stream_framing"].IsString())
         c.stream_framing = d["stream_framing"].GetString();
     c.turn_fragments = flag("turn_fragments");  // abi.108
     // caching.119: a dialect that cannot mark a tool call says so; absent means it can.
-    c.cache_anchor_tool_use = !(d.HasMember("cache_anchor_tool_use") && d["cache_anchor_tool_use"].IsBool() &&
-                                !d["cache_anchor_tool_use"].GetBool());
+    c.cache_anchor_tool_use =
+        !(d.HasMember("cache_anchor_tool_use") && d["cache_anchor_tool_use"].IsBool() &&
+          !d["cache_anchor_tool_use"].GetBool());
     if (d.HasMember("max_cache_breakpoints") && d["max_cache_breakpoints"].IsUint64())
         c.max_cache_breakpoints = static_cast<std::size_t>(d["max_cache_breakpoints"].GetUint64());
     return c;
@@ -104,9 +107,9 @@ const std::string kNoCaching = "none";
 /// abi.106: the prepared conversation is written once, straight into `buf`, which the plugin
 /// then reads in place. abi.108: with `slice`, the document of that part of the conversation,
 /// with "turn_offset" (the slice's first turn) before "prepared".
-void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model, std::int64_t max_tokens,
-                            bool thinking, std::int64_t thinking_budget, const ThinkingRequest& form,
-                            bool stream, std::string_view cache_key,
+void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model,
+                            std::int64_t max_tokens, bool thinking, std::int64_t thinking_budget,
+                            const ThinkingRequest& form, bool stream, std::string_view cache_key,
                             const ProviderConfig& config, const PreparedConversation& prepared,
                             const internal::PreparedSlice* slice = nullptr) {
     json_escape::StringWriter w(buf);
@@ -155,7 +158,8 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
     rapidjson::Document options;
     options.Parse(config.options_json.data(), config.options_json.size());
     if (options.HasParseError() || !options.IsObject()) options.SetObject();
-    if (options.HasMember("cache_ttl") && options["cache_ttl"].IsString()) ttl = options["cache_ttl"].GetString();
+    if (options.HasMember("cache_ttl") && options["cache_ttl"].IsString())
+        ttl = options["cache_ttl"].GetString();
     w.Key("cache_ttl");
     w.String(ttl.c_str(), static_cast<rapidjson::SizeType>(ttl.size()));
     w.Key("options");
@@ -174,7 +178,8 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
 
 /// The head of the plugin's HTTP request document (method, path, headers) → an HttpRequest
 /// against the instance's base URL, without its body.
-HttpRequest read_http_head(const rapidjson::Document& d, const std::string& who, const ProviderConfig& config) {
+HttpRequest read_http_head(const rapidjson::Document& d, const std::string& who,
+                           const ProviderConfig& config) {
     if (d.HasParseError() || !d.IsObject())
         throw Error(ErrorKind::kPlugin, who + ": the HTTP request is not a JSON object");
     HttpRequest req;
@@ -186,7 +191,8 @@ HttpRequest read_http_head(const rapidjson::Document& d, const std::string& who,
     req.url = base + d["path"].GetString();
     if (d.HasMember("headers") && d["headers"].IsObject()) {
         for (const auto& h : d["headers"].GetObject()) {
-            if (h.value.IsString()) req.headers.emplace_back(h.name.GetString(), h.value.GetString());
+            if (h.value.IsString())
+                req.headers.emplace_back(h.name.GetString(), h.value.GetString());
         }
     }
     return req;
@@ -295,30 +301,34 @@ std::size_t replace_invalid_utf8(std::string& text) {
 /// non-negative integer; anything else is a protocol error naming the field.
 Usage checked_usage(const rapidjson::Value& d, const std::string& who) {
     if (!d.HasMember("usage") || !d["usage"].IsObject())
-        throw Error(ErrorKind::kProtocol, who + ": the normalized response lacks the object \"usage\"");
+        throw Error(ErrorKind::kProtocol,
+                    who + ": the normalized response lacks the object \"usage\"");
     const rapidjson::Value& u = d["usage"];
     Usage out;
-    const std::pair<const char*, std::int64_t*> fields[] = {{"input_tokens", &out.input_tokens},
-                                                            {"output_tokens", &out.output_tokens},
-                                                            {"cache_read_tokens", &out.cache_read_tokens},
-                                                            {"cache_write_tokens", &out.cache_write_tokens}};
+    const std::pair<const char*, std::int64_t*> fields[] = {
+        {"input_tokens", &out.input_tokens},
+        {"output_tokens", &out.output_tokens},
+        {"cache_read_tokens", &out.cache_read_tokens},
+        {"cache_write_tokens", &out.cache_write_tokens}};
     for (const auto& [key, into] : fields) {
         if (!u.HasMember(key))
             throw Error(ErrorKind::kProtocol, who + ": the normalized response lacks usage." + key +
                                                   " (a non-negative integer)");
         const rapidjson::Value& v = u[key];
         if (!v.IsInt64() || v.GetInt64() < 0)
-            throw Error(ErrorKind::kProtocol, who + ": the normalized response has usage." + key + " " +
-                                                  internal::json_compact(v) + ", not a non-negative integer");
+            throw Error(ErrorKind::kProtocol, who + ": the normalized response has usage." + key +
+                                                  " " + internal::json_compact(v) +
+                                                  ", not a non-negative integer");
         *into = v.GetInt64();
     }
     // caching.108: optional; when present a count no larger than the writes it is part of.
     if (u.HasMember("cache_write_1h_tokens")) {
         const rapidjson::Value& v = u["cache_write_1h_tokens"];
         if (!v.IsInt64() || v.GetInt64() < 0 || v.GetInt64() > out.cache_write_tokens)
-            throw Error(ErrorKind::kProtocol, who + ": the normalized response has usage.cache_write_1h_tokens " +
-                                                  internal::json_compact(v) +
-                                                  ", not a count within usage.cache_write_tokens");
+            throw Error(ErrorKind::kProtocol,
+                        who + ": the normalized response has usage.cache_write_1h_tokens " +
+                            internal::json_compact(v) +
+                            ", not a count within usage.cache_write_tokens");
         out.cache_write_1h_tokens = v.GetInt64();
     }
     return out;
@@ -328,13 +338,16 @@ Usage checked_usage(const rapidjson::Value& d, const std::string& who) {
 /// kStopReasons.
 std::string checked_stop_reason(const rapidjson::Value& d, const std::string& who) {
     if (!d.HasMember("stop_reason") || !d["stop_reason"].IsString())
-        throw Error(ErrorKind::kProtocol, who + ": the normalized response lacks the string \"stop_reason\"");
+        throw Error(ErrorKind::kProtocol,
+                    who + ": the normalized response lacks the string \"stop_reason\"");
     std::string stop(d["stop_reason"].GetString(), d["stop_reason"].GetStringLength());
     if (!known_stop_reason(stop)) {
         std::string known;
-        for (std::string_view k : kStopReasons) known += (known.empty() ? "" : ", ") + std::string(k);
-        throw Error(ErrorKind::kProtocol, who + ": the normalized response has stop_reason \"" + stop +
-                                              "\", which is not a normalized stop reason (" + known + ")");
+        for (std::string_view k : kStopReasons)
+            known += (known.empty() ? "" : ", ") + std::string(k);
+        throw Error(ErrorKind::kProtocol, who + ": the normalized response has stop_reason \"" +
+                                              stop + "\", which is not a normalized stop reason (" +
+                                              known + ")");
     }
     return stop;
 }
@@ -361,7 +374,8 @@ Usage read_usage(const rapidjson::Value& u) {
     out.output_tokens = usage_field(u, "output_tokens");
     out.cache_read_tokens = usage_field(u, "cache_read_tokens");
     out.cache_write_tokens = usage_field(u, "cache_write_tokens");
-    out.cache_write_1h_tokens = std::min(usage_field(u, "cache_write_1h_tokens"), out.cache_write_tokens);
+    out.cache_write_1h_tokens =
+        std::min(usage_field(u, "cache_write_1h_tokens"), out.cache_write_tokens);
     return out;
 }
 
@@ -381,8 +395,9 @@ void deliver_deltas(std::string_view doc, const StreamCallbacks& cb) {
     for (const auto& delta : d["deltas"].GetArray()) {
         if (!delta.IsObject()) continue;
         const std::string_view type = string_field(delta, "type");
-        const std::size_t index =
-            delta.HasMember("index") && delta["index"].IsUint64() ? static_cast<std::size_t>(delta["index"].GetUint64()) : 0;
+        const std::size_t index = delta.HasMember("index") && delta["index"].IsUint64()
+                                      ? static_cast<std::size_t>(delta["index"].GetUint64())
+                                      : 0;
         if (type == "text" && cb.on_text_delta) {
             cb.on_text_delta(index, string_field(delta, "text"));
         } else if (type == "thinking" && cb.on_thinking_delta) {
@@ -391,7 +406,8 @@ void deliver_deltas(std::string_view doc, const StreamCallbacks& cb) {
             cb.on_tool_call_start(index, string_field(delta, "id"), string_field(delta, "name"));
         } else if (type == "tool_input" && cb.on_tool_input_delta) {
             cb.on_tool_input_delta(index, string_field(delta, "partial_json"));
-        } else if (type == "usage" && cb.on_usage && delta.HasMember("usage") && delta["usage"].IsObject()) {
+        } else if (type == "usage" && cb.on_usage && delta.HasMember("usage") &&
+                   delta["usage"].IsObject()) {
             cb.on_usage(read_usage(delta["usage"]));
         }
     }
@@ -402,8 +418,10 @@ void deliver_deltas(std::string_view doc, const StreamCallbacks& cb) {
 void deliver_whole(const Message& m, const Usage& usage, const StreamCallbacks& cb) {
     for (std::size_t i = 0; i < m.blocks.size(); ++i) {
         const ContentBlock& b = m.blocks[i];
-        if (const auto* t = b.get_if<TextBlock>(); t && cb.on_text_delta) cb.on_text_delta(i, t->text);
-        if (const auto* t = b.get_if<ThinkingBlock>(); t && cb.on_thinking_delta) cb.on_thinking_delta(i, t->thinking);
+        if (const auto* t = b.get_if<TextBlock>(); t && cb.on_text_delta)
+            cb.on_text_delta(i, t->text);
+        if (const auto* t = b.get_if<ThinkingBlock>(); t && cb.on_thinking_delta)
+            cb.on_thinking_delta(i, t->thinking);
         if (const auto* u = b.get_if<ToolUseBlock>()) {
             if (cb.on_tool_call_start) cb.on_tool_call_start(i, u->id, u->name);
             if (cb.on_tool_input_delta) cb.on_tool_input_delta(i, u->input_json);
@@ -420,7 +438,8 @@ bool known_stop_reason(std::string_view stop_reason) noexcept {
 
 double LLMResponse::cache_hit_rate() const noexcept {
     const std::int64_t total = usage.total_input_tokens();
-    return total <= 0 ? 0.0 : static_cast<double>(usage.cache_read_tokens) / static_cast<double>(total);
+    return total <= 0 ? 0.0
+                      : static_cast<double>(usage.cache_read_tokens) / static_cast<double>(total);
 }
 
 struct ProviderClient::Limits {
@@ -429,7 +448,8 @@ struct ProviderClient::Limits {
     RateLimiterRegistry registry;
 };
 
-ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect, TransportOptions transport)
+ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect,
+                               TransportOptions transport)
     : config_(std::move(config)),
       dialect_(std::move(dialect)),
       caps_(read_capabilities(dialect_.capabilities(), config_.plugin)),
@@ -483,24 +503,30 @@ void ProviderClient::set_rate_limits(const std::string& model_id, RateLimits lim
 
 void ProviderClient::check_model(const ModelSpec& model) const {
     if (model.provider.empty() || model.provider == config_.name) return;
-    throw Error(ErrorKind::kConfig, "model '" + model.id + "' is served by provider '" + model.provider +
-                                        "', but this client is provider '" + config_.name + "' (plugin '" +
-                                        config_.plugin + "'): build the client for '" + model.provider +
+    throw Error(ErrorKind::kConfig, "model '" + model.id + "' is served by provider '" +
+                                        model.provider + "', but this client is provider '" +
+                                        config_.name + "' (plugin '" + config_.plugin +
+                                        "'): build the client for '" + model.provider +
                                         "' or pick a model of '" + config_.name + "'");
 }
 
 void ProviderClient::check_credentials() const {
     const std::string who = "provider '" + config_.name + "'";
     if (config_.base_url.empty())
-        throw Error(ErrorKind::kConfig, who + " has no base_url: set it in nucleo.yaml or the provider's "
-                                              "base URL variable");
-    if ((caps_.auth == "x-api-key" || caps_.auth == "bearer") && config_.credentials.api_key.empty())
-        throw Error(ErrorKind::kConfig, who + " has no api_key: set it in nucleo.yaml (for example "
-                                              "through ${ANTHROPIC_API_KEY} or ${OPENAI_API_KEY})");
-    if (caps_.auth == "sigv4" &&
-        (config_.credentials.access_key_id.empty() || config_.credentials.secret_access_key.empty()))
-        throw Error(ErrorKind::kConfig, who + " has no AWS credentials: set AWS_ACCESS_KEY_ID and "
-                                              "AWS_SECRET_ACCESS_KEY (and AWS_REGION)");
+        throw Error(ErrorKind::kConfig,
+                    who +
+                        " has no base_url: set it in nucleo.yaml or the provider's "
+                        "base URL variable");
+    if ((caps_.auth == "x-api-key" || caps_.auth == "bearer") &&
+        config_.credentials.api_key.empty())
+        throw Error(ErrorKind::kConfig, who +
+                                            " has no api_key: set it in nucleo.yaml (for example "
+                                            "through ${ANTHROPIC_API_KEY} or ${OPENAI_API_KEY})");
+    if (caps_.auth == "sigv4" && (config_.credentials.access_key_id.empty() ||
+                                  config_.credentials.secret_access_key.empty()))
+        throw Error(ErrorKind::kConfig, who +
+                                            " has no AWS credentials: set AWS_ACCESS_KEY_ID and "
+                                            "AWS_SECRET_ACCESS_KEY (and AWS_REGION)");
     if (caps_.auth == "sigv4" && config_.credentials.region.empty())
         throw Error(ErrorKind::kConfig, who + " has no AWS region: set AWS_REGION");
 }
@@ -518,7 +544,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     const Depth depth = resolve_depth(conversation, binding);
     // wire.170, wire.171: the core's decisions before any plugin sees the request.
     internal::check_first_turn(config_, caps_, conversation);
-    bool thinking = internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
+    bool thinking =
+        internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
     const std::int64_t max_tokens = output_reserve(conversation, model, binding);
     // caching.105-107: what the plan may use beyond the prepared request.
     CacheOptions cache;
@@ -539,8 +566,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         &internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);
     // catalog.6: function tools on a model that takes them only without reasoning: the effort
     // `none` (prepared again without thinking, so the answer contract asks for what comes back).
-    const bool reasoning_off =
-        internal::reasoning_off_for_tools(config_, model, depth, prepared_now->tool_definitions.size());
+    const bool reasoning_off = internal::reasoning_off_for_tools(
+        config_, model, depth, prepared_now->tool_definitions.size());
     if (reasoning_off && thinking) {
         thinking = false;
         prepared_now = &internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);
@@ -550,8 +577,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     // here, before anything is sent, where the provider would refuse it.
     if (!prepared.turns.empty() && prepared.turns.back().role == TurnRole::kAssistant) {
         const std::string& id = prepared.turns.back().message_id;
-        const std::string which = "the conversation ends with an assistant turn (message \"" + id +
-                                  "\"), a prefill";
+        const std::string which =
+            "the conversation ends with an assistant turn (message \"" + id + "\"), a prefill";
         if (model.refuses_prefill)
             throw Error(ErrorKind::kInvalidArgument,
                         which + ", and model \"" + model.id +
@@ -588,9 +615,9 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         split = internal::encode_with_fragments(
             dialect_, caps_, config_.name + '\n' + config_.plugin, conversation, prepared,
             [&](rapidjson::StringBuffer& buf, const internal::PreparedSlice& slice) {
-                write_provider_request(buf, model, max_tokens, thinking, thinking_budget, thinking_form,
-                                       slice.with_head && stream, conversation.conversation_id(),
-                                       config_, prepared, &slice);
+                write_provider_request(buf, model, max_tokens, thinking, thinking_budget,
+                                       thinking_form, slice.with_head && stream,
+                                       conversation.conversation_id(), config_, prepared, &slice);
             });
     }
     HttpRequest http;
@@ -603,15 +630,18 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         // limits.134: the request document is written into this thread's scratch.
         const internal::DocumentScratch scratch;
         rapidjson::StringBuffer& request = scratch.buffer();
-        write_provider_request(request, model, max_tokens, thinking, thinking_budget, thinking_form, stream,
-                               conversation.conversation_id(), config_, prepared);
-        http = encode_http_request(dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
+        write_provider_request(request, model, max_tokens, thinking, thinking_budget, thinking_form,
+                               stream, conversation.conversation_id(), config_, prepared);
+        http = encode_http_request(
+            dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     }
     for (const auto& h : options.extra_headers) http.headers.push_back(h);
     // obs.105: every request names the runtime, unless the plugin or the caller named one.
     const bool has_agent = std::any_of(http.headers.begin(), http.headers.end(), [](const auto& h) {
-        return h.first.size() == 10 && std::equal(h.first.begin(), h.first.end(), "user-agent",
-                                                  [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+        return h.first.size() == 10 &&
+               std::equal(h.first.begin(), h.first.end(), "user-agent", [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) == b;
+               });
     });
     if (!has_agent) http.headers.emplace_back("user-agent", user_agent());
     std::string secret = config_.credentials.api_key;
@@ -623,8 +653,9 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     while (!base.empty() && base.back() == '/') base.remove_suffix(1);
     // caching.113: a body joined from kept chunks is audited over their kept records (wire.173).
     const contract::SplitBody pieces = split ? split->pieces() : contract::SplitBody{};
-    internal::audit_encoded_request(config_, caps_, std::string_view(http.url).substr(base.size()), http,
-                                    {&prepared, max_tokens, request_body_limit_, nullptr, split ? &pieces : nullptr});
+    internal::audit_encoded_request(
+        config_, caps_, std::string_view(http.url).substr(base.size()), http,
+        {&prepared, max_tokens, request_body_limit_, nullptr, split ? &pieces : nullptr});
     if (caps_.auth == "sigv4" && redact_secrets)
         http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
     if (redact_secrets) http.url = redact_url(http.url);  // limits.105
@@ -647,7 +678,8 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
             // budget.7: the retry loop re-enters for a one-shot retry at the escalated budget. A
             // second truncation at the ceiling surfaces as UncorrectableLLMException from there.
             NUCLEO_LOG_INFO("{}; model {}", e.what(), model.id);
-            if (streams(options) && options.stream->on_discard) options.stream->on_discard(e.what());
+            if (streams(options) && options.stream->on_discard)
+                options.stream->on_discard(e.what());
             r = call_once(conversation, model, options, record);
             r.escalated = true;
         }
@@ -669,9 +701,11 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
 }
 
 LLMResponse ProviderClient::call_once(ConversationContext& conversation, const ModelSpec& model,
-                                      const CallOptions& options, std::vector<CallAttempt>& record) {
+                                      const CallOptions& options,
+                                      std::vector<CallAttempt>& record) {
     // obs.101: one record for the call, and one per HTTP attempt from the transport.
-    internal::CallObservation observed(config_.name, config_.plugin, model, conversation.conversation_id(),
+    internal::CallObservation observed(config_.name, config_.plugin, model,
+                                       conversation.conversation_id(),
                                        transport_->options().retry.max_attempts, record);
     try {
         LLMResponse r = call_once_unobserved(conversation, model, options, record);
@@ -683,10 +717,12 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     }
 }
 
-LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversation, const ModelSpec& model,
-                                                 const CallOptions& options, std::vector<CallAttempt>& record) {
+LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversation,
+                                                 const ModelSpec& model, const CallOptions& options,
+                                                 std::vector<CallAttempt>& record) {
     HttpRequest request = build_request(conversation, model, options);
-    const std::int64_t max_tokens = output_reserve(conversation, model, with_defaults(options.binding));
+    const std::int64_t max_tokens =
+        output_reserve(conversation, model, with_defaults(options.binding));
 
     // budget.6: the reservation is the conversation's input tokens plus the output reserve.
     RateLimiter* limiter = nullptr;
@@ -697,14 +733,16 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
         if (it != limits_->by_model.end()) {
             limiter = &limits_->registry.for_model(model.id, it->second);
         } else if (model.requests_per_minute > 0 || model.tokens_per_minute > 0) {
-            limiter = &limits_->registry.for_model(model.id, {model.requests_per_minute, model.tokens_per_minute});
+            limiter = &limits_->registry.for_model(
+                model.id, {model.requests_per_minute, model.tokens_per_minute});
         }
     }
     const std::int64_t input_estimate = options.input_token_estimate
                                             ? options.input_token_estimate(conversation)
                                             : static_cast<std::int64_t>(request.body.size() / 4);
     std::int64_t reserved = 0;
-    if (limiter != nullptr) reserved = limiter->acquire(input_estimate + max_tokens, options.cancel);
+    if (limiter != nullptr)
+        reserved = limiter->acquire(input_estimate + max_tokens, options.cancel);
 
     // Streamed: each event is framed and decoded as its bytes arrive (ABI 1.2 decode_event);
     // the answer is still the plugin's decode of the whole body, below.
@@ -733,22 +771,26 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     if (failed) std::rethrow_exception(failed);
     std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
                                              headers_json(http.headers), http.body);
-    const std::string who = "provider '" + config_.name + "' (plugin '" + config_.plugin + "', HTTP " +
-                            std::to_string(http.status) + ")";
+    const std::string who = "provider '" + config_.name + "' (plugin '" + config_.plugin +
+                            "', HTTP " + std::to_string(http.status) + ")";
     // answers.107: never a raw invalid byte into the conversation (a store such as PostgreSQL
     // refuses it, and the turn would be lost); one line in the log per answer.
     if (const std::size_t replaced = replace_invalid_utf8(normalized); replaced > 0)
-        NUCLEO_LOG_WARN("{}: the answer held {} bytes of invalid UTF-8, each replaced with U+FFFD", who,
-                        replaced);
+        NUCLEO_LOG_WARN("{}: the answer held {} bytes of invalid UTF-8, each replaced with U+FFFD",
+                        who, replaced);
 
     // answers.106: the core checks what a plugin returns before anything of it is kept.
     rapidjson::Document d;
     // limits.120: the plugin's output is read under the document depth limit, named when hit.
     if (auto refusal = json_guard::parse(d, normalized, json_guard::kDocumentMaxDepth))
-        throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response: " + refusal->text());
+        throw Error(ErrorKind::kProtocol,
+                    who + ": the plugin's normalized response: " + refusal->text());
     if (!d.IsObject() || !d.HasMember("blocks") || !d["blocks"].IsArray())
-        throw Error(ErrorKind::kProtocol, who + ": the plugin's normalized response lacks a \"blocks\" "
-                                                "array; answer began: " + first_bytes(http.body));
+        throw Error(ErrorKind::kProtocol,
+                    who +
+                        ": the plugin's normalized response lacks a \"blocks\" "
+                        "array; answer began: " +
+                        first_bytes(http.body));
 
     LLMResponse out;
     out.model_id = model.id;
@@ -757,19 +799,21 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     out.stop_reason = checked_stop_reason(d, who);
     if (d.HasMember("model") && d["model"].IsString()) out.model = d["model"].GetString();
     out.usage = checked_usage(d, who);
-    if (limiter != nullptr) limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
+    if (limiter != nullptr)
+        limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
 
     // From here the provider's usage is known: the call is billed, and on the record whatever
     // follows (answers.105, answers.109).
     CallAttempt attempt;
     attempt.stop_reason = out.stop_reason;
     attempt.usage = out.usage;
-    attempt.cost = model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
-                              out.usage.cache_read_tokens, out.usage.cache_write_1h_tokens);
+    attempt.cost =
+        model.cost(out.usage.input_tokens, out.usage.output_tokens, out.usage.cache_write_tokens,
+                   out.usage.cache_read_tokens, out.usage.cache_write_1h_tokens);
     attempt.max_tokens = max_tokens;
     attempt.http_attempts = http.attempts;
-    attempt.latency =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent_at);
+    attempt.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - sent_at);
 
     // Every block must be a block of the conversation document.
     Message incoming;
@@ -784,8 +828,8 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     } catch (const Error& e) {
         attempt.status = CallStatus::kRejected;
         record.push_back(attempt);
-        throw Error(ErrorKind::kProtocol, who + ": the normalized response has a block off its shape: " +
-                                              e.what());
+        throw Error(ErrorKind::kProtocol,
+                    who + ": the normalized response has a block off its shape: " + e.what());
     }
 
     // answers.104: the input left the model no room to answer. A larger output budget cannot
@@ -797,19 +841,21 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
         record.push_back(attempt);
         throw ContextOverflowException(
             who + ": model '" + model.id + "' stopped at its context window (" +
-            std::to_string(out.usage.total_input_tokens()) + " input tokens, " + std::to_string(max_tokens) +
+            std::to_string(out.usage.total_input_tokens()) + " input tokens, " +
+            std::to_string(max_tokens) +
             " output tokens reserved); compact the conversation before the next call");
     }
 
     // Truncation: the answer never joins the conversation (a cut-off tool call never reaches a
-    // tool); the sent message's budget is raised and the caller retries once (budget.7). budget.101:
-    // output that reached the requested ceiling is truncation whatever the stop reason says (a
-    // provider that reports end_turn at the limit cut the answer all the same).
+    // tool); the sent message's budget is raised and the caller retries once (budget.7).
+    // budget.101: output that reached the requested ceiling is truncation whatever the stop reason
+    // says (a provider that reports end_turn at the limit cut the answer all the same).
     if (out.stop_reason == "max_tokens" || out.usage.output_tokens >= max_tokens) {
         if (out.stop_reason != "max_tokens")
-            NUCLEO_LOG_INFO("{}: {} output tokens reached the requested ceiling of {} (stop reason {}): "
-                            "taken as truncation",
-                            who, out.usage.output_tokens, max_tokens, out.stop_reason);
+            NUCLEO_LOG_INFO(
+                "{}: {} output tokens reached the requested ceiling of {} (stop reason {}): "
+                "taken as truncation",
+                who, out.usage.output_tokens, max_tokens, out.stop_reason);
         attempt.status = CallStatus::kTruncated;
         record.push_back(attempt);
         escalate_truncation(conversation, model, max_tokens);
@@ -837,10 +883,13 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
             const std::size_t turn = conversation.messages().size();
             std::size_t place = 0;
             for (const auto& call : envelope["tool_calls"].GetArray()) {
-                if (!call.IsObject() || !call.HasMember("name") || !call["name"].IsString()) continue;
+                if (!call.IsObject() || !call.HasMember("name") || !call["name"].IsString())
+                    continue;
                 const std::string name = call["name"].GetString();
-                const std::string input = call.HasMember("input") ? internal::json_compact(call["input"]) : "{}";
-                incoming.blocks.emplace_back(ToolUseBlock{mint_tool_call_id(name, place++, turn), name, input});
+                const std::string input =
+                    call.HasMember("input") ? internal::json_compact(call["input"]) : "{}";
+                incoming.blocks.emplace_back(
+                    ToolUseBlock{mint_tool_call_id(name, place++, turn), name, input});
             }
             if (place > 0 && out.stop_reason == "end_turn") out.stop_reason = "tool_use";
         }
@@ -853,8 +902,9 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     // A host that cancelled while the answer streamed (a user's interrupt during the display) has
     // stopped showing it: the answer is abandoned like a transfer cut short, never half-kept.
     if (streamed && options.cancel != nullptr && options.cancel->cancelled())
-        throw Error(ErrorKind::kTransport, "provider '" + config_.name +
-                                               "': cancelled while the answer streamed; it was not kept");
+        throw Error(ErrorKind::kTransport,
+                    "provider '" + config_.name +
+                        "': cancelled while the answer streamed; it was not kept");
     // answers.102: an empty answer (after tool results, a refusal, a content filter) is an
     // answer, but it is not stored: an assistant turn with nothing a provider can carry would make
     // the next request invalid (providers refuse empty non-final assistant content). The caller

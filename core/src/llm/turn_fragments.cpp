@@ -11,7 +11,9 @@
 namespace nucleo::internal {
 namespace {
 
-std::string_view text_of(const rapidjson::StringBuffer& b) { return {b.GetString(), b.GetSize()}; }
+std::string_view text_of(const rapidjson::StringBuffer& b) {
+    return {b.GetString(), b.GetSize()};
+}
 
 bool anchor_less(const CacheAnchor& a, const CacheAnchor& b) {
     return a.turn != b.turn ? a.turn < b.turn : a.block < b.block;
@@ -20,7 +22,8 @@ bool anchor_less(const CacheAnchor& a, const CacheAnchor& b) {
 /// The anchors (sorted by anchor_less) on the turns [first, end), found by range: a plan holds a
 /// handful, so no run scans them all (caching.114).
 using Anchors = std::vector<CacheAnchor>;
-std::pair<Anchors::const_iterator, Anchors::const_iterator> anchors_in(const Anchors& sorted, std::size_t first,
+std::pair<Anchors::const_iterator, Anchors::const_iterator> anchors_in(const Anchors& sorted,
+                                                                       std::size_t first,
                                                                        std::size_t end) {
     const auto by_turn = [](const CacheAnchor& a, std::size_t turn) { return a.turn < turn; };
     const auto from = std::lower_bound(sorted.begin(), sorted.end(), first, by_turn);
@@ -36,11 +39,14 @@ contract::SplitBody SplitRequest::pieces() const {
     return split;
 }
 
-std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialect, const ProviderCapabilities& caps,
-                                                  std::string_view dialect_id, ConversationContext& conversation,
+std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialect,
+                                                  const ProviderCapabilities& caps,
+                                                  std::string_view dialect_id,
+                                                  ConversationContext& conversation,
                                                   const PreparedConversation& prepared,
                                                   const SliceRequestWriter& write) {
-    if (!caps.turn_fragments || prepared.turns.empty() || !dialect.has_encode_split()) return std::nullopt;
+    if (!caps.turn_fragments || prepared.turns.empty() || !dialect.has_encode_split())
+        return std::nullopt;
     // A plan over the plugin's limit, or with an anchor outside the turns, is for the whole
     // encode to refuse: split parts would each be within it.
     if (prepared.cache_plan.breakpoints() > caps.max_cache_breakpoints) return std::nullopt;
@@ -104,7 +110,8 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         entry.chunk_ends.clear();
         entry.last_user.reset();
     } else {
-        while (!entry.chunk_ends.empty() && entry.chunk_ends.back() >= stable) entry.chunk_ends.pop_back();
+        while (!entry.chunk_ends.empty() && entry.chunk_ends.back() >= stable)
+            entry.chunk_ends.pop_back();
         from = entry.chunk_ends.empty() ? entry.head_end : entry.chunk_ends.back();
     }
     {
@@ -130,7 +137,9 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
     }
     const std::vector<std::size_t>& chunk_ends = entry.chunk_ends;
     const std::size_t chunks = chunk_ends.size();
-    const auto chunk_first = [&](std::size_t i) { return i == 0 ? entry.head_end : chunk_ends[i - 1]; };
+    const auto chunk_first = [&](std::size_t i) {
+        return i == 0 ? entry.head_end : chunk_ends[i - 1];
+    };
     // wire.191: the turn this prepare decorated anew (the answer contract, the registry) is the
     // only turn among the messages that may not be as it was last sent.
     std::optional<std::size_t> contract;
@@ -156,7 +165,8 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
     const auto reusable_at = [&](std::size_t i) -> TurnFragments::Run* {
         const std::size_t first = chunk_first(i);
         while (old != entry.runs.end() && old->first < first) ++old;
-        if (old == entry.runs.end() || old->first != first || !old->kept || old->end > stable) return nullptr;
+        if (old == entry.runs.end() || old->first != first || !old->kept || old->end > stable)
+            return nullptr;
         if (i + old->chunks > chunks || chunk_ends[i + old->chunks - 1] != old->end) return nullptr;
         if (contract && *contract >= old->first && *contract < old->end) return nullptr;
         const auto [a, b] = anchors_in(anchors, old->first, old->end);
@@ -188,11 +198,12 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
             const bool kept_chunk = keepable(i);
             std::size_t j = i + 1;
             if (kept_chunk && i < volatile_from) {
-                while (j < volatile_from && j - i < TurnFragments::kChunksPerGroup && reusable_at(j) == nullptr &&
-                       keepable(j))
+                while (j < volatile_from && j - i < TurnFragments::kChunksPerGroup &&
+                       reusable_at(j) == nullptr && keepable(j))
                     ++j;
             }
-            TurnFragments::Run group{chunk_first(i), chunk_ends[j - 1], j - i, {}, nullptr, kept_chunk};
+            TurnFragments::Run group{chunk_first(i), chunk_ends[j - 1], j - i, {},
+                                     nullptr,        kept_chunk};
             const auto [a, b] = anchors_in(anchors, group.first, group.end);
             group.anchors.assign(a, b);
             work.chunks_built += j - i;
@@ -234,7 +245,8 @@ std::optional<SplitRequest> encode_with_fragments(const ProviderInstance& dialec
         out.reset();
     }
     kept.dialects.insert(kept.dialects.begin(), std::move(entry));
-    if (kept.dialects.size() > TurnFragments::kMaxDialects) kept.dialects.resize(TurnFragments::kMaxDialects);
+    if (kept.dialects.size() > TurnFragments::kMaxDialects)
+        kept.dialects.resize(TurnFragments::kMaxDialects);
     return out;
 }
 

@@ -13,9 +13,9 @@
 #include "common/log_internal.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
-#include "plugins/options_schema.hpp"
 #include "persistence/boundary.hpp"
 #include "plugins/library.hpp"
+#include "plugins/options_schema.hpp"
 #include "plugins/sinks.hpp"
 
 namespace nucleo {
@@ -218,10 +218,11 @@ void Plugin::check_options(std::string_view factory_id, std::string_view config_
     const std::optional<std::string> text = options_schema(factory_id);
     if (!text) {
         if (!library_->warned_no_schema.exchange(true) && first_warning(library_->info.file)) {
-            NUCLEO_LOG_WARN("plugin '{}' ({}) publishes no options schema (ABI {}.{}): its options "
-                            "are passed unchecked",
-                            name, library_->info.file.string(), library_->info.abi_major,
-                            library_->info.abi_minor);
+            NUCLEO_LOG_WARN(
+                "plugin '{}' ({}) publishes no options schema (ABI {}.{}): its options "
+                "are passed unchecked",
+                name, library_->info.file.string(), library_->info.abi_major,
+                library_->info.abi_minor);
         }
         return;
     }
@@ -293,13 +294,13 @@ void check_plugins(const Config& config, const PluginLoader& loader) {
         try {
             loaded.emplace(loader.load(plugin));
         } catch (const Error& e) {
-            throw Error(e.kind(), (where.empty() ? file : where) + ": " + key_path + ": " + e.what());
+            throw Error(e.kind(),
+                        (where.empty() ? file : where) + ": " + key_path + ": " + e.what());
         }
         if (!loaded->serves(factory_id)) {
-            throw Error(ErrorKind::kPlugin, (where.empty() ? file : where) + ": " + key_path +
-                                                ": plugin '" + plugin + "' (" +
-                                                loaded->info().file.string() + ") serves no " +
-                                                factory_id);
+            throw Error(ErrorKind::kPlugin,
+                        (where.empty() ? file : where) + ": " + key_path + ": plugin '" + plugin +
+                            "' (" + loaded->info().file.string() + ") serves no " + factory_id);
         }
         loaded->check_options(factory_id, options_json, &origin);
     };
@@ -378,7 +379,8 @@ bool ProviderInstance::has_encode_parts() const {
     return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts);
 }
 
-ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view prepared_json) const {
+ProviderInstance::EncodedParts ProviderInstance::encode_parts(
+    std::string_view prepared_json) const {
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts)) {
         throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +
@@ -395,7 +397,8 @@ ProviderInstance::EncodedParts ProviderInstance::encode_parts(std::string_view p
                                             handle_->library->info.name, "encode_parts");
         const plugins_detail::CallSink body(parts.body, handle_->library->sinks,
                                             handle_->library->info.name, "encode_parts");
-        status = f->encode_parts(handle_->instance, sv(prepared_json), head.get(), body.get(), &err);
+        status =
+            f->encode_parts(handle_->instance, sv(prepared_json), head.get(), body.get(), &err);
     }
     if (status != NUCLEO_OK) throw_status(*handle_, "encode_parts", status, err);
     return parts;
@@ -406,7 +409,8 @@ bool ProviderInstance::has_encode_split() const {
     return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_split);
 }
 
-ProviderInstance::EncodedSplit ProviderInstance::encode_split(std::string_view prepared_json) const {
+ProviderInstance::EncodedSplit ProviderInstance::encode_split(
+    std::string_view prepared_json) const {
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_split)) {
         throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +
@@ -420,12 +424,16 @@ ProviderInstance::EncodedSplit ProviderInstance::encode_split(std::string_view p
     {
         // abi.102: every sink refuses writes once the call returned.
         const std::string& name = handle_->library->info.name;
-        const plugins_detail::CallSink head(parts.head, handle_->library->sinks, name, "encode_split");
-        const plugins_detail::CallSink open(parts.open, handle_->library->sinks, name, "encode_split");
-        const plugins_detail::CallSink turns(parts.turns, handle_->library->sinks, name, "encode_split");
-        const plugins_detail::CallSink close(parts.close, handle_->library->sinks, name, "encode_split");
-        status = f->encode_split(handle_->instance, sv(prepared_json), head.get(), open.get(), turns.get(),
-                                 close.get(), &err);
+        const plugins_detail::CallSink head(parts.head, handle_->library->sinks, name,
+                                            "encode_split");
+        const plugins_detail::CallSink open(parts.open, handle_->library->sinks, name,
+                                            "encode_split");
+        const plugins_detail::CallSink turns(parts.turns, handle_->library->sinks, name,
+                                             "encode_split");
+        const plugins_detail::CallSink close(parts.close, handle_->library->sinks, name,
+                                             "encode_split");
+        status = f->encode_split(handle_->instance, sv(prepared_json), head.get(), open.get(),
+                                 turns.get(), close.get(), &err);
     }
     if (status != NUCLEO_OK) throw_status(*handle_, "encode_split", status, err);
     return parts;

@@ -105,9 +105,9 @@ ToolDefinitionBlock to_wire_definition(const ToolDefinitionBlock& definition) {
     rapidjson::Document doc;
     // limits.120 to limits.122: depth-bounded, no duplicate key, no raw NUL.
     if (auto refusal = json_guard::parse(doc, definition.schema_json)) {
-        throw Error(ErrorKind::kInvalidArgument, "tool '" + definition.name +
-                                                     "': input schema is not JSON (" +
-                                                     refusal->text() + ")");
+        throw Error(
+            ErrorKind::kInvalidArgument,
+            "tool '" + definition.name + "': input schema is not JSON (" + refusal->text() + ")");
     }
     if (!doc.IsObject()) {
         throw Error(ErrorKind::kInvalidArgument,

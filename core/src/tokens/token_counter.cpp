@@ -3,9 +3,9 @@
 // Fresh every time, yet not quadratic: a message's count is memoized under a hash of its content,
 // and the running sum of a conversation's messages is remembered per messages_epoch(), so a total
 // after an append tokenizes the new message alone and touches no old one.
-#include <cmath>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -159,7 +159,8 @@ TokenCounter& TokenCounter::for_model(const ModelSpec& model) {
     static std::map<std::string, std::unique_ptr<TokenCounter>, std::less<>> counters;
     const Tokenizer& tokenizer = Tokenizer::get(model.token_counter);
     std::lock_guard lock(mutex);
-    auto& slot = counters[std::string(tokenizer.name()) + "@" + std::to_string(model.token_calibration)];
+    auto& slot =
+        counters[std::string(tokenizer.name()) + "@" + std::to_string(model.token_calibration)];
     if (!slot) slot = std::make_unique<TokenCounter>(tokenizer, model.token_calibration);
     return *slot;
 }
@@ -326,13 +327,15 @@ std::int64_t count_registry(const TokenCounter& counter, const ConversationConte
         return n;
     };
     std::int64_t n = 0;
-    for (const auto& [id, sent] : conversation.sent_with()) n += count(sent.contract) + count(sent.registry);
+    for (const auto& [id, sent] : conversation.sent_with())
+        n += count(sent.contract) + count(sent.registry);
     if (conversation.artifacts().empty()) return n;
     const std::string* latest = nullptr;
     const auto& messages = conversation.messages();
     for (std::size_t i = messages.size(); i-- > 0 && latest == nullptr;) {
         const auto it = conversation.sent_with().find(messages[i].id);
-        if (it != conversation.sent_with().end() && !it->second.registry.empty()) latest = &it->second.registry;
+        if (it != conversation.sent_with().end() && !it->second.registry.empty())
+            latest = &it->second.registry;
     }
     const std::string section = conversation.artifacts().build_artifact_registry_section();
     if (latest == nullptr || *latest != section) n += count(section);

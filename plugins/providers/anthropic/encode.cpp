@@ -740,8 +740,8 @@ void write_headers(Writer& w, const Value* options) {
 
 /// The head into `head_out` and the body into `out`; returns where the turns' wire messages lie
 /// in the body (abi.108).
-providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson::StringBuffer& head_out,
-                              rapidjson::StringBuffer& out);
+providers::TurnSpan encode_to(std::string_view provider_request_json,
+                              rapidjson::StringBuffer& head_out, rapidjson::StringBuffer& out);
 
 }  // namespace
 
@@ -756,18 +756,19 @@ void encode_request(std::string_view provider_request_json, nucleo::plugin::Sink
 }
 
 void encode_split(std::string_view provider_request_json, nucleo::plugin::Sink& head,
-                  nucleo::plugin::Sink& open, nucleo::plugin::Sink& turns, nucleo::plugin::Sink& close) {
+                  nucleo::plugin::Sink& open, nucleo::plugin::Sink& turns,
+                  nucleo::plugin::Sink& close) {
     const providers::Scratch<rapidjson::StringBuffer> head_out;
     const providers::Scratch<rapidjson::StringBuffer> out;
     const providers::TurnSpan span = encode_to(provider_request_json, *head_out, *out);
-    providers::write_split({head_out->GetString(), head_out->GetSize()}, {out->GetString(), out->GetSize()},
-                           span, head, open, turns, close);
+    providers::write_split({head_out->GetString(), head_out->GetSize()},
+                           {out->GetString(), out->GetSize()}, span, head, open, turns, close);
 }
 
 namespace {
 
-providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson::StringBuffer& head_out,
-                              rapidjson::StringBuffer& out) {
+providers::TurnSpan encode_to(std::string_view provider_request_json,
+                              rapidjson::StringBuffer& head_out, rapidjson::StringBuffer& out) {
     // Parsed in place from a private copy: strings are not copied again, and the writer below
     // reads them straight out of this buffer (the bench/encode budget is 2x a bare Writer). The
     // copy is this thread's scratch (limits.134).
@@ -838,7 +839,8 @@ providers::TurnSpan encode_to(std::string_view provider_request_json, rapidjson:
         w.Key("output_config");
         w.StartObject();
         w.Key("effort");
-        w.String(head.thinking_effort.data(), static_cast<rapidjson::SizeType>(head.thinking_effort.size()));
+        w.String(head.thinking_effort.data(),
+                 static_cast<rapidjson::SizeType>(head.thinking_effort.size()));
         w.EndObject();
     }
     if (head.stream) {

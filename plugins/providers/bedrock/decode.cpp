@@ -166,7 +166,8 @@ providers::Usage read_usage(const Value& usage, int32_t status, std::string_view
     read_count(usage, "cacheReadInputTokens", u.cache_read);
     read_count(usage, "cacheWriteInputTokens", u.cache_write);
     // caching.117: the writes by TTL; the 1-hour part is priced apart by the core (caching.108).
-    if (const Value* details = member(usage, "cacheDetails"); details != nullptr && details->IsArray()) {
+    if (const Value* details = member(usage, "cacheDetails");
+        details != nullptr && details->IsArray()) {
         std::int64_t hour = 0;
         for (const Value& d : details->GetArray()) {
             const Value* ttl = d.IsObject() ? string_member(d, "ttl") : nullptr;
@@ -274,9 +275,10 @@ std::string decode_stream(int32_t status, std::string_view body) {
         }
         rapidjson::Document doc;
         if (const auto refusal = json_guard::parse(doc, ev.payload)) {
-            protocol(status,
-                     "the stream event \"" + ev.event_type + "\" is not JSON (" + refusal->text() + ")",
-                     ev.payload);
+            protocol(
+                status,
+                "the stream event \"" + ev.event_type + "\" is not JSON (" + refusal->text() + ")",
+                ev.payload);
         }
         if (!doc.IsObject()) {
             protocol(status, "the stream event \"" + ev.event_type + "\" is not a JSON object",

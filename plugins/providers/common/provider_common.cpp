@@ -51,10 +51,11 @@ std::optional<json_guard::Refusal> parse_insitu_guarded(rapidjson::Document& doc
         const rapidjson::ParseResult result = reader.Parse<rapidjson::kParseInsituFlag>(in, guard);
         duplicate_seen = watch.duplicate_seen();
         if (!result.IsError()) return true;
-        refusal = json_guard::Refusal{"byte offset " + std::to_string(result.Offset()), {},
-                                      result.Offset()};
-        refusal->reason = guard.exceeded() ? json_guard::depth_reason(max_depth)
-                                           : std::string(rapidjson::GetParseError_En(result.Code()));
+        refusal = json_guard::Refusal{
+            "byte offset " + std::to_string(result.Offset()), {}, result.Offset()};
+        refusal->reason = guard.exceeded()
+                              ? json_guard::depth_reason(max_depth)
+                              : std::string(rapidjson::GetParseError_En(result.Code()));
         if (guard.exceeded()) refusal->kind = json_guard::Refusal::Kind::kDepth;
         return false;
     };
@@ -74,8 +75,8 @@ void parse_request(std::string_view json, std::string& buffer, rapidjson::Docume
     buffer.append(15, '\0');  // trailing NULs end the parse like the terminator does
     // limits.132: the same guard as every other JSON text a plugin reads (limits.120 to
     // limits.122), at the depth of what the runtime keeps: the request holds the conversation.
-    if (const auto refusal = parse_insitu_guarded(doc, buffer.data(), json.size(),
-                                                  json_guard::kDocumentMaxDepth)) {
+    if (const auto refusal =
+            parse_insitu_guarded(doc, buffer.data(), json.size(), json_guard::kDocumentMaxDepth)) {
         refuse(plugin, "the provider request is not JSON: " + refusal_words(*refusal));
     }
 }
@@ -98,10 +99,18 @@ ScratchPool<T>& scratch_pool() {
     return pool;
 }
 
-std::size_t capacity_of(const std::string& s) noexcept { return s.capacity(); }
-std::size_t capacity_of(const rapidjson::StringBuffer& b) noexcept { return b.stack_.GetCapacity(); }
-void clear(std::string& s) noexcept { s.clear(); }
-void clear(rapidjson::StringBuffer& b) noexcept { b.Clear(); }
+std::size_t capacity_of(const std::string& s) noexcept {
+    return s.capacity();
+}
+std::size_t capacity_of(const rapidjson::StringBuffer& b) noexcept {
+    return b.stack_.GetCapacity();
+}
+void clear(std::string& s) noexcept {
+    s.clear();
+}
+void clear(rapidjson::StringBuffer& b) noexcept {
+    b.Clear();
+}
 
 }  // namespace
 
@@ -174,7 +183,9 @@ bool WirePlan::anchored(std::size_t turn, std::size_t block) const {
 namespace {
 
 std::size_t plan_index(std::string_view plugin, const Value& v, const char* what) {
-    if (!v.IsUint64()) refuse(plugin, std::string("prepared.cache_plan.") + what + " is not a non-negative integer");
+    if (!v.IsUint64())
+        refuse(plugin,
+               std::string("prepared.cache_plan.") + what + " is not a non-negative integer");
     return static_cast<std::size_t>(v.GetUint64());
 }
 
@@ -203,8 +214,9 @@ WirePlan read_cache_plan(const Value& prepared, std::string_view plugin, std::si
             const auto pos = std::make_pair(plan_index(plugin, *turn, "turn_anchors.turn"),
                                             plan_index(plugin, *block, "turn_anchors.block"));
             if (plan.anchored(pos.first, pos.second)) {
-                refuse_plan("prepared.cache_plan.turn_anchors names turn " + std::to_string(pos.first) +
-                            " block " + std::to_string(pos.second) + " twice");
+                refuse_plan("prepared.cache_plan.turn_anchors names turn " +
+                            std::to_string(pos.first) + " block " + std::to_string(pos.second) +
+                            " twice");
             }
             plan.anchors.push_back(pos);
         }
@@ -219,8 +231,9 @@ WirePlan read_cache_plan(const Value& prepared, std::string_view plugin, std::si
         plan.system_1h = view(*t) == "1h";
     }
     if (plan.total() > max) {
-        refuse_plan("the cache plan asks for " + std::to_string(plan.total()) + " breakpoints; the " +
-                    std::string(api) + " allows at most " + std::to_string(max));
+        refuse_plan("the cache plan asks for " + std::to_string(plan.total()) +
+                    " breakpoints; the " + std::string(api) + " allows at most " +
+                    std::to_string(max));
     }
     if (const Value* n = member(*p, "breakpoints"); n != nullptr && !n->IsNull()) {
         if (!n->IsUint64() || n->GetUint64() != plan.total()) {
@@ -259,7 +272,8 @@ RequestHead read_request_head(const Value& request, std::string_view plugin) {
         head.caching = k;
     }
     if (const Value* key = member(request, "cache_key"); key != nullptr && !key->IsNull()) {
-        if (!key->IsString()) refuse(plugin, "cache_key: expected a string (the conversation's id)");
+        if (!key->IsString())
+            refuse(plugin, "cache_key: expected a string (the conversation's id)");
         head.cache_key = view(*key);
     }
 
@@ -300,8 +314,9 @@ RequestHead read_request_head(const Value& request, std::string_view plugin) {
             head.thinking_active = true;
             head.thinking_budget = budget->GetInt64();
         }
-        for (auto [key, slot] : {std::pair<const char*, std::string_view*>{"form", &head.thinking_form},
-                                 std::pair<const char*, std::string_view*>{"effort", &head.thinking_effort}}) {
+        for (auto [key, slot] :
+             {std::pair<const char*, std::string_view*>{"form", &head.thinking_form},
+              std::pair<const char*, std::string_view*>{"effort", &head.thinking_effort}}) {
             const Value* v = member(*thinking, key);
             if (v == nullptr || v->IsNull()) continue;
             if (!v->IsString() || v->GetStringLength() == 0) {
@@ -314,12 +329,15 @@ RequestHead read_request_head(const Value& request, std::string_view plugin) {
         if (head.thinking_form.empty() && head.thinking_effort.empty() && head.thinking_active)
             head.thinking_form = "enabled";
         const std::string_view f = head.thinking_form;
-        if (!f.empty() && f != "enabled" && f != "adaptive" && f != "between_tools" && f != "disabled") {
-            refuse(plugin, "thinking.form: \"" + std::string(f) +
-                               "\" is not a thinking form (enabled, adaptive, between_tools, disabled)");
+        if (!f.empty() && f != "enabled" && f != "adaptive" && f != "between_tools" &&
+            f != "disabled") {
+            refuse(plugin,
+                   "thinking.form: \"" + std::string(f) +
+                       "\" is not a thinking form (enabled, adaptive, between_tools, disabled)");
         }
         if (f == "enabled" && !head.thinking_active) {
-            refuse(plugin, "thinking.form: \"enabled\" needs thinking.active and its budget_tokens");
+            refuse(plugin,
+                   "thinking.form: \"enabled\" needs thinking.active and its budget_tokens");
         }
     }
     if (const Value* options = member(request, "options");
@@ -377,7 +395,8 @@ BlockKind block_kind_of(const Value& block, std::string_view plugin,
 }
 
 std::string refusal_words(const json_guard::Refusal& refusal) {
-    if (refusal.offset == json_guard::Refusal::kNoOffset) return refusal.reason + " at " + refusal.where;
+    if (refusal.offset == json_guard::Refusal::kNoOffset)
+        return refusal.reason + " at " + refusal.where;
     return refusal.reason + " at byte " + std::to_string(refusal.offset);
 }
 
@@ -577,8 +596,9 @@ StringSink::StringSink() noexcept
               }},
       wrapped_(&c_sink_) {}
 
-void encode_joined(std::string_view request, plugin::Sink& out,
-                   const std::function<void(std::string_view, plugin::Sink&, plugin::Sink&)>& parts) {
+void encode_joined(
+    std::string_view request, plugin::Sink& out,
+    const std::function<void(std::string_view, plugin::Sink&, plugin::Sink&)>& parts) {
     StringSink head;
     StringSink body;
     parts(request, head.sink(), body.sink());
@@ -591,10 +611,11 @@ void encode_joined(std::string_view request, plugin::Sink& out,
     out.write("}");
 }
 
-void write_split(std::string_view head_text, std::string_view body, TurnSpan span, plugin::Sink& head,
-                 plugin::Sink& open, plugin::Sink& turns, plugin::Sink& close) {
+void write_split(std::string_view head_text, std::string_view body, TurnSpan span,
+                 plugin::Sink& head, plugin::Sink& open, plugin::Sink& turns, plugin::Sink& close) {
     if (span.begin > span.end || span.end > body.size())
-        throw plugin::Failure(NUCLEO_ERR_INTERNAL, "encode_split: the turns' span lies outside the body");
+        throw plugin::Failure(NUCLEO_ERR_INTERNAL,
+                              "encode_split: the turns' span lies outside the body");
     head.write(head_text);
     open.write(body.substr(0, span.begin));
     turns.write(body.substr(span.begin, span.end - span.begin));

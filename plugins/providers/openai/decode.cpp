@@ -59,17 +59,16 @@ class Decoder {
         const bool parsed = !json_guard::parse(doc, body_);
         std::string detail = parsed ? error_text(doc) : std::string();
         if (detail.empty()) {
-            detail = "a body that is not an OpenAI error object: " +
-                     providers::quote_first_bytes(body_);
+            detail =
+                "a body that is not an OpenAI error object: " + providers::quote_first_bytes(body_);
         }
         int32_t code = providers::status_for_http(status_);
-        if (parsed &&
-            providers::text_or_empty(member(member(doc, "error"), "code")) ==
-                "context_length_exceeded") {
+        if (parsed && providers::text_or_empty(member(member(doc, "error"), "code")) ==
+                          "context_length_exceeded") {
             code = NUCLEO_ERR_CONTEXT_OVERFLOW;
         }
-        throw Failure(code,
-                      "OpenAI answered HTTP " + std::to_string(status_) + ": " + detail, status_);
+        throw Failure(code, "OpenAI answered HTTP " + std::to_string(status_) + ": " + detail,
+                      status_);
     }
 
     Answer read_completion() const {
@@ -134,8 +133,8 @@ class Decoder {
             const auto refusal = json_guard::parse(chunk, line);
             if (refusal && refusal->kind != json_guard::Refusal::Kind::kSyntax) {
                 // limits.120 to limits.122: the limit is named.
-                protocol("has stream event " + std::to_string(event) + " that is not a JSON object (" +
-                         providers::refusal_words(*refusal) + ")");
+                protocol("has stream event " + std::to_string(event) +
+                         " that is not a JSON object (" + providers::refusal_words(*refusal) + ")");
             }
             if (refusal || !chunk.IsObject()) {
                 protocol("has stream event " + std::to_string(event) +

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -64,7 +64,9 @@ class Encoder {
         // caching.118: the core's plan is written only to a model that takes explicit
         // breakpoints; to any other a plan changes no byte (caching.6).
         explicit_ = head.caching == "explicit";
-        if (explicit_) plan_ = providers::read_cache_plan(prepared, "openai", kMaxBreakpoints, "Chat Completions API");
+        if (explicit_)
+            plan_ = providers::read_cache_plan(prepared, "openai", kMaxBreakpoints,
+                                               "Chat Completions API");
         rendered_.assign(plan_.anchors.size(), false);
 
         providers::JsonWriter hw(head_out);
@@ -162,7 +164,8 @@ class Encoder {
     void write_reasoning(const providers::RequestHead& head, const Options& opt) {
         if (!head.thinking_effort.empty()) {
             w_.Key("reasoning_effort");
-            write_string(opt.reasoning_effort.empty() ? head.thinking_effort : opt.reasoning_effort);
+            write_string(opt.reasoning_effort.empty() ? head.thinking_effort
+                                                      : opt.reasoning_effort);
             return;
         }
         if (!head.thinking_active) return;
@@ -178,9 +181,11 @@ class Encoder {
 
     /// caching.118: the conversation's id as prompt_cache_key on a model that caches; on a model
     /// with explicit breakpoints, prompt_cache_options mode explicit, so the plan's marks are the
-    /// only ones written (OpenAI adds no implicit breakpoint of its own) and its TTL is the default.
+    /// only ones written (OpenAI adds no implicit breakpoint of its own) and its TTL is the
+    /// default.
     void write_cache_fields(const providers::RequestHead& head) {
-        if (!head.cache_key.empty() && (head.caching == "explicit" || head.caching == "automatic")) {
+        if (!head.cache_key.empty() &&
+            (head.caching == "explicit" || head.caching == "automatic")) {
             w_.Key("prompt_cache_key");
             write_string(head.cache_key);
         }
@@ -265,7 +270,9 @@ class Encoder {
                 // as the Anthropic dialect does; one of another type cannot be a function's.
                 const Value* type = member(*schema, "type");
                 if (type != nullptr && !(type->IsString() && view_of(*type) == "object"))
-                    refuse(at + ".schema: a function's parameters must be a JSON Schema of type \"object\"");
+                    refuse(at +
+                           ".schema: a function's parameters must be a JSON Schema of type "
+                           "\"object\"");
                 w_.StartObject();
                 if (type == nullptr) {
                     w_.Key("type");
@@ -440,7 +447,7 @@ class Encoder {
                     }
                     case Kind::kThinking:
                     case Kind::kRedactedThinking:
-                        break;  // OpenAI takes no thinking input
+                        break;          // OpenAI takes no thinking input
                     case Kind::kOther:  // never: kind_of refuses a type the document lacks
                         break;
                     case Kind::kToolUse:
@@ -507,7 +514,7 @@ class Encoder {
                         break;
                     case Kind::kThinking:
                     case Kind::kRedactedThinking:
-                        break;  // OpenAI takes no thinking input
+                        break;          // OpenAI takes no thinking input
                     case Kind::kOther:  // never: kind_of refuses a type the document lacks
                         break;
                     case Kind::kImage:
@@ -558,7 +565,7 @@ class Encoder {
         const Value* block;
         Kind kind;
         std::string_view text;
-        std::size_t turn = 0;         ///< where the block is, for its cache mark
+        std::size_t turn = 0;  ///< where the block is, for its cache mark
         std::size_t block_index = 0;
     };
 
@@ -829,8 +836,8 @@ class Encoder {
 
 }  // namespace
 
-providers::TurnSpan encode_request(std::string_view provider_request_json, rapidjson::StringBuffer& head,
-                                   rapidjson::StringBuffer& body) {
+providers::TurnSpan encode_request(std::string_view provider_request_json,
+                                   rapidjson::StringBuffer& head, rapidjson::StringBuffer& body) {
     // In-situ parsing: strings stay in this copy instead of being allocated one by one; the copy
     // is this thread's scratch (limits.134).
     const providers::Scratch<std::string> buffer;

@@ -95,9 +95,8 @@ class ChatCompletions final : public plugin::Provider {
 
     void encode(std::string_view prepared_json, plugin::Sink& out) override {
         providers::encode_joined(prepared_json, out,
-                                 [this](std::string_view req, plugin::Sink& head, plugin::Sink& body) {
-                                     encode_parts(req, head, body);
-                                 });
+                                 [this](std::string_view req, plugin::Sink& head,
+                                        plugin::Sink& body) { encode_parts(req, head, body); });
     }
 
     /// abi.106: the body bytes written here are the bytes the host sends.
@@ -122,8 +121,8 @@ class ChatCompletions final : public plugin::Provider {
         body_buffer->Reserve(prepared_json.size() + 4096);
         const providers::TurnSpan span = encode_request(prepared_json, *head_buffer, *body_buffer);
         providers::write_split({head_buffer->GetString(), head_buffer->GetSize()},
-                               {body_buffer->GetString(), body_buffer->GetSize()}, span, head, open, turns,
-                               close);
+                               {body_buffer->GetString(), body_buffer->GetSize()}, span, head, open,
+                               turns, close);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

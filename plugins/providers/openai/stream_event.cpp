@@ -38,12 +38,14 @@ void decode_stream_event(std::string_view data, plugin::Sink& out) {
             if (calls != nullptr && calls->IsArray()) {
                 for (const auto& call : calls->GetArray()) {
                     const Value* i = member(call, "index");
-                    const std::size_t block =
-                        1 + (i != nullptr && i->IsUint64() ? static_cast<std::size_t>(i->GetUint64()) : 0);
+                    const std::size_t block = 1 + (i != nullptr && i->IsUint64()
+                                                       ? static_cast<std::size_t>(i->GetUint64())
+                                                       : 0);
                     const Value* function = member(call, "function");
                     if (const Value* id = member(call, "id"); id != nullptr && id->IsString())
-                        deltas.tool_use(block, text_or_empty(id),
-                                        function != nullptr ? text_or_empty(member(*function, "name")) : "");
+                        deltas.tool_use(
+                            block, text_or_empty(id),
+                            function != nullptr ? text_or_empty(member(*function, "name")) : "");
                     if (function != nullptr)
                         deltas.tool_input(block, text_or_empty(member(*function, "arguments")));
                 }

@@ -66,13 +66,15 @@ TEST(OpenAiDecode, CacheWritesAreSplitOutOfPromptTokensWholeAndStreamed) {
         R"("prompt_tokens_details":{"cached_tokens":6000,"cache_write_tokens":3500}})";
     const std::string whole =
         R"({"id":"c","object":"chat.completion","model":"gpt-6-luna","choices":[{"index":0,)"
-        R"("message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],)" + usage + "}";
+        R"("message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],)" +
+        usage + "}";
     const std::string stream =
         R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt-6-luna","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]})"
         "\n\n"
-        R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt-6-luna","choices":[],)" + usage +
-        "}\n\ndata: [DONE]\n\n";
-    for (const auto& [body, headers] : {std::pair{whole, kJsonHeaders}, std::pair{stream, kSseHeaders}}) {
+        R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt-6-luna","choices":[],)" +
+        usage + "}\n\ndata: [DONE]\n\n";
+    for (const auto& [body, headers] :
+         {std::pair{whole, kJsonHeaders}, std::pair{stream, kSseHeaders}}) {
         const auto d = parse(decode(200, body, headers));
         EXPECT_EQ(d["usage"]["input_tokens"].GetInt64(), 500) << body;
         EXPECT_EQ(d["usage"]["cache_read_tokens"].GetInt64(), 6000);

@@ -34,7 +34,8 @@ class OpenAiOverEmulator : public ::testing::Test {
         const rapidjson::Document http = parse(provider().encode(provider_request));
         HttpRequest request;
         request.method = http["method"].GetString();
-        request.url = emulator.url(std::string("/v1") + http["path"].GetString());  // base URL ends in /v1
+        request.url =
+            emulator.url(std::string("/v1") + http["path"].GetString());  // base URL ends in /v1
         for (const auto& h : http["headers"].GetObject()) {
             request.headers.emplace_back(h.name.GetString(), h.value.GetString());
         }
@@ -214,12 +215,15 @@ TEST_F(OpenAiOverEmulator, GptSixCachesAtTheCoresBreakpointsAndReportsItsWrites)
     EXPECT_GE(first["usage"]["cache_write_tokens"].GetInt64(), 1024);
     const auto second = call(explicit_growing_request(1));
     const auto& usage = second["usage"];
-    EXPECT_EQ(usage["cache_read_tokens"].GetInt64(), first["usage"]["cache_write_tokens"].GetInt64())
+    EXPECT_EQ(usage["cache_read_tokens"].GetInt64(),
+              first["usage"]["cache_write_tokens"].GetInt64())
         << "the read is exactly the prefix written at call 1's last mark";
-    EXPECT_GT(usage["cache_write_tokens"].GetInt64(), 0) << "the new turns are written at the new mark";
+    EXPECT_GT(usage["cache_write_tokens"].GetInt64(), 0)
+        << "the new turns are written at the new mark";
     // The whole prompt of call 2 is call 1's plus the new turns: nothing is counted twice.
     const auto all = [](const rapidjson::Value& u) {
-        return u["input_tokens"].GetInt64() + u["cache_read_tokens"].GetInt64() + u["cache_write_tokens"].GetInt64();
+        return u["input_tokens"].GetInt64() + u["cache_read_tokens"].GetInt64() +
+               u["cache_write_tokens"].GetInt64();
     };
     EXPECT_GT(all(usage), all(first["usage"]));
     EXPECT_LT(all(usage), all(first["usage"]) + 64) << "one short exchange was added";

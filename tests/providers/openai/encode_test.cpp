@@ -9,6 +9,7 @@
 
 #include "nucleo/errors.hpp"
 #include "openai_support.hpp"
+#include "wire_marks.hpp"
 
 namespace nucleo::openai_test {
 namespace {
@@ -123,21 +124,12 @@ TEST(OpenAiEncode, APlanWithFourMarksAddsNoMarkerAndChangesNoByte) {
 
 /// The four-mark fixture as the core writes it for a model with explicit breakpoints.
 rapidjson::Document explicit_request(const char* caching = "explicit") {
-    rapidjson::Document d = parse(read_file(fixtures() / "encode" / "cache_plan_four_marks.in.json"));
+    rapidjson::Document d =
+        parse(read_file(fixtures() / "encode" / "cache_plan_four_marks.in.json"));
     d["model"]["wire_model"].SetString("gpt-6-luna");
     d["model"].AddMember("caching", rapidjson::StringRef(caching), d.GetAllocator());
     d.AddMember("cache_key", "conv-42", d.GetAllocator());
     return d;
-}
-
-/// Every prompt_cache_breakpoint of a body removed (the request as it would be without marks).
-void strip_marks(rapidjson::Value& v) {
-    if (v.IsObject()) {
-        v.RemoveMember("prompt_cache_breakpoint");
-        for (auto& m : v.GetObject()) strip_marks(m.value);
-    } else if (v.IsArray()) {
-        for (auto& e : v.GetArray()) strip_marks(e);
-    }
 }
 
 TEST(OpenAiEncode, AnExplicitModelGetsTheMarksOnExactlyThePlannedParts) {
@@ -149,10 +141,13 @@ TEST(OpenAiEncode, AnExplicitModelGetsTheMarksOnExactlyThePlannedParts) {
     EXPECT_EQ(count(text, "\"prompt_cache_breakpoint\":{\"mode\":\"explicit\"}"), 4u) << text;
     const auto& m = body["messages"];
     ASSERT_EQ(m.Size(), 4u);  // system, user m1, assistant m2, user m3+m4
-    const auto marked = [](const rapidjson::Value& part) { return part.HasMember("prompt_cache_breakpoint"); };
+    const auto marked = [](const rapidjson::Value& part) {
+        return part.HasMember("prompt_cache_breakpoint");
+    };
     ASSERT_TRUE(m[0]["content"].IsArray());
     EXPECT_TRUE(marked(m[0]["content"][0]));
-    EXPECT_STREQ(m[0]["content"][0]["text"].GetString(), "Standing instructions.\n\nTool guidance.");
+    EXPECT_STREQ(m[0]["content"][0]["text"].GetString(),
+                 "Standing instructions.\n\nTool guidance.");
     ASSERT_TRUE(m[1]["content"].IsArray());
     EXPECT_TRUE(marked(m[1]["content"][0]));
     // The assistant's text is a part too (caching.119: one form whether marked or not).
@@ -173,7 +168,7 @@ TEST(OpenAiEncode, AMarkMovingChangesOnlyTheMarkNeverTheMessagesForm) {
     // caching.119: the history is byte-stable under moving marks: without the plan, the body is
     // the planned one less its marks.
     rapidjson::Document planned = parse(encode(compact(explicit_request())));
-    strip_marks(planned["body"]);
+    test_support::strip_cache_marks(planned["body"]);
     rapidjson::Document request = explicit_request();
     request["prepared"]["cache_plan"].SetNull();
     const rapidjson::Document unplanned = parse(encode(compact(request)));
@@ -199,7 +194,8 @@ TEST(OpenAiEncode, AToolResultAnchorMarksItsToolMessage) {
         R"({"role":"user","message_id":"u2","cache":false,"blocks":[{"type":"tool_result","tool_use_id":"c1","content":"Sunny"}]}])";
     rapidjson::Document t = parse(turns);
     d["prepared"]["turns"].CopyFrom(t, d.GetAllocator());
-    rapidjson::Document plan = parse(R"({"breakpoints":2,"system_block":1,"turn_anchors":[{"turn":2,"block":0}]})");
+    rapidjson::Document plan =
+        parse(R"({"breakpoints":2,"system_block":1,"turn_anchors":[{"turn":2,"block":0}]})");
     d["prepared"]["cache_plan"].CopyFrom(plan, d.GetAllocator());
     const rapidjson::Document out = parse(encode(compact(d)));
     const auto& tool = out["body"]["messages"][3];
@@ -216,13 +212,15 @@ TEST(OpenAiEncode, AnAnchorNoPartCanCarryIsRefusedNamingIt) {
         R"([{"role":"user","message_id":"u1","cache":false,"blocks":[{"type":"text","text":"Weather?"}]},)"
         R"({"role":"assistant","message_id":"a1","cache":false,"blocks":[{"type":"tool_use","id":"c1","name":"w","input":{}}]}])");
     d["prepared"]["turns"].CopyFrom(t, d.GetAllocator());
-    rapidjson::Document plan = parse(R"({"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":1,"block":0}]})");
+    rapidjson::Document plan =
+        parse(R"({"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":1,"block":0}]})");
     d["prepared"]["cache_plan"].CopyFrom(plan, d.GetAllocator());
     try {
         encode(compact(d));
         FAIL() << "an anchor on a tool call was rendered";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("turn 1 block 0 cannot carry a breakpoint"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("turn 1 block 0 cannot carry a breakpoint"),
+                  std::string::npos)
             << e.what();
     }
     rapidjson::Document s = explicit_request();
@@ -392,7 +390,6 @@ TEST(OpenAiEncode, EveryRequestBodyOfTheSuiteIsValidAgainstThePublishedSchema) {
     expect_schema_valid(bodies);
 }
 
-
 // wire.121: a function's parameters are a JSON Schema of type "object". A schema without a type
 // gets it (as the Anthropic dialect does), an empty one too; one of another type is refused.
 TEST(OpenAiEncode, AToolSchemaWithoutATypeBecomesAnObjectSchema) {
@@ -406,10 +403,13 @@ TEST(OpenAiEncode, AToolSchemaWithoutATypeBecomesAnObjectSchema) {
     ASSERT_EQ(tools.Size(), 2U);
     EXPECT_EQ(std::string(tools[0]["function"]["parameters"]["type"].GetString()), "object");
     EXPECT_EQ(std::string(tools[1]["function"]["parameters"]["type"].GetString()), "object");
-    EXPECT_EQ(std::string(tools[1]["function"]["parameters"]["properties"]["n"]["type"].GetString()), "integer");
+    EXPECT_EQ(
+        std::string(tools[1]["function"]["parameters"]["properties"]["n"]["type"].GetString()),
+        "integer");
     std::string refused = R"({"name":"untyped","schema":{"properties":{"n":{"type":"integer"}}}})";
     std::string array_request = request;
-    array_request.replace(array_request.find(refused), refused.size(), R"({"name":"list","schema":{"type":"array"}})");
+    array_request.replace(array_request.find(refused), refused.size(),
+                          R"({"name":"list","schema":{"type":"array"}})");
     try {
         (void)encode(array_request);
         ADD_FAILURE() << "a schema of type array was encoded";
