@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -33,6 +35,8 @@ namespace {
 
 constexpr int kSeeds = 200;
 constexpr int kRounds = 12;
+constexpr int kKeptBodies = 6;
+namespace fs = std::filesystem;
 
 class TypedAnswer final : public ResponseHandler {
   public:
@@ -145,8 +149,8 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
         if (grow.pick(2) == 0) first.response_handler = std::make_shared<TypedAnswer>();
         c.add_message(std::move(first));
         std::string system_before;
-        std::vector<std::string> before =
-            wire_messages(client.build_request(c, model, {}, true).body.str(), system_before);
+        std::string body = client.build_request(c, model, {}, true).body.str();
+        std::vector<std::string> before = wire_messages(body, system_before);
         for (int round = 1; round <= kRounds; ++round) {
             SCOPED_TRACE("round " + std::to_string(round));
             answer_and_ask(c, grow, round);
@@ -154,8 +158,8 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
                 c.set_depth(grow.pick(2) == 0 ? Depth::kDeep : Depth::kImmediate);
             if (grow.pick(7) == 0) c = ConversationContext::from_parts(c.parts());  // a restore
             std::string system_after;
-            const std::vector<std::string> after =
-                wire_messages(client.build_request(c, model, {}, true).body.str(), system_after);
+            body = client.build_request(c, model, {}, true).body.str();
+            const std::vector<std::string> after = wire_messages(body, system_after);
             EXPECT_EQ(system_after, system_before);
             ASSERT_GT(after.size(), before.size());
             for (std::size_t i = 0; i < before.size(); ++i) {
@@ -164,6 +168,13 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
             }
             before = after;
             system_before = system_after;
+        }
+        // The last body of the first seeds, kept for the SDK type check (sdk_types.append_only).
+        if (seed <= kKeptBodies) {
+            const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "compaction" / "bodies" / dialect;
+            if (seed == 1) fs::remove_all(dir);
+            fs::create_directories(dir);
+            std::ofstream(dir / ("seed-" + std::to_string(seed) + ".json"), std::ios::binary) << body;
         }
     }
 }
