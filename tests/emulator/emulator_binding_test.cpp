@@ -330,6 +330,14 @@ TEST_F(Binding, ConverseBindsReasoningContentToItsPrefix) {
                   .rfind("The model returned the following errors: " + kBound, 0),
               0U)
         << refused.body;
+    // An earlier user message changed: refused the same way.
+    const std::string other_first = R"({"role":"user","content":[{"text":"Why is grass green?"}]})";
+    const HttpResult earlier = converse(
+        kBedrockSonnet, converse_body("Terse.", list({other_first, a1, kUserSecond}), "}"));
+    EXPECT_EQ(earlier.status, 400) << earlier.body;
+    EXPECT_NE(std::string(parse(earlier.body)["message"].GetString()).find(kBound),
+              std::string::npos)
+        << earlier.body;
     // drop_block with the beta in additionalModelRequestFields.anthropic_beta: answered.
     const std::string drop =
         R"(,"block_binding":{"prefix_mismatch_behavior":"drop_block"}},"anthropic_beta":["thinking-binding-controls-2026-08-01"])";
