@@ -1,16 +1,18 @@
 // Anthropic Messages API (POST /v1/messages, /v1/messages/count_tokens): the request rules and
-// error texts the API documents and answers with, explicit cache_control prefix caching, and
-// replies as JSON or as server-sent events.
+// error texts the API documents and answers with, explicit cache_control prefix caching, thinking
+// blocks bound to their prefix (wire.193, wire.194), and replies as JSON or as server-sent events.
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "nucleo/wire/contract.hpp"
-#include "nucleo/wire/model_rules.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
+#include "nucleo/wire/contract.hpp"
+#include "nucleo/wire/model_rules.hpp"
 #include "reply.hpp"
+#include "thinking.hpp"
+#include "thinking_binding.hpp"
 
 namespace nucleo::emulator {
 namespace {
@@ -138,30 +140,24 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
     if (const json::Value* cc = json::member(doc, "cache_control");
         cc != nullptr && cc->IsObject() && !p.hasher.marks().empty()) {
         const bool hour = json::string_member(*cc, "ttl") == "1h";
-        p.breakpoints.push_back({p.hasher.marks().size() - 1,
-                                 hour ? std::chrono::seconds(3600) : default_ttl, hour});
+        p.breakpoints.push_back(
+            {p.hasher.marks().size() - 1, hour ? std::chrono::seconds(3600) : default_ttl, hour});
     }
     return p;
 }
 
-ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
+ReplyInput reply_input(const json::Value& doc, const std::string& digest,
+                       const contract::ModelRules* rules, const ModelCatalog::Thinking& traits) {
     ReplyInput in;
     in.id_prefix = "toolu_emu_";
     in.conversation_digest = digest;
     in.max_tokens = json::int_member(doc, "max_tokens", 4096);
     in.stop_sequences = stop_sequences_from(json::member(doc, "stop_sequences"));
-    if (const json::Value* t = json::member(doc, "thinking")) {
-        const std::string type = json::string_member(*t, "type");
-        in.thinking = type == "enabled";
-        if (type == "adaptive") {
-            // wire.190: the effort sets what adaptive thinking spends (high: the API's default).
-            std::string effort = "high";
-            if (const json::Value* oc = json::member(doc, "output_config"); oc != nullptr && oc->IsObject())
-                if (const std::string e = json::string_member(*oc, "effort"); !e.empty()) effort = e;
-            in.adaptive_thinking_tokens = adaptive_thinking_tokens(effort);
-            in.thinking_summarized = json::string_member(*t, "display") == "summarized";
-        }
-    }
+    // wire.190, wire.198: the thinking form and the effort (`output_config.effort`).
+    ThinkingAsk ask{json::member(doc, "thinking"), ""};
+    if (const json::Value* oc = json::member(doc, "output_config"))
+        ask.effort = json::string_member(*oc, "effort");
+    apply_thinking(ask, rules, traits, in);
     if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr) {
         for (const auto& t : tools->GetArray()) {
             const json::Value* schema = json::member(t, "input_schema");
@@ -433,10 +429,12 @@ class Anthropic final : public Dialect {
                          "The request body is not valid JSON: " + parse_error);
         }
         // wire.115: the request size Anthropic publishes.
-        if (auto v = contract::check_size(contract::WireFamily::kAnthropicMessages, req.body.size())) {
-            return error_response(ErrorClass::kInvalidRequest, 413,
-                                  R"({"type":"error","error":{"type":"request_too_large","message":)" +
-                                      quote(v->message) + R"(},"request_id":"req_emu"})");
+        if (auto v =
+                contract::check_size(contract::WireFamily::kAnthropicMessages, req.body.size())) {
+            return error_response(
+                ErrorClass::kInvalidRequest, 413,
+                R"({"type":"error","error":{"type":"request_too_large","message":)" +
+                    quote(v->message) + R"(},"request_id":"req_emu"})");
         }
         const bool count_tokens = req.path.ends_with("/count_tokens");
         if (auto e = Validator(doc, count_tokens).run())
@@ -455,17 +453,31 @@ class Anthropic final : public Dialect {
             if (v) return refuse(*v);
         }
         const auto ttl = std::chrono::seconds(ctx.options.cache_ttl_seconds);
-        Prefix prefix = build_prefix(doc, ttl);
         if (count_tokens) {
-            return json_response(200, R"({"input_tokens":)" +
-                                          std::to_string(tokens_for_bytes(prefix.hasher.bytes())) +
-                                          "}");
+            return json_response(
+                200, R"({"input_tokens":)" +
+                         std::to_string(tokens_for_bytes(build_prefix(doc, ttl).hasher.bytes())) +
+                         "}");
         }
+        // wire.193, wire.194: thinking blocks sent back are checked against their prefix, on
+        // the request as sent; with drop_block the failing ones leave the prompt.
+        const ModelCatalog::Thinking traits =
+            ctx.catalog.thinking(contract::WireFamily::kAnthropicMessages, model);
+        const PrefixBinding binding(BindingDialect::kAnthropic, doc);
+        if (traits.bound_to_prefix) {
+            const BindingVerdict verdict =
+                check_binding(BindingDialect::kAnthropic, doc, binding,
+                              wants_drop_block(BindingDialect::kAnthropic, req, doc));
+            if (verdict.refusal) return error(ErrorClass::kInvalidRequest, *verdict.refusal);
+            drop_blocks(doc, verdict.dropped);
+        }
+        Prefix prefix = build_prefix(doc, ttl);
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
                                                 min_cacheable(ctx.options, rules, model));
         record_cache(ctx.stats, usage);
         const std::string digest = prefix.hasher.digest();
-        ReplyInput in = reply_input(doc, digest);
+        ReplyInput in = reply_input(doc, digest, rules, traits);
+        in.thinking_binding = binding.whole();
         apply_reply_faults(faults, in);
         return render(doc, make_reply(in), usage, digest);
     }

@@ -1,8 +1,8 @@
 // Bedrock Converse (POST /model/{modelId}/converse and /converse-stream): the SigV4 header's
 // presence and shape (the signature itself is not verified), ValidationException texts for
 // alternation, blank text and toolUse/toolResult pairing, cachePoint prefix caching (its writes
-// split by TTL in usage.cacheDetails, caching.125), and the AWS event-stream framing for
-// ConverseStream.
+// split by TTL in usage.cacheDetails, caching.125), reasoningContent answered and bound to its
+// prefix (wire.195, wire.197), and the AWS event-stream framing for ConverseStream.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +14,8 @@
 #include "nucleo/wire/contract.hpp"
 #include "nucleo/wire/model_rules.hpp"
 #include "reply.hpp"
+#include "thinking.hpp"
+#include "thinking_binding.hpp"
 
 namespace nucleo::emulator {
 namespace {
@@ -94,10 +96,24 @@ std::string result_text(const json::Value& result) {
     return out;
 }
 
-ReplyInput reply_input(const json::Value& doc, const std::string& digest) {
+ReplyInput reply_input(const json::Value& doc, const std::string& digest,
+                       const contract::ModelRules* rules, const ModelCatalog::Thinking& traits) {
     ReplyInput in;
     in.id_prefix = "tooluse_emu_";
     in.conversation_digest = digest;
+    // wire.197, wire.198: Anthropic's thinking passed through additionalModelRequestFields, the
+    // effort in outputConfig.effort (else the passed-through output_config.effort).
+    ThinkingAsk ask;
+    const json::Value* extra = json::member(doc, "additionalModelRequestFields");
+    if (extra != nullptr) {
+        ask.thinking = json::member(*extra, "thinking");
+        if (const json::Value* oc = json::member(*extra, "output_config"))
+            ask.effort = json::string_member(*oc, "effort");
+    }
+    if (const json::Value* oc = json::member(doc, "outputConfig"); oc != nullptr) {
+        if (std::string e = json::string_member(*oc, "effort"); !e.empty()) ask.effort = e;
+    }
+    apply_thinking(ask, rules, traits, in);
     if (const json::Value* ic = json::member(doc, "inferenceConfig")) {
         in.max_tokens = json::int_member(*ic, "maxTokens", 4096);
         in.stop_sequences = stop_sequences_from(json::member(*ic, "stopSequences"));
@@ -180,12 +196,17 @@ std::string usage_json(const CacheUsage& u, long long output) {
 
 Response render(const Reply& r, const CacheUsage& u, bool streaming) {
     if (!streaming) {
+        // wire.197: the thinking comes first, as a reasoningContent block with its signature.
+        std::string block;
+        if (r.has_thinking) {
+            block = R"({"reasoningContent":{"reasoningText":{"text":)" + quote(r.thinking) +
+                    R"(,"signature":)" + quote(r.thinking_signature) + "}}},";
+        }
         // A tool call cut off by maxTokens has no parseable input: it comes back empty.
-        const std::string block = r.tool_call
-                                      ? R"({"toolUse":{"toolUseId":)" + quote(r.tool_id) +
-                                            R"(,"name":)" + quote(r.tool_name) + R"(,"input":)" +
-                                            (r.truncated ? "{}" : r.tool_input) + "}}"
-                                      : R"({"text":)" + quote(r.text) + "}";
+        block += r.tool_call ? R"({"toolUse":{"toolUseId":)" + quote(r.tool_id) + R"(,"name":)" +
+                                   quote(r.tool_name) + R"(,"input":)" +
+                                   (r.truncated ? "{}" : r.tool_input) + "}}"
+                             : R"({"text":)" + quote(r.text) + "}";
         return json_response(200, R"({"output":{"message":{"role":"assistant","content":[)" +
                                       block + R"(]}},"stopReason":)" + quote(stop_reason(r)) +
                                       R"(,"usage":)" + usage_json(u, r.output_tokens) +
@@ -196,24 +217,36 @@ Response render(const Reply& r, const CacheUsage& u, bool streaming) {
     out.content_type = "application/vnd.amazon.eventstream";
     auto& ev = out.chunks;
     ev.push_back(event_stream_event("messageStart", R"({"role":"assistant"})"));
-    if (r.tool_call) {
-        ev.push_back(event_stream_event(
-            "contentBlockStart", R"({"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":)" +
-                                     quote(r.tool_id) + R"(,"name":)" + quote(r.tool_name) +
-                                     "}}}"));
-        for (const auto& piece : split_for_stream(r.tool_input)) {
+    std::string at = R"({"contentBlockIndex":0)";
+    if (r.has_thinking) {
+        // wire.197: the reasoning's text deltas, then its signature, in block 0.
+        for (const auto& piece : split_for_stream(r.thinking)) {
             ev.push_back(event_stream_event(
                 "contentBlockDelta",
-                R"({"contentBlockIndex":0,"delta":{"toolUse":{"input":)" + quote(piece) + "}}}"));
+                at + R"(,"delta":{"reasoningContent":{"text":)" + quote(piece) + "}}}"));
+        }
+        ev.push_back(event_stream_event("contentBlockDelta",
+                                        at + R"(,"delta":{"reasoningContent":{"signature":)" +
+                                            quote(r.thinking_signature) + "}}}"));
+        ev.push_back(event_stream_event("contentBlockStop", at + "}"));
+        at = R"({"contentBlockIndex":1)";
+    }
+    if (r.tool_call) {
+        ev.push_back(event_stream_event(
+            "contentBlockStart", at + R"(,"start":{"toolUse":{"toolUseId":)" + quote(r.tool_id) +
+                                     R"(,"name":)" + quote(r.tool_name) + "}}}"));
+        for (const auto& piece : split_for_stream(r.tool_input)) {
+            ev.push_back(
+                event_stream_event("contentBlockDelta",
+                                   at + R"(,"delta":{"toolUse":{"input":)" + quote(piece) + "}}}"));
         }
     } else {
         for (const auto& piece : split_for_stream(r.text)) {
-            ev.push_back(event_stream_event(
-                "contentBlockDelta",
-                R"({"contentBlockIndex":0,"delta":{"text":)" + quote(piece) + "}}"));
+            ev.push_back(event_stream_event("contentBlockDelta",
+                                            at + R"(,"delta":{"text":)" + quote(piece) + "}}"));
         }
     }
-    ev.push_back(event_stream_event("contentBlockStop", R"({"contentBlockIndex":0})"));
+    ev.push_back(event_stream_event("contentBlockStop", at + "}"));
     ev.push_back(
         event_stream_event("messageStop", R"({"stopReason":)" + quote(stop_reason(r)) + "}"));
     ev.push_back(event_stream_event("metadata", R"({"usage":)" + usage_json(u, r.output_tokens) +
@@ -304,12 +337,27 @@ class Bedrock final : public Dialect {
                 return aws_error(ErrorClass::kInvalidRequest, v->status, v->error_type, v->message);
             }
         }
+        // wire.195: reasoningContent sent back is checked against its prefix, as on Anthropic.
+        const ModelCatalog::Thinking traits =
+            ctx.catalog.thinking(contract::WireFamily::kBedrockConverse, model);
+        const PrefixBinding binding(BindingDialect::kConverse, doc);
+        if (traits.bound_to_prefix) {
+            const BindingVerdict verdict =
+                check_binding(BindingDialect::kConverse, doc, binding,
+                              wants_drop_block(BindingDialect::kConverse, req, doc));
+            if (verdict.refusal) {
+                return error(ErrorClass::kInvalidRequest,
+                             "The model returned the following errors: " + *verdict.refusal);
+            }
+            drop_blocks(doc, verdict.dropped);
+        }
         Prefix prefix =
             build_prefix(doc, model, std::chrono::seconds(ctx.options.cache_ttl_seconds));
         const CacheUsage usage = explicit_cache(ctx.cache, prefix.hasher, prefix.breakpoints,
                                                 min_cacheable(ctx.options, rules, model));
         record_cache(ctx.stats, usage);
-        ReplyInput in = reply_input(doc, prefix.hasher.digest());
+        ReplyInput in = reply_input(doc, prefix.hasher.digest(), rules, traits);
+        in.thinking_binding = binding.whole();
         apply_reply_faults(faults, in);
         return render(make_reply(in), usage, streaming_);
     }

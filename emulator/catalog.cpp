@@ -95,6 +95,8 @@ ModelCatalog ModelCatalog::load(const std::string& path) {
         e.rules.efforts = scalars(field(thinking, "efforts"));
         e.rules.display = scalars(field(thinking, "display"));
         e.rules.always_thinks = flag(field(thinking, "always"));
+        e.thinking.default_effort = scalar(field(thinking, "default_effort"));
+        e.thinking.bound_to_prefix = flag(field(thinking, "bound_to_prefix"));
         for (const std::string& refused : scalars(record["refuses"])) {
             e.rules.refuses_sampling = e.rules.refuses_sampling || refused == "sampling";
             e.rules.refuses_prefill = e.rules.refuses_prefill || refused == "prefill";
@@ -134,6 +136,12 @@ std::string_view ModelCatalog::cache_breakpoints(contract::WireFamily family,
                                                  std::string_view wire_model) const {
     const Entry* e = find_entry(family, wire_model);
     return e != nullptr ? std::string_view(e->cache_breakpoints) : std::string_view();
+}
+
+ModelCatalog::Thinking ModelCatalog::thinking(contract::WireFamily family,
+                                              std::string_view wire_model) const {
+    const Entry* e = find_entry(family, wire_model);
+    return e != nullptr ? e->thinking : Thinking{};
 }
 
 std::string catalog_path(const std::string& option) {

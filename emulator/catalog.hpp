@@ -36,6 +36,15 @@ class ModelCatalog {
     std::string_view cache_breakpoints(contract::WireFamily family,
                                        std::string_view wire_model) const;
 
+    /// What the emulator's own thinking reads from the record `find` returns (wire.193,
+    /// wire.197): `thinking.default_effort` ("" when none) and `thinking.bound_to_prefix`.
+    struct Thinking {
+        std::string default_effort;
+        bool bound_to_prefix = false;
+    };
+    /// The record's thinking traits; all defaults when the catalog has no record of the model.
+    Thinking thinking(contract::WireFamily family, std::string_view wire_model) const;
+
     std::size_t size() const { return entries_.size(); }
     /// The file read ("" when none).
     const std::string& source() const { return source_; }
@@ -45,6 +54,7 @@ class ModelCatalog {
         std::string provider;
         contract::ModelRules rules;
         std::string cache_breakpoints;  ///< caching.breakpoints, "" when the record names none
+        Thinking thinking;
     };
     const Entry* find_entry(contract::WireFamily family, std::string_view wire_model) const;
     std::vector<Entry> entries_;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "prefix_cache.hpp"
+#include "thinking_binding.hpp"
 
 namespace nucleo::emulator {
 namespace {
@@ -191,7 +192,8 @@ std::string answer_text(const ReplyInput& in) {
 const ToolDecl* chosen_tool(const ReplyInput& in) {
     const bool scripted =
         in.has_tool_result && (in.tool_rounds < 0 || in.assistant_turns < in.tool_rounds);
-    if (in.tools.empty() || in.tool_choice_none || !(in.last_is_question || scripted)) return nullptr;
+    if (in.tools.empty() || in.tool_choice_none || !(in.last_is_question || scripted))
+        return nullptr;
     if (!in.forced_tool.empty()) {
         for (const auto& t : in.tools) {
             if (t.name == in.forced_tool) return &t;
@@ -251,7 +253,7 @@ Reply make_reply(const ReplyInput& in) {
     }
     if (in.thinking || in.adaptive_thinking_tokens > 0) {
         r.has_thinking = true;
-        r.thinking_signature = "emu-sig-" + in.conversation_digest;
+        r.thinking_signature = thinking_signature(in.conversation_digest, in.thinking_binding);
         r.hidden_thinking_tokens = in.adaptive_thinking_tokens;
     }
     std::string* body = &r.text;
@@ -298,8 +300,8 @@ Reply make_reply(const ReplyInput& in) {
         *body = std::string(json::utf8_prefix(*body, budget - r.thinking.size()));
         r.output_tokens = std::max(1LL, in.max_tokens);
     } else {
-        r.output_tokens = std::max<long long>(1, r.hidden_thinking_tokens +
-                                                     tokens_for_bytes(r.thinking.size() + body->size()));
+        r.output_tokens = std::max<long long>(
+            1, r.hidden_thinking_tokens + tokens_for_bytes(r.thinking.size() + body->size()));
     }
     return r;
 }

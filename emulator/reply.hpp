@@ -31,17 +31,20 @@ struct ReplyInput {
     std::string tool_result_text;   ///< its text
     bool tool_result_error = false;
     long long max_tokens = 4096;
-    bool thinking = false;            ///< extended thinking requested (Anthropic)
+    bool thinking = false;  ///< extended thinking requested (Anthropic)
     /// wire.190: the tokens adaptive thinking spends before the answer (0: none), out of
     /// max_tokens; its text is a short summary only when `thinking_summarized`, else empty.
     long long adaptive_thinking_tokens = 0;
     bool thinking_summarized = false;
-    bool force_truncate = false;      ///< the `truncate` fault
-    int tool_rounds = 0;              ///< `always-tool` (-1) / `tool-rounds=N` (Faults::tool_rounds)
-    bool tool_cycle = false;          ///< `tool-cycle`: call the declared tools in turn
-    std::string id_prefix;            ///< "toolu_emu_", "call_emu_", "tooluse_emu_"
+    bool force_truncate = false;  ///< the `truncate` fault
+    int tool_rounds = 0;          ///< `always-tool` (-1) / `tool-rounds=N` (Faults::tool_rounds)
+    bool tool_cycle = false;      ///< `tool-cycle`: call the declared tools in turn
+    std::string id_prefix;        ///< "toolu_emu_", "call_emu_", "tooluse_emu_"
     std::string conversation_digest;  ///< hash of the conversation: the ids derive from it
-    int assistant_turns = 0;          ///< counter part of the tool-call id
+    /// wire.193: the digest of the prefix the answer's thinking block follows (PrefixBinding),
+    /// carried in its signature; "" for none.
+    std::string thinking_binding;
+    int assistant_turns = 0;  ///< counter part of the tool-call id
     /// Anthropic `stop_sequences`, OpenAI `stop`, Converse `inferenceConfig.stopSequences`.
     std::vector<std::string> stop_sequences;
 };
@@ -58,7 +61,7 @@ inline void apply_reply_faults(const Faults& faults, ReplyInput& in) {
 struct Reply {
     std::string thinking;  ///< empty unless thinking was requested (or its display is omitted)
     std::string thinking_signature;
-    bool has_thinking = false;          ///< a thinking block is answered (its text may be empty)
+    bool has_thinking = false;             ///< a thinking block is answered (its text may be empty)
     long long hidden_thinking_tokens = 0;  ///< adaptive thinking spent beyond its shown text
     std::string text;
     bool tool_call = false;

@@ -170,6 +170,20 @@ HttpResult EmulatorProcess::get(const std::string& path) const {
     return perform(url(path), nullptr, {});
 }
 
+std::string shipped_catalog() {
+    return std::string(NUCLEO_SOURCE_DIR) + "/config/models.yaml";
+}
+
+std::vector<std::string> anthropic_headers(const std::vector<std::string>& extra) {
+    std::vector<std::string> out = {"x-api-key: test-key", "anthropic-version: 2023-06-01"};
+    out.insert(out.end(), extra.begin(), extra.end());
+    return out;
+}
+
+std::vector<std::string> bedrock_headers() {
+    return {"authorization: Bearer bedrock-api-key"};
+}
+
 rapidjson::Document parse(const std::string& body) {
     rapidjson::Document d;
     d.Parse(body.c_str());

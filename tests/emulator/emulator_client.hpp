@@ -44,6 +44,14 @@ class EmulatorProcess {
     int port_ = 0;
 };
 
+/// The shipped model catalog, config/models.yaml of the source tree.
+std::string shipped_catalog();
+
+/// The headers of an authenticated Anthropic Messages call, with `extra` after them.
+std::vector<std::string> anthropic_headers(const std::vector<std::string>& extra = {});
+/// The header of an authenticated Bedrock call (a Bedrock API key).
+std::vector<std::string> bedrock_headers();
+
 /// `body` parsed; fails the test (and returns the document with its parse error) when it is not
 /// JSON.
 rapidjson::Document parse(const std::string& body);

@@ -471,6 +471,45 @@ describe('@anthropic-ai/sdk', () => {
     assert.equal(final.usage.output_tokens, msg.usage.output_tokens);
   });
 
+  // wire.193, wire.194: claude-sonnet-5-5's record says thinking.bound_to_prefix.
+  const bindingBeta = 'thinking-binding-controls-2026-08-01';
+  const boundHistory = async () => {
+    const first = [{ role: 'user', content: 'Why is the sky blue?' }];
+    const msg = await client().messages.create({ model: 'claude-sonnet-5-5', max_tokens: 4096,
+      system: 'You are terse.', thinking: { type: 'adaptive' }, messages: first });
+    assert.equal(msg.content[0].type, 'thinking');
+    return [...first, { role: 'assistant', content: msg.content }, { role: 'user', content: 'And at sunset?' }];
+  };
+
+  test('a thinking block sent back after a changed system surfaces as BadRequestError', async () => {
+    const messages = await boundHistory();
+    const same = await client().messages.create({ model: 'claude-sonnet-5-5', max_tokens: 4096,
+      system: 'You are terse.', thinking: { type: 'adaptive' }, messages });
+    assert.equal(same.stop_reason, 'end_turn');
+    await assert.rejects(client().messages.create({ model: 'claude-sonnet-5-5', max_tokens: 4096,
+      system: 'You are verbose.', thinking: { type: 'adaptive' }, messages }), (e) => {
+      assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+      assert.equal(e.status, 400);
+      assert.equal(e.error.error.type, 'invalid_request_error');
+      assert.ok(e.error.error.message.startsWith(
+        'messages.1.content.0: The block is bound to a different conversation'), e.error.error.message);
+      return true;
+    });
+  });
+
+  test('drop_block through the beta messages API answers the changed-prefix request', async () => {
+    const messages = await boundHistory();
+    const request = { model: 'claude-sonnet-5-5', max_tokens: 4096, system: 'You are verbose.',
+      thinking: { type: 'adaptive', block_binding: { prefix_mismatch_behavior: 'drop_block' } }, messages };
+    const msg = await client().beta.messages.create({ ...request, betas: [bindingBeta] });
+    assert.equal(msg.type, 'message');
+    assert.equal(msg.stop_reason, 'end_turn');
+    assert.equal(msg.content.at(-1).text, "This is the emulator's answer to: And at sunset?");
+    // Without the beta the control is not read.
+    await assert.rejects(client().beta.messages.create(request),
+      (e) => e instanceof Anthropic.BadRequestError && e.status === 400);
+  });
+
   schemaCheck('anthropic');
 });
 
@@ -985,6 +1024,31 @@ describe('@aws-sdk/client-bedrock-runtime', () => {
       assert.equal(e.message, 'The model returned the following errors: "thinking.type.enabled" is not '
         + 'supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control '
         + 'thinking behavior.');
+      return true;
+    });
+  });
+
+  // wire.195, wire.197: adaptive thinking on Converse answers a reasoningContent block bound to
+  // its prefix.
+  test('adaptive thinking answers reasoningContent, refused as ValidationException after a changed system', async () => {
+    const request = (system, messages) => new bedrock.ConverseCommand({
+      modelId: 'us.anthropic.claude-sonnet-5-5', system: [{ text: system }], messages,
+      inferenceConfig: { maxTokens: 4096 }, outputConfig: { effort: 'low' },
+      additionalModelRequestFields: { thinking: { type: 'adaptive' } } });
+    const first = [user('Why is the sky blue?')];
+    const out = await client().send(request('Terse.', first));
+    const reasoning = out.output.message.content[0].reasoningContent.reasoningText;
+    assert.match(reasoning.signature, /^emu-sig-/);
+    const text = out.output.message.content[1].text;
+    assert.equal(out.usage.outputTokens, 1000 + Math.ceil(Buffer.byteLength(text) / 4));
+    const messages = [...first, out.output.message, user('And at sunset?')];
+    const again = await client().send(request('Terse.', messages));
+    assert.equal(again.stopReason, 'end_turn');
+    await assert.rejects(client().send(request('Verbose.', messages)), (e) => {
+      assert.ok(e instanceof bedrock.ValidationException, e.constructor.name);
+      assert.equal(e.$metadata.httpStatusCode, 400);
+      assert.ok(e.message.startsWith('The model returned the following errors: messages.1.content.0: '
+        + 'The block is bound to a different conversation'), e.message);
       return true;
     });
   });
