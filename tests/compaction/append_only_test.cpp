@@ -169,12 +169,15 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
             before = after;
             system_before = system_after;
         }
-        // The last body of the first seeds, kept for the SDK type check (sdk_types.append_only).
+        // The last body of the first six generated conversations, kept for the SDK type check
+        // (sdk_types.append_only).
         if (seed <= kKeptBodies) {
-            const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "compaction" / "bodies" / dialect;
+            const fs::path dir =
+                fs::path(NUCLEO_BINARY_DIR) / "tests" / "compaction" / "bodies" / dialect;
             if (seed == 1) fs::remove_all(dir);
             fs::create_directories(dir);
-            std::ofstream(dir / ("seed-" + std::to_string(seed) + ".json"), std::ios::binary) << body;
+            std::ofstream(dir / ("seed-" + std::to_string(seed) + ".json"), std::ios::binary)
+                << body;
         }
     }
 }

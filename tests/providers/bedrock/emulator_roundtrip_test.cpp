@@ -125,7 +125,10 @@ TEST_F(BedrockEmulator, AcceptsSystemBlocksWithACachePointAndAnswersTheQuestion)
 TEST_F(BedrockEmulator, NativeToolsRoundTripToAToolCall) {
     const rapidjson::Document r = call(request("every_block_native"));
     EXPECT_STREQ(r["stop_reason"].GetString(), "tool_use");
-    const Value& use = r["blocks"][0];
+    // The request asks for thinking, so the answer leads with it (wire.197), then the call.
+    const Value& blocks = r["blocks"];
+    ASSERT_GE(blocks.Size(), 1U);
+    const Value& use = blocks[blocks.Size() - 1];
     EXPECT_STREQ(use["type"].GetString(), "tool_use");
     EXPECT_STREQ(use["name"].GetString(), "search_orders");
     EXPECT_EQ(std::string(use["id"].GetString()).rfind("tooluse_emu_", 0), 0U);
