@@ -164,7 +164,7 @@ inline const std::vector<Case> kCases = {
      "invalid_request_error", "",
      "Function tools with reasoning_effort are not supported for gpt-6-luna in /v1/chat/completions. "
      "To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
-     "reasoning_effort", "gpt-5.6-sol"},
+     "reasoning_effort", "gpt-6.1-terra"},
     // ---- Bedrock Converse (the Claude model's refusal passed through) ---------------------------
     {"ConverseEnabledOnAnAdaptiveModel", "wire.183", B, "us.anthropic.claude-sonnet-5-5",
      MC_BEDROCK(R"(,"additionalModelRequestFields":{"thinking":{"type":"between_tools"}})"),
