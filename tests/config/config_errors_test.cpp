@@ -183,7 +183,7 @@ TEST(ConfigErrors, CachePricesAreRequiredWhenCachingIsSupported) {
               file.string() + ":11:13: models[0].prices.cache_write: required value missing");
 }
 
-TEST(ConfigErrors, MalformedYamlCarriesYamlCppsMark) {
+TEST(ConfigErrors, MalformedYamlCarriesTheParsersMarkAndWords) {
     const auto dir = scratch_dir();
     const auto file = write_file(dir / "nucleo.yaml",
                                  "providers:\n"
@@ -191,7 +191,8 @@ TEST(ConfigErrors, MalformedYamlCarriesYamlCppsMark) {
                                  "models: []\n");
     const Refusal r = refusal_of(file);
     EXPECT_EQ(r.kind, ErrorKind::kConfig);
-    EXPECT_EQ(r.message, file.string() + ":3:7: malformed YAML: end of map flow not found");
+    EXPECT_EQ(r.message, file.string() +
+                             ":3:7: malformed YAML: while parsing a flow mapping: did not find expected ',' or '}'");
 }
 
 TEST(ConfigErrors, MalformedYamlInAnIncludedFile) {

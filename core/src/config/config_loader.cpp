@@ -1,12 +1,9 @@
 // Reading nucleo.yaml and its includes into a Config.
 //
 // Every refusal is an Error of kind kConfig whose message starts with `file:line:column: ` (from
-// yaml-cpp's marks, 1-based) followed by the key path (`models[1].max_output_tokens: `) and what
+// the parser's marks, 1-based) followed by the key path (`models[1].max_output_tokens: `) and what
 // was wrong. Values at secret keys are never quoted. Messages are one line (values are escaped and
 // cut), so the CLI prints them as they are.
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -19,6 +16,7 @@
 #include "config/config_text.hpp"
 #include "config/env_expand.hpp"
 #include "config/yaml_reader.hpp"
+#include "config/yaml_tree.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
@@ -37,6 +35,8 @@ using config_internal::element;
 using config_internal::join;
 using config_internal::quote;
 using config_internal::Reader;
+using config_internal::YamlMark;
+using config_internal::YamlNode;
 
 /// limits.124: the most YAML nodes one config file may hold, an alias counted again at each of
 /// its uses (what a reader of the file walks), so a few KB of nested aliases cannot expand to
@@ -46,51 +46,9 @@ constexpr std::size_t kMaxYamlNodes = 100000;
 constexpr std::uintmax_t kMaxConfigBytes = 1024 * 1024;
 /// limits.131: the deepest nesting of collections (flow `[`/`{` or block sequences and mappings,
 /// counted together) one config file may hold. A config needs a handful of levels; the limit is
-/// checked on the parser's events before any node is built, so a file of thousands of `[` costs
-/// 64 levels of work, never yaml-cpp's deep recursion.
+/// checked on the parser's events as the tree is built, so a file of thousands of `[` costs 64
+/// levels of work.
 constexpr std::size_t kMaxYamlNesting = 64;
-
-/// limits.131: counts open collections as yaml-cpp's parser announces them and stops the parse
-/// (throws) at the first one past kMaxYamlNesting, keeping where it opened.
-class NestingGuard final : public YAML::EventHandler {
-  public:
-    struct TooDeep {
-        YAML::Mark mark;
-    };
-    /// limits.133: a document that starts where the previous one did: yaml-cpp 0.7 read nothing
-    /// in between and would start empty documents there forever (a ',' at the top level does).
-    struct Stuck {
-        YAML::Mark mark;
-    };
-    void OnDocumentStart(const YAML::Mark& mark) override {
-        if (documents_++ > 0 && mark.pos == last_start_) throw Stuck{mark};
-        last_start_ = mark.pos;
-    }
-    void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  const std::string&) override {}
-    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                         YAML::EmitterStyle::value) override {
-        open(mark);
-    }
-    void OnSequenceEnd() override { --depth_; }
-    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                    YAML::EmitterStyle::value) override {
-        open(mark);
-    }
-    void OnMapEnd() override { --depth_; }
-
-  private:
-    void open(const YAML::Mark& mark) {
-        if (++depth_ > kMaxYamlNesting) throw TooDeep{mark};
-    }
-    std::size_t depth_ = 0;
-    std::size_t documents_ = 0;
-    int last_start_ = -1;
-};
-
 
 }  // namespace
 
@@ -99,9 +57,10 @@ class ConfigBuilder {
   public:
     explicit ConfigBuilder(Config& config) : config_(config) {}
 
-    void read_file(const fs::path& file, const Reader* includer, const YAML::Mark& include_mark,
+    void read_file(const fs::path& file, const Reader* includer, const YamlMark& include_mark,
                    const std::string& include_path) {
-        const std::string what = (includer == nullptr ? "config file " : "included file ") + file.string();
+        const std::string what =
+            (includer == nullptr ? "config file " : "included file ") + file.string();
         auto refuse = [&](ErrorKind kind, const std::string& why) {
             if (includer == nullptr) throw Error(kind, what + " " + why);
             includer->fail(include_mark, include_path, what + " " + why);
@@ -111,7 +70,8 @@ class ConfigBuilder {
         std::error_code ec;
         const fs::file_status status = fs::status(file, ec);
         if (!ec && fs::exists(status) && !fs::is_regular_file(status))
-            refuse(ErrorKind::kConfig, "is not a regular file (a config is read from regular files only)");
+            refuse(ErrorKind::kConfig,
+                   "is not a regular file (a config is read from regular files only)");
         std::ifstream in(file, std::ios::binary);
         if (!in) refuse(ErrorKind::kNotFound, "not found or unreadable");
         std::string text(kMaxConfigBytes + 1, '\0');
@@ -124,25 +84,20 @@ class ConfigBuilder {
     }
 
     void read_text(const std::string& text, const fs::path& file, const Reader* includer,
-                   const YAML::Mark& include_mark, const std::string& include_path) {
+                   const YamlMark& include_mark, const std::string& include_path) {
         const fs::path identity = fs::absolute(file).lexically_normal();
         if (std::find(stack_.begin(), stack_.end(), identity) != stack_.end())
             includer->fail(include_mark, include_path,
                            "include cycle: " + file.string() + " is already being read");
         stack_.push_back(identity);
         Reader reader(file.string(), &config_.unset_);
-        check_nesting(reader, text);
-        std::vector<YAML::Node> documents;
+        config_internal::YamlTree tree;
         try {
-            documents = YAML::LoadAll(text);
-        } catch (const YAML::Exception& e) {
-            reader.fail(e.mark, "", "malformed YAML: " + e.msg);
+            tree = config_internal::YamlTree::parse(text, kMaxYamlNesting);
+        } catch (const config_internal::YamlProblem& problem) {
+            reader.fail(problem.mark, "", problem.what);
         }
-        // limits.128: one document per file; a second one would be ignored silently otherwise.
-        if (documents.size() > 1)
-            reader.fail(documents[1].Mark(), "",
-                        "a second YAML document (a config file holds 1 document)");
-        const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+        const YamlNode root = tree.root();
         check_node_count(reader, root);
         read_document(reader, root, file.parent_path());
         stack_.pop_back();
@@ -161,67 +116,39 @@ class ConfigBuilder {
         for (const auto& ref : replacement_refs_) {
             if (model_where_.count(ref.provider) == 0)
                 throw Error(ErrorKind::kConfig, ref.where + ": " + ref.path + ": " +
-                                                    quote(ref.provider) + " is no model of the catalog");
+                                                    quote(ref.provider) +
+                                                    " is no model of the catalog");
         }
         config_.catalog_ = ModelCatalog(std::move(models_));
     }
 
   private:
-    /// limits.131: refuses collections nested deeper than kMaxYamlNesting where the first one too
-    /// deep opens, before the text is loaded into nodes; limits.133: and a text the parser stops
-    /// moving through, which yaml-cpp's load would loop on forever. Malformed YAML met on the way is left to
-    /// the load, which words it as every other syntax error.
-    static void check_nesting(const Reader& r, const std::string& text) {
-        std::istringstream in(text);
-        YAML::Parser parser(in);
-        NestingGuard guard;
-        try {
-            while (parser.HandleNextDocument(guard)) {
-            }
-        } catch (const NestingGuard::TooDeep& deep) {
-            r.fail(deep.mark, "",
-                   "collections nested deeper than " + std::to_string(kMaxYamlNesting) +
-                       " levels (the YAML nesting limit)");
-        } catch (const NestingGuard::Stuck& stuck) {
-            const auto at = static_cast<std::size_t>(stuck.mark.pos);
-            r.fail(stuck.mark, "",
-                   "malformed YAML: the parser cannot read past " +
-                       (at < text.size() ? quote(std::string_view(text).substr(at, 1))
-                                         : std::string("the end")) +
-                       " here");
-        } catch (const YAML::Exception&) {
-        }
-    }
-
     /// limits.124: walks the nodes as the reader would, an alias again at each use, and refuses
     /// the file once more than kMaxYamlNodes are seen: the walk stops there, so a bomb costs
     /// kMaxYamlNodes steps, not its expansion.
-    static void check_node_count(const Reader& r, const YAML::Node& root) {
+    static void check_node_count(const Reader& r, const YamlNode& root) {
         std::size_t seen = 0;
-        std::vector<YAML::Node> pending{root};
+        std::vector<YamlNode> pending{root};
         while (!pending.empty()) {
-            const YAML::Node n = pending.back();
+            const YamlNode n = pending.back();
             pending.pop_back();
             if (++seen > kMaxYamlNodes)
-                r.fail(n.Mark(), "",
+                r.fail(n.mark(), "",
                        "more than " + std::to_string(kMaxYamlNodes) +
                            " YAML nodes, each alias counted at every use (the node limit)");
-            if (n.IsMap()) {
-                for (auto it = n.begin(); it != n.end(); ++it) {
-                    pending.push_back(it->first);
-                    pending.push_back(it->second);
-                }
-            } else if (n.IsSequence()) {
-                for (auto it = n.begin(); it != n.end(); ++it) pending.push_back(*it);
+            for (const auto& kv : n.entries()) {
+                pending.push_back(kv.first);
+                pending.push_back(kv.second);
             }
+            for (const YamlNode& item : n.items()) pending.push_back(item);
         }
     }
 
-    void read_document(const Reader& r, const YAML::Node& root, const fs::path& folder) {
-        if (!root.IsDefined() || root.IsNull()) return;  // an empty file configures nothing
-        r.expect_map(root, "",
-                     {"include", "plugins", "providers", "stores", "summarizer", "models",
-                      "defaults"});
+    void read_document(const Reader& r, const YamlNode& root, const fs::path& folder) {
+        if (!root.is_defined() || root.is_null()) return;  // an empty file configures nothing
+        r.expect_map(
+            root, "",
+            {"include", "plugins", "providers", "stores", "summarizer", "models", "defaults"});
         if (auto n = Reader::get(root, "plugins"); Reader::present(n)) read_plugins(r, n, folder);
         if (auto n = Reader::get(root, "providers"); Reader::present(n)) read_providers(r, n);
         if (auto n = Reader::get(root, "stores"); Reader::present(n)) read_stores(r, n);
@@ -230,35 +157,36 @@ class ConfigBuilder {
         if (auto n = Reader::get(root, "models"); Reader::present(n)) read_models(r, n);
         if (auto n = Reader::get(root, "defaults"); Reader::present(n)) read_defaults(r, n);
         if (auto n = Reader::get(root, "include"); Reader::present(n)) {
-            if (n.IsScalar()) {
+            if (n.is_scalar()) {
                 include(r, n, folder, "include");
-            } else if (n.IsSequence()) {
+            } else if (n.is_sequence()) {
                 std::size_t i = 0;
-                for (const auto& item : n) include(r, item, folder, element("include", i++));
+                for (const auto& item : n.items())
+                    include(r, item, folder, element("include", i++));
             } else {
-                r.fail(n.Mark(), "include",
+                r.fail(n.mark(), "include",
                        "expected a file name or a list of them, got " + describe(n));
             }
         }
     }
 
-    void include(const Reader& r, const YAML::Node& n, const fs::path& folder,
+    void include(const Reader& r, const YamlNode& n, const fs::path& folder,
                  const std::string& path) {
         const std::string name = r.string(n, path);
-        if (name.empty()) r.fail(n.Mark(), path, "required value is empty");
+        if (name.empty()) r.fail(n.mark(), path, "required value is empty");
         const fs::path target =
             fs::path(name).is_absolute() ? fs::path(name) : (folder / name).lexically_normal();
-        read_file(target, &r, n.Mark(), path);
+        read_file(target, &r, n.mark(), path);
     }
 
-    void read_plugins(const Reader& r, const YAML::Node& n, const fs::path& folder) {
+    void read_plugins(const Reader& r, const YamlNode& n, const fs::path& folder) {
         r.expect_map(n, "plugins", {"paths"});
-        const YAML::Node paths = Reader::get(n, "paths");
+        const YamlNode paths = Reader::get(n, "paths");
         if (!Reader::present(paths)) return;
-        if (!paths.IsSequence())
-            r.fail(paths.Mark(), "plugins.paths", "expected a sequence, got " + describe(paths));
+        if (!paths.is_sequence())
+            r.fail(paths.mark(), "plugins.paths", "expected a sequence, got " + describe(paths));
         std::size_t i = 0;
-        for (const auto& item : paths) {
+        for (const auto& item : paths.items()) {
             const std::string p = r.string(item, element("plugins.paths", i++));
             if (p.empty()) continue;  // "${EXTRA_PLUGINS:-}" unset: no entry
             const fs::path path(p);
@@ -268,11 +196,11 @@ class ConfigBuilder {
         }
     }
 
-    void read_providers(const Reader& r, const YAML::Node& n) {
+    void read_providers(const Reader& r, const YamlNode& n) {
         r.expect_map(n, "providers");
-        for (const auto& kv : n) {
+        for (const auto& kv : n.entries()) {
             ProviderConfig p;
-            p.name = kv.first.Scalar();
+            p.name = kv.first.scalar();
             const std::string path = child("providers", p.name);
             const bool valid_name =
                 !p.name.empty() && std::all_of(p.name.begin(), p.name.end(), [](char c) {
@@ -280,18 +208,18 @@ class ConfigBuilder {
                            c == '.';
                 });
             if (!valid_name)
-                r.fail(kv.first.Mark(), path,
+                r.fail(kv.first.mark(), path,
                        "a provider name is letters, digits, '_', '-' or '.'");
             for (const auto& existing : config_.providers_)
                 if (existing.name == p.name)
-                    r.fail(kv.first.Mark(), path,
+                    r.fail(kv.first.mark(), path,
                            "provider instance defined twice (also at " + provider_where_[p.name] +
                                ")");
-            const YAML::Node& body = kv.second;
+            const YamlNode& body = kv.second;
             r.expect_map(body, path,
                          {"plugin", "base_url", "api_key", "credentials", "options", "transport"});
             p.plugin = r.plugin_name(body, path);
-            p.where = r.where(Reader::get(body, "plugin").Mark());
+            p.where = r.where(Reader::get(body, "plugin").mark());
             if (auto v = Reader::get(body, "base_url"); Reader::present(v))
                 p.base_url = r.string(v, child(path, "base_url"));
             if (auto v = Reader::get(body, "api_key"); Reader::present(v))
@@ -312,16 +240,17 @@ class ConfigBuilder {
             p.options_json = r.options(body, path, p.options_origin);
             if (auto t = Reader::get(body, "transport"); Reader::present(t))
                 read_transport(r, t, child(path, "transport"), p.transport);
-            provider_where_[p.name] = r.where(kv.first.Mark());
+            provider_where_[p.name] = r.where(kv.first.mark());
             config_.providers_.push_back(std::move(p));
         }
     }
 
     /// limits.101-104: a provider's transport limits, each a positive integer.
-    static void read_transport(const Reader& r, const YAML::Node& n, const std::string& path,
+    static void read_transport(const Reader& r, const YamlNode& n, const std::string& path,
                                TransportLimits& out) {
-        r.expect_map(n, path,
-                     {"connect_timeout_ms", "idle_timeout_ms", "deadline_ms", "max_response_bytes"});
+        r.expect_map(
+            n, path,
+            {"connect_timeout_ms", "idle_timeout_ms", "deadline_ms", "max_response_bytes"});
         const auto ms = [&](std::string_view key, std::chrono::milliseconds& into) {
             if (auto v = Reader::get(n, key); Reader::present(v))
                 into = std::chrono::milliseconds(r.positive(v, child(path, std::string(key))));
@@ -334,16 +263,16 @@ class ConfigBuilder {
                 static_cast<std::size_t>(r.positive(v, child(path, "max_response_bytes")));
     }
 
-    PluginChoice read_choice(const Reader& r, const YAML::Node& n, const std::string& path) {
+    PluginChoice read_choice(const Reader& r, const YamlNode& n, const std::string& path) {
         r.expect_map(n, path, {"plugin", "options"});
         PluginChoice c;
         c.plugin = r.plugin_name(n, path);
         c.options_json = r.options(n, path, c.options_origin);
-        c.where = r.where(n.Mark());
+        c.where = r.where(n.mark());
         return c;
     }
 
-    void read_stores(const Reader& r, const YAML::Node& n) {
+    void read_stores(const Reader& r, const YamlNode& n) {
         r.expect_map(n, "stores", {"session", "persistent"});
         if (auto v = Reader::get(n, "session"); Reader::present(v))
             set_once(r, v, "stores.session", config_.session_store_,
@@ -355,67 +284,68 @@ class ConfigBuilder {
 
     /// A role an included file may set only if no other file did.
     // budget.102: `defaults: {depth, output}`, each a value or `none` (budget.103).
-    void read_defaults(const Reader& r, const YAML::Node& n) {
+    void read_defaults(const Reader& r, const YamlNode& n) {
         r.expect_map(n, "defaults", {"depth", "output"});
-        if (!set_where_.emplace("defaults", r.where(n.Mark())).second)
-            r.fail(n.Mark(), "defaults", "set twice (also at " + set_where_["defaults"] + ")");
-        if (auto v = Reader::get(n, "depth"); v.IsDefined()) {
-            const std::string s = v.IsScalar() ? v.Scalar() : std::string();
+        if (!set_where_.emplace("defaults", r.where(n.mark())).second)
+            r.fail(n.mark(), "defaults", "set twice (also at " + set_where_["defaults"] + ")");
+        if (auto v = Reader::get(n, "depth"); v.is_defined()) {
+            const std::string s = v.is_scalar() ? v.scalar() : std::string();
             if (s == "none") {
                 config_.defaults_.depth.reset();
-            } else if (auto d = parse_depth(s); d && v.IsScalar()) {
+            } else if (auto d = parse_depth(s); d && v.is_scalar()) {
                 config_.defaults_.depth = *d;
             } else {
-                r.fail(v.Mark(), "defaults.depth",
+                r.fail(v.mark(), "defaults.depth",
                        "expected IMMEDIATE, STANDARD, DEEP or none, got " + describe(v));
             }
         }
-        if (auto v = Reader::get(n, "output"); v.IsDefined()) {
-            const std::string s = v.IsScalar() ? v.Scalar() : std::string();
+        if (auto v = Reader::get(n, "output"); v.is_defined()) {
+            const std::string s = v.is_scalar() ? v.scalar() : std::string();
             std::int64_t tokens = 0;
             const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), tokens);
             if (s == "none") {
                 config_.defaults_.output.reset();
-            } else if (auto rung = parse_output_size(s); rung && v.IsScalar()) {
+            } else if (auto rung = parse_output_size(s); rung && v.is_scalar()) {
                 config_.defaults_.output = OutputDeclaration{*rung};
-            } else if (v.IsScalar() && !s.empty() && ec == std::errc() && end == s.data() + s.size() &&
-                       tokens > 0) {
+            } else if (v.is_scalar() && !s.empty() && ec == std::errc() &&
+                       end == s.data() + s.size() && tokens > 0) {
                 config_.defaults_.output = OutputDeclaration{tokens};
             } else {
-                r.fail(v.Mark(), "defaults.output",
+                r.fail(v.mark(), "defaults.output",
                        "expected SHORT, MEDIUM, LONG, EXTENDED, a positive token count or none, "
-                       "got " + describe(v));
+                       "got " +
+                           describe(v));
             }
         }
     }
 
-    void set_once(const Reader& r, const YAML::Node& n, const std::string& path,
+    void set_once(const Reader& r, const YamlNode& n, const std::string& path,
                   std::optional<PluginChoice>& slot, PluginChoice value) {
-        if (slot) r.fail(n.Mark(), path, "set twice (also at " + set_where_[path] + ")");
-        set_where_[path] = r.where(n.Mark());
+        if (slot) r.fail(n.mark(), path, "set twice (also at " + set_where_[path] + ")");
+        set_where_[path] = r.where(n.mark());
         slot = std::move(value);
     }
 
-    void read_models(const Reader& r, const YAML::Node& n) {
-        if (!n.IsSequence()) r.fail(n.Mark(), "models", "expected a sequence, got " + describe(n));
-        for (const auto& item : n) {
+    void read_models(const Reader& r, const YamlNode& n) {
+        if (!n.is_sequence()) r.fail(n.mark(), "models", "expected a sequence, got " + describe(n));
+        for (const auto& item : n.items()) {
             // Index across files, so "models[5]" names the same entry `nucleo models` lists sixth.
             const std::string path = element("models", models_.size());
             models_.push_back(read_model(r, item, path));
         }
     }
 
-    ModelSpec read_model(const Reader& r, const YAML::Node& n, const std::string& path) {
+    ModelSpec read_model(const Reader& r, const YamlNode& n, const std::string& path) {
         ModelSpec m = config_internal::read_model_record(r, n, path);
         if (auto it = model_where_.find(m.id); it != model_where_.end())
-            r.fail(Reader::get(n, "id").Mark(), child(path, "id"),
+            r.fail(Reader::get(n, "id").mark(), child(path, "id"),
                    "duplicate model id " + quote(m.id) + " (also at " + it->second + ")");
-        model_where_[m.id] = r.where(Reader::get(n, "id").Mark());
+        model_where_[m.id] = r.where(Reader::get(n, "id").mark());
         model_refs_.push_back(
-            {r.where(Reader::get(n, "provider").Mark()), child(path, "provider"), m.provider});
+            {r.where(Reader::get(n, "provider").mark()), child(path, "provider"), m.provider});
         if (!m.replacement.empty())
-            replacement_refs_.push_back(
-                {r.where(Reader::get(n, "replacement").Mark()), child(path, "replacement"), m.replacement});
+            replacement_refs_.push_back({r.where(Reader::get(n, "replacement").mark()),
+                                         child(path, "replacement"), m.replacement});
         return m;
     }
 
@@ -442,7 +372,7 @@ Config Config::load(const fs::path& path) {
     Config config;
     config.path_ = path;
     ConfigBuilder builder(config);
-    builder.read_file(path, nullptr, YAML::Mark::null_mark(), "");
+    builder.read_file(path, nullptr, YamlMark{}, "");
     builder.finish();
     NUCLEO_LOG_DEBUG("config {}: {} provider(s), {} model(s), {} plugin path(s)", path.string(),
                      config.providers_.size(), config.catalog_.all().size(),
@@ -458,7 +388,7 @@ Config Config::parse(std::string_view yaml_text, const fs::path& origin) {
     Config config;
     config.path_ = origin;
     ConfigBuilder builder(config);
-    builder.read_text(std::string(yaml_text), origin, nullptr, YAML::Mark::null_mark(), "");
+    builder.read_text(std::string(yaml_text), origin, nullptr, YamlMark{}, "");
     builder.finish();
     return config;
 }

@@ -29,69 +29,69 @@ std::string names_of(const std::string_view (&set)[N]) {
 }
 
 /// catalog.2: a date written YYYY-MM-DD.
-std::string date(const Reader& r, const YAML::Node& n, const std::string& path) {
+std::string date(const Reader& r, const YamlNode& n, const std::string& path) {
     const std::string s = r.string(n, path);
     const bool shaped = s.size() == 10 && s[4] == '-' && s[7] == '-' &&
                         std::all_of(s.begin(), s.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
-    if (!shaped) r.fail(n.Mark(), path, "expected a date YYYY-MM-DD, got " + quote(s));
+    if (!shaped) r.fail(n.mark(), path, "expected a date YYYY-MM-DD, got " + quote(s));
     return s;
 }
 
 /// A sequence of strings, each one of `allowed` (when given), none twice.
 template <std::size_t N>
-std::vector<std::string> string_list(const Reader& r, const YAML::Node& n, const std::string& path,
+std::vector<std::string> string_list(const Reader& r, const YamlNode& n, const std::string& path,
                                      const std::string_view (*allowed)[N]) {
-    if (!n.IsSequence()) r.fail(n.Mark(), path, "expected a sequence, got " + describe(n));
+    if (!n.is_sequence()) r.fail(n.mark(), path, "expected a sequence, got " + describe(n));
     std::vector<std::string> out;
     std::size_t i = 0;
-    for (const auto& item : n) {
+    for (const auto& item : n.items()) {
         const std::string at = element(path, i++);
         std::string s = r.string(item, at);
         if (allowed != nullptr && !one_of(s, *allowed))
-            r.fail(item.Mark(), at, "expected one of " + names_of(*allowed) + ", got " + quote(s));
-        if (std::find(out.begin(), out.end(), s) != out.end()) r.fail(item.Mark(), at, quote(s) + " twice");
+            r.fail(item.mark(), at, "expected one of " + names_of(*allowed) + ", got " + quote(s));
+        if (std::find(out.begin(), out.end(), s) != out.end()) r.fail(item.mark(), at, quote(s) + " twice");
         out.push_back(std::move(s));
     }
     return out;
 }
 
-void read_source(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_source(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"urls", "read", "third_party"});
     m.source.read = date(r, r.need(n, "read", path), child(path, "read"));
     m.source.urls = string_list<1>(r, r.need(n, "urls", path), child(path, "urls"), nullptr);
-    if (m.source.urls.empty()) r.fail(n.Mark(), child(path, "urls"), "at least one source is required");
+    if (m.source.urls.empty()) r.fail(n.mark(), child(path, "urls"), "at least one source is required");
     if (auto v = Reader::get(n, "third_party"); Reader::present(v))
         m.source.third_party = r.string(v, child(path, "third_party"));
 }
 
-void read_status(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
-    const YAML::Node status = Reader::get(n, "status");
+void read_status(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
+    const YamlNode status = Reader::get(n, "status");
     if (Reader::present(status))
         m.status = r.enumerator<ModelStatus>(status, child(path, "status"), parse_model_status,
                                              {ModelStatus::kActive, ModelStatus::kDeprecated, ModelStatus::kRetired});
-    const YAML::Node shutdown = Reader::get(n, "shutdown");
-    const YAML::Node retired_on = Reader::get(n, "retired_on");
-    const YAML::Node replacement = Reader::get(n, "replacement");
+    const YamlNode shutdown = Reader::get(n, "shutdown");
+    const YamlNode retired_on = Reader::get(n, "retired_on");
+    const YamlNode replacement = Reader::get(n, "replacement");
     if (Reader::present(shutdown)) m.shutdown = date(r, shutdown, child(path, "shutdown"));
     if (Reader::present(retired_on)) m.retired_on = date(r, retired_on, child(path, "retired_on"));
     if (Reader::present(replacement)) m.replacement = r.name(n, "replacement", path);
     switch (m.status) {
         case ModelStatus::kActive:
             if (Reader::present(shutdown) || Reader::present(retired_on))
-                r.fail((Reader::present(shutdown) ? shutdown : retired_on).Mark(), path,
+                r.fail((Reader::present(shutdown) ? shutdown : retired_on).mark(), path,
                        "an active model has no shutdown or retired_on date (status: deprecated or retired)");
             break;
         case ModelStatus::kDeprecated:
             if (!Reader::present(shutdown))
-                r.fail(status.Mark(), child(path, "shutdown"),
+                r.fail(status.mark(), child(path, "shutdown"),
                        "required value missing: a deprecated model names the date it shuts down");
             break;
         case ModelStatus::kRetired:
             if (!Reader::present(retired_on))
-                r.fail(status.Mark(), child(path, "retired_on"),
+                r.fail(status.mark(), child(path, "retired_on"),
                        "required value missing: a retired model names the date it was retired");
             if (!Reader::present(replacement))
-                r.fail(status.Mark(), child(path, "replacement"),
+                r.fail(status.mark(), child(path, "replacement"),
                        "required value missing: a retired model names the catalog id that replaces it");
             break;
     }
@@ -99,13 +99,13 @@ void read_status(const Reader& r, const YAML::Node& n, const std::string& path, 
 
 /// budget.1, budget.2: the entry translates every rung, so all four are required (a rung the
 /// entry cannot translate would be a number invented at call time).
-void read_output_budget(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_output_budget(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"SHORT", "MEDIUM", "LONG", "EXTENDED"});
     for (OutputSize rung : {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended}) {
-        const YAML::Node v = r.need(n, to_string(rung), path);
+        const YamlNode v = r.need(n, to_string(rung), path);
         const std::int64_t tokens = r.positive(v, child(path, to_string(rung)));
         if (tokens > m.max_output_tokens)
-            r.fail(v.Mark(), child(path, to_string(rung)),
+            r.fail(v.mark(), child(path, to_string(rung)),
                    std::to_string(tokens) + " exceeds max_output_tokens " + std::to_string(m.max_output_tokens));
         m.output_budget[rung] = tokens;
     }
@@ -113,32 +113,32 @@ void read_output_budget(const Reader& r, const YAML::Node& n, const std::string&
 
 /// Thinking tokens per depth: the manual budget of the enabled form, and the tokens the output
 /// reserve books for thinking at that depth (budget.5). A depth left out books none.
-void read_budget(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_budget(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"IMMEDIATE", "STANDARD", "DEEP"});
     for (Depth depth : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
-        const YAML::Node v = Reader::get(n, to_string(depth));
+        const YamlNode v = Reader::get(n, to_string(depth));
         if (!Reader::present(v)) continue;
         const std::int64_t tokens = r.non_negative(v, child(path, to_string(depth)));
         if (tokens > m.max_output_tokens)
-            r.fail(v.Mark(), child(path, to_string(depth)),
+            r.fail(v.mark(), child(path, to_string(depth)),
                    std::to_string(tokens) + " exceeds max_output_tokens " + std::to_string(m.max_output_tokens));
         m.thinking_budget[depth] = tokens;
     }
 }
 
 /// catalog.4, catalog.5: the `thinking:` mapping.
-void read_thinking(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_thinking(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"forms", "always", "efforts", "default_effort", "display", "bound_to_prefix", "depth", "budget"});
     ThinkingRecord& t = m.thinking;
     if (auto v = Reader::get(n, "forms"); Reader::present(v)) {
         const std::string at = child(path, "forms");
-        if (!v.IsSequence()) r.fail(v.Mark(), at, "expected a sequence, got " + describe(v));
+        if (!v.is_sequence()) r.fail(v.mark(), at, "expected a sequence, got " + describe(v));
         std::size_t i = 0;
-        for (const auto& item : v) {
+        for (const auto& item : v.items()) {
             const ThinkingForm f = r.enumerator<ThinkingForm>(
                 item, element(at, i++), parse_thinking_form,
                 {ThinkingForm::kEnabled, ThinkingForm::kAdaptive, ThinkingForm::kBetweenTools, ThinkingForm::kDisabled});
-            if (t.accepts(f)) r.fail(item.Mark(), element(at, i - 1), quote(to_string(f)) + " twice");
+            if (t.accepts(f)) r.fail(item.mark(), element(at, i - 1), quote(to_string(f)) + " twice");
             t.forms.push_back(f);
         }
     }
@@ -152,21 +152,21 @@ void read_thinking(const Reader& r, const YAML::Node& n, const std::string& path
     if (auto v = Reader::get(n, "default_effort"); Reader::present(v)) {
         t.default_effort = r.string(v, child(path, "default_effort"));
         if (!t.accepts_effort(t.default_effort))
-            r.fail(v.Mark(), child(path, "default_effort"),
+            r.fail(v.mark(), child(path, "default_effort"),
                    quote(t.default_effort) + " is not one of the model's efforts (" + join(t.efforts) + ")");
     }
     if (auto v = Reader::get(n, "budget"); Reader::present(v)) read_budget(r, v, child(path, "budget"), m);
-    const YAML::Node depth = r.need(n, "depth", path);
+    const YamlNode depth = r.need(n, "depth", path);
     const std::string at = child(path, "depth");
     r.expect_map(depth, at, {"IMMEDIATE", "STANDARD", "DEEP"});
     for (Depth d : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
-        const YAML::Node v = r.need(depth, to_string(d), at);
+        const YamlNode v = r.need(depth, to_string(d), at);
         const std::string where = child(at, to_string(d));
         const std::string s = r.string(v, where);
         DepthThinking dt;
         const auto need_form = [&](ThinkingForm f) {
             if (!t.accepts(f))
-                r.fail(v.Mark(), where, quote(s) + " needs the " + quote(to_string(f)) + " form, which thinking.forms lacks");
+                r.fail(v.mark(), where, quote(s) + " needs the " + quote(to_string(f)) + " form, which thinking.forms lacks");
         };
         if (s == "none" && !t.accepts_effort("none")) {
             // A model with a `none` effort (OpenAI's current models reason at medium when nothing
@@ -181,15 +181,15 @@ void read_thinking(const Reader& r, const YAML::Node& n, const std::string& path
         } else if (s == "budget") {
             need_form(ThinkingForm::kEnabled);
             if (m.thinking_budget_for(d) <= 0)
-                r.fail(v.Mark(), where, "\"budget\" needs a positive thinking.budget." + std::string(to_string(d)));
+                r.fail(v.mark(), where, "\"budget\" needs a positive thinking.budget." + std::string(to_string(d)));
             dt.kind = DepthThinking::Kind::kBudget;
         } else if (t.accepts_effort(s)) {
             if (!t.forms.empty() && !t.accepts(ThinkingForm::kAdaptive))
-                r.fail(v.Mark(), where, "an effort needs the \"adaptive\" form, which thinking.forms lacks");
+                r.fail(v.mark(), where, "an effort needs the \"adaptive\" form, which thinking.forms lacks");
             dt.kind = DepthThinking::Kind::kEffort;
             dt.effort = s;
         } else {
-            r.fail(v.Mark(), where,
+            r.fail(v.mark(), where,
                    "expected none, disabled, between_tools, budget or one of the model's efforts (" +
                        (t.efforts.empty() ? std::string("none listed") : join(t.efforts)) + "), got " + quote(s));
         }
@@ -199,21 +199,21 @@ void read_thinking(const Reader& r, const YAML::Node& n, const std::string& path
         const bool thinks = t.always || dt.kind == DepthThinking::Kind::kBudget ||
                             (dt.kind == DepthThinking::Kind::kEffort && dt.effort != "none");
         if (thinks && m.thinking_budget_for(d) <= 0)
-            r.fail(v.Mark(), where,
+            r.fail(v.mark(), where,
                    std::string(t.always ? "the model always thinks" : "this depth thinks") +
                        ", so thinking.budget." + to_string(d) + " (the tokens booked for it) is required");
         if (!thinks && m.thinking_budget_for(d) > 0)
-            r.fail(v.Mark(), where,
+            r.fail(v.mark(), where,
                    "this depth does not think, so thinking.budget." + std::string(to_string(d)) + " must be 0 or left out");
     }
 }
 
 /// The legacy `thinking_budget:` (no `thinking:` mapping): the enabled form at every depth with a
 /// positive budget, IMMEDIATE off.
-void read_legacy_thinking_budget(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_legacy_thinking_budget(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     read_budget(r, n, path, m);
     if (m.thinking_budget_for(Depth::kImmediate) != 0)
-        r.fail(Reader::get(n, "IMMEDIATE").Mark(), child(path, "IMMEDIATE"),
+        r.fail(Reader::get(n, "IMMEDIATE").mark(), child(path, "IMMEDIATE"),
                "IMMEDIATE is thinking off: expected 0, got " + std::to_string(m.thinking_budget_for(Depth::kImmediate)));
     bool any = false;
     for (Depth d : {Depth::kStandard, Depth::kDeep}) {
@@ -224,11 +224,11 @@ void read_legacy_thinking_budget(const Reader& r, const YAML::Node& n, const std
     if (any) m.thinking.forms = {ThinkingForm::kEnabled};
 }
 
-void read_caching(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_caching(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"min_tokens", "ttls", "breakpoints"});
     m.cache_breakpoints = r.string(r.need(n, "breakpoints", path), child(path, "breakpoints"));
     if (!one_of(m.cache_breakpoints, kBreakpoints))
-        r.fail(Reader::get(n, "breakpoints").Mark(), child(path, "breakpoints"),
+        r.fail(Reader::get(n, "breakpoints").mark(), child(path, "breakpoints"),
                "expected one of " + names_of(kBreakpoints) + ", got " + quote(m.cache_breakpoints));
     m.supports_caching = m.cache_breakpoints != "none";
     if (auto v = Reader::get(n, "min_tokens"); Reader::present(v))
@@ -242,36 +242,36 @@ void read_caching(const Reader& r, const YAML::Node& n, const std::string& path,
 }
 
 /// caching.109: the legacy `cache_ttls:`.
-void read_cache_ttls(const Reader& r, const YAML::Node& v, const std::string& path, ModelSpec& m) {
+void read_cache_ttls(const Reader& r, const YamlNode& v, const std::string& path, ModelSpec& m) {
     constexpr std::string_view kTtls[] = {"5m", "1h"};
     for (const std::string& ttl : string_list(r, v, path, &kTtls))
         if (ttl == "1h") m.cache_ttl_1h = true;
 }
 
-void read_tokenizer(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_tokenizer(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"counter", "calibration"});
-    const YAML::Node counter = r.need(n, "counter", path);
+    const YamlNode counter = r.need(n, "counter", path);
     m.token_counter = r.string(counter, child(path, "counter"));
     if (!one_of(m.token_counter, kTokenCounters))
-        r.fail(counter.Mark(), child(path, "counter"),
+        r.fail(counter.mark(), child(path, "counter"),
                "expected one of o200k_base, cl100k_base, anthropic_approx, got " + quote(m.token_counter));
     if (auto v = Reader::get(n, "calibration"); Reader::present(v)) {
         m.token_calibration = r.price(v, child(path, "calibration"));
         if (m.token_calibration < 0.5 || m.token_calibration > 4)
-            r.fail(v.Mark(), child(path, "calibration"), "expected a factor between 0.5 and 4, got " + v.Scalar());
+            r.fail(v.mark(), child(path, "calibration"), "expected a factor between 0.5 and 4, got " + v.scalar());
     }
 }
 
 /// One set of rates. input and output are required; the cache prices too when the entry caches
 /// (a cache price left out would bill cached tokens at $0).
-void read_rates(const Reader& r, const YAML::Node& n, const std::string& path, const ModelSpec& m, Prices& p,
+void read_rates(const Reader& r, const YamlNode& n, const std::string& path, const ModelSpec& m, Prices& p,
                 std::initializer_list<std::string_view> keys) {
     r.expect_map(n, path, keys);
     p.input = r.price(r.need(n, "input", path), child(path, "input"));
     p.output = r.price(r.need(n, "output", path), child(path, "output"));
     for (auto [key, slot] : {std::pair<const char*, double*>{"cache_write", &p.cache_write},
                              std::pair<const char*, double*>{"cache_read", &p.cache_read}}) {
-        const YAML::Node v = m.supports_caching ? r.need(n, key, path) : Reader::get(n, key);
+        const YamlNode v = m.supports_caching ? r.need(n, key, path) : Reader::get(n, key);
         if (Reader::present(v)) *slot = r.price(v, child(path, key));
     }
     // caching.108: optional; absent, the 1-hour write costs twice the input price.
@@ -280,23 +280,23 @@ void read_rates(const Reader& r, const YAML::Node& n, const std::string& path, c
 }
 
 /// catalog.7: the base rates and the tiers above a prompt size.
-void read_prices(const Reader& r, const YAML::Node& n, const std::string& path, ModelSpec& m) {
+void read_prices(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     read_rates(r, n, path, m, m.prices, {"input", "output", "cache_write", "cache_read", "cache_write_1h", "tiers"});
-    const YAML::Node tiers = Reader::get(n, "tiers");
+    const YamlNode tiers = Reader::get(n, "tiers");
     if (!Reader::present(tiers)) return;
     const std::string at = child(path, "tiers");
-    if (!tiers.IsSequence()) r.fail(tiers.Mark(), at, "expected a sequence, got " + describe(tiers));
+    if (!tiers.is_sequence()) r.fail(tiers.mark(), at, "expected a sequence, got " + describe(tiers));
     std::size_t i = 0;
-    for (const auto& item : tiers) {
+    for (const auto& item : tiers.items()) {
         const std::string where = element(at, i++);
-        if (!item.IsMap()) r.fail(item.Mark(), where, "expected a mapping, got " + describe(item));
+        if (!item.is_map()) r.fail(item.mark(), where, "expected a mapping, got " + describe(item));
         PriceTier tier;
-        const YAML::Node above = Reader::get(item, "above");
+        const YamlNode above = Reader::get(item, "above");
         if (!Reader::present(above))
-            r.fail(item.Mark(), child(where, "above"), "required value missing: a tier names the prompt size above which it applies");
+            r.fail(item.mark(), child(where, "above"), "required value missing: a tier names the prompt size above which it applies");
         tier.above_prompt_tokens = r.positive(above, child(where, "above"));
         if (!m.price_tiers.empty() && tier.above_prompt_tokens <= m.price_tiers.back().above_prompt_tokens)
-            r.fail(above.Mark(), child(where, "above"), "tiers are listed by ascending threshold");
+            r.fail(above.mark(), child(where, "above"), "tiers are listed by ascending threshold");
         read_rates(r, item, where, m, tier.prices, {"above", "input", "output", "cache_write", "cache_read", "cache_write_1h"});
         m.price_tiers.push_back(tier);
     }
@@ -304,7 +304,7 @@ void read_prices(const Reader& r, const YAML::Node& n, const std::string& path, 
 
 }  // namespace
 
-ModelSpec read_model_record(const Reader& r, const YAML::Node& n, const std::string& path) {
+ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::string& path) {
     r.expect_map(n, path,
                  {"id", "provider", "wire_model", "grade", "status", "shutdown", "retired_on", "replacement", "source",
                   "max_context_tokens", "max_output_tokens", "comfort_context_tokens", "output_budget", "thinking",
@@ -318,25 +318,25 @@ ModelSpec read_model_record(const Reader& r, const YAML::Node& n, const std::str
                                   {Grade::kSmall, Grade::kMedium, Grade::kLarge});
     read_status(r, n, path, m);
     if (auto v = Reader::get(n, "source"); Reader::present(v)) read_source(r, v, child(path, "source"), m);
-    const YAML::Node context = r.need(n, "max_context_tokens", path);
+    const YamlNode context = r.need(n, "max_context_tokens", path);
     m.max_context_tokens = r.positive(context, child(path, "max_context_tokens"));
-    const YAML::Node output = r.need(n, "max_output_tokens", path);
+    const YamlNode output = r.need(n, "max_output_tokens", path);
     m.max_output_tokens = r.positive(output, child(path, "max_output_tokens"));
     if (m.max_output_tokens > m.max_context_tokens)
-        r.fail(output.Mark(), child(path, "max_output_tokens"),
+        r.fail(output.mark(), child(path, "max_output_tokens"),
                std::to_string(m.max_output_tokens) + " exceeds max_context_tokens " + std::to_string(m.max_context_tokens));
     if (auto v = Reader::get(n, "comfort_context_tokens"); Reader::present(v)) {
         m.comfort_context_tokens = r.positive(v, child(path, "comfort_context_tokens"));
         if (*m.comfort_context_tokens > m.max_context_tokens)
-            r.fail(v.Mark(), child(path, "comfort_context_tokens"),
+            r.fail(v.mark(), child(path, "comfort_context_tokens"),
                    std::to_string(*m.comfort_context_tokens) + " exceeds max_context_tokens " +
                        std::to_string(m.max_context_tokens));
     }
     read_output_budget(r, r.need(n, "output_budget", path), child(path, "output_budget"), m);
-    const YAML::Node thinking = Reader::get(n, "thinking");
-    const YAML::Node legacy_budget = Reader::get(n, "thinking_budget");
+    const YamlNode thinking = Reader::get(n, "thinking");
+    const YamlNode legacy_budget = Reader::get(n, "thinking_budget");
     if (Reader::present(thinking) && Reader::present(legacy_budget))
-        r.fail(legacy_budget.Mark(), child(path, "thinking_budget"),
+        r.fail(legacy_budget.mark(), child(path, "thinking_budget"),
                "give the budget as thinking.budget beside thinking.depth, not both");
     if (Reader::present(thinking)) read_thinking(r, thinking, child(path, "thinking"), m);
     if (Reader::present(legacy_budget)) read_legacy_thinking_budget(r, legacy_budget, child(path, "thinking_budget"), m);
@@ -349,11 +349,11 @@ ModelSpec read_model_record(const Reader& r, const YAML::Node& n, const std::str
             m.refuses_tools_with_reasoning = m.refuses_tools_with_reasoning || what == "tools_with_reasoning";
         }
     }
-    const YAML::Node caching = Reader::get(n, "caching");
+    const YamlNode caching = Reader::get(n, "caching");
     if (Reader::present(caching)) {
         for (const char* legacy : {"supports_caching", "min_cacheable_tokens", "cache_ttls"})
             if (Reader::present(Reader::get(n, legacy)))
-                r.fail(Reader::get(n, legacy).Mark(), child(path, legacy),
+                r.fail(Reader::get(n, legacy).mark(), child(path, legacy),
                        "give it inside caching: (min_tokens, ttls, breakpoints), not both");
         read_caching(r, caching, child(path, "caching"), m);
     } else {
@@ -367,9 +367,9 @@ ModelSpec read_model_record(const Reader& r, const YAML::Node& n, const std::str
     if (auto v = Reader::get(n, "native_tools"); Reader::present(v)) m.native_tools = r.boolean(v, child(path, "native_tools"));
     read_prices(r, r.need(n, "prices", path), child(path, "prices"), m);
     if (auto v = Reader::get(n, "accepts"); Reader::present(v)) {
-        if (!v.IsSequence()) r.fail(v.Mark(), child(path, "accepts"), "expected a sequence, got " + describe(v));
+        if (!v.is_sequence()) r.fail(v.mark(), child(path, "accepts"), "expected a sequence, got " + describe(v));
         std::size_t i = 0;
-        for (const auto& item : v) {
+        for (const auto& item : v.items()) {
             const Input input = r.enumerator<Input>(item, element(child(path, "accepts"), i++), parse_input,
                                                     {Input::kImages, Input::kDocuments});
             if (!m.accepts(input)) m.accepted_inputs.push_back(input);
@@ -383,15 +383,15 @@ ModelSpec read_model_record(const Reader& r, const YAML::Node& n, const std::str
         if (auto tpm = Reader::get(v, "tokens_per_minute"); Reader::present(tpm))
             m.tokens_per_minute = r.non_negative(tpm, child(limits, "tokens_per_minute"));
     }
-    const YAML::Node tokenizer = Reader::get(n, "tokenizer");
-    const YAML::Node counter = Reader::get(n, "token_counter");
+    const YamlNode tokenizer = Reader::get(n, "tokenizer");
+    const YamlNode counter = Reader::get(n, "token_counter");
     if (Reader::present(tokenizer) && Reader::present(counter))
-        r.fail(counter.Mark(), child(path, "token_counter"), "give it as tokenizer.counter, not both");
+        r.fail(counter.mark(), child(path, "token_counter"), "give it as tokenizer.counter, not both");
     if (Reader::present(tokenizer)) read_tokenizer(r, tokenizer, child(path, "tokenizer"), m);
     if (Reader::present(counter)) {
         m.token_counter = r.string(counter, child(path, "token_counter"));
         if (!one_of(m.token_counter, kTokenCounters))
-            r.fail(counter.Mark(), child(path, "token_counter"),
+            r.fail(counter.mark(), child(path, "token_counter"),
                    "expected one of o200k_base, cl100k_base, anthropic_approx, got " + quote(m.token_counter));
     }
     return m;

@@ -3,7 +3,6 @@
 // `file:line:column: ` and the key path (config_loader.cpp says why).
 #pragma once
 
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
@@ -18,6 +17,7 @@
 
 #include "config/config_text.hpp"
 #include "config/env_expand.hpp"
+#include "config/yaml_tree.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 
@@ -41,16 +41,16 @@ inline std::string element(const std::string& path, std::size_t i) {
 }
 
 /// What a node holds, for "expected X, got Y" (never called on a secret's value).
-inline std::string describe(const YAML::Node& n) {
-    switch (n.Type()) {
-        case YAML::NodeType::Map:
+inline std::string describe(const YamlNode& n) {
+    switch (n.type()) {
+        case YamlType::kMap:
             return "a mapping";
-        case YAML::NodeType::Sequence:
+        case YamlType::kSequence:
             return "a sequence";
-        case YAML::NodeType::Null:
+        case YamlType::kNull:
             return "nothing";
-        case YAML::NodeType::Scalar:
-            return quote(n.Scalar());
+        case YamlType::kScalar:
+            return quote(n.scalar());
         default:
             return "nothing";
     }
@@ -65,93 +65,93 @@ class Reader {
 
     [[nodiscard]] const std::string& file() const { return file_; }
 
-    [[nodiscard]] std::string where(const YAML::Mark& m) const {
+    [[nodiscard]] std::string where(const YamlMark& m) const {
         if (m.is_null()) return file_;
         return file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
     }
 
-    [[noreturn]] void fail(const YAML::Mark& m, const std::string& path,
+    [[noreturn]] void fail(const YamlMark& m, const std::string& path,
                            const std::string& what) const {
         throw Error(ErrorKind::kConfig, where(m) + ": " + (path.empty() ? "" : path + ": ") + what);
     }
 
     /// A mapping, its keys checked against `known` (unknown or repeated key refused).
-    void expect_map(const YAML::Node& n, const std::string& path,
+    void expect_map(const YamlNode& n, const std::string& path,
                     std::initializer_list<std::string_view> known) const {
         expect_map(n, path);
         std::set<std::string> seen;
-        for (const auto& kv : n) {
+        for (const auto& kv : n.entries()) {
             const std::string key = key_of(kv.first, path);
-            if (!seen.insert(key).second) fail(kv.first.Mark(), child(path, key), "duplicate key");
+            if (!seen.insert(key).second) fail(kv.first.mark(), child(path, key), "duplicate key");
             if (std::find(known.begin(), known.end(), key) == known.end()) {
                 std::vector<std::string> names(known.begin(), known.end());
-                fail(kv.first.Mark(), child(path, key),
+                fail(kv.first.mark(), child(path, key),
                      "unknown key (known keys: " + join(names) + ")");
             }
         }
     }
 
     /// A mapping with free keys (names of providers, options); repeated keys refused.
-    void expect_map(const YAML::Node& n, const std::string& path) const {
-        if (!n.IsMap()) fail(n.Mark(), path, "expected a mapping, got " + describe(n));
+    void expect_map(const YamlNode& n, const std::string& path) const {
+        if (!n.is_map()) fail(n.mark(), path, "expected a mapping, got " + describe(n));
         std::set<std::string> seen;
-        for (const auto& kv : n) {
+        for (const auto& kv : n.entries()) {
             const std::string key = key_of(kv.first, path);
-            if (!seen.insert(key).second) fail(kv.first.Mark(), child(path, key), "duplicate key");
+            if (!seen.insert(key).second) fail(kv.first.mark(), child(path, key), "duplicate key");
         }
     }
 
-    std::string key_of(const YAML::Node& k, const std::string& path) const {
-        if (!k.IsScalar()) fail(k.Mark(), path, "expected a plain key, got " + describe(k));
-        return k.Scalar();
+    std::string key_of(const YamlNode& k, const std::string& path) const {
+        if (!k.is_scalar()) fail(k.mark(), path, "expected a plain key, got " + describe(k));
+        return k.scalar();
     }
 
     /// The value at `key`, or an undefined node when absent. A `key:` with no value is null.
-    static YAML::Node get(const YAML::Node& map, std::string_view key) {
-        for (const auto& kv : map)
-            if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
-        return YAML::Node(YAML::NodeType::Undefined);
+    static YamlNode get(const YamlNode& map, std::string_view key) {
+        for (const auto& kv : map.entries())
+            if (kv.first.is_scalar() && kv.first.scalar() == key) return kv.second;
+        return YamlNode();
     }
-    static bool present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+    static bool present(const YamlNode& n) { return n.is_defined() && !n.is_null(); }
 
     /// The value at `key`, refused as missing when absent or null.
-    YAML::Node need(const YAML::Node& map, std::string_view key, const std::string& path) const {
-        for (const auto& kv : map) {
-            if (!kv.first.IsScalar() || kv.first.Scalar() != key) continue;
+    YamlNode need(const YamlNode& map, std::string_view key, const std::string& path) const {
+        for (const auto& kv : map.entries()) {
+            if (!kv.first.is_scalar() || kv.first.scalar() != key) continue;
             // A `key:` without a value: yaml-cpp marks the null where the next token starts,
             // so point at the key instead.
-            if (kv.second.IsNull())
-                fail(kv.first.Mark(), child(path, key), "required value missing");
+            if (kv.second.is_null())
+                fail(kv.first.mark(), child(path, key), "required value missing");
             return kv.second;
         }
-        fail(map.Mark(), child(path, key), "required value missing");
+        fail(map.mark(), child(path, key), "required value missing");
     }
 
     /// A string, `${VAR}`-expanded. `secret`: never quote it. `unset_names`, when given, also
     /// receives the unset variables' names.
-    std::string string(const YAML::Node& n, const std::string& path, bool secret = false,
+    std::string string(const YamlNode& n, const std::string& path, bool secret = false,
                        std::vector<std::string>* unset_names = nullptr) const {
-        if (!n.IsScalar()) fail(n.Mark(), path, "expected a string, got " + describe(n));
+        if (!n.is_scalar()) fail(n.mark(), path, "expected a string, got " + describe(n));
         try {
             std::vector<std::string> unset;
             std::string value =
-                config_internal::expand_env(n.Scalar(), config_internal::process_env, &unset);
+                config_internal::expand_env(n.scalar(), config_internal::process_env, &unset);
             for (const auto& name : unset) {
-                if (unset_ != nullptr) unset_->push_back({name, where(n.Mark()), path});
+                if (unset_ != nullptr) unset_->push_back({name, where(n.mark()), path});
                 if (unset_names != nullptr) unset_names->push_back(name);
             }
             return value;
         } catch (const config_internal::ExpandError& e) {
             if (secret)
-                fail(n.Mark(), path, "malformed ${...} reference (value not shown: secret)");
-            fail(n.Mark(), path, e.what());
+                fail(n.mark(), path, "malformed ${...} reference (value not shown: secret)");
+            fail(n.mark(), path, e.what());
         }
     }
 
     /// limits.127: the `plugin:` of a provider or a choice — a plain name ([a-z0-9_-]+, found as
     /// nucleo-<name>.so on the plugin search path) unless written as a path to a shared object
     /// (holding a '/' and ending in ".so"), so a name never walks out of the search folders.
-    std::string plugin_name(const YAML::Node& map, const std::string& path) const {
+    std::string plugin_name(const YamlNode& map, const std::string& path) const {
         std::string s = name(map, "plugin", path);
         const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -159,7 +159,7 @@ class Reader {
         const bool as_path =
             s.find('/') != std::string::npos && s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0;
         if (!plain && !as_path) {
-            fail(need(map, "plugin", path).Mark(), child(path, "plugin"),
+            fail(need(map, "plugin", path).mark(), child(path, "plugin"),
                  quote(s) + " is neither a plugin name ([a-z0-9_-]+) nor a path to a shared " +
                      "object (holding a '/' and ending in .so)");
         }
@@ -167,17 +167,17 @@ class Reader {
     }
 
     /// A required non-empty string.
-    std::string name(const YAML::Node& map, std::string_view key, const std::string& path) const {
-        const YAML::Node v = need(map, key, path);
+    std::string name(const YamlNode& map, std::string_view key, const std::string& path) const {
+        const YamlNode v = need(map, key, path);
         std::string s = string(v, child(path, key));
-        if (s.empty()) fail(v.Mark(), child(path, key), "required value is empty");
+        if (s.empty()) fail(v.mark(), child(path, key), "required value is empty");
         return s;
     }
 
-    std::int64_t integer(const YAML::Node& n, const std::string& path) const {
-        if (!n.IsScalar()) fail(n.Mark(), path, "expected an integer, got " + describe(n));
+    std::int64_t integer(const YamlNode& n, const std::string& path) const {
+        if (!n.is_scalar()) fail(n.mark(), path, "expected an integer, got " + describe(n));
         std::string digits;  // "200_000" reads as 200000, as YAML 1.1 allowed
-        for (char c : n.Scalar())
+        for (char c : n.scalar())
             if (c != '_') digits += c;
         std::int64_t value = 0;
         const char* begin = digits.data();
@@ -185,98 +185,98 @@ class Reader {
         if (begin != end && *begin == '+') ++begin;
         auto [ptr, ec] = std::from_chars(begin, end, value);
         if (ec == std::errc::result_out_of_range)
-            fail(n.Mark(), path, "integer out of range: " + quote(n.Scalar()));
-        if (digits.empty() || ec != std::errc() || ptr != end || n.Scalar().front() == '_')
-            fail(n.Mark(), path, "expected an integer, got " + describe(n));
+            fail(n.mark(), path, "integer out of range: " + quote(n.scalar()));
+        if (digits.empty() || ec != std::errc() || ptr != end || n.scalar().front() == '_')
+            fail(n.mark(), path, "expected an integer, got " + describe(n));
         return value;
     }
 
-    std::int64_t positive(const YAML::Node& n, const std::string& path) const {
+    std::int64_t positive(const YamlNode& n, const std::string& path) const {
         const std::int64_t v = integer(n, path);
-        if (v <= 0) fail(n.Mark(), path, "expected a positive integer, got " + std::to_string(v));
+        if (v <= 0) fail(n.mark(), path, "expected a positive integer, got " + std::to_string(v));
         return v;
     }
-    std::int64_t non_negative(const YAML::Node& n, const std::string& path) const {
+    std::int64_t non_negative(const YamlNode& n, const std::string& path) const {
         const std::int64_t v = integer(n, path);
-        if (v < 0) fail(n.Mark(), path, "expected an integer >= 0, got " + std::to_string(v));
+        if (v < 0) fail(n.mark(), path, "expected an integer >= 0, got " + std::to_string(v));
         return v;
     }
 
     /// A finite number >= 0 (prices).
-    double price(const YAML::Node& n, const std::string& path) const {
-        if (!n.IsScalar()) fail(n.Mark(), path, "expected a number, got " + describe(n));
-        const std::string& s = n.Scalar();
+    double price(const YamlNode& n, const std::string& path) const {
+        if (!n.is_scalar()) fail(n.mark(), path, "expected a number, got " + describe(n));
+        const std::string& s = n.scalar();
         double value = 0;
         auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
         if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(value))
-            fail(n.Mark(), path, "expected a number, got " + describe(n));
-        if (value < 0) fail(n.Mark(), path, "expected a price >= 0, got " + s);
+            fail(n.mark(), path, "expected a number, got " + describe(n));
+        if (value < 0) fail(n.mark(), path, "expected a price >= 0, got " + s);
         return value;
     }
 
-    bool boolean(const YAML::Node& n, const std::string& path) const {
-        if (n.IsScalar()) {
-            const std::string& s = n.Scalar();
+    bool boolean(const YamlNode& n, const std::string& path) const {
+        if (n.is_scalar()) {
+            const std::string& s = n.scalar();
             if (s == "true" || s == "True" || s == "TRUE") return true;
             if (s == "false" || s == "False" || s == "FALSE") return false;
         }
-        fail(n.Mark(), path, "expected true or false, got " + describe(n));
+        fail(n.mark(), path, "expected true or false, got " + describe(n));
     }
 
     /// One of the upper-case names of an enum (catalog.hpp's parse_* functions).
     template <typename E>
-    E enumerator(const YAML::Node& n, const std::string& path,
+    E enumerator(const YamlNode& n, const std::string& path,
                  std::optional<E> (*parse)(std::string_view) noexcept,
                  std::initializer_list<E> all) const {
         std::vector<std::string> names;
         for (E e : all) names.emplace_back(to_string(e));
-        if (n.IsScalar())
-            if (auto e = parse(n.Scalar())) return *e;
-        fail(n.Mark(), path, "expected one of " + join(names) + ", got " + describe(n));
+        if (n.is_scalar())
+            if (auto e = parse(n.scalar())) return *e;
+        fail(n.mark(), path, "expected one of " + join(names) + ", got " + describe(n));
     }
 
     /// A YAML subtree as JSON (options handed to plugins). Plain scalars become null, booleans,
     /// integers or numbers when they read as such, everything else a `${VAR}`-expanded string.
     /// `origin` records where each option was written, by its path relative to origin's
     /// key_path (abi.109).
-    void to_json(const YAML::Node& n, const std::string& path, bool secret,
+    void to_json(const YamlNode& n, const std::string& path, bool secret,
                  rapidjson::Writer<rapidjson::StringBuffer>& w, OptionsOrigin& origin) const {
         const auto relative = [&](const std::string& full) {
             return full.size() > origin.key_path.size() + 1 ? full.substr(origin.key_path.size() + 1)
                                                            : std::string();
         };
-        switch (n.Type()) {
-            case YAML::NodeType::Map: {
+        switch (n.type()) {
+            case YamlType::kMap: {
                 expect_map(n, path);
                 w.StartObject();
-                for (const auto& kv : n) {
-                    const std::string key = kv.first.Scalar();
+                for (const auto& kv : n.entries()) {
+                    const std::string key = kv.first.scalar();
                     w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
-                    origin.where_of[relative(child(path, key))] = where(kv.first.Mark());
+                    origin.where_of[relative(child(path, key))] = where(kv.first.mark());
                     to_json(kv.second, child(path, key), secret || is_secret_key(key), w, origin);
                 }
                 w.EndObject();
                 return;
             }
-            case YAML::NodeType::Sequence: {
+            case YamlType::kSequence: {
                 w.StartArray();
                 std::size_t i = 0;
-                for (const auto& item : n) {
-                    origin.where_of[relative(element(path, i))] = where(item.Mark());
+                for (const auto& item : n.items()) {
+                    origin.where_of[relative(element(path, i))] = where(item.mark());
                     to_json(item, element(path, i), secret, w, origin);
                     ++i;
                 }
                 w.EndArray();
                 return;
             }
-            case YAML::NodeType::Scalar:
+            case YamlType::kScalar:
                 break;
             default:
                 w.Null();
                 return;
         }
-        const std::string& s = n.Scalar();
-        if (n.Tag() != "!") {  // plain (unquoted) scalar: typed as YAML would type it
+        const std::string& s = n.scalar();
+        if (n.plain()) {  // plain (unquoted) scalar: typed as YAML would type it
             if (s == "~" || s == "null" || s == "Null" || s == "NULL") return (void)w.Null();
             if (s == "true" || s == "True" || s == "TRUE") return (void)w.Bool(true);
             if (s == "false" || s == "False" || s == "FALSE") return (void)w.Bool(false);
@@ -297,14 +297,14 @@ class Reader {
 
     /// `options:` of a provider or a plugin choice, as a JSON object text; `origin` receives
     /// where each option was written.
-    std::string options(const YAML::Node& map, const std::string& path,
+    std::string options(const YamlNode& map, const std::string& path,
                         OptionsOrigin& origin) const {
-        const YAML::Node n = get(map, "options");
+        const YamlNode n = get(map, "options");
         origin.key_path = child(path, "options");
-        origin.where = where(map.Mark());
+        origin.where = where(map.mark());
         if (!present(n)) return "{}";
         expect_map(n, child(path, "options"));
-        origin.where = where(n.Mark());
+        origin.where = where(n.mark());
         rapidjson::StringBuffer buffer;
         rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
         to_json(n, child(path, "options"), false, writer, origin);
@@ -323,6 +323,6 @@ namespace nucleo::config_internal {
 /// catalog.1-catalog.8: one entry of `models:` (config/models.yaml) read into a ModelSpec, every
 /// field checked against the others (docs/catalog.md). Duplicate ids and the provider and
 /// replacement references are the loader's to check, across files.
-ModelSpec read_model_record(const Reader& r, const YAML::Node& n, const std::string& path);
+ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::string& path);
 
 }  // namespace nucleo::config_internal
