@@ -1,6 +1,6 @@
 // Loading the shipped config (nucleo.yaml with its model catalog, every record checked) and
 // resolving a model, against the floor of the same run: yaml-cpp parsing the same two files
-// without reading them into records. The target: load and resolve under 1 ms (docs/catalog.md).
+// without reading them into records. The target: load and resolve under 1 ms (bench/RESULTS.md).
 #include <benchmark/benchmark.h>
 #include <yaml-cpp/yaml.h>
 

@@ -10,21 +10,19 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "nucleo/catalog.hpp"
 #include "nucleo/config.hpp"
 
@@ -36,42 +34,11 @@ namespace fs = std::filesystem;
 const fs::path kCorpus = fs::path(NUCLEO_SOURCE_DIR) / "tests" / "catalog" / "conversations";
 const fs::path kBodies = fs::path(NUCLEO_BINARY_DIR) / "tests" / "catalog" / "corpus_bodies";
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-/// This process's own folder for the CLI's output: ctest runs this test both as itself and as
-/// sdk_types.corpus.render, possibly at once.
-fs::path work_dir() {
-    return fs::path(NUCLEO_BINARY_DIR) / "tests" / "catalog" / "work" /
-           ("corpus-" + std::to_string(::getpid()));
-}
-
 /// Runs `nucleo render` on the shipped configuration.
-CliRun render(const std::string& model, const fs::path& document) {
-    const fs::path dir = work_dir();
-    fs::create_directories(dir);
-    const fs::path out = dir / "out.txt";
-    const fs::path err = dir / "err.txt";
-    const std::string command = std::string("\"") + NUCLEO_CLI + "\" render --model " + model +
-                                " --in \"" + document.string() + "\" --config \"" +
-                                NUCLEO_SOURCE_DIR + "/config/nucleo.yaml\" >\"" + out.string() +
-                                "\" 2>\"" + err.string() + "\"";
-    CliRun run;
-    const int raw = std::system(command.c_str());
-    run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    run.out = slurp(out);
-    run.err = slurp(err);
-    return run;
+test_support::CliRun render(const std::string& model, const fs::path& document) {
+    return test_support::run_command(std::string("\"") + NUCLEO_CLI + "\" render --model " + model +
+                                     " --in \"" + document.string() + "\" --config \"" +
+                                     NUCLEO_SOURCE_DIR + "/config/nucleo.yaml\"");
 }
 
 const Config& shipped() {
@@ -164,7 +131,7 @@ TEST(CatalogCorpus, EveryModelRendersEveryDocumentOrRefusesItAsDocumented) {
         for (const std::string& doc : documents) {
             SCOPED_TRACE("model " + m.id + ", document " + doc + ".json");
             ++models[{doc, family}];
-            const CliRun run = render(m.id, kCorpus / (doc + ".json"));
+            const test_support::CliRun run = render(m.id, kCorpus / (doc + ".json"));
             if (run.status == 2) {
                 EXPECT_EQ(run.out, "");
                 const auto& refusals = documented_refusals();
@@ -204,7 +171,6 @@ TEST(CatalogCorpus, EveryModelRendersEveryDocumentOrRefusesItAsDocumented) {
             ++shown[{doc, family}];
         }
     }
-    fs::remove_all(work_dir());
     // A request of an earlier run that this one did not give (a model or document taken out) goes.
     if (fs::exists(kBodies)) {
         for (const auto& entry : fs::recursive_directory_iterator(kBodies)) {

@@ -7,15 +7,13 @@
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "cli_run.hpp"
 #include "nucleo/catalog.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/thinking.hpp"
@@ -25,19 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 fs::path work_dir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "catalog" / "work" / info->name();
@@ -45,18 +30,9 @@ fs::path work_dir() {
     return dir;
 }
 
-CliRun nucleo(const std::string& args) {
-    const fs::path dir = work_dir();
-    const fs::path out = dir / "out.txt";
-    const fs::path err = dir / "err.txt";
-    const std::string command = std::string("\"") + NUCLEO_CLI + "\" " + args + " --config \"" + NUCLEO_SOURCE_DIR +
-                                "/config/nucleo.yaml\" >\"" + out.string() + "\" 2>\"" + err.string() + "\"";
-    CliRun run;
-    const int raw = std::system(command.c_str());
-    run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    run.out = slurp(out);
-    run.err = slurp(err);
-    return run;
+test_support::CliRun nucleo(const std::string& args) {
+    return test_support::run_command(std::string("\"") + NUCLEO_CLI + "\" " + args +
+                                     " --config \"" + NUCLEO_SOURCE_DIR + "/config/nucleo.yaml\"");
 }
 
 /// A conversation document at `depth` answering SHORT, with a tool (unless `tools` is false),
@@ -65,22 +41,29 @@ fs::path document(const std::string& name, Depth depth, bool prefill = false, bo
     std::string messages =
         R"({"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "What is 6 times 7?"}]})";
     if (prefill)
-        messages += R"(, {"id": "m2", "direction": "incoming", "blocks": [{"type": "text", "text": "The answer is"}]})";
+        messages +=
+            R"(, {"id": "m2", "direction": "incoming", "blocks": [{"type": "text", "text": "The answer is"}]})";
     const std::string doc =
         R"({"schema_version": 1, "conversation_id": "c-catalog", "user_id": "tester",
  "objective": [{"key": "task", "value": "Answer arithmetic questions."}],
- "tools": [)" + std::string(tools ? R"({"name": "multiply", "description": "Multiply two numbers.",
+ "tools": [)" +
+        std::string(tools ? R"({"name": "multiply", "description": "Multiply two numbers.",
             "schema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-                       "required": ["a", "b"]}})" : "") + R"(],
- "messages": [)" + messages + R"(],
- "declarations": {"grade": "SMALL", "depth": ")" + std::string(to_string(depth)) + R"(", "output": {"rung": "SHORT"}}})";
+                       "required": ["a", "b"]}})"
+                          : "") +
+        R"(],
+ "messages": [)" +
+        messages + R"(],
+ "declarations": {"grade": "SMALL", "depth": ")" +
+        std::string(to_string(depth)) + R"(", "output": {"rung": "SHORT"}}})";
     const fs::path path = work_dir() / (name + ".json");
     std::ofstream(path, std::ios::binary) << doc;
     return path;
 }
 
 const Config& shipped() {
-    static const Config config = Config::load(fs::path(NUCLEO_SOURCE_DIR) / "config" / "nucleo.yaml");
+    static const Config config =
+        Config::load(fs::path(NUCLEO_SOURCE_DIR) / "config" / "nucleo.yaml");
     return config;
 }
 
@@ -128,19 +111,22 @@ TEST(CatalogRender, EveryModelAtEveryDepthSendsWhatItsRecordSays) {
             if (m.refuses_tools_with_reasoning && want.effort != "none" &&
                 (!want.effort.empty() || m.thinks_at(depth))) {
                 if (!m.thinking.accepts_effort("none")) {
-                    const CliRun refused = nucleo("render --model " + m.id + " --in \"" +
-                                                  document(m.id + "-tools-" + to_string(depth), depth).string() + "\"");
+                    const test_support::CliRun refused = nucleo(
+                        "render --model " + m.id + " --in \"" +
+                        document(m.id + "-tools-" + to_string(depth), depth).string() + "\"");
                     EXPECT_EQ(refused.status, 2) << refused.out;
                     EXPECT_EQ(refused.out, "");
-                    EXPECT_NE(refused.err.find("takes function tools only without reasoning"), std::string::npos)
+                    EXPECT_NE(refused.err.find("takes function tools only without reasoning"),
+                              std::string::npos)
                         << refused.err;
                     tools = false;  // the record's own mapping, checked below without the tool
                 } else {
                     want = ThinkingRequest{.form = {}, .effort = "none"};
                 }
             }
-            const CliRun run = nucleo("render --model " + m.id + " --in \"" +
-                                      document(m.id + "-" + to_string(depth), depth, false, tools).string() + "\"");
+            const test_support::CliRun run = nucleo(
+                "render --model " + m.id + " --in \"" +
+                document(m.id + "-" + to_string(depth), depth, false, tools).string() + "\"");
             ASSERT_EQ(run.status, 0) << run.err;
             rapidjson::Document doc;
             doc.Parse(run.out.c_str());
@@ -154,28 +140,35 @@ TEST(CatalogRender, EveryModelAtEveryDepthSendsWhatItsRecordSays) {
             if (!want.effort.empty()) {
                 EXPECT_TRUE(m.thinking.accepts_effort(want.effort)) << want.effort;
             }
-            const std::int64_t reserve = m.output_budget_for(OutputSize::kShort) + reasoning_reserved(m, depth);
+            const std::int64_t reserve =
+                m.output_budget_for(OutputSize::kShort) + reasoning_reserved(m, depth);
             if (family == "anthropic") {
                 EXPECT_EQ(string_at(*body, {"thinking", "type"}), want.form);
                 EXPECT_EQ(string_at(*body, {"output_config", "effort"}), want.effort);
                 EXPECT_EQ((*body)["max_tokens"].GetInt64(), std::min(reserve, m.max_output_tokens));
                 if (want.form == "enabled") {
-                    EXPECT_EQ((*body)["thinking"]["budget_tokens"].GetInt64(), reasoning_reserved(m, depth));
+                    EXPECT_EQ((*body)["thinking"]["budget_tokens"].GetInt64(),
+                              reasoning_reserved(m, depth));
                 }
             } else if (family == "openai") {
                 EXPECT_EQ(member(*body, "thinking"), nullptr);
                 EXPECT_EQ(string_at(*body, {"reasoning_effort"}), want.effort);
             } else if (family == "bedrock") {
                 if (m.wire_model.find("amazon.nova") != std::string::npos) {
-                    const std::string type = string_at(*body, {"additionalModelRequestFields", "reasoningConfig", "type"});
+                    const std::string type = string_at(
+                        *body, {"additionalModelRequestFields", "reasoningConfig", "type"});
                     EXPECT_EQ(type, want.effort.empty() ? "" : "enabled");
-                    EXPECT_EQ(string_at(*body, {"additionalModelRequestFields", "reasoningConfig", "maxReasoningEffort"}),
+                    EXPECT_EQ(string_at(*body, {"additionalModelRequestFields", "reasoningConfig",
+                                                "maxReasoningEffort"}),
                               want.effort);
                 } else {
-                    EXPECT_EQ(string_at(*body, {"additionalModelRequestFields", "thinking", "type"}), want.form);
+                    EXPECT_EQ(
+                        string_at(*body, {"additionalModelRequestFields", "thinking", "type"}),
+                        want.form);
                     EXPECT_EQ(string_at(*body, {"outputConfig", "effort"}), want.effort);
                 }
-                EXPECT_EQ((*body)["inferenceConfig"]["maxTokens"].GetInt64(), std::min(reserve, m.max_output_tokens));
+                EXPECT_EQ((*body)["inferenceConfig"]["maxTokens"].GetInt64(),
+                          std::min(reserve, m.max_output_tokens));
             } else {
                 ADD_FAILURE() << "a provider plugin this test does not know: " << family;
             }
@@ -192,27 +185,32 @@ TEST(CatalogRender, ARetiredModelIsRefusedNamingItsReplacement) {
     for (const ModelSpec& m : shipped().catalog().all()) {
         if (m.status != ModelStatus::kRetired) continue;
         any = true;
-        const CliRun run = nucleo("render --model " + m.id + " --in \"" +
-                                  document(m.id, Depth::kImmediate).string() + "\"");
+        const test_support::CliRun run = nucleo("render --model " + m.id + " --in \"" +
+                                                document(m.id, Depth::kImmediate).string() + "\"");
         EXPECT_EQ(run.status, 2) << run.out << run.err;
         EXPECT_EQ(run.out, "");
-        EXPECT_NE(run.err.find("was retired by its provider on " + m.retired_on), std::string::npos) << run.err;
-        EXPECT_NE(run.err.find("use \"" + m.replacement + "\" instead"), std::string::npos) << run.err;
+        EXPECT_NE(run.err.find("was retired by its provider on " + m.retired_on), std::string::npos)
+            << run.err;
+        EXPECT_NE(run.err.find("use \"" + m.replacement + "\" instead"), std::string::npos)
+            << run.err;
     }
-    EXPECT_TRUE(any) << "the shipped catalog keeps its retired models, so a user naming one learns the replacement";
+    EXPECT_TRUE(any) << "the shipped catalog keeps its retired models, so a user naming one learns "
+                        "the replacement";
 }
 
 // catalog.6: a prefill where the model refuses it, or with thinking on, is refused before sending.
 TEST(CatalogRender, APrefillIsRefusedWhereTheModelOrThinkingForbidsIt) {
-    CliRun run = nucleo("render --model claude-sonnet-5-5 --in \"" +
-                        document("refuses", Depth::kImmediate, true).string() + "\"");
+    test_support::CliRun run = nucleo("render --model claude-sonnet-5-5 --in \"" +
+                                      document("refuses", Depth::kImmediate, true).string() + "\"");
     EXPECT_EQ(run.status, 2) << run.out;
     EXPECT_NE(run.err.find("refuses prefill"), std::string::npos) << run.err;
-    run = nucleo("render --model claude-haiku-4-5 --in \"" + document("thinking", Depth::kStandard, true).string() + "\"");
+    run = nucleo("render --model claude-haiku-4-5 --in \"" +
+                 document("thinking", Depth::kStandard, true).string() + "\"");
     EXPECT_EQ(run.status, 2) << run.out;
     EXPECT_NE(run.err.find("thinking is on for this call"), std::string::npos) << run.err;
     // Haiku 4.5 takes a prefill while it does not think.
-    run = nucleo("render --model claude-haiku-4-5 --in \"" + document("allowed", Depth::kImmediate, true).string() + "\"");
+    run = nucleo("render --model claude-haiku-4-5 --in \"" +
+                 document("allowed", Depth::kImmediate, true).string() + "\"");
     EXPECT_EQ(run.status, 0) << run.err;
 }
 

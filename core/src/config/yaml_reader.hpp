@@ -3,7 +3,6 @@
 // `file:line:column: ` and the key path (config_loader.cpp says why).
 #pragma once
 
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -25,7 +24,8 @@ namespace nucleo::config_internal {
 
 /// Names of the token counters core/src/tokens serves (docs/spec/tokens.md: o200k_base and
 /// cl100k_base by parity with tiktoken, anthropic_approx for Claude models).
-inline constexpr std::string_view kTokenCounters[] = {"o200k_base", "cl100k_base", "anthropic_approx"};
+inline constexpr std::string_view kTokenCounters[] = {"o200k_base", "cl100k_base",
+                                                      "anthropic_approx"};
 
 inline std::string join(const std::vector<std::string>& items) {
     std::string out;
@@ -78,30 +78,33 @@ class Reader {
     /// A mapping, its keys checked against `known` (unknown or repeated key refused).
     void expect_map(const YamlNode& n, const std::string& path,
                     std::initializer_list<std::string_view> known) const {
-        expect_map(n, path);
-        std::set<std::string> seen;
+        check_keys(n, path, &known);
+    }
+
+    /// A mapping with free keys (names of providers, options); repeated keys refused.
+    void expect_map(const YamlNode& n, const std::string& path) const {
+        check_keys(n, path, nullptr);
+    }
+
+    /// A mapping whose keys are plain, each once, and (given `known`) each one of those; the
+    /// first offending key in written order is the one named.
+    void check_keys(const YamlNode& n, const std::string& path,
+                    const std::initializer_list<std::string_view>* known) const {
+        if (!n.is_map()) fail(n.mark(), path, "expected a mapping, got " + describe(n));
+        // Views into the tree: the keys live as long as it does.
+        std::set<std::string_view> seen;
         for (const auto& kv : n.entries()) {
-            const std::string key = key_of(kv.first, path);
+            const std::string& key = key_of(kv.first, path);
             if (!seen.insert(key).second) fail(kv.first.mark(), child(path, key), "duplicate key");
-            if (std::find(known.begin(), known.end(), key) == known.end()) {
-                std::vector<std::string> names(known.begin(), known.end());
+            if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
+                std::vector<std::string> names(known->begin(), known->end());
                 fail(kv.first.mark(), child(path, key),
                      "unknown key (known keys: " + join(names) + ")");
             }
         }
     }
 
-    /// A mapping with free keys (names of providers, options); repeated keys refused.
-    void expect_map(const YamlNode& n, const std::string& path) const {
-        if (!n.is_map()) fail(n.mark(), path, "expected a mapping, got " + describe(n));
-        std::set<std::string> seen;
-        for (const auto& kv : n.entries()) {
-            const std::string key = key_of(kv.first, path);
-            if (!seen.insert(key).second) fail(kv.first.mark(), child(path, key), "duplicate key");
-        }
-    }
-
-    std::string key_of(const YamlNode& k, const std::string& path) const {
+    const std::string& key_of(const YamlNode& k, const std::string& path) const {
         if (!k.is_scalar()) fail(k.mark(), path, "expected a plain key, got " + describe(k));
         return k.scalar();
     }
@@ -156,8 +159,8 @@ class Reader {
         const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
         });
-        const bool as_path =
-            s.find('/') != std::string::npos && s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0;
+        const bool as_path = s.find('/') != std::string::npos && s.size() > 3 &&
+                             s.compare(s.size() - 3, 3, ".so") == 0;
         if (!plain && !as_path) {
             fail(need(map, "plugin", path).mark(), child(path, "plugin"),
                  quote(s) + " is neither a plugin name ([a-z0-9_-]+) nor a path to a shared " +
@@ -242,8 +245,9 @@ class Reader {
     void to_json(const YamlNode& n, const std::string& path, bool secret,
                  rapidjson::Writer<rapidjson::StringBuffer>& w, OptionsOrigin& origin) const {
         const auto relative = [&](const std::string& full) {
-            return full.size() > origin.key_path.size() + 1 ? full.substr(origin.key_path.size() + 1)
-                                                           : std::string();
+            return full.size() > origin.key_path.size() + 1
+                       ? full.substr(origin.key_path.size() + 1)
+                       : std::string();
         };
         switch (n.type()) {
             case YamlType::kMap: {
@@ -297,8 +301,7 @@ class Reader {
 
     /// `options:` of a provider or a plugin choice, as a JSON object text; `origin` receives
     /// where each option was written.
-    std::string options(const YamlNode& map, const std::string& path,
-                        OptionsOrigin& origin) const {
+    std::string options(const YamlNode& map, const std::string& path, OptionsOrigin& origin) const {
         const YamlNode n = get(map, "options");
         origin.key_path = child(path, "options");
         origin.where = where(map.mark());
