@@ -25,6 +25,7 @@
 //  - Tools: none unless --tools-dir DIR, then list_files and read_file confined to DIR
 //    (chat_tools.hpp says why).
 //  - Caching: every message is marked for caching (AgentOptions::cache_all_messages).
+//  - A round whose cache the provider says missed (caching.131) gets a note line saying why.
 //  - Compaction: the agent checks the window before every call with the config's summarizer and
 //    the model's comfort window (--comfort N overrides it). `/compact [TOKENS]` compacts now to
 //    TOKENS, by default half of what the conversation holds, and reports the level reached.
@@ -75,7 +76,6 @@ namespace nucleo::cli {
 
 namespace {
 
-
 constexpr const char* kCommands =
     "/history, /transcript, /compact [TOKENS], /cost, /new, /quit, /exit, /help";
 
@@ -123,11 +123,40 @@ std::string percent(double share) {
     return buf;
 }
 
+/// caching.131: one line for a round whose cache the provider says missed; "" when it did not
+/// (no diagnosis, or one not ready yet).
+std::string cache_miss_note(const RoundReport& round) {
+    const std::string& reason = round.cache_miss.reason;
+    if (reason.empty() || reason == "pending") return "";
+    std::string why;
+    if (reason == "model_changed") {
+        why = "the model changed since the previous answer";
+    } else if (reason == "system_changed") {
+        why = "the system prompt changed since the previous answer";
+    } else if (reason == "tools_changed") {
+        why = "the tools changed since the previous answer";
+    } else if (reason == "messages_changed") {
+        why = "an earlier message changed since the previous answer";
+    } else if (reason == "previous_message_not_found") {
+        why = "the provider no longer knows the previous answer";
+    } else if (reason == "unavailable") {
+        why = "the provider could not say why";
+    } else {
+        why = "the provider says " + reason;
+    }
+    std::string line = "[cache missed in round " + std::to_string(round.round) + ": " + why;
+    if (round.cache_miss.missed_input_tokens >= 0)
+        line += " (about " + std::to_string(round.cache_miss.missed_input_tokens) +
+                " input tokens not read from the cache)";
+    return line + "]";
+}
+
 /// The summarizer compaction uses: the config's `summarizer`, else the embedded `extractive`.
 SummarizerInstance make_summarizer(const Config& config, const PluginLoader& loader) {
     if (config.summarizer()) {
         return loader.load(config.summarizer()->plugin)
-            .make_summarizer(config.summarizer()->options_json, &config.summarizer()->options_origin);
+            .make_summarizer(config.summarizer()->options_json,
+                             &config.summarizer()->options_origin);
     }
     return loader.load("extractive").make_summarizer("{}");
 }
@@ -218,9 +247,9 @@ class ChatSession {
             note("model " + s_.model.id + ", user " + s_.user + ", " + s_.tools +
                  "; /help for commands, Ctrl-D or /exit to end");
             interrupts_ = std::make_unique<Interrupts>();
-            editor_ = std::make_unique<LineEditor>(
-                s_.ansi ? "\1\x1b[1;36m\1you> \1\x1b[0m\1" : "you> ", chat_history_file(),
-                *interrupts_);
+            editor_ =
+                std::make_unique<LineEditor>(s_.ansi ? "\1\x1b[1;36m\1you> \1\x1b[0m\1" : "you> ",
+                                             chat_history_file(), *interrupts_);
             if (!editor_->history_problem().empty()) note(editor_->history_problem());
             // chat.105: why a turn waits, on the status line.
             previous_progress_ = set_call_progress_observer(
@@ -263,7 +292,8 @@ class ChatSession {
         if (!s_.interactive) return;  // a script knows the id from the first note
         std::cout << "\n" << std::flush;
         if (s_.resume_command.empty() || !thinker_) return;
-        note("resume with: " + s_.resume_command + " --conversation " + thinker_->conversation_id());
+        note("resume with: " + s_.resume_command + " --conversation " +
+             thinker_->conversation_id());
     }
 
     // ---- the status line (chat.105) ------------------------------------------------------
@@ -452,8 +482,13 @@ class ChatSession {
             }
             if (!r.round_reports.empty() && !r.round_reports.back().answered) {
                 // answers.102: an empty answer is reported, never stored.
-                note("[the model gave no answer (stop reason " + r.round_reports.back().stop_reason +
+                note("[the model gave no answer (stop reason " +
+                     r.round_reports.back().stop_reason +
                      "); nothing was added to the conversation]");
+            }
+            for (const RoundReport& round : r.round_reports) {
+                // caching.131: a miss the provider explained, one line per round that missed.
+                if (const std::string line = cache_miss_note(round); !line.empty()) note(line);
             }
             note("[" + std::to_string(r.rounds) + (r.rounds == 1 ? " round, " : " rounds, ") +
                  std::to_string(r.usage.total_input_tokens()) + " in (cache read " +
@@ -486,7 +521,8 @@ class ChatSession {
             } else if (name == "/history") {
                 history();
             } else if (name == "/transcript") {
-                std::cout << shown(Transcript::render(Borrowed(s_.service, thinker_).conversation()))
+                std::cout << shown(
+                                 Transcript::render(Borrowed(s_.service, thinker_).conversation()))
                           << std::flush;
             } else if (name == "/compact") {
                 compact(arg);
@@ -516,7 +552,8 @@ class ChatSession {
             // chat.106: a turn of tool results is labelled as such, not as the user's.
             std::string text = Transcript::render(std::span<const Message>(&m, 1));
             if (text.empty()) continue;
-            if (tool_results_only(m) && text.starts_with("user:")) text = "tool result:" + text.substr(5);
+            if (tool_results_only(m) && text.starts_with("user:"))
+                text = "tool result:" + text.substr(5);
             std::cout << n << ". " << shown(one_line(text, kHistoryPreview)) << "\n";
         }
         if (messages.empty()) std::cout << "(no messages yet)\n";
@@ -563,14 +600,14 @@ class ChatSession {
     ChatSetup s_;
     std::ostream& notes_;
     std::shared_ptr<Thinker> thinker_;
-    std::unique_ptr<Interrupts> interrupts_;   ///< at a terminal only
-    std::unique_ptr<LineEditor> editor_;       ///< at a terminal only
+    std::unique_ptr<Interrupts> interrupts_;  ///< at a terminal only
+    std::unique_ptr<LineEditor> editor_;      ///< at a terminal only
     CallProgressObserver previous_progress_;
-    std::mutex screen_;          ///< the worker's output, the status line and notes interleave
+    std::mutex screen_;             ///< the worker's output, the status line and notes interleave
     std::size_t status_width_ = 0;  ///< the status line on screen (0: none)
-    TerminalText answer_text_;   ///< the streamed answer, made safe piece by piece
+    TerminalText answer_text_;      ///< the streamed answer, made safe piece by piece
     bool answer_line_open_ = false;
-    bool answer_shown_ = false;  ///< this turn's answer text is (partly) on screen
+    bool answer_shown_ = false;   ///< this turn's answer text is (partly) on screen
     double compaction_cost_ = 0;  ///< what /compact's summaries cost (turns count their own)
 };
 
@@ -600,7 +637,8 @@ const ModelSpec& default_model(const Config& config) {
 }
 
 /// chat.109: the user's conversation saved last in `store` (their list, every page), if any.
-std::optional<std::string> latest_conversation(const PersistentStore& store, const std::string& user) {
+std::optional<std::string> latest_conversation(const PersistentStore& store,
+                                               const std::string& user) {
     std::optional<ConversationSummary> latest;
     std::optional<std::string> cursor;
     do {
@@ -667,9 +705,10 @@ int run_chat(const Args& args) {
     bool nothing_to_continue = false;
     if (args.has("continue")) {
         if (!stores.persistent) {
-            throw Error(ErrorKind::kConfig, config.path().string() +
-                                                ": stores.persistent is not configured, so there is "
-                                                "no conversation to continue");
+            throw Error(ErrorKind::kConfig,
+                        config.path().string() +
+                            ": stores.persistent is not configured, so there is "
+                            "no conversation to continue");
         }
         resume = latest_conversation(*stores.persistent, user);
         nothing_to_continue = !resume;
@@ -711,7 +750,8 @@ int run_chat(const Args& args) {
     std::string resume_command;
     if (!store_where.empty()) {
         resume_command = "nucleo chat";
-        if (args.get(kConfigOption)) resume_command += " --config " + shell_word(*args.get(kConfigOption));
+        if (args.get(kConfigOption))
+            resume_command += " --config " + shell_word(*args.get(kConfigOption));
         if (user != default_user()) resume_command += " --user " + shell_word(user);
     }
     ChatSession session(ChatSetup{config, model, loader, agent, service, user, store_where,

@@ -594,6 +594,33 @@ TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
     EXPECT_TRUE(r.out.ends_with("(no messages yet)\n")) << r.out;
 }
 
+// caching.131: the shipped default model takes cache diagnostics; the turn after /compact, whose
+// earlier messages changed, gets one line saying why its cache missed, and the turns before it
+// none.
+TEST(ChatPipe, ATurnWhoseCacheMissedSaysWhyInOneLine) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const fs::path tools = many_long_names(dir.path);
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"--tools-dir", tools.string()},
+                                "list them\nagain\n/compact\nonce more\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::regex missed(
+        "\\[cache missed in round [0-9]+: an earlier message changed since the previous answer "
+        "\\(about ([0-9]+) input tokens not read from the cache\\)\\]");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.err, m, missed)) << r.err;
+    EXPECT_GT(std::stoll(m[1].str()), 0);
+    // Only the turn after the compaction missed: one note in the session.
+    EXPECT_NE(r.out.find("compaction: level"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find("[cache missed", static_cast<std::size_t>(m.position(0)) + 1),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.substr(0, static_cast<std::size_t>(m.position(0))).find("[cache missed"),
+              std::string::npos)
+        << r.err;
+}
+
 }  // namespace
 }  // namespace nucleo
 

@@ -41,6 +41,7 @@ std::string with_messages(const std::string& messages) {
 void expect_same_message(const Message& a, const Message& b) {
     EXPECT_EQ(a.id, b.id);
     EXPECT_EQ(a.direction, b.direction);
+    EXPECT_EQ(a.provider_message_id, b.provider_message_id);
     EXPECT_EQ(a.compactable, b.compactable);
     EXPECT_EQ(a.cache, b.cache);
     EXPECT_EQ(a.app_authored, b.app_authored);
@@ -102,7 +103,10 @@ ConversationParts every_kind() {
     m2.id = "m2";
     m2.direction = Direction::kIncoming;
     m2.blocks = {ThinkingBlock{"Let me think.", "sig"}, RedactedThinkingBlock{"b64data"},
+                 ProviderBlock{"anthropic-messages", "compaction",
+                               R"({"type":"compaction","content":"So far: x.","encrypted_content":null})"},
                  ToolUseBlock{"toolu_1", "search", R"({"q":"x"})"}};
+    m2.provider_message_id = "msg_01";
     Message m3;
     m3.id = "m3";
     m3.blocks = {ToolResultBlock{
@@ -143,7 +147,7 @@ TEST(Document, EveryBlockKindFixtureRoundTrips) {
             }
         }
     }
-    EXPECT_EQ(kinds.size(), 10U);  // all but tool_definition, which lives in the tools list
+    EXPECT_EQ(kinds.size(), 11U);  // all but tool_definition, which lives in the tools list
     const std::string written = write_conversation_parts(parts);
     EXPECT_EQ(write_conversation_parts(read_conversation_parts(written)), written);
 }
@@ -371,6 +375,25 @@ TEST(Document, MissingRequiredFieldsAreRefusedWithTheirPath) {
         refusal(with_messages(R"({"id": "a", "direction": "outgoing",
                                         "blocks": [{"type": "image", "media_type": "image/png"}]})")),
         "messages[0].blocks[0]: carries neither \"data\" nor \"url\" (exactly one is required)");
+}
+
+// answers.110: a provider block names its wire family and holds an object with a type.
+TEST(Document, AProviderBlockOffItsShapeIsRefusedWithItsPath) {
+    const auto incoming = [](const std::string& block) {
+        return with_messages(R"({"id": "a", "direction": "outgoing", "blocks": [{"type": "text", "text": "q"}]},
+                                {"id": "b", "direction": "incoming", "blocks": [)" +
+                             block + "]}");
+    };
+    EXPECT_EQ(refusal(incoming(R"({"type": "provider_block", "block": {"type": "compaction"}})")),
+              "messages[1].blocks[0].wire_family: missing (a string is required)");
+    EXPECT_EQ(refusal(incoming(R"({"type": "provider_block", "wire_family": "anthropic-messages"})")),
+              "messages[1].blocks[0].block: missing (the provider's block, an object)");
+    EXPECT_EQ(refusal(incoming(
+                  R"({"type": "provider_block", "wire_family": "anthropic-messages", "block": [1]})")),
+              "messages[1].blocks[0].block: expected an object, got an array");
+    EXPECT_EQ(refusal(incoming(
+                  R"({"type": "provider_block", "wire_family": "anthropic-messages", "block": {"content": "x"}})")),
+              "messages[1].blocks[0].block.type: missing (a string is required)");
 }
 
 TEST(Document, AnUnsupportedSchemaVersionIsRefused) {

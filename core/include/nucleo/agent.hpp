@@ -98,6 +98,7 @@ struct RoundReport {
     CompactionLevel compaction = CompactionLevel::kNone;  ///< compaction before this call
     double compaction_cost = 0;     ///< dollars the summaries cost
     std::int64_t context_tokens = 0;  ///< the conversation's estimate when the call went out
+    CacheMiss cache_miss;             ///< caching.131: the provider's diagnosis of a cache miss
 };
 
 /// Why a turn ended.

@@ -151,6 +151,9 @@ struct ModelSpec {
     /// caching.116: whether cache breakpoints are written (`explicit`) or the provider caches on its
     /// own (`automatic`); `none` for a model without caching.
     std::string cache_breakpoints = "explicit";
+    /// caching.131: the provider diagnoses a cache miss against the previous answer it names
+    /// (catalog `caching.diagnostics: true`; Anthropic's `diagnostics.previous_message_id`).
+    bool cache_diagnostics = false;
     std::vector<PriceTier> price_tiers;  ///< catalog.7, by ascending threshold
     /// The account's rate limits for this model (0: unlimited). Every call reserves one request
     /// and its input tokens plus the output reserve (budget.6).

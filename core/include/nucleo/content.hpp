@@ -1,8 +1,8 @@
 // Content blocks and messages: what a conversation is made of.
 //
-// conversation.2: a message is a list of typed blocks drawn from a closed set of eleven
+// conversation.2: a message is a list of typed blocks drawn from a closed set of twelve
 // kinds (TextBlock, PojoBlock, JsonBlock, ToolDefinitionBlock, ImageBlock, FileBlock, ToolUseBlock,
-// ToolResultBlock, ThinkingBlock, RedactedThinkingBlock, SkillBlock). In C++ the sealed interface
+// ToolResultBlock, ThinkingBlock, RedactedThinkingBlock, SkillBlock, ProviderBlock). In C++ the sealed interface
 // is a std::variant, so a visitor that forgets a kind does not compile. JSON-valued fields hold
 // JSON text (valid, compact or not): no JSON library type reaches the public API.
 #pragma once
@@ -102,11 +102,24 @@ struct ToolResultBlock {
     bool operator==(const ToolResultBlock&) const;
 };
 
-/// One block of any of the eleven kinds.
+/// An answer block of a kind Nucleo does not model (a provider's compaction, server tool or MCP
+/// blocks, a kind added after this release), kept verbatim (answers.110): `json` is the block
+/// as the provider sent it (compact JSON text), `type` its own "type", `wire_family` the wire
+/// format that produced it (the plugin's capabilities `wire_family`, "anthropic-messages"). It is
+/// sent back in place to a provider of the same wire family and dropped, counted and logged, for
+/// any other.
+struct ProviderBlock {
+    std::string wire_family;
+    std::string type;
+    std::string json;
+    bool operator==(const ProviderBlock&) const = default;
+};
+
+/// One block of any of the twelve kinds.
 struct ContentBlock {
     using Variant = std::variant<TextBlock, JsonBlock, PojoBlock, ImageBlock, FileBlock, ToolUseBlock,
                                  ToolResultBlock, ThinkingBlock, RedactedThinkingBlock, SkillBlock,
-                                 ToolDefinitionBlock>;
+                                 ToolDefinitionBlock, ProviderBlock>;
     Variant value;
 
     ContentBlock() = default;
@@ -150,6 +163,10 @@ struct Message {
     bool app_authored = false;
     std::optional<std::int64_t> requested_output_tokens;
     std::shared_ptr<const ResponseHandler> response_handler;
+    /// An answer's own id at its provider (Anthropic `msg_...`), empty when the provider gave none
+    /// or the message is ours: the next call names it for the provider's cache diagnostics
+    /// (caching.131). Persisted.
+    std::string provider_message_id;
 
     [[nodiscard]] bool outgoing() const noexcept { return direction == Direction::kOutgoing; }
     [[nodiscard]] bool incoming() const noexcept { return direction == Direction::kIncoming; }

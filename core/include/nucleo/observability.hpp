@@ -45,6 +45,11 @@ struct CallRecord {
     std::int64_t cache_read_tokens = 0;
     std::int64_t cache_write_tokens = 0;
     double cost = 0;             ///< dollars from the catalog's prices (calls only)
+    /// caching.131: the provider's diagnosis of a cache miss (calls only; empty: none).
+    std::string cache_miss_reason;
+    std::int64_t cache_missed_input_tokens = -1;  ///< its estimate; -1 when none
+    /// answers.110: answer blocks of another wire family left out of the request (calls only).
+    std::size_t provider_blocks_dropped = 0;
 };
 
 /// The record's attributes as one JSON object, named after the OpenTelemetry GenAI semantic

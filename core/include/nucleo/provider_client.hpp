@@ -34,11 +34,12 @@ namespace nucleo {
 /// tool results), stop_sequence, pause_turn (a long server-side turn paused; send it back to go
 /// on), refusal (the model declined), content_filter (the provider's filter stopped or blanked the
 /// answer), context_window_exceeded (the input left no room to answer), other (a reason the
-/// dialect has no word for).
-inline constexpr std::array<std::string_view, 9> kStopReasons = {
-    "end_turn", "max_tokens",     "tool_use",
-    "stop_sequence", "pause_turn", "refusal",
-    "content_filter", "context_window_exceeded", "other"};
+/// dialect has no word for), compaction (the provider compacted the conversation into a block of
+/// its own and sampled nothing after it; answers.111).
+inline constexpr std::array<std::string_view, 10> kStopReasons = {
+    "end_turn",       "max_tokens",              "tool_use", "stop_sequence", "pause_turn",
+    "refusal",        "content_filter",          "context_window_exceeded",   "other",
+    "compaction"};
 
 /// True when `stop_reason` is one of kStopReasons.
 [[nodiscard]] bool known_stop_reason(std::string_view stop_reason) noexcept;
@@ -64,6 +65,12 @@ struct LLMResponse {
     bool appended = true;
     /// Every billed call, in order: a truncated call escalated, then the call that answered.
     std::vector<CallAttempt> calls;
+    /// caching.131: why the answering call's cache missed, as the provider diagnosed it (empty when
+    /// nothing diverged or the model takes no diagnostics).
+    CacheMiss cache_miss;
+    /// answers.110: answer blocks of another wire family (ProviderBlock) left out of this call's
+    /// request, which its provider cannot take.
+    std::size_t provider_blocks_dropped = 0;
 
     /// Tokens written to the cache (billed at 125%).
     [[nodiscard]] std::int64_t cache_creation_input_tokens() const noexcept {
@@ -86,6 +93,9 @@ struct ProviderCapabilities {
     std::string auth = "none";  ///< x-api-key | bearer | sigv4 | none
     /// How a streamed answer is framed (ABI 1.2): "sse" (default) or "aws-eventstream".
     std::string stream_framing = "sse";
+    /// answers.110: the plugin decodes answer blocks it does not model into provider blocks and
+    /// sends its own wire family's back verbatim (capabilities `provider_blocks`).
+    bool provider_blocks = false;
     /// caching.106: the dialect renders a request-level cache marker ("automatic_caching").
     bool automatic_caching = false;
     /// wire.149: "anthropic-messages", "openai-chat", "bedrock-converse"; anything else (or

@@ -32,7 +32,8 @@ class ConversationContext;
 /// a tool result under the name of the call it answers (`, error` inside the brackets for an error
 /// result; the bare id when the call is not in the rendered messages); `[skill: NAME]`;
 /// `[image: MEDIA_TYPE]`, `[file: NAME, MEDIA_TYPE]`; a tool definition announced in the stream
-/// as `[tool available: NAME]` (its schema is left out). Thinking and redacted thinking are left
+/// as `[tool available: NAME]` (its schema is left out); a provider's own block by its kind, as
+/// `[TYPE block of WIRE_FAMILY]` (answers.110). Thinking and redacted thinking are left
 /// out; a message left with nothing to show is skipped whole rather than printing an empty role.
 /// The objective is never part of a transcript (conversation.33: the objective never leaks into a
 /// conversation's content).

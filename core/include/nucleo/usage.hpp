@@ -35,6 +35,21 @@ struct Usage {
     }
 };
 
+/// caching.131: why a call's cache missed, as its provider diagnosed it against the conversation's
+/// previous answer (Anthropic's cache diagnostics). An empty `reason`: nothing diverged, or no
+/// diagnosis was asked or given.
+struct CacheMiss {
+    /// The provider's word: model_changed, system_changed, tools_changed, messages_changed,
+    /// previous_message_not_found, unavailable; "pending" when the provider had not finished the
+    /// comparison when it answered; a word this release does not know is kept as it came.
+    std::string reason;
+    /// The provider's estimate of the input tokens that would have been read from the cache had
+    /// the prefix matched; -1 when it gave none.
+    std::int64_t missed_input_tokens = -1;
+
+    [[nodiscard]] bool missed() const noexcept { return !reason.empty(); }
+};
+
 /// How one billed model call ended (answers.105, answers.109).
 enum class CallStatus {
     kAnswered,               ///< its answer is the response's

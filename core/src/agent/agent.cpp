@@ -15,9 +15,12 @@ namespace nucleo {
 
 const char* to_string(TurnEnd end) noexcept {
     switch (end) {
-        case TurnEnd::kFinalAnswer: return "final_answer";
-        case TurnEnd::kRoundLimit: return "round_limit";
-        case TurnEnd::kCancelled: return "cancelled";
+        case TurnEnd::kFinalAnswer:
+            return "final_answer";
+        case TurnEnd::kRoundLimit:
+            return "round_limit";
+        case TurnEnd::kCancelled:
+            return "cancelled";
     }
     return "unknown";
 }
@@ -37,7 +40,9 @@ std::string answer_text(const Message& m) {
     return text;
 }
 
-bool cancelled(const CancellationToken* cancel) { return cancel != nullptr && cancel->cancelled(); }
+bool cancelled(const CancellationToken* cancel) {
+    return cancel != nullptr && cancel->cancelled();
+}
 
 std::string job_id() {
     thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -50,7 +55,9 @@ std::string job_id() {
 
 }  // namespace
 
-double TurnReport::cache_hit_rate() const noexcept { return hit_rate(usage); }
+double TurnReport::cache_hit_rate() const noexcept {
+    return hit_rate(usage);
+}
 
 void UsageTotals::add(const TurnReport& turn) {
     ++turns;
@@ -62,7 +69,9 @@ void UsageTotals::add(const TurnReport& turn) {
     tool_errors += turn.tool_errors;
 }
 
-double UsageTotals::cache_hit_rate() const noexcept { return hit_rate(usage); }
+double UsageTotals::cache_hit_rate() const noexcept {
+    return hit_rate(usage);
+}
 
 struct Agent::Impl {
     Impl(ProviderClient& c, ModelSpec m, AgentOptions o)
@@ -231,6 +240,7 @@ TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_
         rr.usage = r.usage;
         rr.cost = r.cost;
         rr.stop_reason = r.stop_reason;
+        rr.cache_miss = r.cache_miss;
         rr.answered = r.appended;
         rr.escalated = r.escalated;
         report.usage += r.usage;
@@ -325,13 +335,15 @@ void Agent::add_tool(AgentTool tool) {
     // tools.102: a name and schema every provider takes, checked here, at the declaration.
     internal::check_tool_declaration(tool.definition, "Agent::add_tool");
     if (impl_->find(tool.definition.name) != nullptr)
-        throw Error(ErrorKind::kInvalidArgument,
-                    "Agent::add_tool: a tool named '" + tool.definition.name +
-                        "' is already registered");
+        throw Error(
+            ErrorKind::kInvalidArgument,
+            "Agent::add_tool: a tool named '" + tool.definition.name + "' is already registered");
     impl_->tools.push_back(std::move(tool));
 }
 
-std::vector<ToolDefinitionBlock> Agent::palette() const { return impl_->palette(); }
+std::vector<ToolDefinitionBlock> Agent::palette() const {
+    return impl_->palette();
+}
 
 std::shared_ptr<Thinker> Agent::make_thinker(std::string user_id,
                                              std::optional<OutputDeclaration> output,
@@ -387,7 +399,11 @@ UsageTotals Agent::totals() const {
     return impl_->totals;
 }
 
-const ModelSpec& Agent::model() const noexcept { return impl_->model; }
-const AgentOptions& Agent::options() const noexcept { return impl_->options; }
+const ModelSpec& Agent::model() const noexcept {
+    return impl_->model;
+}
+const AgentOptions& Agent::options() const noexcept {
+    return impl_->options;
+}
 
 }  // namespace nucleo

@@ -219,6 +219,9 @@ void render_block(const ContentBlock& block, std::string& out, const ArtifactReg
         void operator()(const ToolDefinitionBlock& b) const {
             out += render_tool_definition_text(b);
         }
+        // answers.110: a provider's own block (its compaction summary, a search result) is
+        // content the summary may need; it goes as the provider wrote it.
+        void operator()(const ProviderBlock& b) const { out += "[" + b.type + "] " + b.json; }
     };
     std::visit(Visitor{out, registry}, block.value);
 }
@@ -420,7 +423,7 @@ std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, Compacti
 bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
     const bool maximum = level == CompactionLevel::kMaximum;
     const std::string where = std::string(to_string(level)) + ": summary of " +
-                              (!job.block      ? "messages from '"
+                              (!job.block  ? "messages from '"
                                : job.input ? "the tool call input in message '"
                                            : "the tool result in message '") +
                               msgs[job.members.front()].id + "'";
@@ -435,9 +438,10 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
         return false;
     }
     // What must survive: every artifact reference of the summarized text.
-    const std::string header = job.input   ? std::string(kInputSummaryHeader) + " "
-                               : job.block ? std::string(kResultSummaryHeader) + " "
-                                         : std::string(ContextWindowManager::kSummaryHeader) + "\n";
+    const std::string header = job.input ? std::string(kInputSummaryHeader) + " "
+                               : job.block
+                                   ? std::string(kResultSummaryHeader) + " "
+                                   : std::string(ContextWindowManager::kSummaryHeader) + "\n";
     std::string tail = refs_line(missing_refs(outcome.summary, job.refs));
     std::string body = outcome.summary;
     auto compose = [&] { return header + body + tail; };
@@ -459,9 +463,9 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
     // goes on.
     if (const std::int64_t replacing = replacing_tokens(job, outcome.text);
         replacing >= job.source) {
-        report_.failures.push_back(where + " refused (originals kept): " +
-                                   std::to_string(replacing) + " tokens for " +
-                                   std::to_string(job.source) + " summarized");
+        report_.failures.push_back(where +
+                                   " refused (originals kept): " + std::to_string(replacing) +
+                                   " tokens for " + std::to_string(job.source) + " summarized");
         NUCLEO_LOG_WARN("compaction: {}", report_.failures.back());
         return false;
     }
@@ -716,8 +720,8 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
             const auto* result = msgs[i].blocks[b].get_if<ToolResultBlock>();
             const auto* use = msgs[i].blocks[b].get_if<ToolUseBlock>();
             if (result == nullptr && use == nullptr) continue;
-            const bool summarized = result != nullptr ? is_result_summary(*result)
-                                                      : is_input_summary(*use);
+            const bool summarized =
+                result != nullptr ? is_result_summary(*result) : is_input_summary(*use);
             Job job = in_place_job(i, b);
             const bool worth = job.source >= ContextWindowManager::kMinSummarizedTokens &&
                                (maximum || !summarized);

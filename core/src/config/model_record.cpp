@@ -13,7 +13,8 @@ namespace {
 
 /// Effort levels a provider may name (Anthropic output_config.effort, OpenAI reasoning_effort,
 /// Converse outputConfig.effort, Nova maxReasoningEffort), lowest first.
-constexpr std::string_view kEfforts[] = {"none", "minimal", "low", "medium", "high", "xhigh", "max"};
+constexpr std::string_view kEfforts[] = {"none", "minimal", "low", "medium",
+                                         "high", "xhigh",   "max"};
 constexpr std::string_view kDisplays[] = {"summarized", "omitted"};
 constexpr std::string_view kBreakpoints[] = {"explicit", "automatic", "none"};
 
@@ -31,8 +32,9 @@ std::string names_of(const std::string_view (&set)[N]) {
 /// catalog.2: a date written YYYY-MM-DD.
 std::string date(const Reader& r, const YamlNode& n, const std::string& path) {
     const std::string s = r.string(n, path);
-    const bool shaped = s.size() == 10 && s[4] == '-' && s[7] == '-' &&
-                        std::all_of(s.begin(), s.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+    const bool shaped =
+        s.size() == 10 && s[4] == '-' && s[7] == '-' &&
+        std::all_of(s.begin(), s.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
     if (!shaped) r.fail(n.mark(), path, "expected a date YYYY-MM-DD, got " + quote(s));
     return s;
 }
@@ -49,7 +51,8 @@ std::vector<std::string> string_list(const Reader& r, const YamlNode& n, const s
         std::string s = r.string(item, at);
         if (allowed != nullptr && !one_of(s, *allowed))
             r.fail(item.mark(), at, "expected one of " + names_of(*allowed) + ", got " + quote(s));
-        if (std::find(out.begin(), out.end(), s) != out.end()) r.fail(item.mark(), at, quote(s) + " twice");
+        if (std::find(out.begin(), out.end(), s) != out.end())
+            r.fail(item.mark(), at, quote(s) + " twice");
         out.push_back(std::move(s));
     }
     return out;
@@ -59,7 +62,8 @@ void read_source(const Reader& r, const YamlNode& n, const std::string& path, Mo
     r.expect_map(n, path, {"urls", "read", "third_party"});
     m.source.read = date(r, r.need(n, "read", path), child(path, "read"));
     m.source.urls = string_list<1>(r, r.need(n, "urls", path), child(path, "urls"), nullptr);
-    if (m.source.urls.empty()) r.fail(n.mark(), child(path, "urls"), "at least one source is required");
+    if (m.source.urls.empty())
+        r.fail(n.mark(), child(path, "urls"), "at least one source is required");
     if (auto v = Reader::get(n, "third_party"); Reader::present(v))
         m.source.third_party = r.string(v, child(path, "third_party"));
 }
@@ -67,8 +71,9 @@ void read_source(const Reader& r, const YamlNode& n, const std::string& path, Mo
 void read_status(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     const YamlNode status = Reader::get(n, "status");
     if (Reader::present(status))
-        m.status = r.enumerator<ModelStatus>(status, child(path, "status"), parse_model_status,
-                                             {ModelStatus::kActive, ModelStatus::kDeprecated, ModelStatus::kRetired});
+        m.status = r.enumerator<ModelStatus>(
+            status, child(path, "status"), parse_model_status,
+            {ModelStatus::kActive, ModelStatus::kDeprecated, ModelStatus::kRetired});
     const YamlNode shutdown = Reader::get(n, "shutdown");
     const YamlNode retired_on = Reader::get(n, "retired_on");
     const YamlNode replacement = Reader::get(n, "replacement");
@@ -79,7 +84,8 @@ void read_status(const Reader& r, const YamlNode& n, const std::string& path, Mo
         case ModelStatus::kActive:
             if (Reader::present(shutdown) || Reader::present(retired_on))
                 r.fail((Reader::present(shutdown) ? shutdown : retired_on).mark(), path,
-                       "an active model has no shutdown or retired_on date (status: deprecated or retired)");
+                       "an active model has no shutdown or retired_on date (status: deprecated or "
+                       "retired)");
             break;
         case ModelStatus::kDeprecated:
             if (!Reader::present(shutdown))
@@ -92,7 +98,8 @@ void read_status(const Reader& r, const YamlNode& n, const std::string& path, Mo
                        "required value missing: a retired model names the date it was retired");
             if (!Reader::present(replacement))
                 r.fail(status.mark(), child(path, "replacement"),
-                       "required value missing: a retired model names the catalog id that replaces it");
+                       "required value missing: a retired model names the catalog id that replaces "
+                       "it");
             break;
     }
 }
@@ -101,12 +108,14 @@ void read_status(const Reader& r, const YamlNode& n, const std::string& path, Mo
 /// entry cannot translate would be a number invented at call time).
 void read_output_budget(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"SHORT", "MEDIUM", "LONG", "EXTENDED"});
-    for (OutputSize rung : {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended}) {
+    for (OutputSize rung :
+         {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended}) {
         const YamlNode v = r.need(n, to_string(rung), path);
         const std::int64_t tokens = r.positive(v, child(path, to_string(rung)));
         if (tokens > m.max_output_tokens)
             r.fail(v.mark(), child(path, to_string(rung)),
-                   std::to_string(tokens) + " exceeds max_output_tokens " + std::to_string(m.max_output_tokens));
+                   std::to_string(tokens) + " exceeds max_output_tokens " +
+                       std::to_string(m.max_output_tokens));
         m.output_budget[rung] = tokens;
     }
 }
@@ -121,28 +130,34 @@ void read_budget(const Reader& r, const YamlNode& n, const std::string& path, Mo
         const std::int64_t tokens = r.non_negative(v, child(path, to_string(depth)));
         if (tokens > m.max_output_tokens)
             r.fail(v.mark(), child(path, to_string(depth)),
-                   std::to_string(tokens) + " exceeds max_output_tokens " + std::to_string(m.max_output_tokens));
+                   std::to_string(tokens) + " exceeds max_output_tokens " +
+                       std::to_string(m.max_output_tokens));
         m.thinking_budget[depth] = tokens;
     }
 }
 
 /// catalog.4, catalog.5: the `thinking:` mapping.
 void read_thinking(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
-    r.expect_map(n, path, {"forms", "always", "efforts", "default_effort", "display", "bound_to_prefix", "depth", "budget"});
+    r.expect_map(n, path,
+                 {"forms", "always", "efforts", "default_effort", "display", "bound_to_prefix",
+                  "depth", "budget"});
     ThinkingRecord& t = m.thinking;
     if (auto v = Reader::get(n, "forms"); Reader::present(v)) {
         const std::string at = child(path, "forms");
         if (!v.is_sequence()) r.fail(v.mark(), at, "expected a sequence, got " + describe(v));
         std::size_t i = 0;
         for (const auto& item : v.items()) {
-            const ThinkingForm f = r.enumerator<ThinkingForm>(
-                item, element(at, i++), parse_thinking_form,
-                {ThinkingForm::kEnabled, ThinkingForm::kAdaptive, ThinkingForm::kBetweenTools, ThinkingForm::kDisabled});
-            if (t.accepts(f)) r.fail(item.mark(), element(at, i - 1), quote(to_string(f)) + " twice");
+            const ThinkingForm f =
+                r.enumerator<ThinkingForm>(item, element(at, i++), parse_thinking_form,
+                                           {ThinkingForm::kEnabled, ThinkingForm::kAdaptive,
+                                            ThinkingForm::kBetweenTools, ThinkingForm::kDisabled});
+            if (t.accepts(f))
+                r.fail(item.mark(), element(at, i - 1), quote(to_string(f)) + " twice");
             t.forms.push_back(f);
         }
     }
-    if (auto v = Reader::get(n, "always"); Reader::present(v)) t.always = r.boolean(v, child(path, "always"));
+    if (auto v = Reader::get(n, "always"); Reader::present(v))
+        t.always = r.boolean(v, child(path, "always"));
     if (auto v = Reader::get(n, "bound_to_prefix"); Reader::present(v))
         t.bound_to_prefix = r.boolean(v, child(path, "bound_to_prefix"));
     if (auto v = Reader::get(n, "efforts"); Reader::present(v))
@@ -153,9 +168,11 @@ void read_thinking(const Reader& r, const YamlNode& n, const std::string& path, 
         t.default_effort = r.string(v, child(path, "default_effort"));
         if (!t.accepts_effort(t.default_effort))
             r.fail(v.mark(), child(path, "default_effort"),
-                   quote(t.default_effort) + " is not one of the model's efforts (" + join(t.efforts) + ")");
+                   quote(t.default_effort) + " is not one of the model's efforts (" +
+                       join(t.efforts) + ")");
     }
-    if (auto v = Reader::get(n, "budget"); Reader::present(v)) read_budget(r, v, child(path, "budget"), m);
+    if (auto v = Reader::get(n, "budget"); Reader::present(v))
+        read_budget(r, v, child(path, "budget"), m);
     const YamlNode depth = r.need(n, "depth", path);
     const std::string at = child(path, "depth");
     r.expect_map(depth, at, {"IMMEDIATE", "STANDARD", "DEEP"});
@@ -166,7 +183,9 @@ void read_thinking(const Reader& r, const YamlNode& n, const std::string& path, 
         DepthThinking dt;
         const auto need_form = [&](ThinkingForm f) {
             if (!t.accepts(f))
-                r.fail(v.mark(), where, quote(s) + " needs the " + quote(to_string(f)) + " form, which thinking.forms lacks");
+                r.fail(v.mark(), where,
+                       quote(s) + " needs the " + quote(to_string(f)) +
+                           " form, which thinking.forms lacks");
         };
         if (s == "none" && !t.accepts_effort("none")) {
             // A model with a `none` effort (OpenAI's current models reason at medium when nothing
@@ -181,17 +200,21 @@ void read_thinking(const Reader& r, const YamlNode& n, const std::string& path, 
         } else if (s == "budget") {
             need_form(ThinkingForm::kEnabled);
             if (m.thinking_budget_for(d) <= 0)
-                r.fail(v.mark(), where, "\"budget\" needs a positive thinking.budget." + std::string(to_string(d)));
+                r.fail(v.mark(), where,
+                       "\"budget\" needs a positive thinking.budget." + std::string(to_string(d)));
             dt.kind = DepthThinking::Kind::kBudget;
         } else if (t.accepts_effort(s)) {
             if (!t.forms.empty() && !t.accepts(ThinkingForm::kAdaptive))
-                r.fail(v.mark(), where, "an effort needs the \"adaptive\" form, which thinking.forms lacks");
+                r.fail(v.mark(), where,
+                       "an effort needs the \"adaptive\" form, which thinking.forms lacks");
             dt.kind = DepthThinking::Kind::kEffort;
             dt.effort = s;
         } else {
-            r.fail(v.mark(), where,
-                   "expected none, disabled, between_tools, budget or one of the model's efforts (" +
-                       (t.efforts.empty() ? std::string("none listed") : join(t.efforts)) + "), got " + quote(s));
+            r.fail(
+                v.mark(), where,
+                "expected none, disabled, between_tools, budget or one of the model's efforts (" +
+                    (t.efforts.empty() ? std::string("none listed") : join(t.efforts)) + "), got " +
+                    quote(s));
         }
         t.depth[d] = dt;
         // budget.5: a call that thinks books its thinking; a model that always thinks books it at
@@ -201,20 +224,24 @@ void read_thinking(const Reader& r, const YamlNode& n, const std::string& path, 
         if (thinks && m.thinking_budget_for(d) <= 0)
             r.fail(v.mark(), where,
                    std::string(t.always ? "the model always thinks" : "this depth thinks") +
-                       ", so thinking.budget." + to_string(d) + " (the tokens booked for it) is required");
+                       ", so thinking.budget." + to_string(d) +
+                       " (the tokens booked for it) is required");
         if (!thinks && m.thinking_budget_for(d) > 0)
             r.fail(v.mark(), where,
-                   "this depth does not think, so thinking.budget." + std::string(to_string(d)) + " must be 0 or left out");
+                   "this depth does not think, so thinking.budget." + std::string(to_string(d)) +
+                       " must be 0 or left out");
     }
 }
 
 /// The legacy `thinking_budget:` (no `thinking:` mapping): the enabled form at every depth with a
 /// positive budget, IMMEDIATE off.
-void read_legacy_thinking_budget(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
+void read_legacy_thinking_budget(const Reader& r, const YamlNode& n, const std::string& path,
+                                 ModelSpec& m) {
     read_budget(r, n, path, m);
     if (m.thinking_budget_for(Depth::kImmediate) != 0)
         r.fail(Reader::get(n, "IMMEDIATE").mark(), child(path, "IMMEDIATE"),
-               "IMMEDIATE is thinking off: expected 0, got " + std::to_string(m.thinking_budget_for(Depth::kImmediate)));
+               "IMMEDIATE is thinking off: expected 0, got " +
+                   std::to_string(m.thinking_budget_for(Depth::kImmediate)));
     bool any = false;
     for (Depth d : {Depth::kStandard, Depth::kDeep}) {
         if (m.thinking_budget_for(d) <= 0) continue;
@@ -225,7 +252,7 @@ void read_legacy_thinking_budget(const Reader& r, const YamlNode& n, const std::
 }
 
 void read_caching(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
-    r.expect_map(n, path, {"min_tokens", "ttls", "breakpoints"});
+    r.expect_map(n, path, {"min_tokens", "ttls", "breakpoints", "diagnostics"});
     m.cache_breakpoints = r.string(r.need(n, "breakpoints", path), child(path, "breakpoints"));
     if (!one_of(m.cache_breakpoints, kBreakpoints))
         r.fail(Reader::get(n, "breakpoints").mark(), child(path, "breakpoints"),
@@ -239,6 +266,9 @@ void read_caching(const Reader& r, const YamlNode& n, const std::string& path, M
         for (const std::string& ttl : string_list(r, v, child(path, "ttls"), &kTtls))
             if (ttl == "1h") m.cache_ttl_1h = true;
     }
+    // caching.131: the provider explains a cache miss against the previous answer.
+    if (auto v = Reader::get(n, "diagnostics"); Reader::present(v))
+        m.cache_diagnostics = r.boolean(v, child(path, "diagnostics"));
 }
 
 /// caching.109: the legacy `cache_ttls:`.
@@ -254,18 +284,20 @@ void read_tokenizer(const Reader& r, const YamlNode& n, const std::string& path,
     m.token_counter = r.string(counter, child(path, "counter"));
     if (!one_of(m.token_counter, kTokenCounters))
         r.fail(counter.mark(), child(path, "counter"),
-               "expected one of o200k_base, cl100k_base, anthropic_approx, got " + quote(m.token_counter));
+               "expected one of o200k_base, cl100k_base, anthropic_approx, got " +
+                   quote(m.token_counter));
     if (auto v = Reader::get(n, "calibration"); Reader::present(v)) {
         m.token_calibration = r.price(v, child(path, "calibration"));
         if (m.token_calibration < 0.5 || m.token_calibration > 4)
-            r.fail(v.mark(), child(path, "calibration"), "expected a factor between 0.5 and 4, got " + v.scalar());
+            r.fail(v.mark(), child(path, "calibration"),
+                   "expected a factor between 0.5 and 4, got " + v.scalar());
     }
 }
 
 /// One set of rates. input and output are required; the cache prices too when the entry caches
 /// (a cache price left out would bill cached tokens at $0).
-void read_rates(const Reader& r, const YamlNode& n, const std::string& path, const ModelSpec& m, Prices& p,
-                std::initializer_list<std::string_view> keys) {
+void read_rates(const Reader& r, const YamlNode& n, const std::string& path, const ModelSpec& m,
+                Prices& p, std::initializer_list<std::string_view> keys) {
     r.expect_map(n, path, keys);
     p.input = r.price(r.need(n, "input", path), child(path, "input"));
     p.output = r.price(r.need(n, "output", path), child(path, "output"));
@@ -281,11 +313,13 @@ void read_rates(const Reader& r, const YamlNode& n, const std::string& path, con
 
 /// catalog.7: the base rates and the tiers above a prompt size.
 void read_prices(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
-    read_rates(r, n, path, m, m.prices, {"input", "output", "cache_write", "cache_read", "cache_write_1h", "tiers"});
+    read_rates(r, n, path, m, m.prices,
+               {"input", "output", "cache_write", "cache_read", "cache_write_1h", "tiers"});
     const YamlNode tiers = Reader::get(n, "tiers");
     if (!Reader::present(tiers)) return;
     const std::string at = child(path, "tiers");
-    if (!tiers.is_sequence()) r.fail(tiers.mark(), at, "expected a sequence, got " + describe(tiers));
+    if (!tiers.is_sequence())
+        r.fail(tiers.mark(), at, "expected a sequence, got " + describe(tiers));
     std::size_t i = 0;
     for (const auto& item : tiers.items()) {
         const std::string where = element(at, i++);
@@ -293,11 +327,14 @@ void read_prices(const Reader& r, const YamlNode& n, const std::string& path, Mo
         PriceTier tier;
         const YamlNode above = Reader::get(item, "above");
         if (!Reader::present(above))
-            r.fail(item.mark(), child(where, "above"), "required value missing: a tier names the prompt size above which it applies");
+            r.fail(item.mark(), child(where, "above"),
+                   "required value missing: a tier names the prompt size above which it applies");
         tier.above_prompt_tokens = r.positive(above, child(where, "above"));
-        if (!m.price_tiers.empty() && tier.above_prompt_tokens <= m.price_tiers.back().above_prompt_tokens)
+        if (!m.price_tiers.empty() &&
+            tier.above_prompt_tokens <= m.price_tiers.back().above_prompt_tokens)
             r.fail(above.mark(), child(where, "above"), "tiers are listed by ascending threshold");
-        read_rates(r, item, where, m, tier.prices, {"above", "input", "output", "cache_write", "cache_read", "cache_write_1h"});
+        read_rates(r, item, where, m, tier.prices,
+                   {"above", "input", "output", "cache_write", "cache_read", "cache_write_1h"});
         m.price_tiers.push_back(tier);
     }
 }
@@ -306,10 +343,32 @@ void read_prices(const Reader& r, const YamlNode& n, const std::string& path, Mo
 
 ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::string& path) {
     r.expect_map(n, path,
-                 {"id", "provider", "wire_model", "grade", "status", "shutdown", "retired_on", "replacement", "source",
-                  "max_context_tokens", "max_output_tokens", "comfort_context_tokens", "output_budget", "thinking",
-                  "thinking_budget", "refuses", "caching", "supports_caching", "native_tools", "min_cacheable_tokens",
-                  "cache_ttls", "prices", "accepts", "tokenizer", "token_counter", "rate_limits"});
+                 {"id",
+                  "provider",
+                  "wire_model",
+                  "grade",
+                  "status",
+                  "shutdown",
+                  "retired_on",
+                  "replacement",
+                  "source",
+                  "max_context_tokens",
+                  "max_output_tokens",
+                  "comfort_context_tokens",
+                  "output_budget",
+                  "thinking",
+                  "thinking_budget",
+                  "refuses",
+                  "caching",
+                  "supports_caching",
+                  "native_tools",
+                  "min_cacheable_tokens",
+                  "cache_ttls",
+                  "prices",
+                  "accepts",
+                  "tokenizer",
+                  "token_counter",
+                  "rate_limits"});
     ModelSpec m;
     m.id = r.name(n, "id", path);
     m.provider = r.name(n, "provider", path);
@@ -317,14 +376,16 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
     m.grade = r.enumerator<Grade>(r.need(n, "grade", path), child(path, "grade"), parse_grade,
                                   {Grade::kSmall, Grade::kMedium, Grade::kLarge});
     read_status(r, n, path, m);
-    if (auto v = Reader::get(n, "source"); Reader::present(v)) read_source(r, v, child(path, "source"), m);
+    if (auto v = Reader::get(n, "source"); Reader::present(v))
+        read_source(r, v, child(path, "source"), m);
     const YamlNode context = r.need(n, "max_context_tokens", path);
     m.max_context_tokens = r.positive(context, child(path, "max_context_tokens"));
     const YamlNode output = r.need(n, "max_output_tokens", path);
     m.max_output_tokens = r.positive(output, child(path, "max_output_tokens"));
     if (m.max_output_tokens > m.max_context_tokens)
         r.fail(output.mark(), child(path, "max_output_tokens"),
-               std::to_string(m.max_output_tokens) + " exceeds max_context_tokens " + std::to_string(m.max_context_tokens));
+               std::to_string(m.max_output_tokens) + " exceeds max_context_tokens " +
+                   std::to_string(m.max_context_tokens));
     if (auto v = Reader::get(n, "comfort_context_tokens"); Reader::present(v)) {
         m.comfort_context_tokens = r.positive(v, child(path, "comfort_context_tokens"));
         if (*m.comfort_context_tokens > m.max_context_tokens)
@@ -339,14 +400,17 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
         r.fail(legacy_budget.mark(), child(path, "thinking_budget"),
                "give the budget as thinking.budget beside thinking.depth, not both");
     if (Reader::present(thinking)) read_thinking(r, thinking, child(path, "thinking"), m);
-    if (Reader::present(legacy_budget)) read_legacy_thinking_budget(r, legacy_budget, child(path, "thinking_budget"), m);
+    if (Reader::present(legacy_budget))
+        read_legacy_thinking_budget(r, legacy_budget, child(path, "thinking_budget"), m);
     if (auto v = Reader::get(n, "refuses"); Reader::present(v)) {
-        constexpr std::string_view kRefusals[] = {"sampling", "prefill", "forced_tool_use", "tools_with_reasoning"};
+        constexpr std::string_view kRefusals[] = {"sampling", "prefill", "forced_tool_use",
+                                                  "tools_with_reasoning"};
         for (const std::string& what : string_list(r, v, child(path, "refuses"), &kRefusals)) {
             m.refuses_sampling = m.refuses_sampling || what == "sampling";
             m.refuses_prefill = m.refuses_prefill || what == "prefill";
             m.refuses_forced_tool_use = m.refuses_forced_tool_use || what == "forced_tool_use";
-            m.refuses_tools_with_reasoning = m.refuses_tools_with_reasoning || what == "tools_with_reasoning";
+            m.refuses_tools_with_reasoning =
+                m.refuses_tools_with_reasoning || what == "tools_with_reasoning";
         }
     }
     const YamlNode caching = Reader::get(n, "caching");
@@ -362,16 +426,20 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
         m.cache_breakpoints = m.supports_caching ? "explicit" : "none";
         if (auto v = Reader::get(n, "min_cacheable_tokens"); Reader::present(v))
             m.min_cacheable_tokens = r.non_negative(v, child(path, "min_cacheable_tokens"));
-        if (auto v = Reader::get(n, "cache_ttls"); Reader::present(v)) read_cache_ttls(r, v, child(path, "cache_ttls"), m);
+        if (auto v = Reader::get(n, "cache_ttls"); Reader::present(v))
+            read_cache_ttls(r, v, child(path, "cache_ttls"), m);
     }
-    if (auto v = Reader::get(n, "native_tools"); Reader::present(v)) m.native_tools = r.boolean(v, child(path, "native_tools"));
+    if (auto v = Reader::get(n, "native_tools"); Reader::present(v))
+        m.native_tools = r.boolean(v, child(path, "native_tools"));
     read_prices(r, r.need(n, "prices", path), child(path, "prices"), m);
     if (auto v = Reader::get(n, "accepts"); Reader::present(v)) {
-        if (!v.is_sequence()) r.fail(v.mark(), child(path, "accepts"), "expected a sequence, got " + describe(v));
+        if (!v.is_sequence())
+            r.fail(v.mark(), child(path, "accepts"), "expected a sequence, got " + describe(v));
         std::size_t i = 0;
         for (const auto& item : v.items()) {
-            const Input input = r.enumerator<Input>(item, element(child(path, "accepts"), i++), parse_input,
-                                                    {Input::kImages, Input::kDocuments});
+            const Input input =
+                r.enumerator<Input>(item, element(child(path, "accepts"), i++), parse_input,
+                                    {Input::kImages, Input::kDocuments});
             if (!m.accepts(input)) m.accepted_inputs.push_back(input);
         }
     }
@@ -386,13 +454,15 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
     const YamlNode tokenizer = Reader::get(n, "tokenizer");
     const YamlNode counter = Reader::get(n, "token_counter");
     if (Reader::present(tokenizer) && Reader::present(counter))
-        r.fail(counter.mark(), child(path, "token_counter"), "give it as tokenizer.counter, not both");
+        r.fail(counter.mark(), child(path, "token_counter"),
+               "give it as tokenizer.counter, not both");
     if (Reader::present(tokenizer)) read_tokenizer(r, tokenizer, child(path, "tokenizer"), m);
     if (Reader::present(counter)) {
         m.token_counter = r.string(counter, child(path, "token_counter"));
         if (!one_of(m.token_counter, kTokenCounters))
             r.fail(counter.mark(), child(path, "token_counter"),
-                   "expected one of o200k_base, cl100k_base, anthropic_approx, got " + quote(m.token_counter));
+                   "expected one of o200k_base, cl100k_base, anthropic_approx, got " +
+                       quote(m.token_counter));
     }
     return m;
 }

@@ -3,7 +3,8 @@
 namespace nucleo {
 
 bool ToolResultBlock::operator==(const ToolResultBlock& other) const {
-    return tool_use_id == other.tool_use_id && is_error == other.is_error && content == other.content;
+    return tool_use_id == other.tool_use_id && is_error == other.is_error &&
+           content == other.content;
 }
 
 const char* block_type_name(const ContentBlock& block) noexcept {
@@ -19,6 +20,7 @@ const char* block_type_name(const ContentBlock& block) noexcept {
         const char* operator()(const RedactedThinkingBlock&) const { return "redacted_thinking"; }
         const char* operator()(const SkillBlock&) const { return "skill"; }
         const char* operator()(const ToolDefinitionBlock&) const { return "tool_definition"; }
+        const char* operator()(const ProviderBlock&) const { return "provider_block"; }
     };
     return std::visit(Namer{}, block.value);
 }

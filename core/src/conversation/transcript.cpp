@@ -76,6 +76,10 @@ class TranscriptWriter {
             void operator()(const ToolDefinitionBlock& d) const {
                 line(body, "[tool available: " + d.name + "]");
             }
+            // answers.110: shown by its kind; its content is the provider's.
+            void operator()(const ProviderBlock& p) const {
+                line(body, "[" + p.type + " block of " + p.wire_family + "]");
+            }
         };
         std::visit(Visitor{*this, body}, b.value);
     }

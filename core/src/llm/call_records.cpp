@@ -40,7 +40,8 @@ bool iequals(std::string_view a, std::string_view b) {
 
 /// The GenAI system name of a provider plugin (the semantic conventions' well-known values).
 std::string genai_system(std::string_view plugin) {
-    if (plugin == "bedrock" || plugin == "converse" || plugin == "bedrock-converse") return "aws.bedrock";
+    if (plugin == "bedrock" || plugin == "converse" || plugin == "bedrock-converse")
+        return "aws.bedrock";
     return std::string(plugin);
 }
 
@@ -115,7 +116,8 @@ std::string to_otel_attributes_json(const CallRecord& r) {
             w.String(r.stop_reason.data(), static_cast<rapidjson::SizeType>(r.stop_reason.size()));
             w.EndArray();
         }
-        num("gen_ai.usage.input_tokens", r.input_tokens + r.cache_read_tokens + r.cache_write_tokens);
+        num("gen_ai.usage.input_tokens",
+            r.input_tokens + r.cache_read_tokens + r.cache_write_tokens);
         num("gen_ai.usage.output_tokens", r.output_tokens);
         num("gen_ai.usage.cache_read.input_tokens", r.cache_read_tokens);
         num("gen_ai.usage.cache_creation.input_tokens", r.cache_write_tokens);
@@ -134,6 +136,14 @@ std::string to_otel_attributes_json(const CallRecord& r) {
     if (r.kind == CallRecord::Kind::kCall) {
         w.Key("nucleo.cost.usd");
         w.Double(r.cost);
+        if (!r.cache_miss_reason.empty()) {
+            str("nucleo.cache.miss_reason", r.cache_miss_reason);
+            if (r.cache_missed_input_tokens >= 0)
+                num("nucleo.cache.missed_input_tokens", r.cache_missed_input_tokens);
+        }
+        if (r.provider_blocks_dropped > 0)
+            num("nucleo.provider_blocks.dropped",
+                static_cast<std::int64_t>(r.provider_blocks_dropped));
     }
     w.EndObject();
     return {buf.GetString(), buf.GetSize()};
@@ -168,6 +178,13 @@ std::string to_log_text(const CallRecord& r) {
         char cost[32];
         std::snprintf(cost, sizeof cost, "%.6f", r.cost);
         add("cost_usd", cost);
+        if (!r.cache_miss_reason.empty()) {
+            add("cache_miss", r.cache_miss_reason);
+            if (r.cache_missed_input_tokens >= 0)
+                add("cache_missed_tokens", std::to_string(r.cache_missed_input_tokens));
+        }
+        if (r.provider_blocks_dropped > 0)
+            add("provider_blocks_dropped", std::to_string(r.provider_blocks_dropped));
     }
     if (!r.error_message.empty()) add("error", r.error_message);
     return line;
@@ -208,7 +225,9 @@ std::string describe(const CallProgress& p) {
     return "waiting";
 }
 
-std::string user_agent() { return std::string("nucleo/") + version(); }
+std::string user_agent() {
+    return std::string("nucleo/") + version();
+}
 
 namespace internal {
 
@@ -228,7 +247,9 @@ CallObservation::CallObservation(std::string provider, std::string plugin, const
     tl_current = this;
 }
 
-CallObservation::~CallObservation() { tl_current = outer_; }
+CallObservation::~CallObservation() {
+    tl_current = outer_;
+}
 
 void CallObservation::emit_call(const std::string& status, std::string error_type,
                                 std::string error_message, std::string_view response_model) {
@@ -241,8 +262,8 @@ void CallObservation::emit_call(const std::string& status, std::string error_typ
     r.http_status = last_status_;
     r.request_id = last_request_id_;
     r.attempt = std::max(1, attempts_);
-    r.latency = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                      started_);
+    r.latency = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started_);
     if (billed_.size() > billed_before_) {
         const CallAttempt& a = billed_.back();
         r.stop_reason = a.stop_reason;
@@ -253,13 +274,18 @@ void CallObservation::emit_call(const std::string& status, std::string error_typ
         r.cost = a.cost;
         if (status != "ok" && r.error_type.empty()) {
             if (a.status == CallStatus::kTruncated) r.error_type = "truncated";
-            if (a.status == CallStatus::kContextWindowExceeded) r.error_type = "context_window_exceeded";
+            if (a.status == CallStatus::kContextWindowExceeded)
+                r.error_type = "context_window_exceeded";
         }
     }
     publish(r);
 }
 
-void CallObservation::succeeded(std::string_view response_model) {
+void CallObservation::succeeded(std::string_view response_model, const CacheMiss& cache_miss,
+                                std::size_t provider_blocks_dropped) {
+    base_.cache_miss_reason = cache_miss.reason;
+    base_.cache_missed_input_tokens = cache_miss.missed_input_tokens;
+    base_.provider_blocks_dropped = provider_blocks_dropped;
     emit_call("ok", "", "", response_model);
 }
 
@@ -289,8 +315,9 @@ void CallObservation::attempt_started(int attempt, int max_attempts) {
     notify(&Observers::progress, p);
 }
 
-void CallObservation::attempt_ended(int attempt, int max_attempts, long status, const HttpHeaders& headers,
-                                    std::chrono::milliseconds latency, std::string_view error) {
+void CallObservation::attempt_ended(int attempt, int max_attempts, long status,
+                                    const HttpHeaders& headers, std::chrono::milliseconds latency,
+                                    std::string_view error) {
     attempts_ = attempt;
     last_status_ = status;
     last_request_id_ = provider_request_id(headers);
@@ -324,7 +351,8 @@ void attempt_started(int attempt, int max_attempts) {
 
 void attempt_ended(int attempt, int max_attempts, long status, const HttpHeaders& headers,
                    std::chrono::milliseconds latency, std::string_view error) {
-    if (tl_current != nullptr) tl_current->attempt_ended(attempt, max_attempts, status, headers, latency, error);
+    if (tl_current != nullptr)
+        tl_current->attempt_ended(attempt, max_attempts, status, headers, latency, error);
 }
 
 void retry_waiting(int next_attempt, int max_attempts, long status, std::string_view error,

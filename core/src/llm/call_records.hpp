@@ -29,8 +29,10 @@ public:
     CallObservation(const CallObservation&) = delete;
     CallObservation& operator=(const CallObservation&) = delete;
 
-    /// The call answered: emits its record with the model that answered.
-    void succeeded(std::string_view response_model);
+    /// The call answered: emits its record with the model that answered, the provider's
+    /// diagnosis of a cache miss (caching.131) and the provider blocks left out (answers.110).
+    void succeeded(std::string_view response_model, const CacheMiss& cache_miss = {},
+                   std::size_t provider_blocks_dropped = 0);
     /// The call failed with the exception in flight: emits its record.
     void failed(const std::exception& e);
 

@@ -90,7 +90,8 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
         c.wire_family = d["wire_family"].GetString();
     if (d.HasMember("stream_framing") && d["stream_framing"].IsString())
         c.stream_framing = d["stream_framing"].GetString();
-    c.turn_fragments = flag("turn_fragments");  // abi.108
+    c.turn_fragments = flag("turn_fragments");    // abi.108
+    c.provider_blocks = flag("provider_blocks");  // answers.110
     // caching.119: a dialect that cannot mark a tool call says so; absent means it can.
     c.cache_anchor_tool_use =
         !(d.HasMember("cache_anchor_tool_use") && d["cache_anchor_tool_use"].IsBool() &&
@@ -103,6 +104,15 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
 /// caching.118: the `model.caching` of a model that does not cache.
 const std::string kNoCaching = "none";
 
+/// What a request carries beyond the model, budget and prepared conversation.
+struct RequestExtras {
+    /// caching.131: the previous answer's provider id for the cache diagnosis ("" : null, the
+    /// diagnosis starts here); nullopt: no diagnostics asked.
+    std::optional<std::string> previous_message_id;
+    /// answers.110: the provider blocks the request carries.
+    internal::ProviderBlocksKept provider_blocks;
+};
+
 /// The provider request document (docs/provider-abi-documents.md).
 /// abi.106: the prepared conversation is written once, straight into `buf`, which the plugin
 /// then reads in place. abi.108: with `slice`, the document of that part of the conversation,
@@ -111,6 +121,7 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
                             std::int64_t max_tokens, bool thinking, std::int64_t thinking_budget,
                             const ThinkingRequest& form, bool stream, std::string_view cache_key,
                             const ProviderConfig& config, const PreparedConversation& prepared,
+                            const RequestExtras& extras,
                             const internal::PreparedSlice* slice = nullptr) {
     json_escape::StringWriter w(buf);
     w.StartObject();
@@ -162,16 +173,28 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
         ttl = options["cache_ttl"].GetString();
     w.Key("cache_ttl");
     w.String(ttl.c_str(), static_cast<rapidjson::SizeType>(ttl.size()));
+    if (extras.previous_message_id) {  // caching.131
+        w.Key("diagnostics");
+        w.StartObject();
+        w.Key("previous_message_id");
+        if (extras.previous_message_id->empty()) {
+            w.Null();
+        } else {
+            w.String(extras.previous_message_id->c_str(),
+                     static_cast<rapidjson::SizeType>(extras.previous_message_id->size()));
+        }
+        w.EndObject();
+    }
     w.Key("options");
     options.Accept(w);
     if (slice != nullptr) {
         w.Key("turn_offset");
         w.Uint64(slice->first);
         w.Key("prepared");
-        internal::write_prepared_json(w, prepared, *slice);
+        internal::write_prepared_json(w, prepared, *slice, extras.provider_blocks);
     } else {
         w.Key("prepared");
-        internal::write_prepared_json(w, prepared);
+        internal::write_prepared_json(w, prepared, extras.provider_blocks);
     }
     w.EndObject();
 }
@@ -352,11 +375,27 @@ std::string checked_stop_reason(const rapidjson::Value& d, const std::string& wh
     return stop;
 }
 
-/// answers.102: an answer with content a next request can carry: a tool call, or text that is not
-/// blank. Thinking alone, blank text or nothing at all is an empty answer.
+/// caching.131: the plugin's `cache_miss` ({"reason", "missed_input_tokens"}), read leniently: a
+/// reason that is not a string gives none, a count that is not a non-negative integer gives -1.
+/// A reason this release does not know is kept as it came.
+CacheMiss read_cache_miss(const rapidjson::Value& d) {
+    CacheMiss miss;
+    const auto it = d.FindMember("cache_miss");
+    if (it == d.MemberEnd() || !it->value.IsObject()) return miss;
+    const rapidjson::Value& m = it->value;
+    if (m.HasMember("reason") && m["reason"].IsString()) miss.reason = m["reason"].GetString();
+    if (!miss.reason.empty() && m.HasMember("missed_input_tokens") &&
+        m["missed_input_tokens"].IsInt64() && m["missed_input_tokens"].GetInt64() >= 0)
+        miss.missed_input_tokens = m["missed_input_tokens"].GetInt64();
+    return miss;
+}
+
+/// answers.102: an answer with content a next request can carry: a tool call, text that is not
+/// blank, or a provider's own block (answers.110: a compaction block is the whole answer).
+/// Thinking alone, blank text or nothing at all is an empty answer.
 bool has_content(const Message& m) {
     return std::any_of(m.blocks.begin(), m.blocks.end(), [](const ContentBlock& b) {
-        if (b.get_if<ToolUseBlock>() != nullptr) return true;
+        if (b.get_if<ToolUseBlock>() != nullptr || b.is<ProviderBlock>()) return true;
         const auto* t = b.get_if<TextBlock>();
         return t != nullptr && t->text.find_first_not_of(" \t\r\n\v\f") != std::string::npos;
     });
@@ -609,6 +648,9 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     }
     if (reasoning_off) thinking_form = ThinkingRequest{.form = {}, .effort = "none"};
     const bool stream = streams(options);
+    RequestExtras extras;
+    extras.previous_message_id = internal::diagnosed_previous_answer(model, conversation);
+    extras.provider_blocks = internal::provider_blocks_kept(caps_);
     // caching.110: the runs of turns encoded before are reused (abi.108); else one whole encode.
     std::optional<internal::SplitRequest> split;
     if (turn_fragment_cache_) {
@@ -617,7 +659,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
             [&](rapidjson::StringBuffer& buf, const internal::PreparedSlice& slice) {
                 write_provider_request(buf, model, max_tokens, thinking, thinking_budget,
                                        thinking_form, slice.with_head && stream,
-                                       conversation.conversation_id(), config_, prepared, &slice);
+                                       conversation.conversation_id(), config_, prepared, extras,
+                                       &slice);
             });
     }
     HttpRequest http;
@@ -631,7 +674,7 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         const internal::DocumentScratch scratch;
         rapidjson::StringBuffer& request = scratch.buffer();
         write_provider_request(request, model, max_tokens, thinking, thinking_budget, thinking_form,
-                               stream, conversation.conversation_id(), config_, prepared);
+                               stream, conversation.conversation_id(), config_, prepared, extras);
         http = encode_http_request(
             dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     }
@@ -709,7 +752,7 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
                                        transport_->options().retry.max_attempts, record);
     try {
         LLMResponse r = call_once_unobserved(conversation, model, options, record);
-        observed.succeeded(r.model);
+        observed.succeeded(r.model, r.cache_miss, r.provider_blocks_dropped);
         return r;
     } catch (const std::exception& e) {
         observed.failed(e);
@@ -721,6 +764,8 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
                                                  const ModelSpec& model, const CallOptions& options,
                                                  std::vector<CallAttempt>& record) {
     HttpRequest request = build_request(conversation, model, options);
+    const std::size_t provider_blocks_dropped =
+        internal::provider_blocks_left_out(config_, caps_, conversation);
     const std::int64_t max_tokens =
         output_reserve(conversation, model, with_defaults(options.binding));
 
@@ -793,6 +838,8 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
                         first_bytes(http.body));
 
     LLMResponse out;
+    out.provider_blocks_dropped = provider_blocks_dropped;
+    out.cache_miss = read_cache_miss(d);
     out.model_id = model.id;
     out.max_tokens = max_tokens;
     out.attempts = http.attempts;
@@ -831,6 +878,13 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
         throw Error(ErrorKind::kProtocol,
                     who + ": the normalized response has a block off its shape: " + e.what());
     }
+    // answers.110: a provider block belongs to the wire family of the plugin that decoded it,
+    // whatever the plugin wrote.
+    for (ContentBlock& b : incoming.blocks)
+        if (auto* p = b.get_if<ProviderBlock>()) p->wire_family = caps_.wire_family;
+    // caching.131: the answer's own id, named by the next call's cache diagnosis.
+    if (d.HasMember("response_id") && d["response_id"].IsString())
+        incoming.provider_message_id = d["response_id"].GetString();
 
     // answers.104: the input left the model no room to answer. A larger output budget cannot
     // help (the window is input plus output), so it is never escalated: the caller compacts

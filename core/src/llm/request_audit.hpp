@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include <rapidjson/document.h>
@@ -62,5 +64,21 @@ bool thinking_for_call(const ProviderConfig& config, const ProviderCapabilities&
 /// refused instead: Error(kInvalidArgument) naming the model, the depth and the way out.
 bool reasoning_off_for_tools(const ProviderConfig& config, const ModelSpec& model, Depth depth,
                              std::size_t tool_definitions);
+
+/// answers.110: the wire family whose provider blocks this plugin's requests carry: its own when
+/// its capabilities say it takes them (`provider_blocks`), else none ("").
+[[nodiscard]] std::string_view provider_blocks_kept(const ProviderCapabilities& caps);
+
+/// answers.110: how many provider blocks of the conversation a request to this plugin leaves out
+/// (another wire family's, or any when the plugin takes none); logged at warn once per
+/// conversation, provider and family, naming the blocks' kinds.
+std::size_t provider_blocks_left_out(const ProviderConfig& config, const ProviderCapabilities& caps,
+                                     const ConversationContext& conversation);
+
+/// caching.131: for a model whose record takes cache diagnostics, the provider id of the
+/// conversation's latest answer that has one ("" when none: the diagnosis starts from this call);
+/// nullopt for a model without diagnostics (nothing is asked).
+[[nodiscard]] std::optional<std::string> diagnosed_previous_answer(
+    const ModelSpec& model, const ConversationContext& conversation);
 
 }  // namespace nucleo::internal

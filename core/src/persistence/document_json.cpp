@@ -26,7 +26,6 @@ void refuse(const JsonPath& path, const std::string& what) {
 
 namespace {
 
-
 [[noreturn]] void refuse_type(const rapidjson::Value& v, const JsonPath& path,
                               const char* expected) {
     refuse(path, std::string("expected ") + expected + ", found " + json_type_word(v));
@@ -75,7 +74,9 @@ bool optional_bool(const rapidjson::Value& object, const char* name, const JsonP
     return v->GetBool();
 }
 
-std::string to_json_text(const rapidjson::Value& value) { return json_compact(value); }
+std::string to_json_text(const rapidjson::Value& value) {
+    return json_compact(value);
+}
 
 std::string optional_json_text(const rapidjson::Value& object, const char* name,
                                std::string fallback) {
@@ -122,7 +123,8 @@ ContentBlock read_block(const rapidjson::Value& v, const JsonPath& path, bool in
     if (inside_tool_result && type != "text" && type != "json" && type != "image" &&
         type != "file") {
         if (type == "pojo" || type == "tool_use" || type == "tool_result" || type == "thinking" ||
-            type == "redacted_thinking" || type == "skill" || type == "tool_definition") {
+            type == "redacted_thinking" || type == "skill" || type == "tool_definition" ||
+            type == "provider_block") {
             refuse(type_path, "block type \"" + type +
                                   "\" is not allowed inside a tool_result (text, json, image, "
                                   "file)");
@@ -190,6 +192,17 @@ ContentBlock read_block(const rapidjson::Value& v, const JsonPath& path, bool in
         b.name = required_string(v, "name", path);
         b.description = optional_string(v, "description", path);
         b.schema_json = object_json(v, "schema", path, b.schema_json);
+        return b;
+    }
+    if (type == "provider_block") {
+        // answers.110: a provider's own block, kept verbatim; its "type" names it in transcripts.
+        ProviderBlock b;
+        b.wire_family = required_string(v, "wire_family", path);
+        const rapidjson::Value* block = find_member(v, "block");
+        if (!block) refuse(path.key("block"), "missing (the provider's block, an object)");
+        expect_object(*block, path.key("block"));
+        b.type = required_string(*block, "type", path.key("block"));
+        b.json = to_json_text(*block);
         return b;
     }
     refuse(type_path, "unknown block type \"" + type + "\"");

@@ -171,6 +171,10 @@ void write_block(Writer& w, const ContentBlock& block, const JsonPath& path) {
             str("content", b.content);
         }
         void operator()(const ToolDefinitionBlock& b) const { write_tool_fields(w, b, path); }
+        void operator()(const ProviderBlock& b) const {
+            str("wire_family", b.wire_family);
+            json("block", b.json);
+        }
     };
     std::visit(Fields{w, path}, block.value);
     w.EndObject();

@@ -115,6 +115,7 @@ Message read_message(const Value& v, const JsonPath& path) {
     if (const Value* n = find_member(v, "requested_output_tokens"); n && !n->IsNull()) {
         m.requested_output_tokens = read_positive_int(*n, path.key("requested_output_tokens"));
     }
+    m.provider_message_id = optional_string(v, "provider_message_id", path);
     const Value* blocks = find_member(v, "blocks");
     if (!blocks) refuse(path.key("blocks"), "missing (an array of blocks is required)");
     const JsonPath blocks_path = path.key("blocks");

@@ -35,6 +35,10 @@ void write_message(Writer& w, const Message& m, const JsonPath& path) {
         w.Key("requested_output_tokens");
         w.Int64(*m.requested_output_tokens);
     }
+    if (!m.provider_message_id.empty()) {  // caching.131: written only when the provider gave one
+        w.Key("provider_message_id");
+        write_string(w, m.provider_message_id);
+    }
     w.Key("blocks");
     w.StartArray();
     const JsonPath blocks = path.key("blocks");

@@ -5,7 +5,9 @@
 // plugins read it across the ABI, its shape only grows: add fields, never rename or drop one.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -29,9 +31,20 @@ namespace nucleo::internal {
 /// Refuses (kInvalidArgument, with the position) a JSON-valued field whose text is not JSON.
 std::string prepared_to_json(const PreparedConversation& prepared, bool pretty = false);
 
+/// answers.110: which provider blocks (ProviderBlock) a request document carries. nullopt: all of
+/// them (the prepared value as it is); else only those of that wire family (an empty one: none),
+/// the others left out with the plan's anchors renumbered, and a turn left with no block written
+/// with one text block saying what was left out (a provider refuses an empty turn).
+using ProviderBlocksKept = std::optional<std::string_view>;
+
 /// The same document written into `writer` as one value, so a caller that embeds it (the
 /// provider request) writes the prepared conversation once, into the text the plugin reads.
-void write_prepared_json(json_escape::StringWriter& writer, const PreparedConversation& prepared);
+void write_prepared_json(json_escape::StringWriter& writer, const PreparedConversation& prepared,
+                         ProviderBlocksKept kept = std::nullopt);
+
+/// answers.110: how many provider blocks of `prepared` a request keeping `kept` leaves out.
+[[nodiscard]] std::size_t provider_blocks_left_out(const PreparedConversation& prepared,
+                                                   std::string_view kept);
 
 /// A part of the prepared conversation for a split request (abi.108): the turns [first, end),
 /// the plan's anchors among them renumbered from `first`, and, with `with_head`, the system
@@ -46,6 +59,6 @@ struct PreparedSlice {
 
 /// The document of `slice` (see PreparedSlice), in the same shape and order.
 void write_prepared_json(json_escape::StringWriter& writer, const PreparedConversation& prepared,
-                         const PreparedSlice& slice);
+                         const PreparedSlice& slice, ProviderBlocksKept kept = std::nullopt);
 
 }  // namespace nucleo::internal

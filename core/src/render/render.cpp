@@ -97,6 +97,7 @@ std::string rendered_text(const ContentBlock& block) {
         }
         std::string operator()(const ThinkingBlock& b) const { return b.thinking; }
         std::string operator()(const RedactedThinkingBlock& b) const { return b.data; }
+        std::string operator()(const ProviderBlock& b) const { return b.json; }
     };
     return std::visit(Renderer{}, block.value);
 }

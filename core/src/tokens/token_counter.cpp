@@ -91,6 +91,10 @@ void hash_block(const ContentBlock& block, Hasher& h, const ArtifactRegistry* re
         }
         void operator()(const ThinkingBlock& b) const { h.add(b.thinking); }
         void operator()(const RedactedThinkingBlock& b) const { h.add(b.data); }
+        void operator()(const ProviderBlock& b) const {
+            h.add(b.wire_family);
+            h.add(b.json);
+        }
         void operator()(const SkillBlock& b) const {
             h.add(b.name);
             h.add(b.content);
@@ -208,6 +212,8 @@ std::int64_t TokenCounter::count_block(const ContentBlock& block,
         std::int64_t operator()(const RedactedThinkingBlock& b) const {
             return c.count_text(b.data);
         }
+        // A provider's own block travels as its JSON (an over-count for its encrypted parts).
+        std::int64_t operator()(const ProviderBlock& b) const { return c.count_text(b.json); }
         std::int64_t operator()(const SkillBlock& b) const {
             return c.count_text(b.name) + c.count_text(b.content);
         }

@@ -10,6 +10,10 @@
 
 namespace nucleo::anthropic {
 
+/// The wire family of the Messages API (capabilities `wire_family`): a provider block of it is
+/// sent back by this plugin (answers.110).
+inline constexpr std::string_view kWireFamily = "anthropic-messages";
+
 /// Writes the HTTP request (docs/provider-abi-documents.md "encode → HTTP request") for one
 /// provider request document in two parts (abi.106): `head` receives the document without
 /// "body", `body` the body's JSON text. Throws nucleo::plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT)

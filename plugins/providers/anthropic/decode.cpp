@@ -11,15 +11,24 @@
 //  - an error: {"type": "error", "error": {"type", "message"}, "request_id"}.
 //
 // Decisions where the docs are silent:
-//  - Content blocks kept: text, tool_use, thinking (with its signature, which the next request
-//    must send back) and redacted_thinking. Other kinds belong to server tools this plugin never
-//    declares; they are skipped with a warning to the host log rather than failing the answer.
-//    Citations on text are not carried (the conversation document has no field for them).
-//  - stop_reason: end_turn, max_tokens, tool_use, stop_sequence, pause_turn and refusal pass as
-//    they are; model_context_window_exceeded is context_window_exceeded (the input left no room
-//    to answer: the core refuses it as a context overflow, never as an output truncation);
-//    anything else, or null, is "other". An empty content (documented after tool results, and
-//    with a refusal) is an answer with no blocks.
+//  - Content blocks modelled: text, tool_use, thinking (with its signature, which the next
+//    request must send back) and redacted_thinking. Every other kind (compaction, server tools,
+//    tool search, MCP, a kind added later) is kept verbatim as a provider block (answers.110),
+//    which the next request sends back in its place: the API asks for the assistant content
+//    whole and in order. Streamed, such a block is the content_block_start's, with its deltas
+//    merged: input_json_delta into "input", compaction_delta's content appended and its
+//    encrypted_content set, signature_delta into "signature"; a delta of another kind is logged
+//    and not merged. Citations on text are not carried (the conversation document has no field
+//    for them).
+//  - The answer's "id" is the response_id, and "diagnostics.cache_miss_reason" the cache_miss
+//    (caching.131): its "type" the reason, "cache_missed_input_tokens" the count, null "pending"
+//    (the comparison was not done when the answer was written), a type this plugin does not know
+//    passed as it is.
+//  - stop_reason: end_turn, max_tokens, tool_use, stop_sequence, pause_turn, refusal and
+//    compaction pass as they are; model_context_window_exceeded is context_window_exceeded (the
+//    input left no room to answer: the core refuses it as a context overflow, never as an output
+//    truncation); anything else, or null, is "other". An empty content (documented after tool
+//    results, and with a refusal) is an answer with no blocks.
 //  - usage: input_tokens is already the uncached part (Anthropic's split);
 //    cache_creation_input_tokens → cache_write_tokens, cache_read_input_tokens →
 //    cache_read_tokens; a missing or null cache count is 0. In a stream, message_delta's counts
@@ -131,8 +140,8 @@ Headers read_headers(std::string_view headers_json) {
 std::string_view normalize_stop_reason(const Value* v) {
     if (v == nullptr || !v->IsString()) return "other";
     const std::string_view s = view(*v);
-    for (std::string_view known :
-         {"end_turn", "max_tokens", "tool_use", "stop_sequence", "pause_turn", "refusal"}) {
+    for (std::string_view known : {"end_turn", "max_tokens", "tool_use", "stop_sequence",
+                                   "pause_turn", "refusal", "compaction"}) {
         if (s == known) return known;
     }
     if (s == "model_context_window_exceeded") return "context_window_exceeded";
@@ -148,13 +157,39 @@ std::string compact(const Value& v) {
 
 /// One decoded content block. text: a = text; tool_use: a = id, b = name, input = compact JSON
 /// (in a stream: the concatenated partial JSON until the end); thinking: a = thinking,
-/// b = signature; redacted_thinking: a = data. kSkipped: a kind this plugin does not carry.
+/// b = signature; redacted_thinking: a = data. kProvider: input = the block's compact JSON (in a
+/// stream: the content_block_start's), a = streamed content, b = streamed signature, partial =
+/// streamed input JSON, encrypted = the last encrypted_content (see the decisions above).
 struct Block {
-    enum Kind { kText, kToolUse, kThinking, kRedacted, kSkipped } kind = kSkipped;
+    enum Kind { kText, kToolUse, kThinking, kRedacted, kProvider } kind = kText;
     std::string a, b, input;
+    std::string partial, encrypted;
+    bool has_encrypted = false;
 };
 
+/// caching.131: the answer's diagnostics, read leniently (a shape off the SDK's gives none).
+void read_diagnostics(const Value& message, std::string& reason, std::int64_t& missed) {
+    const Value* d = member(message, "diagnostics");
+    if (d == nullptr || !d->IsObject()) return;
+    const Value* why = member(*d, "cache_miss_reason");
+    if (why == nullptr) return;
+    if (why->IsNull()) {
+        reason = "pending";
+        return;
+    }
+    if (!why->IsObject()) return;
+    const Value* type = member(*why, "type");
+    if (type == nullptr || !type->IsString()) return;
+    reason = view(*type);
+    if (const Value* n = member(*why, "cache_missed_input_tokens");
+        n != nullptr && n->IsInt64() && n->GetInt64() >= 0)
+        missed = n->GetInt64();
+}
+
 struct Response {
+    std::string id;
+    std::string cache_miss;
+    std::int64_t cache_missed = -1;
     std::string model;
     std::vector<Block> blocks;
     std::string_view stop_reason = "other";
@@ -200,7 +235,8 @@ class Reader {
             out.kind = Block::kRedacted;
             out.a = string(b, "data", where);
         } else {
-            Host::warn("anthropic: skipped a \"" + type + "\" content block of the answer");
+            out.kind = Block::kProvider;  // answers.110: kept as the API wrote it
+            out.input = compact(b);
         }
         return out;
     }
@@ -222,7 +258,8 @@ class Reader {
             }
         }
         // caching.108: the 1-hour part of the writes, priced apart by the core.
-        if (const Value* split = member(u, "cache_creation"); split != nullptr && split->IsObject()) {
+        if (const Value* split = member(u, "cache_creation");
+            split != nullptr && split->IsObject()) {
             const Value* hour = member(*split, "ephemeral_1h_input_tokens");
             if (hour != nullptr && hour->IsInt64() && hour->GetInt64() >= 0)
                 r.usage.cache_write_1h = std::min(hour->GetInt64(), r.usage.cache_write);
@@ -231,6 +268,8 @@ class Reader {
 
     Response message(const Value& m) const {
         Response r;
+        if (const Value* id = member(m, "id"); id != nullptr && id->IsString()) r.id = view(*id);
+        read_diagnostics(m, r.cache_miss, r.cache_missed);
         const Value* model = member(m, "model");
         if (model != nullptr && model->IsString()) r.model = view(*model);
         const Value* content = member(m, "content");
@@ -259,13 +298,16 @@ class Reader {
             rapidjson::Document event;
             // limits.120: a stream event is read under the guard, the limit named when hit.
             if (const auto refusal = json_guard::parse(event, data)) {
-                off_format(status_, "carries a stream event that is not JSON (" + refusal->text() + "; " +
-                                         quote_first_bytes(data) + ")",
+                off_format(status_,
+                           "carries a stream event that is not JSON (" + refusal->text() + "; " +
+                               quote_first_bytes(data) + ")",
                            body_);
             }
             if (!event.IsObject()) {
-                off_format(status_, "carries a stream event that is not JSON (" + quote_first_bytes(data) + ")",
-                           body_);
+                off_format(
+                    status_,
+                    "carries a stream event that is not JSON (" + quote_first_bytes(data) + ")",
+                    body_);
             }
             const std::string type = string(event, "type", "a stream event");
             if (type == "error") {
@@ -275,6 +317,9 @@ class Reader {
                 if (m == nullptr || !m->IsObject()) lacks("message_start", "message");
                 const Value* model = member(*m, "model");
                 if (model != nullptr && model->IsString()) r.model = view(*model);
+                if (const Value* id = member(*m, "id"); id != nullptr && id->IsString())
+                    r.id = view(*id);
+                read_diagnostics(*m, r.cache_miss, r.cache_missed);
                 if (const Value* u = member(*m, "usage"); u != nullptr && u->IsObject()) {
                     usage(*u, r, true);
                 }
@@ -301,7 +346,9 @@ class Reader {
                 if (delta == nullptr) lacks("content_block_delta", "delta");
                 Block& b = r.blocks[at];
                 const std::string kind = string(*delta, "type", "content_block_delta.delta");
-                if (kind == "text_delta") {
+                if (b.kind == Block::kProvider) {
+                    provider_delta(b, *delta, kind);
+                } else if (kind == "text_delta") {
                     b.a += string(*delta, "text", "text_delta");
                 } else if (kind == "input_json_delta") {
                     b.input += string(*delta, "partial_json", "input_json_delta");
@@ -326,13 +373,15 @@ class Reader {
         if (!started) off_format(status_, "is a stream without message_start", body_);
         if (!stopped) off_format(status_, "is a stream cut off before message_stop", body_);
         for (Block& b : r.blocks) {
+            if (b.kind == Block::kProvider) merge_provider_deltas(b);
             if (b.kind != Block::kToolUse) continue;
             if (b.input.empty()) b.input = "{}";
             rapidjson::Document input;
             const auto refusal = json_guard::parse(input, b.input);
             if (!refusal && input.IsObject()) {
                 b.input = compact(input);
-            } else if (r.stop_reason == "max_tokens" || r.stop_reason == "context_window_exceeded") {
+            } else if (r.stop_reason == "max_tokens" ||
+                       r.stop_reason == "context_window_exceeded") {
                 b.input = "{}";  // cut off: the core never hands it to a tool
             } else {
                 off_format(status_,
@@ -348,6 +397,70 @@ class Reader {
     }
 
   private:
+    /// A delta of a provider block, kept until the stream ends (merge_provider_deltas).
+    void provider_delta(Block& b, const Value& delta, const std::string& kind) const {
+        if (kind == "input_json_delta") {
+            b.partial += string(delta, "partial_json", "input_json_delta");
+        } else if (kind == "compaction_delta") {
+            b.a += string(delta, "content", "compaction_delta", true);
+            if (const Value* e = member(delta, "encrypted_content");
+                e != nullptr && e->IsString()) {
+                b.encrypted = view(*e);
+                b.has_encrypted = true;
+            }
+        } else if (kind == "signature_delta") {
+            b.b += string(delta, "signature", "signature_delta");
+        } else {
+            Host::warn("anthropic: a \"" + kind + "\" delta of a provider block was not merged");
+        }
+    }
+
+    /// The streamed parts of a provider block put into the block content_block_start opened.
+    void merge_provider_deltas(Block& b) const {
+        if (b.partial.empty() && b.a.empty() && b.b.empty() && !b.has_encrypted) return;
+        rapidjson::Document block;
+        block.Parse(b.input.data(), b.input.size());  // written by compact(): valid JSON
+        auto& alloc = block.GetAllocator();
+        const auto set = [&](const char* key, Value value) {
+            if (Value* at = member_mut(block, key)) {
+                *at = std::move(value);
+            } else {
+                block.AddMember(Value(key, alloc), std::move(value), alloc);
+            }
+        };
+        if (!b.partial.empty()) {
+            rapidjson::Document input(&alloc);
+            const auto refusal = json_guard::parse(input, b.partial);
+            if (refusal || !input.IsObject())
+                off_format(status_,
+                           "streams a provider block whose input is not a JSON object (" +
+                               quote_first_bytes(b.partial) + ")",
+                           body_);
+            set("input", Value(input, alloc));
+        }
+        if (!b.a.empty()) {
+            std::string content;
+            if (const Value* c = member(block, "content"); c != nullptr && c->IsString())
+                content = view(*c);
+            content += b.a;
+            set("content",
+                Value(content.c_str(), static_cast<rapidjson::SizeType>(content.size()), alloc));
+        }
+        if (b.has_encrypted)
+            set("encrypted_content",
+                Value(b.encrypted.c_str(), static_cast<rapidjson::SizeType>(b.encrypted.size()),
+                      alloc));
+        if (!b.b.empty())
+            set("signature",
+                Value(b.b.c_str(), static_cast<rapidjson::SizeType>(b.b.size()), alloc));
+        b.input = compact(block);
+    }
+
+    static Value* member_mut(Value& object, const char* key) {
+        const auto it = object.FindMember(key);
+        return it == object.MemberEnd() ? nullptr : &it->value;
+    }
+
     std::size_t index(const Value& event, const char* where) const {
         const Value* i = member(event, "index");
         if (i == nullptr || !i->IsUint64()) lacks(where, "index");
@@ -374,10 +487,13 @@ std::string write(const Response& r) {
             case Block::kRedacted:
                 w.redacted_thinking(b.a);
                 break;
-            case Block::kSkipped:
+            case Block::kProvider:
+                w.provider_block(kWireFamily, b.input);
                 break;
         }
     }
+    w.response_id(r.id);
+    if (!r.cache_miss.empty()) w.cache_miss(r.cache_miss, r.cache_missed);
     return w.finish(r.stop_reason, r.usage);
 }
 
@@ -408,11 +524,12 @@ std::string decode_response(int32_t http_status, std::string_view headers_json,
     // limits.120 to limits.122: depth-bounded (a 10^5-deep tool input is refused naming the
     // limit), no duplicate key, no raw NUL.
     if (const auto refusal = json_guard::parse(doc, body)) {
-        off_format(http_status,
-                   refusal->offset != json_guard::Refusal::kNoOffset && refusal->offset >= body.size()
-                       ? "is cut off: the JSON ends after " + std::to_string(body.size()) + " bytes"
-                       : "is not JSON: " + providers::refusal_words(*refusal),
-                   body);
+        off_format(
+            http_status,
+            refusal->offset != json_guard::Refusal::kNoOffset && refusal->offset >= body.size()
+                ? "is cut off: the JSON ends after " + std::to_string(body.size()) + " bytes"
+                : "is not JSON: " + providers::refusal_words(*refusal),
+            body);
     }
     if (!doc.IsObject()) off_format(http_status, "is not a JSON object", body);
     if (const Value* type = member(doc, "type");

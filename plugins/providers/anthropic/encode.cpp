@@ -251,6 +251,10 @@ class Encoder {
     void block(const Inspected& in, bool cache, Place place, const Where& where) {
         const Value& b = *in.block;
         const bool turn = place == Place::kTurn;
+        if (turn && in.type == "provider_block") {
+            provider_block(b, cache, where);
+            return;
+        }
         switch (in.kind) {
             case Kind::kText:
             case Kind::kSkill:
@@ -327,6 +331,22 @@ class Encoder {
     }
 
   private:
+    /// answers.110: a block of the Messages API this plugin does not model (compaction, server
+    /// tools, MCP, a later kind), sent back as the answer held it. One of another wire family
+    /// never reaches a plugin (the core leaves it out); a request that has one is refused.
+    void provider_block(const Value& b, bool cache, const Where& where) {
+        const Value& family = need_string(b, "wire_family", where);
+        if (view(family) != kWireFamily)
+            refuse(where.str() + ": a provider block of wire family \"" +
+                   std::string(view(family)) + "\" cannot be sent to the Messages API (" +
+                   std::string(kWireFamily) + ")");
+        const Value* inner = find(b, "block");
+        if (inner == nullptr || !inner->IsObject() || find(*inner, "type") == nullptr)
+            refuse(where.str() + ": a provider block lacks its \"block\" object with a \"type\"");
+        if (cache) refuse(where.str() + ": a provider block cannot carry a cache breakpoint");
+        inner->Accept(w_);
+    }
+
     /// The original JSON bytes of a parsed string, quotes included, when they hold no escape;
     /// else empty (see Source).
     [[nodiscard]] std::string_view quoted(const Value& v) const {
@@ -841,6 +861,23 @@ providers::TurnSpan encode_to(std::string_view provider_request_json,
         w.Key("effort");
         w.String(head.thinking_effort.data(),
                  static_cast<rapidjson::SizeType>(head.thinking_effort.size()));
+        w.EndObject();
+    }
+    // caching.131: the cache diagnosis against the previous answer, as the core asked it.
+    if (const Value* diagnostics = find(request, "diagnostics"); diagnostics != nullptr) {
+        const Value* previous =
+            diagnostics->IsObject() ? find(*diagnostics, "previous_message_id") : nullptr;
+        if (!diagnostics->IsObject() ||
+            (previous != nullptr && !previous->IsString() && !previous->IsNull()))
+            refuse("diagnostics must be an object whose previous_message_id is a string or null");
+        w.Key("diagnostics");
+        w.StartObject();
+        w.Key("previous_message_id");
+        if (previous != nullptr && previous->IsString()) {
+            w.String(previous->GetString(), previous->GetStringLength());
+        } else {
+            w.Null();
+        }
         w.EndObject();
     }
     if (head.stream) {

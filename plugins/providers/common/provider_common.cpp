@@ -561,8 +561,34 @@ void ResponseWriter::tool_use_raw(std::string_view id, std::string_view name,
     w_.EndObject();
 }
 
+void ResponseWriter::provider_block(std::string_view wire_family, std::string_view block_json) {
+    w_.StartObject();
+    w_.Key("type");
+    w_.String("provider_block");
+    w_.Key("wire_family");
+    string(wire_family);
+    w_.Key("block");
+    w_.RawValue(block_json.data(), block_json.size(), rapidjson::kObjectType);
+    w_.EndObject();
+}
+
 std::string ResponseWriter::finish(std::string_view stop_reason, const Usage& usage) {
     w_.EndArray();
+    if (!response_id_.empty()) {
+        w_.Key("response_id");
+        string(response_id_);
+    }
+    if (!cache_miss_reason_.empty()) {
+        w_.Key("cache_miss");
+        w_.StartObject();
+        w_.Key("reason");
+        string(cache_miss_reason_);
+        if (cache_missed_ >= 0) {
+            w_.Key("missed_input_tokens");
+            w_.Int64(cache_missed_);
+        }
+        w_.EndObject();
+    }
     w_.Key("stop_reason");
     string(stop_reason);
     w_.Key("usage");

@@ -316,6 +316,18 @@ class ResponseWriter {
     void tool_use(std::string_view id, std::string_view name, const Value* input);
     /// A tool call whose input is `input_json`, the compact JSON text of an object.
     void tool_use_raw(std::string_view id, std::string_view name, std::string_view input_json);
+    /// answers.110: a block of the provider's own that the document does not model, kept as
+    /// `block_json` (the JSON text of an object with a "type"), of `wire_family`.
+    void provider_block(std::string_view wire_family, std::string_view block_json);
+
+    /// caching.131: the answer's own id at its provider, written by finish() ("response_id").
+    void response_id(std::string_view id) { response_id_ = id; }
+    /// caching.131: the provider's diagnosis of a cache miss, written by finish() ("cache_miss"):
+    /// `reason` its word ("pending" when not ready), `missed_input_tokens` -1 when not given.
+    void cache_miss(std::string_view reason, std::int64_t missed_input_tokens) {
+        cache_miss_reason_ = reason;
+        cache_missed_ = missed_input_tokens;
+    }
 
     /// Closes the blocks, writes the stop reason and the usage, and returns the document.
     [[nodiscard]] std::string finish(std::string_view stop_reason, const Usage& usage);
@@ -326,6 +338,9 @@ class ResponseWriter {
 
     rapidjson::StringBuffer out_;
     JsonWriter w_;
+    std::string response_id_;
+    std::string cache_miss_reason_;
+    std::int64_t cache_missed_ = -1;
 };
 
 }  // namespace nucleo::providers
