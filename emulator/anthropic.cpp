@@ -1,11 +1,13 @@
 // Anthropic Messages API (POST /v1/messages, /v1/messages/count_tokens): the request rules and
 // error texts the API documents and answers with, explicit cache_control prefix caching, thinking
-// blocks bound to their prefix (wire.193, wire.194), and replies as JSON or as server-sent events.
+// blocks bound to their prefix (wire.193, wire.194), cache diagnostics, and replies as JSON or as
+// server-sent events.
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cache_diagnostics.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
 #include "nucleo/wire/contract.hpp"
@@ -37,6 +39,8 @@ class Validator {
             if (!max->IsInt64() || max->GetInt64() < 1) {
                 return "max_tokens: Input should be greater than or equal to 1";
             }
+            // count_tokens takes no `diagnostics` (MessageCountTokensParams has none).
+            if (auto e = check_diagnostics_param(doc_)) return e;
         }
         if (auto e = tools()) return e;
         for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
@@ -267,9 +271,15 @@ std::string sse(const std::string& event, const std::string& data) {
     return "event: " + event + "\ndata: " + data + "\n\n";
 }
 
+/// The answer's id: deterministic, a digest of the prompt it answers (docs/emulator.md "Replies").
+std::string message_id(const std::string& digest) {
+    return "msg_emu_" + digest;
+}
+
+/// `diagnostics` is the Message's member of that name as JSON (cache_diagnostics.hpp).
 Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
-                const std::string& digest) {
-    const std::string id = "msg_emu_" + digest;
+                const std::string& digest, const std::string& diagnostics) {
+    const std::string id = message_id(digest);
     const std::string model = quote(json::string_member(doc, "model"));
     const json::Value* stream = json::member(doc, "stream");
     if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
@@ -280,7 +290,8 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
                      model + R"(,"content":[)" + content + R"(],"stop_reason":)" +
                      quote(stop_reason(r)) + R"(,"stop_sequence":)" + stop_sequence_json(r) +
                      R"(,"stop_details":null,"container":null,"usage":)" +
-                     usage_json(u, r.output_tokens, thinking_tokens(r)) + "}");
+                     usage_json(u, r.output_tokens, thinking_tokens(r)) + R"(,"diagnostics":)" +
+                     diagnostics + "}");
     }
     Response out;
     out.streamed = true;
@@ -291,7 +302,7 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
                                  R"(,"type":"message","role":"assistant","model":)" + model +
                                  R"(,"content":[],"stop_reason":null,"stop_sequence":null,)"
                                  R"("stop_details":null,"container":null,"usage":)" +
-                                 usage_json(u, 1, 0) + "}}"));
+                                 usage_json(u, 1, 0) + R"(,"diagnostics":)" + diagnostics + "}}"));
     ev.push_back(sse("ping", R"({"type":"ping"})"));
     int index = 0;
     const auto block = [&](const std::string& start, const std::string& delta_type,
@@ -464,6 +475,10 @@ class Anthropic final : public Dialect {
         const ModelCatalog::Thinking traits =
             ctx.catalog.thinking(contract::WireFamily::kAnthropicMessages, model);
         const PrefixBinding binding(BindingDialect::kAnthropic, doc);
+        // Cache diagnostics fingerprint the request as sent, before any block is dropped.
+        const DiagnosticsAsk ask = diagnostics_ask(doc);
+        std::optional<Fingerprint> fp;
+        if (ask.requested) fp = fingerprint(doc);
         if (traits.bound_to_prefix) {
             const BindingVerdict verdict =
                 check_binding(BindingDialect::kAnthropic, doc, binding,
@@ -479,7 +494,14 @@ class Anthropic final : public Dialect {
         ReplyInput in = reply_input(doc, digest, rules, traits);
         in.thinking_binding = binding.whole();
         apply_reply_faults(faults, in);
-        return render(doc, make_reply(in), usage, digest);
+        // The Message type requires the member: null unless the request asked and its prompt
+        // diverged from the one it names.
+        std::string diagnostics = "null";
+        if (fp) {
+            diagnostics = diagnostics_json(ctx.fingerprints.diagnose_and_store(
+                ask.previous, message_id(digest), std::move(*fp)));
+        }
+        return render(doc, make_reply(in), usage, digest, diagnostics);
     }
 };
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cache_diagnostics.hpp"
 #include "catalog.hpp"
 #include "faults.hpp"
 #include "prefix_cache.hpp"
@@ -29,7 +30,7 @@ struct Options {
     std::string port_file;
     int cache_ttl_seconds = 300;
     int min_cacheable_tokens = -1;  ///< -1: the model's documented minimum
-    int latency_ms = 0;  ///< added to every provider call
+    int latency_ms = 0;             ///< added to every provider call
     /// A streamed answer stops this long halfway through its chunks (a slow model mid-answer).
     int stream_stall_ms = 0;
     bool verbose = false;
@@ -38,6 +39,9 @@ struct Options {
     std::string catalog;
     /// Stop (as on SIGTERM) when the process that started the emulator dies (Linux prctl).
     bool exit_with_parent = false;
+    /// `--diagnostics-capacity`: how many fingerprints of Anthropic cache diagnostics are kept,
+    /// the oldest forgotten first (a bound on memory; a test sets it low to see one forgotten).
+    int diagnostics_capacity = static_cast<int>(FingerprintStore::kDefaultCapacity);
 };
 
 /// One HTTP request as the dialects see it. Header names are lower-case.
@@ -84,11 +88,13 @@ struct Stats {
     void reset();
 };
 
-/// What every dialect shares: settings, the model catalog, the prefix cache and the counters.
+/// What every dialect shares: settings, the model catalog, the prefix cache, the fingerprints of
+/// cache diagnostics and the counters.
 struct Context {
     Options options;
     ModelCatalog catalog;  ///< read once at start, then only read (wire.186)
     PrefixCache cache;
+    FingerprintStore fingerprints;  ///< Anthropic cache diagnostics, keyed by answer id
     Stats stats;
     FailFirstCounter fail_first;
 };

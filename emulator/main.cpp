@@ -3,8 +3,9 @@
 // (see docs/emulator.md).
 //
 // usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE] [--cache-ttl SECONDS]
-//                        [--min-cacheable TOKENS] [--latency-ms MS] [--catalog FILE|none]
-//                        [--exit-with-parent] [--verbose]
+//                        [--min-cacheable TOKENS] [--latency-ms MS] [--stream-stall-ms MS]
+//                        [--catalog FILE|none] [--exit-with-parent] [--diagnostics-capacity N]
+//                        [--verbose]
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on bad arguments
 // (including a host that is not loopback: the emulator never listens on a network, and a
 // catalog that cannot be read).
@@ -41,7 +42,7 @@ const char* const kUsage =
     "usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE]\n"
     "                       [--cache-ttl SECONDS] [--min-cacheable TOKENS] [--latency-ms MS]\n"
     "                       [--stream-stall-ms MS] [--catalog FILE|none] [--exit-with-parent]\n"
-    "                       [--verbose]\n"
+    "                       [--diagnostics-capacity N] [--verbose]\n"
     "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
     "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
     "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n"
@@ -100,6 +101,8 @@ std::string parse_args(const std::vector<std::string>& args, Options& o, bool& h
             number = &o.latency_ms;
         } else if (a == "--stream-stall-ms") {
             number = &o.stream_stall_ms;
+        } else if (a == "--diagnostics-capacity") {
+            number = &o.diagnostics_capacity;
         } else {
             return "unknown option " + a;
         }
@@ -157,20 +160,18 @@ void write_response(nucleo::emulator::Response r, httplib::Response& out, int st
         std::size_t next = 0;
     };
     auto cursor = std::make_shared<Cursor>(Cursor{std::move(r.chunks), 0});
-    out.set_chunked_content_provider(r.content_type,
-                                     [cursor, stall_ms](std::size_t, httplib::DataSink& sink) {
-                                         if (stall_ms > 0 && cursor->next > 0 &&
-                                             cursor->next == cursor->chunks.size() / 2) {
-                                             std::this_thread::sleep_for(
-                                                 std::chrono::milliseconds(stall_ms));
-                                         }
-                                         if (cursor->next < cursor->chunks.size()) {
-                                             const std::string& c = cursor->chunks[cursor->next++];
-                                             return sink.write(c.data(), c.size());
-                                         }
-                                         sink.done();
-                                         return true;
-                                     });
+    out.set_chunked_content_provider(
+        r.content_type, [cursor, stall_ms](std::size_t, httplib::DataSink& sink) {
+            if (stall_ms > 0 && cursor->next > 0 && cursor->next == cursor->chunks.size() / 2) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
+            }
+            if (cursor->next < cursor->chunks.size()) {
+                const std::string& c = cursor->chunks[cursor->next++];
+                return sink.write(c.data(), c.size());
+            }
+            sink.done();
+            return true;
+        });
 }
 
 /// channel.106: answers go out uncompressed, or gzip when the client offers it, never brotli (a
@@ -316,7 +317,8 @@ int main(int argc, char** argv) {
     // cpp-httplib's stop() does nothing until the listening loop has marked itself running: a
     // signal that arrives right after start (a client that made no request) would otherwise leave
     // the loop running for ever. Wait for the loop (or its end) first; it takes microseconds.
-    while (!server.is_running() && !served) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!server.is_running() && !served)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     server.stop();
     serving.join();
     if (!options.port_file.empty()) {

@@ -97,6 +97,7 @@ Router::Router(Options options, ModelCatalog catalog)
       bedrock_stream_(make_bedrock(true)) {
     ctx_.options = std::move(options);
     ctx_.catalog = std::move(catalog);
+    ctx_.fingerprints.set_capacity(static_cast<std::size_t>(ctx_.options.diagnostics_capacity));
 }
 
 Response Router::handle(const Request& req) {
@@ -104,8 +105,10 @@ Response Router::handle(const Request& req) {
         return json_response(200, R"({"status":"ok"})");
     if (req.method == "GET" && req.path == "/stats") return stats();
     if (req.method == "POST" && req.path == "/reset") {
-        // Forget cached prefixes, fail-first counts and counters: tests start from a clean slate.
+        // Forget cached prefixes, fingerprints, fail-first counts and counters: tests start from
+        // a clean slate.
         ctx_.cache.clear();
+        ctx_.fingerprints.clear();
         ctx_.fail_first.clear();
         ctx_.stats.reset();
         return json_response(200, R"({"status":"reset"})");
@@ -148,7 +151,8 @@ Response Router::handle(const Request& req) {
 /// (a non-negative integer), so a test sees a TTL run out without waiting.
 Response Router::advance_clock(const Request& req) {
     const auto refuse = [](const std::string& why) {
-        return json_response(400, R"({"message":)" + json::quote("nucleo-emulator: POST /clock: " + why) + "}");
+        return json_response(
+            400, R"({"message":)" + json::quote("nucleo-emulator: POST /clock: " + why) + "}");
     };
     rapidjson::Document doc;
     std::string parse_error;

@@ -79,55 +79,80 @@ bool is_thinking(BindingDialect dialect, const json::Value& b) {
 
 }  // namespace
 
-PrefixBinding::PrefixBinding(BindingDialect dialect, const json::Value& doc) {
-    PrefixHasher h(dialect == BindingDialect::kAnthropic ? "binding\x1f"
-                                                           "anthropic"
-                                                         : "binding\x1f"
-                                                           "converse");
-    const auto converse_block = [&h](const json::Value& b) {
-        if (json::member(b, "cachePoint") == nullptr) h.append(json::write(b));
+void visit_canonical_prompt(BindingDialect dialect, const json::Value& doc,
+                            const PromptVisitor& visit) {
+    const auto converse_block = [&visit](PromptPart part, std::size_t i, const json::Value& b) {
+        if (json::member(b, "cachePoint") == nullptr) visit(part, i, json::write(b));
     };
     if (dialect == BindingDialect::kAnthropic) {
         if (const json::Value* tools = array_member(doc, "tools")) {
-            for (const auto& t : tools->GetArray()) h.append(anthropic_block(t));
+            for (const auto& t : tools->GetArray()) visit(PromptPart::kTool, 0, anthropic_block(t));
         }
-        h.append("\x1e");  // tools end here: a tool never reads as a system block
         if (const json::Value* system = json::member(doc, "system")) {
-            if (system->IsString()) h.append(text_block(*system));
+            if (system->IsString()) visit(PromptPart::kSystem, 0, text_block(*system));
             if (system->IsArray()) {
-                for (const auto& b : system->GetArray()) h.append(anthropic_block(b));
+                for (const auto& b : system->GetArray())
+                    visit(PromptPart::kSystem, 0, anthropic_block(b));
             }
         }
     } else {
         if (const json::Value* tc = json::member(doc, "toolConfig")) {
             if (const json::Value* tools = array_member(*tc, "tools")) {
-                for (const auto& t : tools->GetArray()) converse_block(t);
+                for (const auto& t : tools->GetArray()) converse_block(PromptPart::kTool, 0, t);
             }
         }
-        h.append("\x1e");
         if (const json::Value* system = array_member(doc, "system")) {
-            for (const auto& b : system->GetArray()) converse_block(b);
+            for (const auto& b : system->GetArray()) converse_block(PromptPart::kSystem, 0, b);
         }
     }
-    h.append("\x1e");
     const json::Value* messages = array_member(doc, "messages");
-    if (messages != nullptr) {
-        for (const auto& m : messages->GetArray()) {
-            digests_.push_back(hex_key(h.marks().at(h.mark())));
-            h.append(R"({"role":)" + json::quote(json::string_member(m, "role")) + "}");
-            const json::Value* content = json::member(m, "content");
-            if (content == nullptr) continue;
-            if (content->IsString()) h.append(text_block(*content));
-            if (!content->IsArray()) continue;
-            for (const auto& b : content->GetArray()) {
-                if (dialect == BindingDialect::kAnthropic) {
-                    h.append(anthropic_block(b));
-                } else {
-                    converse_block(b);
-                }
+    if (messages == nullptr) return;
+    for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
+        const json::Value& m = (*messages)[i];
+        visit(PromptPart::kMessageRole, i,
+              R"({"role":)" + json::quote(json::string_member(m, "role")) + "}");
+        const json::Value* content = json::member(m, "content");
+        if (content == nullptr) continue;
+        if (content->IsString()) visit(PromptPart::kMessageBlock, i, text_block(*content));
+        if (!content->IsArray()) continue;
+        for (const auto& b : content->GetArray()) {
+            if (dialect == BindingDialect::kAnthropic) {
+                visit(PromptPart::kMessageBlock, i, anthropic_block(b));
+            } else {
+                converse_block(PromptPart::kMessageBlock, i, b);
             }
         }
     }
+}
+
+PrefixBinding::PrefixBinding(BindingDialect dialect, const json::Value& doc) {
+    PrefixHasher h(dialect == BindingDialect::kAnthropic ? "binding\x1f"
+                                                           "anthropic"
+                                                         : "binding\x1f"
+                                                           "converse");
+    // A separator ends the tools and one ends the system, present or not: a tool never reads as
+    // a system block, nor a system block as a message.
+    int sections_closed = 0;
+    const auto close_sections_before = [&](int section) {
+        for (; sections_closed < section; ++sections_closed) h.append("\x1e");
+    };
+    visit_canonical_prompt(dialect, doc, [&](PromptPart part, std::size_t, std::string_view bytes) {
+        switch (part) {
+            case PromptPart::kTool:
+                break;
+            case PromptPart::kSystem:
+                close_sections_before(1);
+                break;
+            case PromptPart::kMessageRole:
+                close_sections_before(2);
+                digests_.push_back(hex_key(h.marks().at(h.mark())));
+                break;
+            case PromptPart::kMessageBlock:
+                break;
+        }
+        h.append(bytes);
+    });
+    close_sections_before(2);
     digests_.push_back(hex_key(h.marks().at(h.mark())));
 }
 

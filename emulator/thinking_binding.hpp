@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,26 @@ namespace nucleo::emulator {
 /// The two canonical forms: Anthropic Messages (`thinking` blocks, `cache_control` marks) and
 /// Bedrock Converse (`reasoningContent` blocks, `cachePoint` blocks).
 enum class BindingDialect { kAnthropic, kConverse };
+
+/// The parts of a request's prompt in the canonical form, in the API's prefix order.
+enum class PromptPart {
+    kTool,          ///< one tool (Converse: one `toolConfig.tools` entry)
+    kSystem,        ///< one system block (a string system: its one text block)
+    kMessageRole,   ///< `{"role":...}`, which opens each message
+    kMessageBlock,  ///< one content block of the message (a string content: its one text block)
+};
+
+/// One part and its canonical bytes; `message` is the message's index (0 for tools and system).
+using PromptVisitor =
+    std::function<void(PromptPart part, std::size_t message, std::string_view bytes)>;
+
+/// Visits the canonical bytes of a request's prompt: each tool, each system block, then each
+/// message's role and blocks. Cache marks are left out (`cache_control` members of a block and of
+/// the blocks in its `content` list; Converse `cachePoint` blocks), so moving one changes nothing.
+/// The one canonical form of the binding (wire.193) and of cache diagnostics
+/// (cache_diagnostics.hpp).
+void visit_canonical_prompt(BindingDialect dialect, const json::Value& doc,
+                            const PromptVisitor& visit);
 
 /// wire.193: the digests of a request's prefixes. `before(i)` covers the tools, the system and
 /// messages 0..i-1; `whole()` the entire request: what the thinking block of its answer follows.

@@ -510,6 +510,39 @@ describe('@anthropic-ai/sdk', () => {
       (e) => e instanceof Anthropic.BadRequestError && e.status === 400);
   });
 
+  test('cache diagnostics: diagnostics.cache_miss_reason names a changed system, streamed or not', async () => {
+    const system = 'You track parcels for the cache diagnostics test.';
+    const question = { role: 'user', content: 'Where is my parcel, diagnostics edition?' };
+    const plain = await client().messages.create({ model, max_tokens: 256, system, messages: [question] });
+    assert.equal(plain.diagnostics, null);
+    // The first turn opts in with a null id; an appended turn is no divergence.
+    const first = await client().messages.create({ model, max_tokens: 256, system, messages: [question],
+      diagnostics: { previous_message_id: null } });
+    assert.equal(first.diagnostics, null);
+    const appended = await client().messages.create({ model, max_tokens: 256, system,
+      messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: 'And tomorrow?' }],
+      diagnostics: { previous_message_id: first.id } });
+    assert.equal(appended.diagnostics, null);
+    const changed = await client().messages.create({ model, max_tokens: 256,
+      system: `${system} Today is Monday.`, messages: [question], diagnostics: { previous_message_id: first.id } });
+    assert.equal(changed.diagnostics.cache_miss_reason.type, 'system_changed');
+    // Without tools, the previous prompt from the system on is all count_tokens counts (not
+    // recorded: its answer is no Message for the schema check).
+    const counted = await client({ fetch }).messages.countTokens({ model, system, messages: [question] });
+    assert.equal(changed.diagnostics.cache_miss_reason.cache_missed_input_tokens, counted.input_tokens);
+    // Streamed: message_start carries them, and the stream helper keeps them in its message.
+    const stream = client().messages.stream({ model, max_tokens: 256, system, messages: [question],
+      diagnostics: { previous_message_id: 'msg_never_answered' } });
+    const final = await stream.finalMessage();
+    assert.deepEqual(final.diagnostics, { cache_miss_reason: { type: 'previous_message_not_found' } });
+    await assert.rejects(client().messages.create({ model, max_tokens: 256, messages: [question],
+      diagnostics: { previous_message_id: 42 } }), (e) => {
+      assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+      assert.equal(e.error.error.message, 'diagnostics.previous_message_id: Input should be a valid string');
+      return true;
+    });
+  });
+
   schemaCheck('anthropic');
 });
 
