@@ -390,7 +390,7 @@ TEST(Document, AProviderBlockOffItsShapeIsRefusedWithItsPath) {
               "messages[1].blocks[0].block: missing (the provider's block, an object)");
     EXPECT_EQ(refusal(incoming(
                   R"({"type": "provider_block", "wire_family": "anthropic-messages", "block": [1]})")),
-              "messages[1].blocks[0].block: expected an object, got an array");
+              "messages[1].blocks[0].block: expected an object, found an array");
     EXPECT_EQ(refusal(incoming(
                   R"({"type": "provider_block", "wire_family": "anthropic-messages", "block": {"content": "x"}})")),
               "messages[1].blocks[0].block.type: missing (a string is required)");
