@@ -39,6 +39,9 @@ const std::vector<std::string> kProviderBlocks = {
     R"({"type":"mcp_tool_result","tool_use_id":"mcptoolu_01","is_error":false,"content":[{"type":"text","text":"shipped","citations":null}]})",
     R"({"type":"container_upload","file_id":"file_01"})",
     R"({"type":"compaction","content":"We agreed on order 42.","encrypted_content":null,"signature":"c2lnbmF0dXJl"})",
+    R"({"type":"fallback","from":{"model":"claude-opus-5-5"},"to":{"model":"claude-sonnet-5-5"},"trigger":{"category":null,"type":"refusal"}})",
+    R"({"type":"mcp_tool_listing","mcp_server_name":"orders","tools":[{"name":"lookup","input_schema":{"type":"object"},"description":"Looks an order up."}]})",
+    R"({"type":"advisor_tool_result","tool_use_id":"srvtoolu_07","content":{"type":"advisor_result","stop_reason":"end_turn","text":"Check the carrier first."}})",
     R"({"type":"hologram","frames":[{"n":1,"deep":{"a":[true,null,1.5,"\u00e9\n"]}}]})",
 };
 

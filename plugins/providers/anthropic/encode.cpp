@@ -22,7 +22,9 @@
 //    bytes, the API's limit). Any other media type with data is refused, naming it.
 //  - `tool_use` {id, name, input}; `tool_result` {tool_use_id, content, is_error}: `is_error` is
 //    written only when true (the API's default is false) and `content` only when something is
-//    left in it; `thinking` {thinking, signature}; `redacted_thinking` {data}.
+//    left in it; `thinking` {thinking, signature}; `redacted_thinking` {data}; a
+//    `provider_block` of this wire family as its `block`, unchanged (answers.110; one of another
+//    family, or one marked for the cache, is refused: the core never sends either).
 //  - `cache_control: {"type": "ephemeral"}` (plus `"ttl": "1h"` when cache_ttl is "1h") on exactly
 //    the system block and turn blocks the cache plan names — caching.2:
 //    Anthropic allows 4 cache breakpoints per request. The plan is checked (at most 4, in range,
@@ -37,7 +39,9 @@
 //    the core's bug), `{"type": "adaptive"}`, `{"type": "between_tools"}` or `{"type":
 //    "disabled"}`; `output_config: {"effort": E}` when the request names an effort. A request
 //    without `thinking.form` (an older core) sends the enabled form when thinking is active.
-//  - `max_tokens` as the request says (at least 1); `stream: true` only when asked.
+//  - `max_tokens` as the request says (at least 1); `stream: true` only when asked;
+//    `diagnostics: {"previous_message_id": ID or null}` when the request carries `diagnostics`
+//    (caching.131: generally available, no beta).
 //  - Headers: anthropic-version from options.anthropic_version (default "2023-06-01"),
 //    content-type, and anthropic-beta only when options.anthropic_beta names flags (a string or an
 //    array of strings, joined by commas): no feature this plugin renders needs a beta today.
