@@ -10,24 +10,44 @@
 #include "cache_diagnostics.hpp"
 #include "emulator.hpp"
 #include "json.hpp"
+#include "mid_conversation.hpp"
 #include "nucleo/wire/contract.hpp"
 #include "nucleo/wire/model_rules.hpp"
 #include "reply.hpp"
+#include "rule_book_view.hpp"
 #include "thinking.hpp"
 #include "thinking_binding.hpp"
+#include "tool_changes.hpp"
 
 namespace nucleo::emulator {
 namespace {
 
 using json::quote;
 
-/// The request checks: the fields the API requires, then the rule book of the Anthropic Messages
-/// wire family (wire.101-wire.114, the same code the core audits with). Returns the API's message.
+/// The request checks: the fields the API requires, the mid-conversation system messages and tool
+/// changes of a model the catalog names (mid_conversation.hpp), then the rule book of the
+/// Anthropic Messages wire family (wire.101-wire.114, the same code the core audits with) over the
+/// body with its system messages read as part of the turn before them (rule_book_view.hpp).
+/// Returns the API's refusal.
 class Validator {
   public:
-    Validator(const json::Value& doc, bool count_tokens) : doc_(doc), count_tokens_(count_tokens) {}
+    Validator(const json::Value& doc, bool count_tokens, const ModelCatalog::MidConversation& mid,
+              const Betas& betas)
+        : doc_(doc), count_tokens_(count_tokens), mid_(mid), betas_(betas) {}
 
-    std::optional<std::string> run() const {
+    std::optional<Refusal> run() const {
+        if (auto e = fields()) return Refusal{*e, ""};
+        if (auto r = check_mid_conversation(doc_, mid_, betas_)) return r;
+        const RuleBookView view(doc_, mid_.named && mid_.system_messages);
+        if (auto v = contract::check_request(contract::WireFamily::kAnthropicMessages, view.body(),
+                                             contract::Scope::kProvider)) {
+            return Refusal{view.in_request(v->message), ""};
+        }
+        return std::nullopt;
+    }
+
+  private:
+    std::optional<std::string> fields() const {
         if (!doc_.IsObject()) return "Request body must be a JSON object";
         const json::Value* model = json::member(doc_, "model");
         if (model == nullptr || !model->IsString()) return "model: Field required";
@@ -45,19 +65,21 @@ class Validator {
         if (auto e = tools()) return e;
         for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
             const std::string at = "messages." + std::to_string(i);
-            const json::Value* content = json::member((*messages)[i], "content");
-            if (content == nullptr) return at + ".content: Field required";
+            const json::Value& m = (*messages)[i];
+            const json::Value* content = json::member(m, "content");
+            // A system message may leave its content out (BetaSystemMessageParam): whether it may
+            // is check_mid_conversation's, on a model the catalog names.
+            const bool optional = mid_.named && is_system_message(m);
+            if (content == nullptr || (optional && content->IsNull())) {
+                if (optional) continue;
+                return at + ".content: Field required";
+            }
             if (!content->IsString() && !content->IsArray())
                 return at + ".content: Input should be a valid list";
-        }
-        if (auto v = contract::check_request(contract::WireFamily::kAnthropicMessages, doc_,
-                                             contract::Scope::kProvider)) {
-            return v->message;
         }
         return std::nullopt;
     }
 
-  private:
     std::optional<std::string> tools() const {
         const json::Value* tools = json::member(doc_, "tools");
         if (tools == nullptr) return std::nullopt;
@@ -76,6 +98,8 @@ class Validator {
 
     const json::Value& doc_;
     bool count_tokens_;
+    const ModelCatalog::MidConversation& mid_;
+    const Betas& betas_;
 };
 
 std::string text_of(const json::Value& content) {
@@ -91,6 +115,8 @@ std::string text_of(const json::Value& content) {
 }
 
 /// Canonical bytes and breakpoints: tools, then system, then messages (the API's prefix order).
+/// A message that renders nothing (a directive-only or a cleared turn-scoped system message) adds
+/// no bytes: it is never part of a cache key nor of a token count.
 struct Prefix {
     PrefixHasher hasher;
     std::vector<Breakpoint> breakpoints;
@@ -98,10 +124,20 @@ struct Prefix {
 
 Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
     Prefix p{PrefixHasher("anthropic\x1f" + json::string_member(doc, "model")), {}};
+    // The block a request-level mark lands on: the last one outside a turn-scoped system message
+    // (the page: automatic caching "skips turn-scoped messages when it picks a breakpoint").
+    std::optional<std::size_t> auto_mark;
+    bool in_turn_scoped = false;
+    const auto marked = [&](std::size_t m) {
+        if (!in_turn_scoped) auto_mark = m;
+    };
     const auto block = [&](const json::Value& b, bool nested_mark) {
-        p.hasher.append(json::canonical(b, "cache_control"));
+        // A tool_addition's mark may stand in its definition: out of the bytes too.
+        p.hasher.append(without_change_marks(b));
         const std::size_t m = p.hasher.mark();
+        marked(m);
         const json::Value* cc = json::member(b, "cache_control");
+        if (cc == nullptr || cc->IsNull()) cc = definition_mark(b);
         if ((cc != nullptr && !cc->IsNull()) || nested_mark) {
             const bool hour = cc != nullptr && json::string_member(*cc, "ttl") == "1h";
             p.breakpoints.push_back({m, hour ? std::chrono::seconds(3600) : default_ttl, hour});
@@ -109,7 +145,7 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
     };
     const auto text_block = [&](const json::Value& s) {
         p.hasher.append(R"({"type":"text","text":)" + json::write(s) + "}");
-        p.hasher.mark();
+        marked(p.hasher.mark());
     };
     if (const json::Value* tools = json::member(doc, "tools");
         tools != nullptr && tools->IsArray()) {
@@ -121,14 +157,20 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
             for (const auto& b : system->GetArray()) block(b, false);
         }
     }
-    for (const auto& m : json::member(doc, "messages")->GetArray()) {
+    const json::Value& messages = *json::member(doc, "messages");
+    const std::vector<bool> rendered = rendered_messages(messages);
+    for (rapidjson::SizeType i = 0; i < messages.Size(); ++i) {
+        const json::Value& m = messages[i];
+        const json::Value* content = json::member(m, "content");
+        if (!rendered[i] || content == nullptr) continue;
+        in_turn_scoped = turn_scoped(m);
         p.hasher.append(R"({"role":)" + quote(json::string_member(m, "role")) + "}");
-        const json::Value& content = *json::member(m, "content");
-        if (content.IsString()) {
-            text_block(content);
+        if (content->IsString()) {
+            text_block(*content);
             continue;
         }
-        for (const auto& b : content.GetArray()) {
+        if (!content->IsArray()) continue;
+        for (const auto& b : content->GetArray()) {
             bool nested = false;
             if (const json::Value* inner = json::member(b, "content");
                 inner != nullptr && inner->IsArray()) {
@@ -142,10 +184,10 @@ Prefix build_prefix(const json::Value& doc, std::chrono::seconds default_ttl) {
     }
     // caching.104: a request-level cache_control is one breakpoint on the last block.
     if (const json::Value* cc = json::member(doc, "cache_control");
-        cc != nullptr && cc->IsObject() && !p.hasher.marks().empty()) {
+        cc != nullptr && cc->IsObject() && auto_mark) {
         const bool hour = json::string_member(*cc, "ttl") == "1h";
         p.breakpoints.push_back(
-            {p.hasher.marks().size() - 1, hour ? std::chrono::seconds(3600) : default_ttl, hour});
+            {*auto_mark, hour ? std::chrono::seconds(3600) : default_ttl, hour});
     }
     return p;
 }
@@ -162,11 +204,11 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest,
     if (const json::Value* oc = json::member(doc, "output_config"))
         ask.effort = json::string_member(*oc, "effort");
     apply_thinking(ask, rules, traits, in);
-    if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr) {
-        for (const auto& t : tools->GetArray()) {
-            const json::Value* schema = json::member(t, "input_schema");
-            if (schema != nullptr) in.tools.push_back({json::string_member(t, "name"), schema});
-        }
+    // The tools offered at the end of the conversation: `tools`, then the tool changes of its
+    // system messages (tool_changes.hpp).
+    for (const OfferedTool& t : offered_tools(doc)) {
+        const json::Value* schema = json::member(*t.definition, "input_schema");
+        if (schema != nullptr) in.tools.push_back({t.name, schema});
     }
     if (const json::Value* choice = json::member(doc, "tool_choice")) {
         const std::string type = json::string_member(*choice, "type");
@@ -177,6 +219,9 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest,
     for (const auto& m : messages)
         in.assistant_turns += json::string_member(m, "role") == "assistant";
     // The last user turn decides: a question (call a tool) or a tool result (answer in text).
+    // System messages after it are instructions, not a turn: it is still the last one.
+    std::size_t end = messages.Size();
+    while (end > 0 && is_system_message(messages[static_cast<rapidjson::SizeType>(end - 1)])) --end;
     for (rapidjson::SizeType i = messages.Size(); i-- > 0;) {
         if (json::string_member(messages[i], "role") != "user") continue;
         const json::Value& content = *json::member(messages[i], "content");
@@ -190,8 +235,12 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest,
                 in.tool_result_text = inner != nullptr ? text_of(*inner) : "";
                 const json::Value* err = json::member(b, "is_error");
                 in.tool_result_error = err != nullptr && err->IsBool() && err->GetBool();
-                if (i > 0) {
-                    const json::Value* prev = json::member(messages[i - 1], "content");
+                // The assistant turn it answers: the last one before it (a directive-only
+                // system message may stand between).
+                rapidjson::SizeType a = i;
+                while (a > 0 && is_system_message(messages[a - 1])) --a;
+                if (a > 0) {
+                    const json::Value* prev = json::member(messages[a - 1], "content");
                     if (prev != nullptr && prev->IsArray()) {
                         for (const auto& u : prev->GetArray()) {
                             if (json::string_member(u, "id") == id)
@@ -201,7 +250,7 @@ ReplyInput reply_input(const json::Value& doc, const std::string& digest,
                 }
             }
         }
-        in.last_is_question = i + 1 == messages.Size() && !in.has_tool_result;
+        in.last_is_question = i + 1 == end && !in.has_tool_result;
         break;
     }
     return in;
@@ -420,6 +469,17 @@ class Anthropic final : public Dialect {
 
     ErrorClass transient_error() const override { return ErrorClass::kOverloaded; }
 
+    /// A 400 invalid_request_error; with an error code, `error.details.error_code` as the API
+    /// sets it (the SDK raises ToolReferenceUnresolvedError, ToolNameConflictError from it).
+    Response refuse(const Refusal& r) const {
+        if (r.error_code.empty()) return error(ErrorClass::kInvalidRequest, r.message);
+        return error_response(
+            ErrorClass::kInvalidRequest, 400,
+            R"({"type":"error","error":{"type":"invalid_request_error","message":)" +
+                quote(r.message) + R"(,"details":{"error_code":)" + quote(r.error_code) +
+                R"(}},"request_id":"req_emu"})");
+    }
+
     /// A per-model refusal (wire.176-wire.181, wire.185) in the API's envelope and status.
     static Response refuse(const contract::ModelViolation& v) {
         return error_response(ErrorClass::kInvalidRequest, v.status,
@@ -448,11 +508,15 @@ class Anthropic final : public Dialect {
                     quote(v->message) + R"(},"request_id":"req_emu"})");
         }
         const bool count_tokens = req.path.ends_with("/count_tokens");
-        if (auto e = Validator(doc, count_tokens).run())
-            return error(ErrorClass::kInvalidRequest, *e);
-        // wire.186: the model's catalog record, when the catalog has it; count_tokens answers
-        // for any model that exists (wire.185), the messages route checks its rules too.
+        // wire.186: the model's catalog record, when the catalog has it, says whether it takes
+        // mid-conversation system messages and tool changes (count_tokens takes the same
+        // messages); count_tokens answers for any model that exists (wire.185), the messages
+        // route checks its rules too.
         const std::string model = json::string_member(doc, "model");
+        const ModelCatalog::MidConversation mid =
+            ctx.catalog.mid_conversation(contract::WireFamily::kAnthropicMessages, model);
+        const Betas betas(req.header("anthropic-beta"));
+        if (auto r = Validator(doc, count_tokens, mid, betas).run()) return refuse(*r);
         const contract::ModelRules* rules =
             ctx.catalog.find(contract::WireFamily::kAnthropicMessages, model);
         if (rules != nullptr) {

@@ -110,6 +110,15 @@ ModelCatalog ModelCatalog::load(const std::string& path) {
         if (e.rules.min_cache_tokens == 0)
             e.rules.min_cache_tokens = count(record["min_cacheable_tokens"]);
         e.cache_breakpoints = scalar(field(record["caching"], "breakpoints"));
+        // Absent, or a value that is not a list, takes neither: the catalog says what a model
+        // takes, never the emulator's guess from its name.
+        e.mid_conversation.named = true;
+        for (const std::string& item : scalars(record["mid_conversation"])) {
+            e.mid_conversation.system_messages =
+                e.mid_conversation.system_messages || item == "system_messages";
+            e.mid_conversation.tool_changes =
+                e.mid_conversation.tool_changes || item == "tool_changes";
+        }
         catalog.entries_.push_back(std::move(e));
     }
     return catalog;
@@ -142,6 +151,12 @@ ModelCatalog::Thinking ModelCatalog::thinking(contract::WireFamily family,
                                               std::string_view wire_model) const {
     const Entry* e = find_entry(family, wire_model);
     return e != nullptr ? e->thinking : Thinking{};
+}
+
+ModelCatalog::MidConversation ModelCatalog::mid_conversation(contract::WireFamily family,
+                                                             std::string_view wire_model) const {
+    const Entry* e = find_entry(family, wire_model);
+    return e != nullptr ? e->mid_conversation : MidConversation{};
 }
 
 std::string catalog_path(const std::string& option) {

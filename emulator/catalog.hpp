@@ -45,6 +45,19 @@ class ModelCatalog {
     /// The record's thinking traits; all defaults when the catalog has no record of the model.
     Thinking thinking(contract::WireFamily family, std::string_view wire_model) const;
 
+    /// What the record's optional `mid_conversation:` list says the model takes (docs/emulator.md
+    /// "Mid-conversation system messages and tool changes"): `system_messages` (a `role:
+    /// "system"` message in `messages`) and `tool_changes` (its `tool_addition` and
+    /// `tool_removal` blocks). `named` is false when the catalog has no record of the model: such
+    /// a model keeps the rule book's answers alone, as it does for every per-model rule.
+    struct MidConversation {
+        bool named = false;
+        bool system_messages = false;
+        bool tool_changes = false;
+    };
+    MidConversation mid_conversation(contract::WireFamily family,
+                                     std::string_view wire_model) const;
+
     std::size_t size() const { return entries_.size(); }
     /// The file read ("" when none).
     const std::string& source() const { return source_; }
@@ -55,6 +68,7 @@ class ModelCatalog {
         contract::ModelRules rules;
         std::string cache_breakpoints;  ///< caching.breakpoints, "" when the record names none
         Thinking thinking;
+        MidConversation mid_conversation;
     };
     const Entry* find_entry(contract::WireFamily family, std::string_view wire_model) const;
     std::vector<Entry> entries_;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "mid_conversation.hpp"
 #include "prefix_cache.hpp"
+#include "tool_changes.hpp"
 
 namespace nucleo::emulator {
 namespace {
@@ -36,6 +38,9 @@ void write_without_marks(const json::Value& v, json::Writer& w, int depth) {
 }
 
 std::string anthropic_block(const json::Value& b) {
+    // A tool_addition (a system message's block) has no content list; its mark may stand in its
+    // definition, and is left out there too.
+    if (definition_mark(b) != nullptr) return without_change_marks(b);
     rapidjson::StringBuffer buf;
     json::Writer w(buf);
     write_without_marks(b, w, 0);
@@ -235,17 +240,7 @@ bool wants_drop_block(BindingDialect dialect, const Request& req, const json::Va
     bool beta = false;
     if (dialect == BindingDialect::kAnthropic) {
         thinking = json::member(doc, "thinking");
-        const std::string list = req.header("anthropic-beta");
-        std::size_t start = 0;
-        while (start <= list.size()) {
-            std::size_t end = list.find(',', start);
-            if (end == std::string::npos) end = list.size();
-            std::string_view item(list.data() + start, end - start);
-            while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-            while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-            beta = beta || item == kBindingBeta;
-            start = end + 1;
-        }
+        beta = Betas(req.header("anthropic-beta")).has(kBindingBeta);
     } else {
         const json::Value* extra = json::member(doc, "additionalModelRequestFields");
         if (extra == nullptr) return false;

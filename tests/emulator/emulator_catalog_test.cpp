@@ -68,29 +68,6 @@ Refusal refusal(WireFamily family, const HttpResult& r) {
             e["code"].IsString() ? e["code"].GetString() : ""};
 }
 
-/// A temporary catalog file, removed with the object.
-class CatalogFile {
-  public:
-    explicit CatalogFile(const std::string& yaml) {
-        path_ = (std::filesystem::temp_directory_path() /
-                 ("nucleo-emulator-catalog-" + std::to_string(::getpid()) + "-" +
-                  std::to_string(counter_++) + ".yaml"))
-                    .string();
-        std::ofstream(path_) << yaml;
-    }
-    ~CatalogFile() {
-        std::error_code ignored;
-        std::filesystem::remove(path_, ignored);
-    }
-    CatalogFile(const CatalogFile&) = delete;
-    CatalogFile& operator=(const CatalogFile&) = delete;
-    const std::string& path() const { return path_; }
-
-  private:
-    static inline int counter_ = 0;
-    std::string path_;
-};
-
 class ShippedCatalog : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {

@@ -174,6 +174,19 @@ std::string shipped_catalog() {
     return std::string(NUCLEO_SOURCE_DIR) + "/config/models.yaml";
 }
 
+CatalogFile::CatalogFile(const std::string& yaml) {
+    static int counter = 0;
+    path_ = (fs::temp_directory_path() / ("nucleo-emulator-catalog-" + std::to_string(::getpid()) +
+                                          "-" + std::to_string(counter++) + ".yaml"))
+                .string();
+    std::ofstream(path_) << yaml;
+}
+
+CatalogFile::~CatalogFile() {
+    std::error_code ignored;
+    fs::remove(path_, ignored);
+}
+
 std::vector<std::string> anthropic_headers(const std::vector<std::string>& extra) {
     std::vector<std::string> out = {"x-api-key: test-key", "anthropic-version: 2023-06-01"};
     out.insert(out.end(), extra.begin(), extra.end());

@@ -47,6 +47,20 @@ class EmulatorProcess {
 /// The shipped model catalog, config/models.yaml of the source tree.
 std::string shipped_catalog();
 
+/// A temporary catalog file holding `yaml`, removed with the object: a test's own records, for
+/// the fields the shipped catalog does not carry.
+class CatalogFile {
+  public:
+    explicit CatalogFile(const std::string& yaml);
+    ~CatalogFile();
+    CatalogFile(const CatalogFile&) = delete;
+    CatalogFile& operator=(const CatalogFile&) = delete;
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
 /// The headers of an authenticated Anthropic Messages call, with `extra` after them.
 std::vector<std::string> anthropic_headers(const std::vector<std::string>& extra = {});
 /// The header of an authenticated Bedrock call (a Bedrock API key).

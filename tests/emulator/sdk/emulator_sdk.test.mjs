@@ -110,7 +110,9 @@ class RecordingHandler {
 let emulator;
 let baseUrl;
 // A second emulator reading retiredCatalog (below): the shipped config/models.yaml retires no
-// OpenAI or Bedrock model, so their not-found answers (wire.185) are seen through this one.
+// OpenAI or Bedrock model, so their not-found answers (wire.185) are seen through this one, and
+// carries no `mid_conversation:` field yet, so the model that takes mid-conversation system
+// messages and tool changes is this catalog's too.
 let retiredEmulator;
 let retiredUrl;
 
@@ -132,8 +134,13 @@ function startEmulator(args = []) {
 }
 
 // Retired models of the families the shipped catalog retires none of (ids the providers have
-// retired: OpenAI's GPT-4.5 preview, Bedrock's Claude 2.1).
+// retired: OpenAI's GPT-4.5 preview, Bedrock's Claude 2.1), and a made-up Anthropic model that
+// takes mid-conversation system messages and tool changes.
 const retiredCatalog = `models:
+  - id: claude-emu-mid
+    provider: anthropic
+    wire_model: claude-emu-mid
+    mid_conversation: [system_messages, tool_changes]
   - id: gpt-4-5-preview
     provider: openai
     wire_model: gpt-4.5-preview
@@ -539,6 +546,40 @@ describe('@anthropic-ai/sdk', () => {
       diagnostics: { previous_message_id: 42 } }), (e) => {
       assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
       assert.equal(e.error.error.message, 'diagnostics.previous_message_id: Input should be a valid string');
+      return true;
+    });
+  });
+
+  test('a system message adds a tool by value through client.beta.messages with its beta', async () => {
+    const mid = client({ baseURL: retiredUrl });
+    const tools = [{ name: 'get_weather', description: 'Weather of a city', input_schema: weatherSchema }];
+    const tides = { name: 'get_tides', description: 'Tides of a port',
+      input_schema: { type: 'object', properties: { port: { type: 'string' } }, required: ['port'] } };
+    const request = { model: 'claude-emu-mid', max_tokens: 256, tools,
+      tool_choice: { type: 'tool', name: 'get_tides' },
+      messages: [{ role: 'user', content: 'When is high tide in Brest' },
+        { role: 'system', content: [
+          { type: 'text', text: 'The tides service is available from now on.' },
+          { type: 'tool_addition', tool: { type: 'tool_definition', definition: tides } }] }] };
+    const msg = await mid.beta.messages.create({ ...request, betas: ['inline-tools-2026-09-15'] });
+    assert.equal(msg.stop_reason, 'tool_use');
+    const use = msg.content.find((b) => b.type === 'tool_use');
+    assert.equal(use.name, 'get_tides');
+    assert.deepEqual(use.input, { port: 'Brest' });
+    // Without the beta the block is refused, named.
+    await assert.rejects(mid.beta.messages.create(request), (e) => {
+      assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+      assert.equal(e.error.error.message, 'messages.1.content.1: a tool_definition requires the '
+        + 'anthropic-beta header "inline-tools-2026-09-15"');
+      return true;
+    });
+    // A reference naming no tool: the SDK's own class, from error.details.error_code.
+    const unresolved = { ...request, tool_choice: undefined, messages: [request.messages[0],
+      { role: 'system', content: [{ type: 'tool_addition', tool: { type: 'tool_reference', name: 'get_tides' } }] }] };
+    await assert.rejects(mid.beta.messages.create({ ...unresolved, betas: ['inline-tools-2026-09-15'] }), (e) => {
+      assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+      assert.equal(e.name, 'ToolReferenceUnresolvedError');
+      assert.equal(e.errorCode, 'tool_reference_unresolved');
       return true;
     });
   });
