@@ -123,13 +123,27 @@ std::string percent(double share) {
     return buf;
 }
 
-/// caching.131: one line for a round whose cache the provider says missed; "" when it did not
-/// (no diagnosis, or one not ready yet).
+/// caching.132: Nucleo's own reason for moving its farthest cache mark, in words; "" for none.
+std::string plan_moved_words(const std::string& moved) {
+    if (moved.empty()) return "";
+    if (moved == "tail")
+        return "Nucleo's marks moved past the previous one as the conversation grew";
+    if (moved == "rewritten")
+        return "Nucleo placed its marks anew after compaction or an edit rewrote earlier messages";
+    if (moved == "policy") return "Nucleo placed its marks anew under another cache policy";
+    if (moved == "head") return "Nucleo placed its marks anew after the head changed";
+    if (moved == "caching_off") return "this model or dialect takes no cache marks";
+    return "Nucleo moved its marks (" + moved + ")";
+}
+
+/// caching.131, caching.132: one line for a round whose cache the provider says missed or whose
+/// marks Nucleo moved; "" when neither (no diagnosis, or one not ready yet, and no move).
 std::string cache_miss_note(const RoundReport& round) {
     const std::string& reason = round.cache_miss.reason;
-    if (reason.empty() || reason == "pending") return "";
     std::string why;
-    if (reason == "model_changed") {
+    if (reason.empty() || reason == "pending") {
+        why.clear();
+    } else if (reason == "model_changed") {
         why = "the model changed since the previous answer";
     } else if (reason == "system_changed") {
         why = "the system prompt changed since the previous answer";
@@ -144,10 +158,15 @@ std::string cache_miss_note(const RoundReport& round) {
     } else {
         why = "the provider says " + reason;
     }
-    std::string line = "[cache missed in round " + std::to_string(round.round) + ": " + why;
-    if (round.cache_miss.missed_input_tokens >= 0)
+    const std::string moved = plan_moved_words(round.cache_miss.plan_moved);
+    if (why.empty() && moved.empty()) return "";
+    std::string line = "[cache " + std::string(why.empty() ? "marks moved" : "missed") +
+                       " in round " + std::to_string(round.round) + ": ";
+    line += why.empty() ? moved : why;
+    if (!why.empty() && round.cache_miss.missed_input_tokens >= 0)
         line += " (about " + std::to_string(round.cache_miss.missed_input_tokens) +
                 " input tokens not read from the cache)";
+    if (!why.empty() && !moved.empty()) line += "; " + moved;
     return line + "]";
 }
 

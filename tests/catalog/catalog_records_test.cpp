@@ -182,6 +182,36 @@ TEST(CatalogRecord, BadRecordsAreRefusedWithWhereAndWhat) {
     EXPECT_NE(r.find("models[0].caching.breakpoint: unknown key"), std::string::npos) << r;
 }
 
+// catalog.9: what a model takes inside `messages`, each item on its own; absent, neither; an item
+// outside the two is refused naming where. The shipped default model takes both.
+TEST(CatalogRecord, MidConversationListsSystemMessagesAndToolChanges) {
+    const Config config =
+        parse(record("both") + "    mid_conversation: [system_messages, tool_changes]\n" +
+              kPrices + record("system") + "    mid_conversation: [system_messages]\n" +
+              kPrices + record("none") + kPrices);
+    const ModelSpec& both = config.catalog().find("both");
+    EXPECT_TRUE(both.system_messages && both.tool_changes);
+    const ModelSpec& system = config.catalog().find("system");
+    EXPECT_TRUE(system.system_messages);
+    EXPECT_FALSE(system.tool_changes);
+    const ModelSpec& none = config.catalog().find("none");
+    EXPECT_FALSE(none.system_messages || none.tool_changes);
+    const std::string r =
+        refusal(record("x") + "    mid_conversation: [system_messages, tool_removals]\n" + kPrices);
+    EXPECT_NE(r.find("models[0].mid_conversation[1]"), std::string::npos) << r;
+    EXPECT_NE(r.find("tool_removals"), std::string::npos) << r;
+
+    const Config shipped = Config::parse(
+        std::string("include: models.yaml\nproviders:\n  anthropic: {plugin: anthropic}\n"
+                    "  openai: {plugin: openai}\n  bedrock: {plugin: bedrock}\n"),
+        std::string(NUCLEO_SOURCE_DIR) + "/config/catalog_records_test.yaml");
+    const ModelSpec& first = shipped.catalog().all().front();
+    EXPECT_EQ(first.id, "claude-sonnet-5-5");
+    EXPECT_TRUE(first.tool_changes && first.system_messages);
+    EXPECT_FALSE(shipped.catalog().find("claude-sonnet-5").system_messages)
+        << "the page does not list Sonnet 5";
+}
+
 // catalog.2: a retired model is refused, a deprecated one works until its shutdown date.
 TEST(CatalogStatus, RetiredAndShutDownModelsAreRefusedNamingTheReplacement) {
     const Config config = parse(record("new") + kPrices + record("old") + "    status: retired\n"

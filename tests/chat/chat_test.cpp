@@ -594,9 +594,9 @@ TEST(ChatPipe, CompactReportsTheLevelAndNewStartsAnotherConversation) {
     EXPECT_TRUE(r.out.ends_with("(no messages yet)\n")) << r.out;
 }
 
-// caching.131: the shipped default model takes cache diagnostics; the turn after /compact, whose
-// earlier messages changed, gets one line saying why its cache missed, and the turns before it
-// none.
+// caching.131, caching.132: the shipped default model takes cache diagnostics; the turn after
+// /compact, whose earlier messages changed, gets one line saying why its cache missed and that
+// Nucleo placed its marks anew, and the turns before it none.
 TEST(ChatPipe, ATurnWhoseCacheMissedSaysWhyInOneLine) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
@@ -607,7 +607,8 @@ TEST(ChatPipe, ATurnWhoseCacheMissedSaysWhyInOneLine) {
     EXPECT_EQ(r.status, 0) << r.err;
     const std::regex missed(
         "\\[cache missed in round [0-9]+: an earlier message changed since the previous answer "
-        "\\(about ([0-9]+) input tokens not read from the cache\\)\\]");
+        "\\(about ([0-9]+) input tokens not read from the cache\\); Nucleo placed its marks "
+        "anew after compaction or an edit rewrote earlier messages\\]");
     std::smatch m;
     ASSERT_TRUE(std::regex_search(r.err, m, missed)) << r.err;
     EXPECT_GT(std::stoll(m[1].str()), 0);

@@ -54,13 +54,16 @@ std::string compact(const rapidjson::Value& v) {
     return {buf.GetString(), buf.GetSize()};
 }
 
-/// The wire messages of a request body, each as compact JSON without cache marks.
-std::vector<std::string> wire_messages(const std::string& body, std::string& system) {
+/// The wire messages of a request body, each as compact JSON without cache marks; its system and
+/// its tools the same way.
+std::vector<std::string> wire_messages(const std::string& body, std::string& system,
+                                       std::string& tools) {
     rapidjson::Document d;
     d.Parse(body.data(), body.size());
     EXPECT_FALSE(d.HasParseError()) << body.substr(0, 200);
     test_support::strip_cache_marks(d);
     system = d.HasMember("system") ? compact(d["system"]) : std::string();
+    tools = d.HasMember("tools") ? compact(d["tools"]) : std::string();
     std::vector<std::string> out;
     if (!d.HasMember("messages")) return out;
     for (const auto& m : d["messages"].GetArray()) out.push_back(compact(m));
@@ -134,13 +137,44 @@ void answer_and_ask(ConversationContext& c, Grower& grow, int round) {
     }
 }
 
+/// A request as the SDK check reads an envelope: its path, its headers and its body.
+std::string envelope(const HttpRequest& request) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("method");
+    w.String(request.method.c_str());
+    w.Key("url");
+    w.String(request.url.c_str());
+    w.Key("headers");
+    w.StartObject();
+    for (const auto& [name, value] : request.headers) {
+        if (name == "x-api-key" || name == "authorization") continue;
+        w.Key(name.c_str());
+        w.String(value.c_str());
+    }
+    w.EndObject();
+    w.Key("body");
+    const std::string body = request.body.str();
+    w.RawValue(body.data(), body.size(), rapidjson::kObjectType);
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
+}
+
+/// A dialect, and "+tool_changes" for a model whose record takes mid-conversation tool changes
+/// (tools.103): late tools are tool additions in the stream and `tools` never changes.
 class AppendOnly : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
-    const std::string dialect = GetParam();
+    const std::string param = GetParam();
+    const std::string dialect = param.substr(0, param.find('+'));
+    const bool tool_changes = param.ends_with("+tool_changes");
     // The per-turn encode cache on, as every client has it: the bodies are its joins.
     ProviderClient client = client_of(dialect, true);
-    const ModelSpec model = model_of(dialect);
+    ModelSpec model = model_of(dialect);
+    model.tool_changes = tool_changes;
+    model.system_messages = tool_changes;
+    bool added = false;  // a tool addition was sent
     for (int seed = 1; seed <= kSeeds; ++seed) {
         SCOPED_TRACE("seed " + std::to_string(seed));
         Grower grow(static_cast<std::uint64_t>(seed) * 104729);
@@ -149,8 +183,10 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
         if (grow.pick(2) == 0) first.response_handler = std::make_shared<TypedAnswer>();
         c.add_message(std::move(first));
         std::string system_before;
-        std::string body = client.build_request(c, model, {}, true).body.str();
-        std::vector<std::string> before = wire_messages(body, system_before);
+        std::string tools_before;
+        HttpRequest request = client.build_request(c, model, {}, true);
+        std::string body = request.body.str();
+        std::vector<std::string> before = wire_messages(body, system_before, tools_before);
         for (int round = 1; round <= kRounds; ++round) {
             SCOPED_TRACE("round " + std::to_string(round));
             answer_and_ask(c, grow, round);
@@ -158,9 +194,15 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
                 c.set_depth(grow.pick(2) == 0 ? Depth::kDeep : Depth::kImmediate);
             if (grow.pick(7) == 0) c = ConversationContext::from_parts(c.parts());  // a restore
             std::string system_after;
-            body = client.build_request(c, model, {}, true).body.str();
-            const std::vector<std::string> after = wire_messages(body, system_after);
+            std::string tools_after;
+            request = client.build_request(c, model, {}, true);
+            body = request.body.str();
+            const std::vector<std::string> after = wire_messages(body, system_after, tools_after);
             EXPECT_EQ(system_after, system_before);
+            if (tool_changes) {
+                EXPECT_EQ(tools_after, tools_before) << "a late tool changed `tools`";
+                added = added || body.find(R"("type":"tool_addition")") != std::string::npos;
+            }
             ASSERT_GT(after.size(), before.size());
             for (std::size_t i = 0; i < before.size(); ++i) {
                 ASSERT_EQ(after[i], before[i])
@@ -168,21 +210,39 @@ TEST_P(AppendOnly, EveryCallCarriesThePreviousCallsMessagesByteForByte) {
             }
             before = after;
             system_before = system_after;
+            tools_before = tools_after;
         }
         // The last body of the first six generated conversations, kept for the SDK type check
         // (sdk_types.append_only).
+        // The beta requests go as envelopes: their headers choose the SDK's beta types.
         if (seed <= kKeptBodies) {
             const fs::path dir =
                 fs::path(NUCLEO_BINARY_DIR) / "tests" / "compaction" / "bodies" / dialect;
-            if (seed == 1) fs::remove_all(dir);
+            const std::string prefix = tool_changes ? "tool-changes-seed-" : "seed-";
             fs::create_directories(dir);
-            std::ofstream(dir / ("seed-" + std::to_string(seed) + ".json"), std::ios::binary)
-                << body;
+            if (seed == 1) {
+                for (const auto& entry : fs::directory_iterator(dir)) {
+                    if (entry.path().filename().string().starts_with(prefix))
+                        fs::remove(entry.path());
+                }
+            }
+            std::ofstream(dir / (prefix + std::to_string(seed) + ".json"), std::ios::binary)
+                << (tool_changes ? envelope(request) : body);
         }
+    }
+    if (tool_changes) {
+        EXPECT_TRUE(added) << "no seed sent a late tool as a tool addition";
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dialects, AppendOnly, ::testing::Values("anthropic", "openai", "bedrock"));
+INSTANTIATE_TEST_SUITE_P(Dialects, AppendOnly,
+                         ::testing::Values("anthropic", "anthropic+tool_changes", "openai",
+                                           "bedrock"),
+                         [](const auto& info) {
+                             std::string name = info.param;
+                             std::replace(name.begin(), name.end(), '+', '_');
+                             return name;
+                         });
 
 // ---- what rides a turn
 // ---------------------------------------------------------------------------

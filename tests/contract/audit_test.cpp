@@ -126,10 +126,18 @@ TEST(Audit, SystemTextOnlyWhereTheFamilyPutsIt) {
               "wire.161");
 }
 
+// wire.106 with wire.210: a system message of blocks after a turn is read as part of it (the
+// tool additions the core writes); one that opens the list or holds a string is refused.
 TEST(Audit, RolesComeFromTheFamilysRuleBook) {
-    const std::string body =
+    const std::string folded =
         R"({"max_tokens":1000,"system":[{"type":"text","text":"You are terse."}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"system","content":[{"type":"text","text":"x"}]}]})";
-    EXPECT_EQ(rule_of(audit(WireFamily::kAnthropicMessages, body, plan(0))), "wire.106");
+    EXPECT_EQ(rule_of(audit(WireFamily::kAnthropicMessages, folded, plan(0))), "none");
+    const std::string opening =
+        R"({"max_tokens":1000,"system":[{"type":"text","text":"You are terse."}],"messages":[{"role":"system","content":[{"type":"text","text":"x"}]},{"role":"user","content":[{"type":"text","text":"hi"}]}]})";
+    EXPECT_EQ(rule_of(audit(WireFamily::kAnthropicMessages, opening, plan(0))), "wire.106");
+    const std::string text =
+        R"({"max_tokens":1000,"system":[{"type":"text","text":"You are terse."}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"system","content":"x"}]})";
+    EXPECT_EQ(rule_of(audit(WireFamily::kAnthropicMessages, text, plan(0))), "wire.106");
 }
 
 TEST(Audit, MaxTokensEqualsTheReservedBudget) {

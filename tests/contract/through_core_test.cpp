@@ -312,7 +312,7 @@ TEST(ThroughCoreRows, EveryCheckedRuleOfTheSpecHasARow) {
     for (const Row& r : rows()) covered.insert(r.rule);
     for (const std::string& rule : rules) {
         if (rule == "wire.149" || rule == "wire.164" || rule == "wire.172" || rule == "wire.173" ||
-            rule == "wire.174")
+            rule == "wire.174" || rule == "wire.210")  // wire.210: how the audit reads, not a refusal
             continue;
         if (const int n = std::stoi(rule.substr(5)); n >= 176 && n <= 199) continue;
         EXPECT_EQ(covered.count(rule), 1U) << rule << " has no through-the-core row";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "caching/cache_plan.hpp"
+#include "conversation/context_internal.hpp"
 #include "nucleo/conversation.hpp"
 #include "test_support.hpp"
 
@@ -373,6 +374,75 @@ TEST(CachePolicy, TheOneHourHeadIsTheSystemBreakpoints) {
         EXPECT_FALSE(
             no_system.prepare_messages_for_llm(kCaching, false, o).cache_plan.system_ttl_1h);
     }
+}
+
+/// caching.132: the word the call path's prepare (the conversation's kept one) gives.
+std::string moved_after_prepare(ConversationContext& ctx, const ContentFormatter& formatter,
+                                const CacheOptions& options) {
+    internal::PreparedAccess::prepare(ctx, formatter, false, options);
+    const internal::KeptPrepare* kept = internal::PreparedAccess::peek(ctx);
+    return kept == nullptr ? "<no kept prepare>" : kept->plan_moved;
+}
+
+// caching.132: each prepare on the call path names why its plan no longer places the previous
+// plan's farthest mark, and says nothing when it does.
+TEST(CachePolicy, EachPlanNamesWhyItMovedAMark) {
+    ConversationContext ctx = six_cached_turns();
+    // Each call ends with the user's turn, as a request does.
+    const auto exchange = [&ctx](int n) {
+        ctx.add_message(cached({TextBlock{"answer " + std::to_string(n)}}, Direction::kIncoming));
+        ctx.add_message(cached({TextBlock{"question " + std::to_string(n)}}));
+    };
+    ctx.add_message(cached({TextBlock{"turn 6"}}));
+    const CacheOptions sliding = policy(CachePolicy::kSliding);
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, sliding), "") << "a first plan moves nothing";
+    exchange(7);
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, sliding), "")
+        << "the sliding plan keeps the previous newest mark as it grows";
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, policy(CachePolicy::kMarkedTurns)), "policy");
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, policy(CachePolicy::kMarkedTurns)), "policy")
+        << "a second prepare of the same list keeps the word of the first";
+    exchange(8);
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, policy(CachePolicy::kMarkedTurns)), "")
+        << "the marked turns stay where they were";
+    EXPECT_EQ(moved_after_prepare(ctx, kNoCaching, sliding), "caching_off");
+    EXPECT_EQ(moved_after_prepare(ctx, kNoCaching, sliding), "caching_off");
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, sliding), "") << "no mark before to move";
+
+    // A rewrite of the list (compaction, an edit) keeps the last plan to compare with.
+    std::vector<Message> kept(ctx.messages().begin() + 4, ctx.messages().end());
+    std::vector<std::size_t> origins;
+    for (std::size_t i = 4; i < ctx.messages().size(); ++i) origins.push_back(i);
+    ctx.replace_messages(std::move(kept), origins);
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, sliding), "rewritten");
+    exchange(9);
+    EXPECT_EQ(moved_after_prepare(ctx, kCaching, sliding), "");
+}
+
+// caching.132: the causes a conversation cannot show alone: the head's mark, and a tail mark
+// the next plan does not repeat (only the farthest counts).
+TEST(CachePolicy, AMovedHeadOrFarthestTailMarkIsNamed) {
+    caching::PlanRecord before;
+    before.caching = true;
+    before.policy = CachePolicy::kSliding;
+    before.plan.system_block = 1;
+    before.plan.turn_anchors = {CacheAnchor{2, 0}, CacheAnchor{4, 1}};
+    caching::PlanRecord now = before;
+    EXPECT_EQ(caching::plan_moved(before, now), "");
+    now.plan.turn_anchors = {CacheAnchor{4, 1}, CacheAnchor{6, 0}};
+    EXPECT_EQ(caching::plan_moved(before, now), "") << "an older mark dropped is no move";
+    now.plan.turn_anchors = {CacheAnchor{4, 0}, CacheAnchor{6, 0}};
+    EXPECT_EQ(caching::plan_moved(before, now), "tail");
+    now = before;
+    now.plan.system_ttl_1h = true;
+    EXPECT_EQ(caching::plan_moved(before, now), "head");
+    now = before;
+    now.native = !before.native;
+    EXPECT_EQ(caching::plan_moved(before, now), "head");
+    now = before;
+    now.history_epoch = before.history_epoch + 1;
+    EXPECT_EQ(caching::plan_moved(before, now), "rewritten");
+    EXPECT_EQ(caching::plan_moved(caching::PlanRecord{}, now), "") << "nothing placed before";
 }
 
 }  // namespace

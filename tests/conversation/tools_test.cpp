@@ -207,5 +207,72 @@ TEST(Tools, NativeDialectSweepsDefinitionsOutOfTheText) {
     EXPECT_EQ(p.system_text(), "t\n\n" + std::string(tool_weight_guidance()));
 }
 
+// tools.103: where the dialect takes mid-conversation tool changes, a late tool's definition stays
+// in its turn at its point in the stream (the dialect writes it as a tool addition), and the tools
+// parameter, the head of every request, stays as it was.
+TEST(Tools, ALateToolStaysInItsTurnWhereTheModelTakesToolChanges) {
+    const FixedContentFormatter changes(true, true, true);
+    ASSERT_TRUE(changes.supports_native_tool_changes());
+    EXPECT_FALSE(FixedContentFormatter(false, true, true).supports_native_tool_changes())
+        << "the text dialect has no tools parameter to keep";
+    ConversationContext ctx;
+    ctx.put_main_objective("task", "t");
+    ctx.add_tool(tool("search"));
+    ctx.add_message(Message::outgoing_text("q1"));
+    const PreparedConversation first = ctx.prepare_messages_for_llm(changes, false);
+    ctx.add_message(Message::incoming_text("a1"));
+    ctx.add_tool(tool("fetch"));
+    ctx.add_message(Message::outgoing_text("q2"));
+    const PreparedConversation second = ctx.prepare_messages_for_llm(changes, false);
+
+    ASSERT_EQ(first.tool_definitions.size(), 1U);
+    EXPECT_EQ(second.tool_definitions, first.tool_definitions);
+    EXPECT_EQ(second.system_blocks, first.system_blocks);
+    ASSERT_EQ(second.turns.size(), 4U);
+    const PreparedTurn& announcement = second.turns[2];
+    ASSERT_EQ(announcement.blocks.size(), 2U);
+    EXPECT_THAT(text_of(announcement.blocks[0]), StartsWith("Additional tools now available:"));
+    const auto* kept = announcement.blocks[1].get_if<ToolDefinitionBlock>();
+    ASSERT_NE(kept, nullptr) << "the definition stays in its turn";
+    EXPECT_EQ(kept->name, "fetch");
+
+    // The same conversation for a dialect without tool changes sweeps it to the parameter.
+    const PreparedConversation swept = ctx.prepare_messages_for_llm(kNative, false);
+    ASSERT_EQ(swept.tool_definitions.size(), 2U);
+    EXPECT_EQ(swept.tool_definitions[1].name, "fetch");
+    EXPECT_EQ(swept.turns[2].blocks.size(), 1U);
+}
+
+// tools.104: a restored conversation that holds an answer was sent before: a tool declared on it
+// joins the stream, not the head, so the prefix its provider holds stays. One that was never
+// answered still composes its head freely (conversation.15).
+TEST(Tools, AToolDeclaredBeforeARestoreOfAnAnsweredConversationStaysOutOfTheHead) {
+    ConversationContext sent;
+    sent.put_main_objective("task", "t");
+    sent.add_tool(tool("search"));
+    sent.add_message(Message::outgoing_text("q1"));
+    const PreparedConversation before = sent.prepare_messages_for_llm(kNative, false);
+    sent.add_message(Message::incoming_text("a1"));
+
+    ConversationContext restored = ConversationContext::from_parts(sent.parts());
+    ASSERT_FALSE(restored.frozen());
+    restored.add_tool(tool("fetch"));
+    restored.add_message(Message::outgoing_text("q2"));
+    const PreparedConversation after = restored.prepare_messages_for_llm(kNative, false);
+    EXPECT_EQ(restored.objective_slot("tool:fetch"), nullptr);
+    EXPECT_EQ(after.system_blocks, before.system_blocks);
+    ASSERT_EQ(restored.messages().size(), 4U);
+    EXPECT_THAT(text_of(restored.messages()[2].blocks[0]),
+                StartsWith("Additional tools now available:"));
+    EXPECT_EQ(restored.announced_in("fetch"), restored.messages()[2].id);
+
+    ConversationContext unanswered;
+    unanswered.add_message(Message::outgoing_text("q1"));
+    ConversationContext fresh = ConversationContext::from_parts(unanswered.parts());
+    fresh.add_tool(tool("fetch"));
+    fresh.prepare_messages_for_llm(kNative, false);
+    EXPECT_NE(fresh.objective_slot("tool:fetch"), nullptr);
+}
+
 }  // namespace
 }  // namespace nucleo

@@ -128,5 +128,33 @@ TEST_F(CacheDiagnostics, ADiagnosisNotReadyIsPendingAndOneOffItsShapeIsNone) {
     EXPECT_EQ(c.messages().size(), 4U);
 }
 
+// caching.132: Nucleo's own plan says why it moved its marks: nothing on a turn appended to the
+// last, "rewritten" on the turn after an edit of the history, in the response, the call record
+// and its log line.
+TEST_F(CacheDiagnostics, ATurnAfterARewriteSaysNucleoPlacedItsMarksAnew) {
+    ConversationContext c = agent_test::asked("c-plan-moved");
+    ASSERT_TRUE(client_.call(c, diagnosed()).appended);
+    c.add_message(Message::outgoing_text("And order 43?"));
+    const LLMResponse grown = client_.call(c, diagnosed());
+    ASSERT_TRUE(grown.appended);
+    EXPECT_EQ(grown.cache_miss.plan_moved, "");
+    ASSERT_FALSE(records_.empty());
+    EXPECT_EQ(to_log_text(records_.back()).find("plan_moved="), std::string::npos);
+
+    // An edit of the history: the first exchange goes.
+    std::vector<Message> kept(c.messages().begin() + 2, c.messages().end());
+    ASSERT_EQ(kept.front().direction, Direction::kOutgoing);
+    c.replace_messages(std::move(kept), {2, 3});
+    c.add_message(Message::outgoing_text("And order 44?"));
+    const LLMResponse after = client_.call(c, diagnosed());
+    ASSERT_TRUE(after.appended);
+    EXPECT_EQ(after.cache_miss.plan_moved, "rewritten");
+    EXPECT_EQ(after.cache_miss.reason, "messages_changed") << "the provider sees the same rewrite";
+    EXPECT_EQ(records_.back().cache_plan_moved, "rewritten");
+    EXPECT_NE(to_log_text(records_.back()).find("plan_moved=rewritten"), std::string::npos);
+    EXPECT_NE(to_otel_attributes_json(records_.back()).find("\"nucleo.cache.plan_moved\""),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace nucleo

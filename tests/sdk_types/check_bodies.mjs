@@ -9,7 +9,9 @@
 //
 //   provider   type each body is checked against
 //   anthropic  Anthropic.MessageCreateParams (@anthropic-ai/sdk; the union of the streaming and
-//              non-streaming params), Anthropic.MessageCountTokensParams for a .../count_tokens path
+//              non-streaming params), Anthropic.MessageCountTokensParams for a .../count_tokens path;
+//              an envelope whose headers carry `anthropic-beta` is a request of the beta API, and
+//              is checked against Anthropic.Beta.MessageCreateParams (or the Beta count params)
 //   openai     ChatCompletionCreateParams (openai/resources/chat/completions; streaming or not)
 //   bedrock    ConverseCommandInput (path .../converse), ConverseStreamCommandInput (path
 //              .../converse-stream), their union when the path is not known
@@ -98,8 +100,12 @@ function listFiles(inputs) {
 const providers = {
   anthropic: {
     prelude: "import type Anthropic from '@anthropic-ai/sdk';",
-    typeFor: (path) => (path !== undefined && /\/count_tokens$/.test(path)
-      ? 'Anthropic.MessageCountTokensParams' : 'Anthropic.MessageCreateParams'),
+    typeFor: (path, headers) => {
+      const api = headers !== undefined && Object.keys(headers)
+        .some((h) => h.toLowerCase() === 'anthropic-beta') ? 'Anthropic.Beta.' : 'Anthropic.';
+      return api + (path !== undefined && /\/count_tokens$/.test(path)
+        ? 'MessageCountTokensParams' : 'MessageCreateParams');
+    },
   },
   openai: {
     prelude: "import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';",
@@ -137,6 +143,7 @@ function readBody(file) {
     return { error: 'the body is not a JSON object' };
   }
   if (!isEnvelope) return { body };
+  const headers = doc.headers !== null && typeof doc.headers === 'object' ? doc.headers : undefined;
   let path = doc.path;
   if (typeof path !== 'string') {
     try {
@@ -145,7 +152,7 @@ function readBody(file) {
       return { error: `the envelope's url is not a URL: ${doc.url}` };
     }
   }
-  return { body, path: path.split('?')[0] };
+  return { body, path: path.split('?')[0], headers };
 }
 
 /// The JSON path syntax of the report: $.key, $["odd key"], $.list[0].
@@ -238,12 +245,12 @@ function main() {
   // Each file's body, the type it is checked against, and its problems (none: it passes).
   const results = files.map((file) => {
     const r = { file, problems: [], patches: new Map() };
-    const { body, path, error } = readBody(file);
+    const { body, path, headers, error } = readBody(file);
     if (error !== undefined) {
       r.problems.push(error);
       return r;
     }
-    r.type = provider.typeFor(path);
+    r.type = provider.typeFor(path, headers);
     r.body = body;
     if (opts.provider === 'bedrock') {
       if (Object.hasOwn(body, 'modelId')) {

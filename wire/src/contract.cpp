@@ -309,6 +309,7 @@ std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest&
     } else if (internal::shape_of_bytes(family, request.body, request.readable, shape) != internal::BytesRead::kOk) {
         return internal::not_an_object();
     }
+    internal::fold_system_messages(shape);  // wire.210
     return internal::body_checks(family, request.body.size(), shape, plan);
 }
 

@@ -569,4 +569,20 @@ BytesRead messages_of_bytes(WireFamily family, std::string_view list, Shape& out
                                                                                          : BytesRead::kNotJson;
 }
 
+void fold_system_messages(Shape& shape) {
+    if (shape.family != WireFamily::kAnthropicMessages) return;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < shape.messages.size(); ++i) {
+        const Msg& m = shape.messages[i];
+        if (kept > 0 && m.role == "system" && m.content == Kind::kArray &&
+            shape.messages[kept - 1].blocks_end == m.blocks_begin) {
+            shape.messages[kept - 1].blocks_end = m.blocks_end;
+            continue;
+        }
+        if (kept != i) shape.messages[kept] = m;
+        ++kept;
+    }
+    shape.messages.resize(kept);
+}
+
 }  // namespace nucleo::contract::internal

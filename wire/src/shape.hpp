@@ -124,6 +124,13 @@ BytesRead shape_of_bytes(WireFamily family, std::string_view body, std::size_t r
 /// empty. The views in `out` point into the per-thread reader's buffers, as shape_of_bytes'.
 BytesRead messages_of_bytes(WireFamily family, std::string_view list, Shape& out);
 
+/// wire.210: the core's audit reads an Anthropic mid-conversation system message (a run of tool
+/// changes the encoder writes right after a user turn) as part of the message before it, as the
+/// API judges the turns around it: its blocks join that message's (they follow them in `blocks`),
+/// so its marks count in request order and the turns still alternate. One that opens the list or
+/// whose content is not a block array is left as it is, for the rule book to refuse the role.
+void fold_system_messages(Shape& shape);
+
 /// The per-thread reader keeps its buffers for the next body up to this size.
 constexpr std::size_t kKeepReaderBytes = 8U * 1024U * 1024U;
 /// Frees the per-thread reader's buffers when the last body read was over kKeepReaderBytes; the

@@ -282,6 +282,7 @@ MessageChunk::MessageChunk(WireFamily family, std::string wire) : records_(std::
     records_->family = family;
     records_->wire = std::move(wire);
     records_->readable = internal::messages_of_bytes(family, records_->wire, records_->shape) == BytesRead::kOk;
+    if (records_->readable) internal::fold_system_messages(records_->shape);  // wire.210
     if (records_->readable) {
         records_->arena = relocate(records_->shape);
         records_->summary = summarize(records_->shape, false);
@@ -361,6 +362,7 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         !joins.open(split.open) || !joins.turns(split.turns) || !joins.close(split.close)) {
         return whole();
     }
+    internal::fold_system_messages(shape);  // wire.210
     // wire.174: a request that passes is decided from the head, the chunks' summaries and where
     // the pieces meet; only a request that may not is checked over all its records.
     if (!split.chunks.empty()) {

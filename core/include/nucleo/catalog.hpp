@@ -148,6 +148,14 @@ struct ModelSpec {
     bool refuses_prefill = false;
     bool refuses_forced_tool_use = false;
     bool refuses_tools_with_reasoning = false;
+    /// catalog.9: the model takes a `role: "system"` message inside `messages`
+    /// (`mid_conversation: [system_messages]`), and tool additions and removals in it
+    /// (`tool_changes`, tools.103).
+    bool system_messages = false;
+    bool tool_changes = false;
+    /// Anthropic message threads (declared, not yet used by this release): the provider holds the conversation as a thread the next call continues
+    /// (catalog `threads: true`; Anthropic's message threads).
+    bool threads = false;
     /// caching.116: whether cache breakpoints are written (`explicit`) or the provider caches on its
     /// own (`automatic`); `none` for a model without caching.
     std::string cache_breakpoints = "explicit";

@@ -167,6 +167,10 @@ struct Message {
     /// or the message is ours: the next call names it for the provider's cache diagnostics
     /// (caching.131). Persisted.
     std::string provider_message_id;
+    /// Anthropic message threads (declared, not yet used by this release): on an answer of a call that created or continued the provider's thread, the
+    /// digest of everything that call sent (its head and turns): the next call continues the
+    /// thread when the turns before this answer still digest the same. Persisted.
+    std::string thread_digest;
 
     [[nodiscard]] bool outgoing() const noexcept { return direction == Direction::kOutgoing; }
     [[nodiscard]] bool incoming() const noexcept { return direction == Direction::kIncoming; }

@@ -62,24 +62,34 @@ class ContentFormatter {
     /// True for a backend with explicit cache control (Anthropic, direct or on Bedrock): the
     /// cache plan may place breakpoints. False: the plan stays empty.
     [[nodiscard]] virtual bool supports_caching() const = 0;
+
+    /// tools.103: true where a tool declared after the first render may go out at its point in
+    /// the stream in the provider's own form (Anthropic's `tool_addition`) instead of joining the
+    /// tools parameter: its ToolDefinitionBlock then stays in its turn. Only with native tools.
+    [[nodiscard]] virtual bool supports_native_tool_changes() const { return false; }
 };
 
 /// A ContentFormatter that answers with fixed values: what tests, the CLI and the provider
 /// registry use when the dialect is known from configuration rather than from code.
 class FixedContentFormatter final : public ContentFormatter {
   public:
-    constexpr FixedContentFormatter(bool native_tools, bool caching) noexcept
-        : native_tools_(native_tools), caching_(caching) {}
+    constexpr FixedContentFormatter(bool native_tools, bool caching,
+                                    bool tool_changes = false) noexcept
+        : native_tools_(native_tools),
+          caching_(caching),
+          tool_changes_(native_tools && tool_changes) {}
 
     /// The dialect a catalog entry declares (ModelSpec::native_tools, ::supports_caching).
     static FixedContentFormatter for_model(const ModelSpec& model) noexcept;
 
     [[nodiscard]] bool supports_native_tool_calling() const override { return native_tools_; }
     [[nodiscard]] bool supports_caching() const override { return caching_; }
+    [[nodiscard]] bool supports_native_tool_changes() const override { return tool_changes_; }
 
   private:
     bool native_tools_;
     bool caching_;
+    bool tool_changes_;
 };
 
 /// Where a conversation's cache breakpoints go (caching.105). kMarkedTurns (`seed` in YAML and
@@ -202,6 +212,9 @@ struct PreparedConversation {
     bool native_tools = false;
     /// The breakpoints, already decided.
     CachePlan cache_plan;
+    /// tools.103: some turn holds a ToolDefinitionBlock, a late tool the dialect writes as a
+    /// mid-conversation tool change (only where the formatter supports them).
+    bool tool_changes = false;
 
     /// The system blocks as one text, joined by a blank line ("\n\n"): what a provider without a
     /// block-structured system channel (OpenAI's leading system message) sends (channel.2).

@@ -68,6 +68,9 @@ struct LLMResponse {
     /// caching.131: why the answering call's cache missed, as the provider diagnosed it (empty when
     /// nothing diverged or the model takes no diagnostics).
     CacheMiss cache_miss;
+    /// Anthropic message threads (declared, not yet used by this release): what the call did with the provider's thread: "" (none), "create", "continue",
+    /// "replay" (a continue the provider refused, replayed whole with a new thread).
+    std::string thread;
     /// answers.110: answer blocks of another wire family (ProviderBlock) left out of this call's
     /// request, which its provider cannot take.
     std::size_t provider_blocks_dropped = 0;
@@ -109,6 +112,12 @@ struct ProviderCapabilities {
     /// caching.119: "cache_anchor_tool_use": false when the dialect has no way to mark a tool
     /// call (OpenAI Chat Completions), so the plan never anchors one.
     bool cache_anchor_tool_use = true;
+    /// tools.103: the dialect writes a late tool as the provider's mid-conversation tool addition
+    /// ("tool_changes"), so a model whose record takes tool changes keeps the tools parameter.
+    bool tool_changes = false;
+    /// Anthropic message threads (declared, not yet used by this release): the dialect continues the provider's thread when the request document says so
+    /// ("threads"), sending only the turns it is handed.
+    bool threads = false;
 };
 
 /// The incremental events of a streamed answer, delivered to host code AS THE
@@ -230,6 +239,20 @@ private:
     LLMResponse call_once_unobserved(ConversationContext& conversation, const ModelSpec& model,
                                      const CallOptions& options, std::vector<CallAttempt>& record);
     void check_credentials() const;
+    /// Anthropic message threads (declared, not yet used by this release): how a request is built with the provider's thread: never (kOff: a rendered
+    /// request, a provider or model without threads), as the conversation allows (kPlan: continue
+    /// when the thread holds what the request would send, else create), or the whole conversation
+    /// with a new thread (kCreate: the replay after a thread error).
+    enum class ThreadMode { kOff, kPlan, kCreate };
+    /// What a built request did with the thread: "", "create" or "continue", and the digest the
+    /// answer keeps (Anthropic message threads; not yet used by this release).
+    struct ThreadUse {
+        std::string kind;
+        std::string digest;
+    };
+    HttpRequest build(ConversationContext& conversation, const ModelSpec& model,
+                      const CallOptions& options, bool redact_secrets, ThreadMode mode,
+                      ThreadUse* thread);
     /// True when this call asks for a streamed answer: the dialect streams and a callback is set.
     [[nodiscard]] bool streams(const CallOptions& options) const noexcept;
 
@@ -240,6 +263,8 @@ private:
     /// instance, read once at construction.
     CachePolicy cache_policy_ = kDefaultCachePolicy;
     bool head_ttl_1h_ = false;
+    /// Anthropic message threads (declared, not yet used by this release): options.threads of the provider instance (off when absent).
+    bool threads_ = false;
     struct Limits;
     std::shared_ptr<HttpTransport> transport_;
     std::shared_ptr<Limits> limits_;

@@ -46,7 +46,14 @@ struct CacheMiss {
     /// The provider's estimate of the input tokens that would have been read from the cache had
     /// the prefix matched; -1 when it gave none.
     std::int64_t missed_input_tokens = -1;
+    /// caching.132: why Nucleo's own breakpoint plan for this call did not place the mark of the
+    /// conversation's previous plan that reached farthest: "tail" (the conversation grew past
+    /// it), "rewritten" (compaction or an edit changed earlier messages), "policy" (the cache
+    /// policy changed), "head" (the system mark or the dialect's tool form changed),
+    /// "caching_off" (this call's dialect or model takes no marks); "" when it did.
+    std::string plan_moved;
 
+    /// The provider's diagnosis says the cache missed.
     [[nodiscard]] bool missed() const noexcept { return !reason.empty(); }
 };
 

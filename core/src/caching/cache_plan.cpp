@@ -170,5 +170,27 @@ CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching
     return plan;
 }
 
+std::string_view plan_moved(const PlanRecord& before, const PlanRecord& now) {
+    const CachePlan& was = before.plan;
+    if (was.breakpoints() == 0) return "";
+    // The causes in the order a reader would look for them: the first that holds is named.
+    if (!now.caching) return "caching_off";
+    if (now.policy != before.policy) return "policy";
+    const CachePlan& is = now.plan;
+    if (now.native != before.native || was.system_block != is.system_block ||
+        was.system_ttl_1h != is.system_ttl_1h)
+        return "head";
+    if (now.history_epoch != before.history_epoch) return "rewritten";
+    // The last mark of the previous plan reaches farthest: the prefix it wrote covers every
+    // earlier mark's, so dropping those is no move, and a request-level marker moves with the
+    // tail by design (caching.106).
+    if (was.turn_anchors.empty()) return "";
+    const CacheAnchor farthest = was.turn_anchors.back();
+    if (std::find(is.turn_anchors.begin(), is.turn_anchors.end(), farthest) ==
+        is.turn_anchors.end())
+        return "tail";
+    return "";
+}
+
 }  // namespace caching
 }  // namespace nucleo

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "nucleo/prepared.hpp"
@@ -41,5 +43,19 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
 CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching,
                      const CacheOptions& options,
                      const std::vector<std::size_t>* marked_turns = nullptr);
+
+/// caching.132: what one prepare planned, kept so the next can say why it moved a mark.
+struct PlanRecord {
+    CachePlan plan;
+    CachePolicy policy = CachePolicy::kMarkedTurns;
+    bool caching = false;             ///< the dialect took marks
+    bool native = false;              ///< the dialect's tool form (the head's shape)
+    std::uint64_t history_epoch = 0;  ///< the message list's epoch it planned over
+};
+
+/// caching.132: why `now` does not place the mark of `before` that reached farthest (the system
+/// mark, or its last turn mark), in the words of CacheMiss::plan_moved: "caching_off",
+/// "policy", "head", "rewritten" or "tail"; "" when it is still placed (or `before` placed none).
+std::string_view plan_moved(const PlanRecord& before, const PlanRecord& now);
 
 }  // namespace nucleo::caching

@@ -359,6 +359,7 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
                   "thinking",
                   "thinking_budget",
                   "refuses",
+                  "mid_conversation",
                   "caching",
                   "supports_caching",
                   "native_tools",
@@ -411,6 +412,15 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
             m.refuses_forced_tool_use = m.refuses_forced_tool_use || what == "forced_tool_use";
             m.refuses_tools_with_reasoning =
                 m.refuses_tools_with_reasoning || what == "tools_with_reasoning";
+        }
+    }
+    // catalog.9: what the model takes inside `messages` besides user and assistant turns.
+    if (auto v = Reader::get(n, "mid_conversation"); Reader::present(v)) {
+        constexpr std::string_view kMidConversation[] = {"system_messages", "tool_changes"};
+        for (const std::string& what :
+             string_list(r, v, child(path, "mid_conversation"), &kMidConversation)) {
+            m.system_messages = m.system_messages || what == "system_messages";
+            m.tool_changes = m.tool_changes || what == "tool_changes";
         }
     }
     const YamlNode caching = Reader::get(n, "caching");

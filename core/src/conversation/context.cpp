@@ -195,7 +195,15 @@ void ConversationContext::replace_messages(std::vector<Message> messages,
                   [this](const auto& entry) { return message_ids_.count(entry.first) == 0; });
     epoch_.renew();
     turn_fragments_.value.reset();  // caching.110: compaction drops the encoded turns
-    kept_prepare_.value.reset();    // conversation.101: and the prepared ones
+    // conversation.101: and the prepared ones; caching.132: the last plan stays, so the next
+    // prepare can say it placed its marks anew.
+    std::optional<caching::PlanRecord> last_plan;
+    if (kept_prepare_.value) last_plan = std::move(kept_prepare_.value->last_plan);
+    kept_prepare_.value.reset();
+    if (last_plan) {
+        kept_prepare_.value = std::make_shared<internal::KeptPrepare>();
+        kept_prepare_.value->last_plan = std::move(last_plan);
+    }
 }
 
 const Message* ConversationContext::find_message(std::string_view id) const noexcept {

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "caching/cache_plan.hpp"
 #include "nucleo/conversation.hpp"
 
 namespace nucleo::internal {
@@ -58,6 +59,7 @@ struct KeptPrepare {
     std::uint64_t messages_epoch = 0;
     std::uint64_t registry_epoch = 0;
     bool native = false;
+    bool tool_changes = false;  ///< tools.103: late definitions stay in their turns
     std::size_t head_slots = 0;
     std::size_t messages = 0;
     std::optional<std::size_t> last_outgoing;
@@ -69,6 +71,10 @@ struct KeptPrepare {
     /// How many prepares extended the kept value rather than preparing every message.
     std::uint64_t extensions = 0;
     PreparedConversation prepared;
+    /// caching.132: what the last prepare planned (kept across a rewrite of the list, which
+    /// drops the rest), and why this prepare's plan moved a mark of it ("" when none moved).
+    std::optional<caching::PlanRecord> last_plan;
+    std::string plan_moved;
 };
 
 /// conversation.101: the build of a request reads the kept PreparedConversation in place instead
@@ -80,7 +86,8 @@ struct PreparedAccess {
     }
     [[nodiscard]] static const KeptPrepare* peek(const ConversationContext& c) { return c.kept_prepare_.value.get(); }
     /// True when `kept` holds the prepare of a prefix of c's list that the next prepare extends.
-    [[nodiscard]] static bool extends(const ConversationContext& c, const KeptPrepare& kept, bool native);
+    [[nodiscard]] static bool extends(const ConversationContext& c, const KeptPrepare& kept,
+                                      const ContentFormatter& formatter);
     /// prepare_kept into c's kept value (c reconciled and frozen already); a throw drops the value.
     static const PreparedConversation& extend_kept(ConversationContext& c, const ContentFormatter& formatter,
                                                    bool thinking_active, const CacheOptions& cache);

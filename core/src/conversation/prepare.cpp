@@ -256,7 +256,19 @@ void ConversationContext::reconcile_derived_content() {
                 DeclaredTool{render::to_wire_definition(tool.definition), tool.declared_at});
         }
     }
+    // tools.104: a restored conversation that holds an answered exchange (an answer with a turn
+    // after it; a prefill is no answer) was sent before, and its provider holds that prefix (its
+    // cache, its bound thinking): a tool declared now joins the stream, as after a freeze, so
+    // the head it was sent with stays.
+    const auto answered = [this] {
+        const auto& ms = state_.messages;
+        return !ms.empty() && std::any_of(ms.begin(), ms.end() - 1,
+                                          [](const Message& m) { return !m.outgoing(); });
+    };
     if (frozen_) {
+        place_in_stream(std::move(pending), scan);
+    } else if (!pending.empty() && answered()) {
+        place_in_head({}, scan);  // conversation.15: the framework slots still self-heal
         place_in_stream(std::move(pending), scan);
     } else {
         place_in_head(std::move(pending), scan);
@@ -269,8 +281,7 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
     frozen_ = true;  // "The head freezes at the instance's first render"
     // conversation.101: a kept value is extended and copied out; without one the value is
     // prepared straight into what is returned (keeping it would cost a second copy of the turns).
-    if (internal::PreparedAccess::extends(*this, *kept_prepare_.value,
-                                          formatter.supports_native_tool_calling()))
+    if (internal::PreparedAccess::extends(*this, *kept_prepare_.value, formatter))
         return internal::PreparedAccess::extend_kept(*this, formatter, thinking_active, cache);
     internal::KeptPrepare fresh;
     prepare_kept(fresh, formatter, thinking_active, cache);
@@ -278,10 +289,12 @@ PreparedConversation ConversationContext::prepare_messages_for_llm(
 }
 
 bool internal::PreparedAccess::extends(const ConversationContext& c, const KeptPrepare& kept,
-                                       bool native) {
+                                       const ContentFormatter& formatter) {
     return kept.valid && kept.messages_epoch == c.epoch_.value() &&
            kept.registry_epoch == ArtifactRegistryAccess::epoch(c.state_.artifacts) &&
-           kept.native == native && kept.head_slots == c.state_.objective.size() &&
+           kept.native == formatter.supports_native_tool_calling() &&
+           kept.tool_changes == formatter.supports_native_tool_changes() &&
+           kept.head_slots == c.state_.objective.size() &&
            kept.messages <= c.state_.messages.size();
 }
 
@@ -355,6 +368,7 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept,
                                        const ContentFormatter& formatter, bool thinking_active,
                                        const CacheOptions& cache) {
     const bool native = formatter.supports_native_tool_calling();
+    const bool tool_changes = formatter.supports_native_tool_changes();
     const auto& messages = state_.messages;
     const std::uint64_t registry_epoch = ArtifactRegistryAccess::epoch(state_.artifacts);
     PreparedConversation& out = kept.prepared;
@@ -362,7 +376,7 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept,
     // conversation.101: the turns of a list that only grew since the last prepare are kept; this
     // call's contract and registry turn come off, the new messages' turns are appended. The head
     // is frozen since that prepare (conversation.14), so its system blocks stand.
-    const bool extend = internal::PreparedAccess::extends(*this, kept, native);
+    const bool extend = internal::PreparedAccess::extends(*this, kept, formatter);
     kept.valid = false;
     if (extend) {
         ++kept.extensions;
@@ -384,6 +398,7 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept,
     }
     kept.contract_turn.reset();
     out.cache_system = state_.cache_main_objective;
+    const std::size_t grew_from = kept.messages;
 
     // Grown geometrically: an exact reserve would move every kept turn on every call. The first
     // prepare leaves room for half as many turns again (conversation.103): a conversation that
@@ -403,7 +418,9 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept,
         } else {
             for (const ContentBlock& b : m.blocks) {
                 render::transform_block(b, native, state_.artifacts, turn.blocks,
-                                        out.tool_definitions);
+                                        out.tool_definitions, tool_changes);
+                out.tool_changes = out.tool_changes ||
+                                   (tool_changes && native && b.is<ToolDefinitionBlock>());
             }
             if (cacheable) {
                 if (rendered_.size() < messages.size()) rendered_.resize(messages.size());
@@ -424,17 +441,28 @@ void ConversationContext::prepare_kept(internal::KeptPrepare& kept,
     kept.messages = messages.size();
     decorate_last_outgoing(kept, native, thinking_active);
     // caching.112: the marked-turns plan visits the marked turns only.
+    const CachePolicy policy = cache_policy_ ? *cache_policy_ : cache.policy;
     if (cache_policy_) {
         CacheOptions mine = cache;
-        mine.policy = *cache_policy_;
+        mine.policy = policy;
         out.cache_plan = caching::plan_cache(out, formatter.supports_caching(), mine, &kept.marked);
     } else {
         out.cache_plan =
             caching::plan_cache(out, formatter.supports_caching(), cache, &kept.marked);
     }
+    // caching.132: a prepare of the same list as the last one (a count or a render before the
+    // call, a second prepare without thinking) keeps the last one's word.
+    caching::PlanRecord now{out.cache_plan, policy, formatter.supports_caching(), native,
+                            epoch_.value()};
+    const bool same_list = extend && grew_from == messages.size();
+    if (!(same_list && kept.last_plan && kept.last_plan->plan == now.plan)) {
+        kept.plan_moved = kept.last_plan ? caching::plan_moved(*kept.last_plan, now) : "";
+    }
+    kept.last_plan = std::move(now);
     kept.messages_epoch = epoch_.value();
     kept.registry_epoch = registry_epoch;
     kept.native = native;
+    kept.tool_changes = tool_changes;
     kept.head_slots = state_.objective.size();
     kept.valid = true;
 }

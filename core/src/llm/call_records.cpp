@@ -141,6 +141,7 @@ std::string to_otel_attributes_json(const CallRecord& r) {
             if (r.cache_missed_input_tokens >= 0)
                 num("nucleo.cache.missed_input_tokens", r.cache_missed_input_tokens);
         }
+        if (!r.cache_plan_moved.empty()) str("nucleo.cache.plan_moved", r.cache_plan_moved);
         if (r.provider_blocks_dropped > 0)
             num("nucleo.provider_blocks.dropped",
                 static_cast<std::int64_t>(r.provider_blocks_dropped));
@@ -183,6 +184,7 @@ std::string to_log_text(const CallRecord& r) {
             if (r.cache_missed_input_tokens >= 0)
                 add("cache_missed_tokens", std::to_string(r.cache_missed_input_tokens));
         }
+        if (!r.cache_plan_moved.empty()) add("plan_moved", r.cache_plan_moved);
         if (r.provider_blocks_dropped > 0)
             add("provider_blocks_dropped", std::to_string(r.provider_blocks_dropped));
     }
@@ -285,6 +287,7 @@ void CallObservation::succeeded(std::string_view response_model, const CacheMiss
                                 std::size_t provider_blocks_dropped) {
     base_.cache_miss_reason = cache_miss.reason;
     base_.cache_missed_input_tokens = cache_miss.missed_input_tokens;
+    base_.cache_plan_moved = cache_miss.plan_moved;
     base_.provider_blocks_dropped = provider_blocks_dropped;
     emit_call("ok", "", "", response_model);
 }

@@ -92,6 +92,7 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
         c.stream_framing = d["stream_framing"].GetString();
     c.turn_fragments = flag("turn_fragments");    // abi.108
     c.provider_blocks = flag("provider_blocks");  // answers.110
+    c.tool_changes = flag("tool_changes");        // tools.103
     // caching.119: a dialect that cannot mark a tool call says so; absent means it can.
     c.cache_anchor_tool_use =
         !(d.HasMember("cache_anchor_tool_use") && d["cache_anchor_tool_use"].IsBool() &&
@@ -184,6 +185,12 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
                      static_cast<rapidjson::SizeType>(extras.previous_message_id->size()));
         }
         w.EndObject();
+    }
+    // tools.103: the whole conversation holds a late tool the dialect writes as a tool change,
+    // so every part of a split request asks for what it needs (the beta of Anthropic's).
+    if (prepared.tool_changes) {
+        w.Key("tool_changes");
+        w.Bool(true);
     }
     w.Key("options");
     options.Accept(w);
@@ -578,7 +585,8 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     // caching.118: breakpoints are planned only for a model whose provider takes them.
     const FixedContentFormatter formatter(
         model.native_tools && caps_.native_tools,
-        model.supports_caching && model.cache_breakpoints == "explicit" && caps_.caching);
+        model.supports_caching && model.cache_breakpoints == "explicit" && caps_.caching,
+        model.tool_changes && caps_.tool_changes);
     const BindingDeclarations binding = with_defaults(options.binding);  // budget.102
     const Depth depth = resolve_depth(conversation, binding);
     // wire.170, wire.171: the core's decisions before any plugin sees the request.
@@ -840,6 +848,9 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     LLMResponse out;
     out.provider_blocks_dropped = provider_blocks_dropped;
     out.cache_miss = read_cache_miss(d);
+    // caching.132: the plan this request was built with is the conversation's kept one.
+    if (const internal::KeptPrepare* kept = internal::PreparedAccess::peek(conversation))
+        out.cache_miss.plan_moved = kept->plan_moved;
     out.model_id = model.id;
     out.max_tokens = max_tokens;
     out.attempts = http.attempts;

@@ -33,7 +33,8 @@ const char* TurnRole::name() const noexcept {
 FixedContentFormatter FixedContentFormatter::for_model(const ModelSpec& model) noexcept {
     // caching.118: breakpoints only for a model whose provider takes them.
     return FixedContentFormatter(model.native_tools,
-                                 model.supports_caching && model.cache_breakpoints == "explicit");
+                                 model.supports_caching && model.cache_breakpoints == "explicit",
+                                 model.tool_changes);
 }
 
 std::string PreparedConversation::system_text() const {
@@ -123,11 +124,14 @@ ToolDefinitionBlock to_wire_definition(const ToolDefinitionBlock& definition) {
 }
 
 void transform_block(const ContentBlock& block, bool native_tools, ArtifactRegistry& registry,
-                     std::vector<ContentBlock>& out, std::vector<ToolDefinitionBlock>& swept) {
+                     std::vector<ContentBlock>& out, std::vector<ToolDefinitionBlock>& swept,
+                     bool keep_definitions) {
     if (const auto* pojo = block.get_if<PojoBlock>()) {
         out.emplace_back(write_summarized_with_refs(*pojo, registry));
     } else if (const auto* def = block.get_if<ToolDefinitionBlock>()) {
-        if (native_tools) {
+        if (native_tools && keep_definitions) {
+            out.push_back(block);  // tools.103: the dialect writes it as a tool change here
+        } else if (native_tools) {
             swept.push_back(*def);
         } else {
             out.emplace_back(TextBlock{render_tool_definition_text(*def)});

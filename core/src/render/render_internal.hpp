@@ -29,8 +29,11 @@ ToolDefinitionBlock to_wire_definition(const ToolDefinitionBlock& definition);
 /// Transforms one block for a prepared turn or the system content and appends the result to
 /// `out`: PojoBlock -> JsonBlock (also inside tool results); a ToolDefinitionBlock is swept into
 /// `swept` when `native_tools` (nothing inline) or rendered inline as a TextBlock of
-/// render_tool_definition_text otherwise; every other block passes through.
+/// render_tool_definition_text otherwise; every other block passes through. tools.103:
+/// `keep_definitions` (a turn's own blocks, where the dialect writes tool changes) keeps a
+/// ToolDefinitionBlock of the turn in `out`, at its point; one inside a tool result is swept.
 void transform_block(const ContentBlock& block, bool native_tools, ArtifactRegistry& registry,
-                     std::vector<ContentBlock>& out, std::vector<ToolDefinitionBlock>& swept);
+                     std::vector<ContentBlock>& out, std::vector<ToolDefinitionBlock>& swept,
+                     bool keep_definitions = false);
 
 }  // namespace nucleo::render

@@ -44,7 +44,7 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
         out << R"({"schema_version":1,"dialect":"anthropic","wire_family":"anthropic-messages","native_tools":true,"caching":true,)"
                R"("automatic_caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
-               R"("auth":"x-api-key","stream_framing":"sse","turn_fragments":true,"provider_blocks":true})";
+               R"("auth":"x-api-key","stream_framing":"sse","turn_fragments":true,"provider_blocks":true,"tool_changes":true})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {

@@ -42,9 +42,18 @@
 //  - `max_tokens` as the request says (at least 1); `stream: true` only when asked;
 //    `diagnostics: {"previous_message_id": ID or null}` when the request carries `diagnostics`
 //    (caching.131: generally available, no beta).
+//  - A `tool_definition` block in a user turn (tools.103: a tool declared late, on a model whose
+//    record takes tool changes) is left out of the user message and written, with the other
+//    definitions of the run in order, as one `role: "system"` message of `tool_addition` blocks
+//    (`{"type": "tool_addition", "tool": {"type": "tool_definition", "definition": TOOL}}`, TOOL
+//    as a `tools` entry) right after the user message: the API takes a system message after a
+//    user turn and before the assistant turn, and `tools` stays as it was, so does the cached
+//    prefix. One in an assistant turn, one the cache plan anchors, and a user run of nothing but
+//    definitions (its message would be empty) are refused, naming the block.
 //  - Headers: anthropic-version from options.anthropic_version (default "2023-06-01"),
-//    content-type, and anthropic-beta only when options.anthropic_beta names flags (a string or an
-//    array of strings, joined by commas): no feature this plugin renders needs a beta today.
+//    content-type, and anthropic-beta: the flags options.anthropic_beta names (a string or an
+//    array of strings, joined by commas), plus `inline-tools-2026-09-15` when a tool addition is
+//    written (the beta that takes a definition by value), once.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -529,13 +538,36 @@ struct Turn {
     std::size_t first;  // its blocks in Turns::blocks
     std::size_t count;
     bool user;
+    std::size_t definitions = 0;  // tools.103: tool_definition blocks, written as tool additions
 };
 
 /// Every turn and every block of it, inspected once.
 struct Turns {
     std::vector<Turn> turns;
     std::vector<Inspected> blocks;
+    bool tool_additions = false;  // some turn holds a tool_definition block
 };
+
+/// tools.103: the beta that takes a tool definition by value in a tool_addition block.
+constexpr std::string_view kInlineToolsBeta = "inline-tools-2026-09-15";
+
+bool is_definition(const Inspected& in) {
+    return in.type == "tool_definition";
+}
+
+/// Whether the comma-separated `flags` (an anthropic-beta value) hold `flag`.
+bool names_flag(std::string_view flags, std::string_view flag) {
+    while (!flags.empty()) {
+        const std::size_t comma = flags.find(',');
+        std::string_view item = flags.substr(0, comma);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        if (item == flag) return true;
+        if (comma == std::string_view::npos) break;
+        flags.remove_prefix(comma + 1);
+    }
+    return false;
+}
 
 const Value& need_array(const Value& object, const char* key, const char* where) {
     const Value* v = find(object, key);
@@ -566,12 +598,20 @@ Turns read_turns(const Value& prepared, const Plan& plan) {
             refuse(where.str() + " lacks the array \"blocks\"");
         }
         std::size_t sent = 0;
+        std::size_t definitions = 0;
         for (rapidjson::SizeType b = 0; b < blocks->Size(); ++b) {
             const Where at = where.at_block(b);
             const Inspected in = inspect((*blocks)[b], at);
             if (!in.dropped) ++sent;
-            if (plan.anchored(t, b) &&
-                (in.dropped || in.kind == Kind::kThinking || in.kind == Kind::kRedactedThinking)) {
+            if (is_definition(in)) {
+                if (role != "user")
+                    refuse(at.str() +
+                           ": a tool_definition is a tool added to the conversation; an "
+                           "assistant turn cannot declare one");
+                ++definitions;
+            }
+            if (plan.anchored(t, b) && (in.dropped || in.kind == Kind::kThinking ||
+                                        in.kind == Kind::kRedactedThinking || is_definition(in))) {
                 refuse(at.str() + ": the cache plan anchors a breakpoint on a " +
                        (in.dropped
                             ? "blank text block, which is never sent"
@@ -584,8 +624,9 @@ Turns read_turns(const Value& prepared, const Plan& plan) {
                    " has no content to send (every block is blank or there are "
                    "none); a turn is never sent blank");
         }
-        out.turns.push_back(
-            {&turn, out.blocks.size() - blocks->Size(), blocks->Size(), role == "user"});
+        out.turns.push_back({&turn, out.blocks.size() - blocks->Size(), blocks->Size(),
+                             role == "user", definitions});
+        out.tool_additions = out.tool_additions || definitions > 0;
     }
     for (const auto& [t, b] : plan.anchors) {
         if (t >= out.turns.size() || b >= out.turns[t].count) {
@@ -633,6 +674,38 @@ void write_system(Encoder& enc, Writer& w, const Value& prepared, const Plan& pl
     if (opened) w.EndArray();
 }
 
+void write_tool(Writer& w, const Value& tool, const Where& where);
+
+/// tools.103: the run's tool_definition blocks, in order, as one system message of tool additions.
+void write_tool_additions(Writer& w, const Turns& all, std::size_t first, std::size_t end) {
+    w.StartObject();
+    w.Key("role");
+    w.String("system");
+    w.Key("content");
+    w.StartArray();
+    for (std::size_t t = first; t < end; ++t) {
+        const Turn& turn = all.turns[t];
+        for (std::size_t b = 0; b < turn.count; ++b) {
+            const Inspected& in = all.blocks[turn.first + b];
+            if (!is_definition(in)) continue;
+            w.StartObject();
+            w.Key("type");
+            w.String("tool_addition");
+            w.Key("tool");
+            w.StartObject();
+            w.Key("type");
+            w.String("tool_definition");
+            w.Key("definition");
+            write_tool(w, *in.block,
+                       Where{"prepared.turns", t, turn.value, static_cast<std::ptrdiff_t>(b)});
+            w.EndObject();
+            w.EndObject();
+        }
+    }
+    w.EndArray();
+    w.EndObject();
+}
+
 void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan,
                     const rapidjson::StringBuffer& out, providers::TurnSpan& span) {
     const std::vector<Turn>& turns = all.turns;
@@ -643,6 +716,19 @@ void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan,
         std::size_t end = first + 1;
         while (end < turns.size() && turns[end].user == turns[first].user) ++end;
         const bool user = turns[first].user;
+        std::size_t definitions = 0;
+        std::size_t others = 0;
+        for (std::size_t t = first; t < end; ++t) {
+            definitions += turns[t].definitions;
+            for (std::size_t b = 0; b < turns[t].count; ++b) {
+                const Inspected& in = all.blocks[turns[t].first + b];
+                others += in.dropped || is_definition(in) ? 0U : 1U;
+            }
+        }
+        if (definitions > 0 && others == 0)
+            refuse(Where{"prepared.turns", first, turns[first].value}.str() +
+                   ": a user turn of nothing but tool definitions; the message before a tool "
+                   "addition cannot be empty");
         w.StartObject();
         w.Key("role");
         w.String(user ? "user" : "assistant");
@@ -654,7 +740,8 @@ void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan,
                 for (std::size_t b = 0; b < turns[t].count; ++b) {
                     const Inspected& in = all.blocks[turns[t].first + b];
                     const bool result = in.kind == Kind::kToolResult;
-                    if ((pass == 0) != (user && result) || in.dropped) continue;
+                    if ((pass == 0) != (user && result) || in.dropped || is_definition(in))
+                        continue;
                     const Where where{"prepared.turns", t, turns[t].value,
                                       static_cast<std::ptrdiff_t>(b)};
                     enc.block(in, plan.anchored(t, b), Place::kTurn, where);
@@ -663,6 +750,7 @@ void write_messages(Encoder& enc, Writer& w, const Turns& all, const Plan& plan,
         }
         w.EndArray();
         w.EndObject();
+        if (definitions > 0) write_tool_additions(w, all, first, end);
         first = end;
     }
     span.end = out.GetSize();
@@ -677,8 +765,14 @@ void write_tools(Writer& w, const Value& prepared) {
     w.Key("tools");
     w.StartArray();
     for (rapidjson::SizeType i = 0; i < tools->Size(); ++i) {
-        const Value& tool = (*tools)[i];
-        const Where where{"prepared.tool_definitions", i};
+        write_tool(w, (*tools)[i], Where{"prepared.tool_definitions", i});
+    }
+    w.EndArray();
+}
+
+/// One tool as a `tools` entry: {name, description, input_schema}.
+void write_tool(Writer& w, const Value& tool, const Where& where) {
+    {
         if (!tool.IsObject()) refuse(where.str() + " is not an object");
         const Value& name = need_string(tool, "name", where);
         w.StartObject();
@@ -721,10 +815,9 @@ void write_tools(Writer& w, const Value& prepared) {
         }
         w.EndObject();
     }
-    w.EndArray();
 }
 
-void write_headers(Writer& w, const Value* options) {
+void write_headers(Writer& w, const Value* options, bool tool_additions) {
     const bool has_options = options != nullptr;
     w.Key("headers");
     w.StartObject();
@@ -740,8 +833,8 @@ void write_headers(Writer& w, const Value* options) {
     w.Key("content-type");
     w.String("application/json");
     const Value* beta = has_options ? find(*options, "anthropic_beta") : nullptr;
+    std::string flags;
     if (beta != nullptr && !beta->IsNull()) {
-        std::string flags;
         if (beta->IsString()) {
             flags = view(*beta);
         } else if (beta->IsArray()) {
@@ -754,10 +847,14 @@ void write_headers(Writer& w, const Value* options) {
         } else {
             refuse("options.anthropic_beta is neither a string nor an array of strings");
         }
-        if (!flags.empty()) {
-            w.Key("anthropic-beta");
-            w.String(flags.data(), static_cast<rapidjson::SizeType>(flags.size()));
-        }
+    }
+    if (tool_additions && !names_flag(flags, kInlineToolsBeta)) {
+        if (!flags.empty()) flags += ",";
+        flags += kInlineToolsBeta;
+    }
+    if (!flags.empty()) {
+        w.Key("anthropic-beta");
+        w.String(flags.data(), static_cast<rapidjson::SizeType>(flags.size()));
     }
     w.EndObject();
 }
@@ -835,7 +932,11 @@ providers::TurnSpan encode_to(std::string_view provider_request_json,
         hw.String("POST");
         hw.Key("path");
         hw.String("/v1/messages");
-        write_headers(hw, head.options);
+        // tools.103: the request says when any part of the conversation holds a tool change,
+        // so the head of a split request (its turns encoded apart) asks for the beta too.
+        const Value* changes = find(request, "tool_changes");
+        write_headers(hw, head.options,
+                      turns.tool_additions || (changes != nullptr && changes->IsTrue()));
         hw.EndObject();
     }
     w.StartObject();

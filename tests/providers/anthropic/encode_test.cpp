@@ -222,6 +222,43 @@ std::string request_with(const std::string& prepared, const std::string& top = "
 const std::string kUserHi =
     R"({"role":"user","message_id":"m1","blocks":[{"type":"text","text":"hi"}]})";
 
+const std::string kDefinition =
+    R"({"type":"tool_definition","name":"fetch","description":"Fetches a page.","schema":{"type":"object","properties":{"url":{"type":"string"}}}})";
+
+// tools.103: a late tool's definition leaves the user message and follows it as a system message
+// of tool additions; `tools` is unchanged and the beta that takes a definition by value is asked.
+TEST(AnthropicEncode, ALateToolIsAToolAdditionAfterItsUserMessage) {
+    const std::string request = request_with(
+        R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":2,"block":0}]},"tool_definitions":[{"name":"search","schema":{"type":"object"}}],"turns":[)" +
+            kUserHi +
+            R"(,{"role":"assistant","message_id":"a1","blocks":[{"type":"text","text":"hello"}]},{"role":"user","message_id":"t1","blocks":[{"type":"text","text":"Additional tools now available: fetch"},)" +
+            kDefinition +
+            R"(]},{"role":"user","message_id":"q2","blocks":[{"type":"text","text":"fetch it"}]}]})",
+        R"(,"options":{"anthropic_beta":["interleaved-thinking-2025-05-14"]})");
+    const rapidjson::Document http = parse(provider().encode(request));
+    const auto& body = http["body"];
+    ASSERT_EQ(body["tools"].Size(), 1U);
+    EXPECT_STREQ(body["tools"][0]["name"].GetString(), "search");
+    const auto& messages = body["messages"];
+    ASSERT_EQ(messages.Size(), 4U);
+    EXPECT_STREQ(messages[2]["role"].GetString(), "user");
+    ASSERT_EQ(messages[2]["content"].Size(), 2U) << "the definition left the user message";
+    EXPECT_TRUE(messages[2]["content"][0].HasMember("cache_control"));
+    EXPECT_EQ(text_of(messages[2]["content"][1]), "fetch it");
+    const auto& system = messages[3];
+    EXPECT_STREQ(system["role"].GetString(), "system");
+    ASSERT_EQ(system["content"].Size(), 1U);
+    const auto& addition = system["content"][0];
+    EXPECT_STREQ(addition["type"].GetString(), "tool_addition");
+    EXPECT_STREQ(addition["tool"]["type"].GetString(), "tool_definition");
+    EXPECT_STREQ(addition["tool"]["definition"]["name"].GetString(), "fetch");
+    EXPECT_STREQ(addition["tool"]["definition"]["description"].GetString(), "Fetches a page.");
+    EXPECT_STREQ(addition["tool"]["definition"]["input_schema"]["type"].GetString(), "object");
+    EXPECT_STREQ(http["headers"]["anthropic-beta"].GetString(),
+                 "interleaved-thinking-2025-05-14,inline-tools-2026-09-15");
+    EXPECT_EQ(count_cache_control(body), 1);
+}
+
 // caching.106, caching.107: the request-level marker is the body's cache_control; the 1-hour
 // head is the system block's; the tail keeps the request's TTL (5 minutes here).
 TEST(AnthropicEncode, TheRequestLevelMarkerAndTheOneHourHead) {
@@ -286,6 +323,23 @@ std::vector<Refusal> refusals() {
              R"({"system_blocks":[],"cache_plan":{"breakpoints":1,"system_block":0,"turn_anchors":[]},"turns":[)" +
              kUserHi + "]}"),
          {"system_block is 0", "0 system blocks"}},
+        {"tool_definition_in_an_assistant_turn",  // tools.103
+         request_with(
+             R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[)" +
+             kUserHi +
+             R"(,{"role":"assistant","message_id":"a1","blocks":[{"type":"text","text":"x"},)" +
+             kDefinition + "]}]}"),
+         {"prepared.turns[1] (message \"a1\").blocks[1]", "assistant turn cannot declare"}},
+        {"anchor_on_tool_definition",  // tools.103
+         request_with(
+             R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":0,"block":1}]},"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"q"},)" +
+             kDefinition + "]}]}"),
+         {"prepared.turns[0] (message \"m1\").blocks[1]", "\"tool_definition\" block"}},
+        {"only_tool_definitions",  // tools.103
+         request_with(
+             R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[{"role":"user","message_id":"m1","blocks":[)" +
+             kDefinition + "]}]}"),
+         {"prepared.turns[0] (message \"m1\")", "nothing but tool definitions"}},
         {"anchor_on_blank_text",
          request_with(
              R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":0,"block":0}]},"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"  "},{"type":"text","text":"q"}]}]})"),
