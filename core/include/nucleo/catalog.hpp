@@ -148,6 +148,9 @@ struct ModelSpec {
     bool refuses_prefill = false;
     bool refuses_forced_tool_use = false;
     bool refuses_tools_with_reasoning = false;
+    /// wire.205: the provider holds the conversation as a thread the next call may continue
+    /// (catalog `threads: true`; Anthropic's message threads, beta `message-threads-2026-08-12`).
+    bool threads = false;
     /// caching.116: whether cache breakpoints are written (`explicit`) or the provider caches on its
     /// own (`automatic`); `none` for a model without caching.
     std::string cache_breakpoints = "explicit";
