@@ -115,6 +115,13 @@ void set_member(rapidjson::Document& doc, const char* name, json::Value value) {
     doc.AddMember(json::Value(name, alloc), std::move(value), alloc);
 }
 
+/// A system as its blocks: a string system is its one text block, as the cache and the binding
+/// read it, so the same text sent either way is the same system.
+std::optional<std::string> system_blocks(const std::optional<std::string>& system) {
+    if (!system || system->empty() || (*system)[0] != '"') return system;
+    return R"([{"type":"text","text":)" + *system + "}]";
+}
+
 /// The fields of `asked` that differ from the thread's `held`, in a fixed order. `system` and
 /// `tools` are compared only when the request sends them (a continue leaves them out).
 std::vector<std::string> differing(const ThreadRecord& held, const ThreadRecord& asked) {
@@ -122,7 +129,8 @@ std::vector<std::string> differing(const ThreadRecord& held, const ThreadRecord&
     if (asked.model != held.model) out.emplace_back("model");
     if (asked.thinking != held.thinking) out.emplace_back("thinking");
     if (asked.output_config != held.output_config) out.emplace_back("output_config");
-    if (asked.system && asked.system != held.system) out.emplace_back("system");
+    if (asked.system && system_blocks(asked.system) != system_blocks(held.system))
+        out.emplace_back("system");
     if (asked.tools && asked.tools != held.tools) out.emplace_back("tools");
     return out;
 }
