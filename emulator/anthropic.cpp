@@ -530,7 +530,8 @@ class Anthropic final : public Dialect {
         if (!count_tokens) {
             if (auto r = check_thread_param(doc, betas)) return refuse(*r);
             auto begun = begin_thread_turn(
-                ctx.threads, doc, ctx.catalog.threads(contract::WireFamily::kAnthropicMessages, model),
+                ctx.threads, doc,
+                ctx.catalog.threads(contract::WireFamily::kAnthropicMessages, model),
                 ThreadFaults{faults.thread_lost, faults.thread_busy}, ctx.cache.clock());
             if (const auto* e = std::get_if<ThreadError>(&begun)) {
                 return error_response(ErrorClass::kInvalidRequest, e->status,

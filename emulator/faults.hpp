@@ -40,8 +40,8 @@ struct Faults {
     int fail_status = 0;  ///< ...with this status (0: 529 for Anthropic, 500 otherwise)
 
     bool any() const {
-        return rate_limited || server_error || overloaded || truncate || malformed ||
-               thread_lost || thread_busy || delay_ms > 0 || fail_first > 0;
+        return rate_limited || server_error || overloaded || truncate || malformed || thread_lost ||
+               thread_busy || delay_ms > 0 || fail_first > 0;
     }
     /// Parses the list; throws std::invalid_argument naming the item it does not know.
     static Faults parse(std::string_view spec);

@@ -138,12 +138,12 @@ std::vector<std::string> differing(const ThreadRecord& held, const ThreadRecord&
 ThreadError fingerprint_mismatch(const std::vector<std::string>& fields) {
     std::string names;
     for (const std::string& f : fields) names += (names.empty() ? "" : ", ") + f;
-    return {400, "invalid_request_error",
-            "thread: the request differs from the thread it continues in differing field(s): " +
-                names +
-                ". A thread keeps the values it was created with: send those, or replay the full "
-                "conversation with thread: {\"type\": \"create\"} to change them.",
-            "thread_fingerprint_mismatch"};
+    return {
+        400, "invalid_request_error",
+        "thread: the request differs from the thread it continues in differing field(s): " + names +
+            ". A thread keeps the values it was created with: send those, or replay the full "
+            "conversation with thread: {\"type\": \"create\"} to change them.",
+        "thread_fingerprint_mismatch"};
 }
 
 ThreadError already_continued(std::string_view id) {
@@ -335,8 +335,7 @@ ThreadStore::Counts ThreadStore::counts(Clock::time_point now) {
     return c;
 }
 
-ThreadTurn::ThreadTurn(ThreadStore& store, std::optional<std::string> previous,
-                       ThreadRecord record)
+ThreadTurn::ThreadTurn(ThreadStore& store, std::optional<std::string> previous, ThreadRecord record)
     : store_(&store), previous_(std::move(previous)), record_(std::move(record)) {}
 
 ThreadTurn::ThreadTurn(ThreadTurn&& other) noexcept

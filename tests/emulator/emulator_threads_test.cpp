@@ -144,34 +144,32 @@ TEST_F(Threads, ContinueIsAnsweredAsTheWholeConversation) {
     EXPECT_GT(second["usage"]["input_tokens"].GetInt64(),
               first["usage"]["input_tokens"].GetInt64());
     // The system came from the thread: without it the whole request is another prompt.
-    const auto no_system =
-        answer(body(user("Where is parcel A1") + "," + sent_back(first) + "," + user("And parcel B2"),
-                    ""));
+    const auto no_system = answer(body(
+        user("Where is parcel A1") + "," + sent_back(first) + "," + user("And parcel B2"), ""));
     EXPECT_NE(std::string(no_system["id"].GetString()), second["id"].GetString());
 
     // The continue's answer is a thread too: it is continued in turn.
-    const auto third =
-        answer(body(user("And parcel C3"), continuing(second["id"].GetString())));
+    const auto third = answer(body(user("And parcel C3"), continuing(second["id"].GetString())));
     EXPECT_EQ(std::string(third["content"][0]["text"].GetString()),
               "This is the emulator's answer to: And parcel C3");
 }
 
 // wire.200: the tools too come from the thread; a streamed continue is stored like any other.
 TEST_F(Threads, ToolsComeFromTheThreadAndStreamedAnswersAreStored) {
-    const auto first = answer(body(user("Say hello"), create(), R"(,"tools":)" + kTools +
-                                                                  R"(,"tool_choice":{"type":"none"})"));
+    const auto first = answer(body(user("Say hello"), create(),
+                                   R"(,"tools":)" + kTools + R"(,"tool_choice":{"type":"none"})"));
     EXPECT_EQ(std::string(first["stop_reason"].GetString()), "end_turn");
     // No tools sent: the thread's `track` is offered and called with the question's last word.
-    const HttpResult streamed = send(body(user("Track parcel Z9"), continuing(first["id"].GetString()),
-                                          R"(,"stream":true)"));
+    const HttpResult streamed = send(
+        body(user("Track parcel Z9"), continuing(first["id"].GetString()), R"(,"stream":true)"));
     ASSERT_EQ(streamed.status, 200) << streamed.body;
     std::string id;
     bool called = false;
     for (const auto& [event, data] : parse_sse(streamed.body)) {
         const rapidjson::Document d = parse(data);
         if (event == "message_start") id = d["message"]["id"].GetString();
-        if (event == "content_block_start" && std::string(d["content_block"]["type"].GetString()) ==
-                                                  "tool_use")
+        if (event == "content_block_start" &&
+            std::string(d["content_block"]["type"].GetString()) == "tool_use")
             called = std::string(d["content_block"]["name"].GetString()) == "track";
     }
     EXPECT_TRUE(called) << streamed.body;
@@ -256,8 +254,7 @@ TEST_F(Threads, AFingerprintFieldThatDiffersIsRefusedNamingIt) {
 TEST_F(Threads, ARefusedContinueConsumesNothing) {
     const auto first = answer(body(user("Where is parcel A1"), create()));
     const std::string a1 = first["id"].GetString();
-    const HttpResult r =
-        send(body(R"({"role":"assistant","content":"I guess"})", continuing(a1)));
+    const HttpResult r = send(body(R"({"role":"assistant","content":"I guess"})", continuing(a1)));
     EXPECT_EQ(r.status, 400);
     EXPECT_EQ(error_of(r).message,
               "messages: roles must alternate between \"user\" and \"assistant\", but found "
@@ -284,7 +281,8 @@ TEST_F(Threads, AThreadExpiresOnTheClock) {
 // wire.204: thread-lost answers a continue 404 and forgets the thread; thread-busy answers it
 // thread_continue_in_flight and leaves it as it was; neither changes a create.
 TEST_F(Threads, FaultsAnswerAContinueAsLostOrBusy) {
-    const auto first = answer(body(user("Where is parcel A1"), create()), "thread-lost,thread-busy");
+    const auto first =
+        answer(body(user("Where is parcel A1"), create()), "thread-lost,thread-busy");
     const std::string a1 = first["id"].GetString();
     const HttpResult busy = send(body(user("And B2"), continuing(a1)), "thread-busy");
     EXPECT_EQ(busy.status, 400);
@@ -297,10 +295,10 @@ TEST_F(Threads, FaultsAnswerAContinueAsLostOrBusy) {
     EXPECT_EQ(error_of(lost).code, "thread_not_found");
     // Gone for good: the client replays the whole conversation with a create.
     EXPECT_EQ(send(body(user("And C3"), continuing(b2))).status, 404);
-    const auto replayed = answer(body(user("Where is parcel A1") + "," + sent_back(first) + "," +
-                                          user("And B2") + "," + sent_back(second) + "," +
-                                          user("And C3"),
-                                      create()));
+    const auto replayed =
+        answer(body(user("Where is parcel A1") + "," + sent_back(first) + "," + user("And B2") +
+                        "," + sent_back(second) + "," + user("And C3"),
+                    create()));
     answer(body(user("And D4"), continuing(replayed["id"].GetString())));
     EXPECT_GE(stats()["faults"].GetInt64(), 3);
 }
@@ -328,10 +326,10 @@ TEST_F(Threads, TheMemberNeedsTheBetaAndItsShape) {
     }
     // null asks nothing; count_tokens does not read the member.
     answer(body(user("Hi"), "null"));
-    const HttpResult counted = emu_->post(
-        "/v1/messages/count_tokens",
-        R"({"model":"claude-emu-threads","messages":[)" + user("Hi") + R"(],"thread":{"type":"create"}})",
-        anthropic_headers());
+    const HttpResult counted = emu_->post("/v1/messages/count_tokens",
+                                          R"({"model":"claude-emu-threads","messages":[)" +
+                                              user("Hi") + R"(],"thread":{"type":"create"}})",
+                                          anthropic_headers());
     EXPECT_EQ(counted.status, 200) << counted.body;
 }
 
@@ -377,7 +375,8 @@ TEST_F(Threads, ACacheMarkBelongsToItsRequest) {
 // prefix is the one the block was bound to, so the bound model takes it.
 TEST_F(Threads, AStoredThinkingBlockStaysBound) {
     const std::string thinking = R"(,"system":)" + kSystem + R"(,"thinking":{"type":"adaptive"})";
-    const auto first = answer(body(user("Where is parcel A1"), create(), thinking, "claude-emu-bound"));
+    const auto first =
+        answer(body(user("Where is parcel A1"), create(), thinking, "claude-emu-bound"));
     ASSERT_EQ(std::string(first["content"][0]["type"].GetString()), "thinking") << str(first);
     const auto second = answer(body(user("And parcel B2"), continuing(first["id"].GetString()),
                                     R"(,"thinking":{"type":"adaptive"})", "claude-emu-bound"));
