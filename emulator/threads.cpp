@@ -18,53 +18,15 @@ bool nested(std::string_view name) {
     return std::find(kNested.begin(), kNested.end(), name) != kNested.end();
 }
 
-/// Writes `v` without its `cache_control` member and those of the blocks, tool and definition
-/// under it: the marks belong to the request that sent them, not to the thread.
-void write_unmarked(const json::Value& v, json::Writer& w) {
+/// Writes `v` compact, in one of two canonical forms. `sorted`: the members of every object in
+/// name order, so two requests that send the same `thinking` or `output_config` in another member
+/// order have the same fingerprint. Else as sent but without the `cache_control` members of `v`
+/// and of the blocks, tools and definitions under it: the marks belong to the request that sent
+/// them, not to the thread.
+void write_canonical(const json::Value& v, json::Writer& w, bool sorted) {
     if (v.IsArray()) {
         w.StartArray();
-        for (const auto& item : v.GetArray()) write_unmarked(item, w);
-        w.EndArray();
-        return;
-    }
-    if (!v.IsObject()) {
-        v.Accept(w);
-        return;
-    }
-    w.StartObject();
-    for (const auto& m : v.GetObject()) {
-        const std::string_view name(m.name.GetString(), m.name.GetStringLength());
-        if (name == "cache_control") continue;
-        w.Key(m.name.GetString(), m.name.GetStringLength());
-        if (nested(name) && (m.value.IsArray() || m.value.IsObject())) {
-            write_unmarked(m.value, w);
-        } else {
-            m.value.Accept(w);
-        }
-    }
-    w.EndObject();
-}
-
-std::string unmarked(const json::Value& v) {
-    rapidjson::StringBuffer buf;
-    json::Writer w(buf);
-    // A list of blocks or tools: each one's own mark goes too.
-    if (v.IsArray()) {
-        w.StartArray();
-        for (const auto& item : v.GetArray()) write_unmarked(item, w);
-        w.EndArray();
-    } else {
-        write_unmarked(v, w);
-    }
-    return std::string(buf.GetString(), buf.GetSize());
-}
-
-/// Writes `v` with the members of every object in name order: two requests that send the same
-/// `thinking` or `output_config` in another member order have the same fingerprint.
-void write_sorted(const json::Value& v, json::Writer& w) {
-    if (v.IsArray()) {
-        w.StartArray();
-        for (const auto& item : v.GetArray()) write_sorted(item, w);
+        for (const auto& item : v.GetArray()) write_canonical(item, w, sorted);
         w.EndArray();
         return;
     }
@@ -74,26 +36,41 @@ void write_sorted(const json::Value& v, json::Writer& w) {
     }
     std::vector<const json::Value::Member*> members;
     for (const auto& m : v.GetObject()) members.push_back(&m);
-    std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
-        return std::string_view(a->name.GetString(), a->name.GetStringLength()) <
-               std::string_view(b->name.GetString(), b->name.GetStringLength());
-    });
+    const auto name = [](const json::Value::Member* m) {
+        return std::string_view(m->name.GetString(), m->name.GetStringLength());
+    };
+    if (sorted) {
+        std::sort(members.begin(), members.end(),
+                  [&](const auto* a, const auto* b) { return name(a) < name(b); });
+    }
     w.StartObject();
     for (const auto* m : members) {
+        if (!sorted && name(m) == "cache_control") continue;
         w.Key(m->name.GetString(), m->name.GetStringLength());
-        write_sorted(m->value, w);
+        if (sorted || nested(name(m))) {
+            write_canonical(m->value, w, sorted);
+        } else {
+            m->value.Accept(w);
+        }
     }
     w.EndObject();
 }
 
-/// The member's canonical JSON; "null" when absent.
-std::string sorted_member(const json::Value& doc, const char* name) {
-    const json::Value* v = json::member(doc, name);
-    if (v == nullptr) return "null";
+std::string canonical(const json::Value& v, bool sorted) {
     rapidjson::StringBuffer buf;
     json::Writer w(buf);
-    write_sorted(*v, w);
+    write_canonical(v, w, sorted);
     return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string unmarked(const json::Value& v) {
+    return canonical(v, false);
+}
+
+/// The member's canonical JSON, sorted; "null" when absent.
+std::string sorted_member(const json::Value& doc, const char* name) {
+    const json::Value* v = json::member(doc, name);
+    return v == nullptr ? "null" : canonical(*v, true);
 }
 
 /// Parses a stored JSON text into a value of `doc`'s allocator.
@@ -135,23 +112,27 @@ std::vector<std::string> differing(const ThreadRecord& held, const ThreadRecord&
     return out;
 }
 
+/// A 400 `invalid_request_error` with the error code `code`.
+ThreadError invalid(std::string message, std::string code) {
+    return {400, "invalid_request_error", std::move(message), std::move(code)};
+}
+
 ThreadError fingerprint_mismatch(const std::vector<std::string>& fields) {
     std::string names;
     for (const std::string& f : fields) names += (names.empty() ? "" : ", ") + f;
-    return {
-        400, "invalid_request_error",
+    return invalid(
         "thread: the request differs from the thread it continues in differing field(s): " + names +
             ". A thread keeps the values it was created with: send those, or replay the full "
             "conversation with thread: {\"type\": \"create\"} to change them.",
-        "thread_fingerprint_mismatch"};
+        "thread_fingerprint_mismatch");
 }
 
 ThreadError already_continued(std::string_view id) {
-    return {400, "invalid_request_error",
-            "thread: the response '" + std::string(id) +
-                "' has already been continued, and each response can be continued only once. "
-                "Continue from the thread's most recent response id.",
-            "thread_already_continued"};
+    return invalid(
+        "thread: the response '" + std::string(id) +
+            "' has already been continued, and each response can be continued only once. "
+            "Continue from the thread's most recent response id.",
+        "thread_already_continued");
 }
 
 }  // namespace
@@ -202,10 +183,9 @@ std::string thread_error_body(const ThreadError& e) {
 }
 
 ThreadError thread_unsupported(std::string_view model) {
-    return {400, "invalid_request_error",
-            "thread: message threads are not supported on model '" + std::string(model) +
-                "'. Send the full conversation without thread.",
-            "thread_unsupported_request"};
+    return invalid("thread: message threads are not supported on model '" + std::string(model) +
+                       "'. Send the full conversation without thread.",
+                   "thread_unsupported_request");
 }
 
 ThreadError thread_not_found(std::string_view id) {
@@ -217,11 +197,11 @@ ThreadError thread_not_found(std::string_view id) {
 }
 
 ThreadError thread_in_flight(std::string_view id) {
-    return {400, "invalid_request_error",
-            "thread: another request is still continuing from '" + std::string(id) +
-                "'. Wait for it to complete and continue from its response id, or replay the "
-                "full conversation with thread: {\"type\": \"create\"}.",
-            "thread_continue_in_flight"};
+    return invalid(
+        "thread: another request is still continuing from '" + std::string(id) +
+            "'. Wait for it to complete and continue from its response id, or replay the "
+            "full conversation with thread: {\"type\": \"create\"}.",
+        "thread_continue_in_flight");
 }
 
 ThreadRecord thread_record(const json::Value& doc) {
