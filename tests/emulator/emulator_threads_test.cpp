@@ -28,10 +28,12 @@ const char* const kThreadsCatalog = R"(models:
     provider: anthropic
     wire_model: claude-emu-threads
     threads: true
+    thinking: {efforts: [low, medium, high]}
   - id: claude-emu-threads-2
     provider: anthropic
     wire_model: claude-emu-threads-2
     threads: true
+    thinking: {efforts: [low, medium, high]}
   - id: claude-emu-plain
     provider: anthropic
     wire_model: claude-emu-plain
@@ -81,7 +83,8 @@ ApiError error_of(const HttpResult& r) {
     const auto& err = d["error"];
     e.type = err["type"].GetString();
     e.message = err["message"].GetString();
-    if (err.HasMember("details")) e.code = err["details"]["error_code"].GetString();
+    if (err.HasMember("details") && err["details"]["error_code"].IsString())
+        e.code = err["details"]["error_code"].GetString();
     return e;
 }
 
@@ -164,23 +167,33 @@ TEST_F(Threads, ToolsComeFromTheThreadAndStreamedAnswersAreStored) {
         body(user("Track parcel Z9"), continuing(first["id"].GetString()), R"(,"stream":true)"));
     ASSERT_EQ(streamed.status, 200) << streamed.body;
     std::string id;
-    bool called = false;
+    std::string tool_id;
     for (const auto& [event, data] : parse_sse(streamed.body)) {
         const rapidjson::Document d = parse(data);
         if (event == "message_start") id = d["message"]["id"].GetString();
         if (event == "content_block_start" &&
-            std::string(d["content_block"]["type"].GetString()) == "tool_use")
-            called = std::string(d["content_block"]["name"].GetString()) == "track";
+            std::string(d["content_block"]["type"].GetString()) == "tool_use" &&
+            std::string(d["content_block"]["name"].GetString()) == "track")
+            tool_id = d["content_block"]["id"].GetString();
     }
-    EXPECT_TRUE(called) << streamed.body;
+    ASSERT_FALSE(tool_id.empty()) << streamed.body;
     ASSERT_FALSE(id.empty());
-    const std::string result =
-        R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"In Lyon"}]})";
-    // The stored answer's tool_use is the one the result answers: the rule book reads it.
-    const HttpResult orphan = send(body(result, continuing(id)));
+    const auto result = [](const std::string& use) {
+        return R"({"role":"user","content":[{"type":"tool_result","tool_use_id":")" + use +
+               R"(","content":"In Lyon"}]})";
+    };
+    // The stored answer's tool_use is read by the rule book, at its place in the conversation.
+    const HttpResult orphan = send(body(result("toolu_other"), continuing(id)));
     EXPECT_EQ(orphan.status, 400);
-    EXPECT_NE(error_of(orphan).message.find("unexpected `tool_use_id`"), std::string::npos)
-        << orphan.body;
+    EXPECT_EQ(error_of(orphan).message,
+              "messages.3: `tool_use` ids were found without `tool_result` blocks immediately "
+              "after: " +
+                  tool_id +
+                  ". Each `tool_use` block must have a corresponding `tool_result` block in the "
+                  "next message.");
+    const auto answered = answer(body(result(tool_id), continuing(id)));
+    EXPECT_EQ(std::string(answered["content"][0]["text"].GetString()),
+              "The tool track returned: In Lyon");
 }
 
 // wire.201: an answer is continued once; the second continue is thread_already_continued.
