@@ -10,7 +10,7 @@ namespace {
 using json::quote;
 
 /// The members a cache mark is looked for under, as the SDK's thread helper strips them from a
-/// message it sends again (lib/internal/threads/ThreadState.js, withoutCacheControl).
+/// message it sends again (src/lib/internal/threads/ThreadState.ts, withoutCacheControl).
 constexpr std::array<std::string_view, 5> kNested = {"content", "source", "tool", "definition",
                                                      "tool_references"};
 
