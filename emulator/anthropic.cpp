@@ -1,10 +1,11 @@
 // Anthropic Messages API (POST /v1/messages, /v1/messages/count_tokens): the request rules and
 // error texts the API documents and answers with, explicit cache_control prefix caching, thinking
-// blocks bound to their prefix (wire.193, wire.194), cache diagnostics, and replies as JSON or as
-// server-sent events.
+// blocks bound to their prefix (wire.193, wire.194), cache diagnostics, message threads
+// (wire.199-wire.204), and replies as JSON or as server-sent events.
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "cache_diagnostics.hpp"
@@ -17,6 +18,7 @@
 #include "rule_book_view.hpp"
 #include "thinking.hpp"
 #include "thinking_binding.hpp"
+#include "threads.hpp"
 #include "tool_changes.hpp"
 
 namespace nucleo::emulator {
@@ -316,6 +318,13 @@ std::vector<std::string> content_blocks(const Reply& r) {
     return blocks;
 }
 
+/// The Message's `content`, a JSON array: what a thread stores as the answer (wire.200).
+std::string content_json(const Reply& r) {
+    std::string content;
+    for (const auto& b : content_blocks(r)) content += (content.empty() ? "" : ",") + b;
+    return "[" + content + "]";
+}
+
 std::string sse(const std::string& event, const std::string& data) {
     return "event: " + event + "\ndata: " + data + "\n\n";
 }
@@ -332,11 +341,9 @@ Response render(const json::Value& doc, const Reply& r, const CacheUsage& u,
     const std::string model = quote(json::string_member(doc, "model"));
     const json::Value* stream = json::member(doc, "stream");
     if (stream == nullptr || !stream->IsBool() || !stream->GetBool()) {
-        std::string content;
-        for (const auto& b : content_blocks(r)) content += (content.empty() ? "" : ",") + b;
         return json_response(
             200, R"({"id":)" + quote(id) + R"(,"type":"message","role":"assistant","model":)" +
-                     model + R"(,"content":[)" + content + R"(],"stop_reason":)" +
+                     model + R"(,"content":)" + content_json(r) + R"(,"stop_reason":)" +
                      quote(stop_reason(r)) + R"(,"stop_sequence":)" + stop_sequence_json(r) +
                      R"(,"stop_details":null,"container":null,"usage":)" +
                      usage_json(u, r.output_tokens, thinking_tokens(r)) + R"(,"diagnostics":)" +
@@ -516,6 +523,22 @@ class Anthropic final : public Dialect {
         const ModelCatalog::MidConversation mid =
             ctx.catalog.mid_conversation(contract::WireFamily::kAnthropicMessages, model);
         const Betas betas(req.header("anthropic-beta"));
+        // wire.199-wire.204: a thread continue is served as the conversation it continues
+        // followed by its own turns, so every check below reads the whole conversation.
+        // count_tokens takes no `thread` (MessageCountTokensParams has none).
+        std::optional<ThreadTurn> thread;
+        if (!count_tokens) {
+            if (auto r = check_thread_param(doc, betas)) return refuse(*r);
+            auto begun = begin_thread_turn(
+                ctx.threads, doc,
+                ctx.catalog.threads(contract::WireFamily::kAnthropicMessages, model),
+                ThreadFaults{faults.thread_lost, faults.thread_busy}, ctx.cache.clock());
+            if (const auto* e = std::get_if<ThreadError>(&begun)) {
+                return error_response(ErrorClass::kInvalidRequest, e->status,
+                                      thread_error_body(*e));
+            }
+            if (auto* t = std::get_if<ThreadTurn>(&begun)) thread.emplace(std::move(*t));
+        }
         if (auto r = Validator(doc, count_tokens, mid, betas).run()) return refuse(*r);
         const contract::ModelRules* rules =
             ctx.catalog.find(contract::WireFamily::kAnthropicMessages, model);
@@ -565,7 +588,10 @@ class Anthropic final : public Dialect {
             diagnostics = diagnostics_json(ctx.fingerprints.diagnose_and_store(
                 ask.previous, message_id(digest), std::move(*fp)));
         }
-        return render(doc, make_reply(in), usage, digest, diagnostics);
+        const Reply reply = make_reply(in);
+        // wire.200: the conversation and its answer, as answered, under the answer's id.
+        if (thread) thread->finish(message_id(digest), content_json(reply), ctx.cache.clock());
+        return render(doc, reply, usage, digest, diagnostics);
     }
 };
 

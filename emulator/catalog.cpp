@@ -119,6 +119,8 @@ ModelCatalog ModelCatalog::load(const std::string& path) {
             e.mid_conversation.tool_changes =
                 e.mid_conversation.tool_changes || item == "tool_changes";
         }
+        // wire.199: message threads, only when the record says so.
+        e.threads = flag(record["threads"]);
         catalog.entries_.push_back(std::move(e));
     }
     return catalog;
@@ -157,6 +159,12 @@ ModelCatalog::MidConversation ModelCatalog::mid_conversation(contract::WireFamil
                                                              std::string_view wire_model) const {
     const Entry* e = find_entry(family, wire_model);
     return e != nullptr ? e->mid_conversation : MidConversation{};
+}
+
+ModelCatalog::Threads ModelCatalog::threads(contract::WireFamily family,
+                                            std::string_view wire_model) const {
+    const Entry* e = find_entry(family, wire_model);
+    return e != nullptr ? Threads{true, e->threads} : Threads{};
 }
 
 std::string catalog_path(const std::string& option) {

@@ -58,6 +58,15 @@ class ModelCatalog {
     MidConversation mid_conversation(contract::WireFamily family,
                                      std::string_view wire_model) const;
 
+    /// What the record's optional `threads: true` says (wire.199): whether the model holds
+    /// Anthropic message threads. `named` is false when the catalog has no record of the model
+    /// (such a model takes threads, as it keeps every other behaviour no record refuses).
+    struct Threads {
+        bool named = false;
+        bool threads = false;
+    };
+    Threads threads(contract::WireFamily family, std::string_view wire_model) const;
+
     std::size_t size() const { return entries_.size(); }
     /// The file read ("" when none).
     const std::string& source() const { return source_; }
@@ -69,6 +78,7 @@ class ModelCatalog {
         std::string cache_breakpoints;  ///< caching.breakpoints, "" when the record names none
         Thinking thinking;
         MidConversation mid_conversation;
+        bool threads = false;  ///< `threads: true`
     };
     const Entry* find_entry(contract::WireFamily family, std::string_view wire_model) const;
     std::vector<Entry> entries_;

@@ -18,6 +18,7 @@
 #include "catalog.hpp"
 #include "faults.hpp"
 #include "prefix_cache.hpp"
+#include "threads.hpp"
 
 namespace nucleo::emulator {
 
@@ -42,6 +43,11 @@ struct Options {
     /// `--diagnostics-capacity`: how many fingerprints of Anthropic cache diagnostics are kept,
     /// the oldest forgotten first (a bound on memory; a test sets it low to see one forgotten).
     int diagnostics_capacity = static_cast<int>(FingerprintStore::kDefaultCapacity);
+    /// `--thread-ttl`: how long an Anthropic message thread lives after the last answer it stored
+    /// (the page "Message threads": 5 minutes), on the emulator's clock (wire.203).
+    int thread_ttl_seconds = ThreadStore::kDefaultTtlSeconds;
+    /// `--thread-capacity`: how many answers of threads are kept, the oldest stored evicted first.
+    int thread_capacity = static_cast<int>(ThreadStore::kDefaultCapacity);
 };
 
 /// One HTTP request as the dialects see it. Header names are lower-case.
@@ -85,16 +91,20 @@ struct Stats {
     std::atomic<std::int64_t> streams{0}, errors{0}, faults{0};
     std::atomic<std::int64_t> cache_writes{0}, cache_reads{0};
     std::atomic<std::int64_t> cache_write_tokens{0}, cache_read_tokens{0};
+    /// The bytes of the request bodies received on POST /v1/messages (wire.205): what message
+    /// threads save a client shows here.
+    std::atomic<std::int64_t> request_bytes{0};
     void reset();
 };
 
 /// What every dialect shares: settings, the model catalog, the prefix cache, the fingerprints of
-/// cache diagnostics and the counters.
+/// cache diagnostics, the message threads and the counters.
 struct Context {
     Options options;
     ModelCatalog catalog;  ///< read once at start, then only read (wire.186)
     PrefixCache cache;
     FingerprintStore fingerprints;  ///< Anthropic cache diagnostics, keyed by answer id
+    ThreadStore threads;            ///< Anthropic message threads, keyed by answer id
     Stats stats;
     FailFirstCounter fail_first;
 };

@@ -45,6 +45,10 @@ Faults Faults::parse(std::string_view spec) {
             f.tool_rounds = -1;
         } else if (item == "tool-cycle") {
             f.tool_cycle = true;
+        } else if (item == "thread-lost") {
+            f.thread_lost = true;
+        } else if (item == "thread-busy") {
+            f.thread_busy = true;
         } else if (item.starts_with("tool-rounds=")) {
             f.tool_rounds = parse_count(item, item.substr(12));
         } else if (item.starts_with("delay=")) {
@@ -64,7 +68,7 @@ Faults Faults::parse(std::string_view spec) {
             throw std::invalid_argument(
                 "x-emulator-fault: unknown fault '" + std::string(item) +
                 "' (known: 429, 500, 529, delay=MS, truncate, malformed, fail-first=N[:STATUS], "
-                "always-tool, tool-rounds=N, tool-cycle)");
+                "always-tool, tool-rounds=N, tool-cycle, thread-lost, thread-busy)");
         }
     }
     return f;

@@ -1,10 +1,11 @@
 // Faults injected on request (docs/emulator.md): a client asks for them with the header
 // `x-emulator-fault` or the query parameter `fault`, a comma-separated list:
 //   429 | 500 | 529 | delay=MS | truncate | malformed | fail-first=N[:STATUS]
-//   | always-tool | tool-rounds=N | tool-cycle
-// so retry, backoff and truncation paths are tested deterministically, without sleeps. The last two
+//   | always-tool | tool-rounds=N | tool-cycle | thread-lost | thread-busy
+// so retry, backoff and truncation paths are tested deterministically, without sleeps. Three
 // script an agent loop: a tool call also after a tool result, always or while the
-// conversation holds fewer than N assistant turns.
+// conversation holds fewer than N assistant turns. The last two answer an Anthropic thread
+// continue as if its thread were gone or busy (wire.204), so a client's replay is tested too.
 #pragma once
 
 #include <cstdint>
@@ -28,13 +29,19 @@ struct Faults {
     /// tool-cycle: scripted calls go through the declared tools in order instead of always the
     /// first (the call in the k-th assistant turn is tool k mod n). Not a fault either.
     bool tool_cycle = false;
+    /// thread-lost: a thread continue is answered 404 `thread_not_found` and the thread it names
+    /// is forgotten, as when the API lost it (wire.204).
+    bool thread_lost = false;
+    /// thread-busy: a thread continue is answered 400 `thread_continue_in_flight`, as when another
+    /// request is continuing the same answer (wire.204).
+    bool thread_busy = false;
     int delay_ms = 0;
     int fail_first = 0;   ///< the first N calls with the same request id fail...
     int fail_status = 0;  ///< ...with this status (0: 529 for Anthropic, 500 otherwise)
 
     bool any() const {
-        return rate_limited || server_error || overloaded || truncate || malformed ||
-               delay_ms > 0 || fail_first > 0;
+        return rate_limited || server_error || overloaded || truncate || malformed || thread_lost ||
+               thread_busy || delay_ms > 0 || fail_first > 0;
     }
     /// Parses the list; throws std::invalid_argument naming the item it does not know.
     static Faults parse(std::string_view spec);

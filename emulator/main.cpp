@@ -5,7 +5,7 @@
 // usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE] [--cache-ttl SECONDS]
 //                        [--min-cacheable TOKENS] [--latency-ms MS] [--stream-stall-ms MS]
 //                        [--catalog FILE|none] [--exit-with-parent] [--diagnostics-capacity N]
-//                        [--verbose]
+//                        [--thread-ttl SECONDS] [--thread-capacity N] [--verbose]
 // Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on bad arguments
 // (including a host that is not loopback: the emulator never listens on a network, and a
 // catalog that cannot be read).
@@ -42,10 +42,12 @@ const char* const kUsage =
     "usage: nucleo-emulator [--host 127.0.0.1] [--port N|0] [--port-file FILE]\n"
     "                       [--cache-ttl SECONDS] [--min-cacheable TOKENS] [--latency-ms MS]\n"
     "                       [--stream-stall-ms MS] [--catalog FILE|none] [--exit-with-parent]\n"
-    "                       [--diagnostics-capacity N] [--verbose]\n"
+    "                       [--diagnostics-capacity N] [--thread-ttl SECONDS]\n"
+    "                       [--thread-capacity N] [--verbose]\n"
     "Serves POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions,\n"
     "/model/{modelId}/converse, /model/{modelId}/converse-stream; GET /health, /stats;\n"
-    "POST /reset. Faults: header x-emulator-fault or query ?fault= (see docs/emulator.md).\n"
+    "POST /reset, /clock. Faults: header x-emulator-fault or query ?fault=\n"
+    "(see docs/emulator.md).\n"
     "Canned answers: header x-emulator-reply (the body, base64), optional x-emulator-reply-type\n"
     "and x-emulator-reply-first=N.\n"
     "Per-model rules come from the model catalog: --catalog FILE, or by default the source\n"
@@ -103,6 +105,10 @@ std::string parse_args(const std::vector<std::string>& args, Options& o, bool& h
             number = &o.stream_stall_ms;
         } else if (a == "--diagnostics-capacity") {
             number = &o.diagnostics_capacity;
+        } else if (a == "--thread-ttl") {
+            number = &o.thread_ttl_seconds;
+        } else if (a == "--thread-capacity") {
+            number = &o.thread_capacity;
         } else {
             return "unknown option " + a;
         }

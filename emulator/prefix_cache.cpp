@@ -92,6 +92,11 @@ std::chrono::seconds PrefixCache::advance(std::chrono::seconds by) {
     return offset_;
 }
 
+PrefixCache::Clock::time_point PrefixCache::clock() {
+    std::lock_guard lock(mu_);
+    return now();
+}
+
 std::int64_t documented_min_cacheable(std::string_view model) {
     const auto has = [model](std::string_view part) {
         return model.find(part) != std::string_view::npos;

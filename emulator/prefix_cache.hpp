@@ -85,6 +85,9 @@ class PrefixCache {
     /// Moves the cache's clock forward by `by` (negative values are refused by the caller);
     /// returns the total offset.
     std::chrono::seconds advance(std::chrono::seconds by);
+    /// The emulator's clock: the steady clock plus the offset `advance` moved it by. The thread
+    /// store reads it too, so `POST /clock` expires threads as it expires cache entries.
+    Clock::time_point clock();
 
   private:
     struct Entry {

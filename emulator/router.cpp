@@ -85,7 +85,7 @@ void record_cache(Stats& stats, const CacheUsage& usage) {
 void Stats::reset() {
     for (auto* c :
          {&anthropic, &openai, &bedrock, &bedrock_stream, &count_tokens, &streams, &errors, &faults,
-          &cache_writes, &cache_reads, &cache_write_tokens, &cache_read_tokens}) {
+          &cache_writes, &cache_reads, &cache_write_tokens, &cache_read_tokens, &request_bytes}) {
         c->store(0);
     }
 }
@@ -98,6 +98,8 @@ Router::Router(Options options, ModelCatalog catalog)
     ctx_.options = std::move(options);
     ctx_.catalog = std::move(catalog);
     ctx_.fingerprints.set_capacity(static_cast<std::size_t>(ctx_.options.diagnostics_capacity));
+    ctx_.threads.configure(std::chrono::seconds(ctx_.options.thread_ttl_seconds),
+                           static_cast<std::size_t>(ctx_.options.thread_capacity));
 }
 
 Response Router::handle(const Request& req) {
@@ -105,10 +107,11 @@ Response Router::handle(const Request& req) {
         return json_response(200, R"({"status":"ok"})");
     if (req.method == "GET" && req.path == "/stats") return stats();
     if (req.method == "POST" && req.path == "/reset") {
-        // Forget cached prefixes, fingerprints, fail-first counts and counters: tests start from
-        // a clean slate.
+        // Forget cached prefixes, fingerprints, threads, fail-first counts and counters: tests
+        // start from a clean slate.
         ctx_.cache.clear();
         ctx_.fingerprints.clear();
+        ctx_.threads.clear();
         ctx_.fail_first.clear();
         ctx_.stats.reset();
         return json_response(200, R"({"status":"reset"})");
@@ -117,6 +120,8 @@ Response Router::handle(const Request& req) {
     if (req.method == "POST") {
         if (req.path == "/v1/messages" || req.path == "/v1/messages/count_tokens") {
             (req.path == "/v1/messages" ? ctx_.stats.anthropic : ctx_.stats.count_tokens)++;
+            if (req.path == "/v1/messages")
+                ctx_.stats.request_bytes += static_cast<std::int64_t>(req.body.size());
             return provider_call(*anthropic_, req);
         }
         if (req.path == "/v1/chat/completions") {
@@ -147,8 +152,9 @@ Response Router::handle(const Request& req) {
         404, R"({"message":"nucleo-emulator: no route for )" + req.method + " " + req.path + "\"}");
 }
 
-/// caching.103: `POST /clock {"advance_seconds": N}` moves the cache clock forward by N seconds
-/// (a non-negative integer), so a test sees a TTL run out without waiting.
+/// caching.103, wire.203: `POST /clock {"advance_seconds": N}` moves the emulator's clock forward
+/// by N seconds (a non-negative integer), so a test sees a cache entry's or a thread's TTL run out
+/// without waiting.
 Response Router::advance_clock(const Request& req) {
     const auto refuse = [](const std::string& why) {
         return json_response(
@@ -297,6 +303,15 @@ Response Router::stats() {
     field("write_tokens", s.cache_write_tokens);
     field("read_tokens", s.cache_read_tokens);
     field("entries", static_cast<std::int64_t>(ctx_.cache.size()));
+    w.EndObject();
+    // wire.205: what message threads save, and the threads themselves.
+    field("request_bytes", s.request_bytes);
+    const ThreadStore::Counts threads = ctx_.threads.counts(ctx_.cache.clock());
+    w.Key("threads");
+    w.StartObject();
+    field("live", threads.live);
+    field("created", threads.created);
+    field("continued", threads.continued);
     w.EndObject();
     w.EndObject();
     return json_response(200, std::string(buf.GetString(), buf.GetSize()));

@@ -153,8 +153,8 @@ struct ModelSpec {
     /// (`tool_changes`, tools.103).
     bool system_messages = false;
     bool tool_changes = false;
-    /// Anthropic message threads (declared, not yet used by this release): the provider holds the conversation as a thread the next call continues
-    /// (catalog `threads: true`; Anthropic's message threads).
+    /// wire.205: the provider holds the conversation as a thread the next call may continue
+    /// (catalog `threads: true`; Anthropic's message threads, beta `message-threads-2026-08-12`).
     bool threads = false;
     /// caching.116: whether cache breakpoints are written (`explicit`) or the provider caches on its
     /// own (`automatic`); `none` for a model without caching.

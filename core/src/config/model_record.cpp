@@ -367,6 +367,7 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
                   "cache_ttls",
                   "prices",
                   "accepts",
+                  "threads",
                   "tokenizer",
                   "token_counter",
                   "rate_limits"});
@@ -453,6 +454,9 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
             if (!m.accepts(input)) m.accepted_inputs.push_back(input);
         }
     }
+    // wire.205: whether the provider holds the model's conversations as message threads.
+    if (auto v = Reader::get(n, "threads"); Reader::present(v))
+        m.threads = r.boolean(v, child(path, "threads"));
     if (auto v = Reader::get(n, "rate_limits"); Reader::present(v)) {
         const std::string limits = child(path, "rate_limits");
         r.expect_map(v, limits, {"requests_per_minute", "tokens_per_minute"});

@@ -584,6 +584,103 @@ describe('@anthropic-ai/sdk', () => {
     });
   });
 
+  // Message threads (wire.199-wire.205): the beta client sends `thread` with the beta, and the
+  // SDK raises each thread error as its own class from error.details.error_code.
+  const threadsBeta = 'message-threads-2026-08-12';
+  const threadModel = 'claude-sonnet-5-5';
+
+  /// A client whose requests' JSON bodies are kept in `sent`, in order.
+  const capturing = (sent) => client({ fetch: async (url, init) => {
+    sent.push(JSON.parse(init.body));
+    return recordingFetch('anthropic')(url, init);
+  } });
+
+  test('threads: a continue is answered as the whole conversation, with its id', async () => {
+    const system = 'You track parcels for the threads test.';
+    const question = { role: 'user', content: 'Where is parcel T1' };
+    const first = await client().beta.messages.create({ model: threadModel, max_tokens: 256, system,
+      messages: [question], thread: { type: 'create' }, betas: [threadsBeta] });
+    const next = { role: 'user', content: 'And parcel T2' };
+    const second = await client().beta.messages.create({ model: threadModel, max_tokens: 256,
+      messages: [next], thread: { type: 'continue', previous_message_id: first.id }, betas: [threadsBeta] });
+    assert.equal(second.content[0].text, "This is the emulator's answer to: And parcel T2");
+    const whole = await client().messages.create({ model: threadModel, max_tokens: 256, system,
+      messages: [question, { role: 'assistant', content: first.content }, next] });
+    assert.equal(second.id, whole.id);
+    assert.equal(second.usage.input_tokens, whole.usage.input_tokens);
+    // Each answer is continued once.
+    await assert.rejects(client().beta.messages.create({ model: threadModel, max_tokens: 256,
+      messages: [next], thread: { type: 'continue', previous_message_id: first.id }, betas: [threadsBeta] }), (e) => {
+      assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+      assert.equal(e.name, 'ThreadAlreadyContinuedError');
+      assert.equal(e.errorCode, 'thread_already_continued');
+      return true;
+    });
+  });
+
+  test('threads: each thread error is the SDK class of its error code', async () => {
+    const create = { model: threadModel, max_tokens: 256, messages: [{ role: 'user', content: 'Parcel T3' }],
+      thread: { type: 'create' }, betas: [threadsBeta] };
+    const first = await client().beta.messages.create(create);
+    const continuing = (extra = {}, options = {}) => client().beta.messages.create({ ...create,
+      messages: [{ role: 'user', content: 'And T4' }],
+      thread: { type: 'continue', previous_message_id: first.id }, ...extra }, options);
+    const raised = (name, code, status) => (e) => {
+      assert.equal(e.name, name);
+      assert.equal(e.errorCode, code);
+      assert.equal(e.status, status);
+      return true;
+    };
+    await assert.rejects(continuing({ output_config: { effort: 'low' } }),
+      raised('ThreadFingerprintMismatchError', 'thread_fingerprint_mismatch', 400));
+    await assert.rejects(continuing({}, { headers: { 'x-emulator-fault': 'thread-busy' } }),
+      raised('ThreadContinueInFlightError', 'thread_continue_in_flight', 400));
+    await assert.rejects(continuing({ thread: { type: 'continue', previous_message_id: 'msg_never_answered' } }),
+      (e) => e instanceof Anthropic.NotFoundError
+        && raised('ThreadNotFoundError', 'thread_not_found', 404)(e));
+    await assert.rejects(client().beta.messages.create({ ...create, model: 'claude-fable-5-2' }),
+      raised('ThreadUnsupportedRequestError', 'thread_unsupported_request', 400));
+    // Without the beta the member is an extra input.
+    await assert.rejects(client().beta.messages.create({ ...create, betas: undefined }), (e) => {
+      assert.ok(e instanceof Anthropic.BadRequestError, e.constructor.name);
+      assert.equal(e.error.error.message, 'thread: Extra inputs are not permitted');
+      return true;
+    });
+    // None of them consumed the answer.
+    const ok = await continuing();
+    assert.equal(ok.content[0].text, "This is the emulator's answer to: And T4");
+  });
+
+  test("threads: the SDK's thread helper sends only the new turn, and replays a lost or busy thread", async () => {
+    const sent = [];
+    const thread = capturing(sent).beta.messages.thread({ model: threadModel, max_tokens: 256,
+      system: 'You track parcels for the helper test.' });
+    const first = await thread.send({ role: 'user', content: 'Where is parcel H1' });
+    const second = await thread.send({ role: 'user', content: 'And parcel H2' });
+    assert.equal(second.content[0].text, "This is the emulator's answer to: And parcel H2");
+    assert.deepEqual(sent[0].thread, { type: 'create' });
+    assert.deepEqual(sent[1].thread, { type: 'continue', previous_message_id: first.id });
+    assert.equal(sent[1].system, undefined);
+    assert.deepEqual(sent[1].messages, [{ role: 'user', content: 'And parcel H2' }]);
+    // Streamed through the helper: the stored answer is continued by the next turn.
+    const streamed = await thread.stream({ role: 'user', content: 'And parcel H3' }).finalMessage();
+    assert.equal(streamed.content[0].text, "This is the emulator's answer to: And parcel H3");
+    let reply;
+    for (const fault of ['thread-lost', 'thread-busy']) {
+      const before = sent.length;
+      reply = await thread.send({ role: 'user', content: `After ${fault}` }, {},
+        { headers: { 'x-emulator-fault': fault } });
+      assert.equal(reply.content[0].text, `This is the emulator's answer to: After ${fault}`);
+      // The continue was refused, then the whole conversation went again under a new thread.
+      assert.deepEqual(sent.slice(before).map((b) => b.thread.type), ['continue', 'create']);
+      assert.equal(sent.at(-1).messages.length, thread.messages.length - 1);
+    }
+    const last = await thread.send({ role: 'user', content: 'And the last parcel' });
+    assert.deepEqual(sent.at(-1).thread, { type: 'continue', previous_message_id: reply.id });
+    assert.equal(sent.at(-1).messages.length, 1);
+    assert.equal(last.content[0].text, "This is the emulator's answer to: And the last parcel");
+  });
+
   schemaCheck('anthropic');
 });
 
