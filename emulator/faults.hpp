@@ -33,7 +33,7 @@ struct Faults {
     int fail_status = 0;  ///< ...with this status (0: 529 for Anthropic, 500 otherwise)
     /// retry-after=S: the `retry-after` a 429 of this request carries, in seconds (-1: the
     /// providers' usual 1). Not a fault by itself: it words the 429 that `429` or `fail-first`
-    /// asks for, so a client's cap on Retry-After is tested without waiting (limits.141).
+    /// asks for, so a client's cap on Retry-After is tested without waiting (limits.140).
     int retry_after_s = -1;
 
     bool any() const {

@@ -69,7 +69,7 @@ struct RetryPolicy {
     std::chrono::milliseconds initial_backoff{500};
     double multiplier = 2.0;
     std::chrono::milliseconds max_backoff{20000};
-    /// limits.141: a Retry-After up to this long is waited out (within the call's deadline); a
+    /// limits.140: a Retry-After up to this long is waited out (within the call's deadline); a
     /// longer one fails the call at once, kRateLimited (kOverloaded for a 5xx), naming the wait
     /// asked and this cap, instead of parking the turn.
     std::chrono::milliseconds max_retry_after{60000};
@@ -121,7 +121,8 @@ using BodyChunkCallback = std::function<void(std::string_view chunk)>;
 
 /// The delay before retry `attempt` (1-based: the wait after the first failure is attempt 1):
 /// Retry-After when given (capped by policy.max_retry_after; HttpTransport fails the call instead
-/// of waiting out a longer one, limits.141), else exponential backoff capped at max_backoff. Deterministic: no jitter, so tests and logs can say exactly what happened.
+/// of waiting out a longer one, limits.140), else exponential backoff capped at max_backoff.
+/// Deterministic: no jitter, so tests and logs can say exactly what happened.
 std::chrono::milliseconds retry_delay(const RetryPolicy& policy, int attempt,
                                       std::optional<std::chrono::milliseconds> retry_after);
 

@@ -271,7 +271,7 @@ std::string Config::redacted() const {
                 out << YAML::EndMap;
             }
             emit_options(out, p.options_json);
-            // limits.140: the transport limits in force, defaults included, as `defaults:` shows
+            // limits.139: the transport limits in force, defaults included, as `defaults:` shows
             // the declarations in force.
             const TransportLimits& t = p.transport;
             out << YAML::Key << "transport" << YAML::Value << YAML::BeginMap;

@@ -154,7 +154,7 @@ class ConfigBuilder {
 
     void read_document(const Reader& r, const YamlNode& root, const fs::path& folder) {
         if (!root.is_defined() || root.is_null()) return;  // an empty file configures nothing
-        // limits.139: a file that is no mapping is not a config (an include of /etc/passwd reads
+        // limits.138: a file that is no mapping is not a config (an include of /etc/passwd reads
         // as one plain scalar): said with its file and what it holds, never with its content.
         if (!root.is_map())
             r.fail(root.mark(), "",

@@ -41,7 +41,7 @@ inline std::string element(const std::string& path, std::size_t i) {
 }
 
 /// Whether an unknown key reads like a config key (at most 64 of [A-Za-z0-9_.-]), so naming it
-/// helps with a typo and echoes nothing else of a file (limits.139).
+/// helps with a typo and echoes nothing else of a file (limits.138).
 inline bool key_like(std::string_view key) {
     return !key.empty() && key.size() <= 64 &&
            std::all_of(key.begin(), key.end(), [](char c) {
@@ -108,7 +108,7 @@ class Reader {
             if (!seen.insert(key).second) fail(kv.first.mark(), child(path, key), "duplicate key");
             if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
                 std::vector<std::string> names(known->begin(), known->end());
-                // limits.139: a key that could be a misspelt one is named; anything else is the
+                // limits.138: a key that could be a misspelt one is named; anything else is the
                 // content of a file that is no config, and is not echoed.
                 if (!key_like(key))
                     fail(kv.first.mark(), path,

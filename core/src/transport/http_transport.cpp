@@ -414,7 +414,7 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
             if (!after) {
                 if (auto s = transfer.response.header("retry-after")) after = parse_retry_after(*s);
             }
-            // limits.141: a provider's Retry-After is honoured up to the cap; one past it fails
+            // limits.140: a provider's Retry-After is honoured up to the cap; one past it fails
             // the call now, naming the wait, rather than parking the turn or retrying early.
             if (after && *after > policy.max_retry_after)
                 throw Error(status == 429 ? ErrorKind::kRateLimited : ErrorKind::kOverloaded,
