@@ -116,9 +116,9 @@ TEST(ConfigShow, TheCommandPrintsTransportInYamlAndJson) {
                                  std::string("plugins: {paths: [\"") + NUCLEO_BUILD_PLUGIN_DIR +
                                      "\"]}\n"
                                      "providers:\n"
-                                 "  a:\n"
-                                 "    plugin: anthropic\n"
-                                 "    transport: {idle_timeout_ms: 30000}\n");
+                                     "  a:\n"
+                                     "    plugin: anthropic\n"
+                                     "    transport: {idle_timeout_ms: 30000}\n");
     const std::string command = std::string(NUCLEO_CLI) + " config --config " + file.string();
     const auto yaml = test_support::run_command(command);
     ASSERT_EQ(yaml.status, 0) << yaml.err;

@@ -33,8 +33,9 @@ Refusal audit(const std::string& body_text, const std::string& prepared_text) {
     nucleo::HttpRequest http;
     http.url = "https://api.example/v1/messages";
     http.headers = {{"content-type", "application/json"}};
-    http.body = std::string(R"({"model":"m","max_tokens":512,"messages":[{"role":"user","content":")") +
-                body_text + R"("}]})";
+    http.body =
+        std::string(R"({"model":"m","max_tokens":512,"messages":[{"role":"user","content":")") +
+        body_text + R"("}]})";
     nucleo::internal::AuditedCall call;
     call.prepared = &prepared;
     call.max_tokens = 512;

@@ -85,9 +85,9 @@ TEST(Utf8Host, AMessageIsRefusedNamingTheFieldAndTheByte) {
                           Direction::kIncoming),
                      "message 2 (id 'q'): blocks[0].input: not valid UTF-8 at byte 6"});
     // A JSON-valued field whose escape would read as a lone surrogate is refused too.
-    cases.push_back({with({ToolUseBlock{"toolu_2", "search", R"({"q":"\udc00"})"}},
-                          Direction::kIncoming),
-                     "message 2 (id 'q'): blocks[0].input: not valid UTF-8 at byte 6"});
+    cases.push_back(
+        {with({ToolUseBlock{"toolu_2", "search", R"({"q":"\udc00"})"}}, Direction::kIncoming),
+         "message 2 (id 'q'): blocks[0].input: not valid UTF-8 at byte 6"});
     cases.push_back({with({ThinkingBlock{"hmm \xff", ""}}, Direction::kIncoming),
                      "message 2 (id 'q'): blocks[0].thinking: not valid UTF-8 at byte 4"});
     Message bad_id = Message::outgoing_text("fine");
@@ -144,7 +144,9 @@ TEST(Utf8Host, PartsAndACompactionRewriteAreCheckedAlike) {
     std::vector<Message> rewritten = c.messages();
     rewritten[1].blocks = {TextBlock{"summary \xff"}};
     rewritten[1].direction = Direction::kIncoming;
-    EXPECT_THAT(refusal([&] { c.replace_messages(rewritten, {0, 1}); }),
+    EXPECT_THAT(refusal([&] {
+                    c.replace_messages(rewritten, {0, 1});
+                }),
                 HasSubstr("blocks[0].text: not valid UTF-8 at byte 8"));
     before.expect_unchanged(c);
 }

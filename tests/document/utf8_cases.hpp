@@ -46,40 +46,49 @@ struct Case {
 
 /// One case per place text can hide in a document, with a different fault each time.
 inline std::vector<Case> invalid_documents() {
-    std::vector<Case> cases;
-    const auto add = [&](std::string name, auto edit, std::string where) {
-        Fields f;
-        edit(f);
-        cases.push_back({std::move(name), document(f), std::move(where)});
+    struct Edit {
+        const char* name;
+        std::string Fields::*field;
+        std::string value;
+        const char* where;
     };
-    add("message_text", [](Fields& f) { f.text = "\"\xffhi\""; },
-        "messages[0].blocks[0].text: not valid UTF-8 at byte 0 of the string");
-    add("message_text_midway", [](Fields& f) { f.text = "\"ab\xc3\xa9\xff" "cd\""; },
-        "messages[0].blocks[0].text: not valid UTF-8 at byte 4 of the string");
-    add("tool_input_string", [](Fields& f) { f.input = "{\"query\": \"4\xc3\x28\"}"; },
-        "messages[1].blocks[0].input.query: not valid UTF-8 at byte 1 of the string");
-    add("tool_result", [](Fields& f) { f.result = "\"ok \xed\xa0\x80\""; },
-        "messages[2].blocks[0].content[0].text: not valid UTF-8 at byte 3 of the string");
-    add("system", [](Fields& f) { f.system = "\"Be \xf4\x90\x80\x80 brief\""; },
-        "objective[0].value: not valid UTF-8 at byte 3 of the string");
-    add("tool_description", [](Fields& f) { f.description = "\"Search \xc0\xaf\""; },
-        "tools[0].description: not valid UTF-8 at byte 7 of the string");
-    add("message_key", [](Fields& f) { f.message_member = "\"x\xff\": false"; },
-        "messages[0]: the key of member 2 is not valid UTF-8 at byte 1");
-    add("tool_input_key", [](Fields& f) { f.input = "{\"\xfe\": \"42\"}"; },
-        "messages[1].blocks[0].input: the key of member 0 is not valid UTF-8 at byte 0");
-    add("cut_short", [](Fields& f) { f.text = "\"abc\xe2\x82\""; },
-        "messages[0].blocks[0].text: not valid UTF-8 at byte 3 of the string");
-    // Valid UTF-8 text that reads as invalid: a lone low surrogate escape (RapidJSON 1.1 decodes
-    // it into the three bytes of U+DC00).
-    add("lone_surrogate_escape", [](Fields& f) { f.text = R"("a\udc00")"; },
-        "messages[0].blocks[0].text: not valid UTF-8 at byte 1 of the string");
+    const std::vector<Edit> edits = {
+        {"message_text", &Fields::text, "\"\xffhi\"",
+         "messages[0].blocks[0].text: not valid UTF-8 at byte 0 of the string"},
+        {"message_text_midway", &Fields::text, "\"ab\xc3\xa9\xff\x63\x64\"",
+         "messages[0].blocks[0].text: not valid UTF-8 at byte 4 of the string"},
+        {"tool_input_string", &Fields::input, "{\"query\": \"4\xc3\x28\"}",
+         "messages[1].blocks[0].input.query: not valid UTF-8 at byte 1 of the string"},
+        {"tool_result", &Fields::result, "\"ok \xed\xa0\x80\"",
+         "messages[2].blocks[0].content[0].text: not valid UTF-8 at byte 3 of the string"},
+        {"system", &Fields::system, "\"Be \xf4\x90\x80\x80 brief\"",
+         "objective[0].value: not valid UTF-8 at byte 3 of the string"},
+        {"tool_description", &Fields::description, "\"Search \xc0\xaf\"",
+         "tools[0].description: not valid UTF-8 at byte 7 of the string"},
+        {"message_key", &Fields::message_member, "\"x\xff\": false",
+         "messages[0]: the key of member 2 is not valid UTF-8 at byte 1"},
+        {"tool_input_key", &Fields::input, "{\"\xfe\": \"42\"}",
+         "messages[1].blocks[0].input: the key of member 0 is not valid UTF-8 at byte 0"},
+        {"cut_short", &Fields::text, "\"abc\xe2\x82\"",
+         "messages[0].blocks[0].text: not valid UTF-8 at byte 3 of the string"},
+        // Valid UTF-8 text that reads as invalid: a lone low surrogate escape (RapidJSON 1.1
+        // decodes it into the three bytes of U+DC00).
+        {"lone_surrogate_escape", &Fields::text, R"("a\udc00")",
+         "messages[0].blocks[0].text: not valid UTF-8 at byte 1 of the string"},
+    };
+    std::vector<Case> cases;
+    for (const Edit& e : edits) {
+        Fields f;
+        f.*e.field = e.value;
+        cases.push_back({e.name, document(f), e.where});
+    }
     return cases;
 }
 
 /// Text in every width of UTF-8, which every reader and command must take and give back as is:
 /// Latin with accents (2 bytes), CJK (3 bytes), an emoji and a CJK extension B ideograph (4 bytes).
-inline const std::string kWideText = "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 \xf0\xa0\x80\x80 \xf0\x9d\x84\x9e";
+inline const std::string kWideText =
+    "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 \xf0\xa0\x80\x80 \xf0\x9d\x84\x9e";
 
 inline std::string valid_wide_document() {
     Fields f;

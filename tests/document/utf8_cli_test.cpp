@@ -31,9 +31,9 @@ const std::vector<std::string> kCommands = {
 };
 
 std::filesystem::path scratch_dir() {
-    const auto dir = std::filesystem::path(NUCLEO_BINARY_DIR) / "tests" / "document" /
-                     (std::string("utf8-") +
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    const auto dir =
+        std::filesystem::path(NUCLEO_BINARY_DIR) / "tests" / "document" /
+        (std::string("utf8-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir);
     return dir;
 }

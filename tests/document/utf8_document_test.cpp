@@ -24,11 +24,11 @@ TEST(Utf8Helpers, FindTheFirstInvalidByte) {
     EXPECT_EQ(first_invalid_utf8(utf8_cases::kWideText), npos);
     EXPECT_EQ(first_invalid_utf8("\xff"), 0U);
     EXPECT_EQ(first_invalid_utf8("ab\xc3\xa9\xff"), 4U);
-    EXPECT_EQ(first_invalid_utf8("\xc0\xaf"), 0U);              // overlong '/'
-    EXPECT_EQ(first_invalid_utf8("x\xed\xa0\x80"), 1U);         // U+D800 encoded
-    EXPECT_EQ(first_invalid_utf8("\xf4\x90\x80\x80"), 0U);      // above U+10FFFF
-    EXPECT_EQ(first_invalid_utf8("abc\xe2\x82"), 3U);           // cut short at the end
-    EXPECT_EQ(first_invalid_utf8("\xe2\x82 x"), 0U);            // cut short before a space
+    EXPECT_EQ(first_invalid_utf8("\xc0\xaf"), 0U);                // overlong '/'
+    EXPECT_EQ(first_invalid_utf8("x\xed\xa0\x80"), 1U);           // U+D800 encoded
+    EXPECT_EQ(first_invalid_utf8("\xf4\x90\x80\x80"), 0U);        // above U+10FFFF
+    EXPECT_EQ(first_invalid_utf8("abc\xe2\x82"), 3U);             // cut short at the end
+    EXPECT_EQ(first_invalid_utf8("\xe2\x82 x"), 0U);              // cut short before a space
     EXPECT_EQ(first_invalid_utf8(std::string("a\0b", 3)), npos);  // U+0000 is UTF-8
     // Past simdjson's 64-byte blocks: the position is still exact.
     const std::string long_text = std::string(1000, 'a') + utf8_cases::kWideText + "\x80";
@@ -40,8 +40,8 @@ TEST(Utf8Helpers, FindTheFirstInvalidByte) {
 TEST(Utf8Helpers, FindLoneSurrogateEscapesOnly) {
     EXPECT_EQ(first_lone_surrogate_escape(R"("\ud83d\ude00")"), npos);  // a pair: U+1F600
     EXPECT_EQ(first_lone_surrogate_escape(R"("\uD83D\uDE00 \u00e9 \n")"), npos);
-    EXPECT_EQ(first_lone_surrogate_escape(R"("a\udc00")"), 2U);           // a lone low one
-    EXPECT_EQ(first_lone_surrogate_escape(R"("\ud83d x")"), 1U);          // a lone high one
+    EXPECT_EQ(first_lone_surrogate_escape(R"("a\udc00")"), 2U);    // a lone low one
+    EXPECT_EQ(first_lone_surrogate_escape(R"("\ud83d x")"), 1U);   // a lone high one
     EXPECT_EQ(first_lone_surrogate_escape(R"("\\udc00")"), npos);  // a backslash, then "udc00"
     EXPECT_EQ(first_lone_surrogate_escape(R"("\\\udc00")"), 3U);   // a backslash, then the escape
     EXPECT_EQ(first_invalid_utf8_in_json("[\"\xff\", \"\\udc00\"]"), 2U);
@@ -50,7 +50,10 @@ TEST(Utf8Helpers, FindLoneSurrogateEscapesOnly) {
 
 TEST(Utf8Helpers, PrintableTextReplacesEachInvalidByte) {
     EXPECT_EQ(internal::printable_utf8("ok"), "ok");
-    EXPECT_EQ(internal::printable_utf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
+    EXPECT_EQ(internal::printable_utf8("a\xff"
+                                       "b"),
+              "a\xef\xbf\xbd"
+              "b");
     EXPECT_EQ(internal::printable_utf8(utf8_cases::kWideText), utf8_cases::kWideText);
 }
 
@@ -87,8 +90,9 @@ TEST(Utf8Document, UtfEightIsCheckedBeforeAnythingQuotesAString) {
         "\xff"
         R"(eo"}]}]})";
     const std::string what = refusal(doc);
-    EXPECT_EQ(what, "messages[0].blocks[0].type: not valid UTF-8 at byte 3 of the string; a "
-                    "conversation document is UTF-8 text");
+    EXPECT_EQ(what,
+              "messages[0].blocks[0].type: not valid UTF-8 at byte 3 of the string; a "
+              "conversation document is UTF-8 text");
 }
 
 TEST(Utf8Document, ATopLevelKeyIsNamedAsSuch) {
