@@ -44,8 +44,12 @@ std::string write_file(const std::filesystem::path& path, const std::string& tex
 }
 
 CliRun nucleo(const std::string& command, const std::string& file) {
-    return run_command(std::string("\"") + NUCLEO_CLI + "\" " + command + " --in \"" + file +
-                       "\" --config \"" + NUCLEO_SOURCE_DIR + "/config/nucleo.yaml\"");
+    const std::string config =
+        command == "transcript"
+            ? std::string()
+            : std::string(" --config \"") + NUCLEO_SOURCE_DIR + "/config/nucleo.yaml\"";
+    return run_command(std::string("\"") + NUCLEO_CLI + "\" " + command + " --in \"" + file + "\"" +
+                       config);
 }
 
 TEST(Utf8Cli, EveryCommandRefusesADocumentThatIsNotUtf8) {

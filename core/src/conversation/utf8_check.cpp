@@ -143,7 +143,8 @@ void check_message_utf8(const Message& message, std::size_t position) {
 
 void check_objective_utf8(const std::vector<ObjectiveSlot>& objective, std::string_view who) {
     Walk walk;
-    const JsonPath slots = JsonPath().key("objective");
+    const JsonPath root;  // a path's parents must outlive it
+    const JsonPath slots = root.key("objective");
     for (std::size_t i = 0; i < objective.size(); ++i) {
         const JsonPath slot = slots.at(i);
         if (!walk.text(objective[i].key, slot.key("key")) ||
