@@ -13,20 +13,9 @@
 namespace nucleo {
 namespace {
 
+using test::refusal_of;
 using test::scratch_dir;
 using test::write_file;
-
-/// The refusal of loading `file` (kConfig).
-std::string refusal_of(const std::filesystem::path& file) {
-    try {
-        Config::load(file);
-    } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::kConfig) << e.what();
-        return e.what();
-    }
-    ADD_FAILURE() << file << " loaded, a refusal was expected";
-    return "";
-}
 
 /// A root config that includes `included`, written beside it.
 std::filesystem::path including(const std::filesystem::path& dir, const std::string& included) {

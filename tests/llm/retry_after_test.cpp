@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emulator_client.hpp"
+#include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"
@@ -20,16 +21,11 @@ namespace {
 using emulator_test::EmulatorProcess;
 using std::chrono::milliseconds;
 
+/// The shipped catalog's Claude record, served by the emulator as by Anthropic.
 ModelSpec claude() {
-    ModelSpec m;
-    m.id = "claude-test";
-    m.provider = "anthropic";
-    m.wire_model = "claude-sonnet-5-5";
-    m.max_context_tokens = 200000;
-    m.max_output_tokens = 8192;
-    m.output_budget = {{OutputSize::kShort, 1024}};
-    m.native_tools = true;
-    return m;
+    return Config::load(std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml")
+        .catalog()
+        .find("claude-sonnet-5-5");
 }
 
 class RetryAfterTest : public ::testing::Test {
