@@ -57,16 +57,22 @@ TEST(Utf8Helpers, PrintableTextReplacesEachInvalidByte) {
     EXPECT_EQ(internal::printable_utf8(utf8_cases::kWideText), utf8_cases::kWideText);
 }
 
-/// The refusal of `json` by read_conversation_parts, which must be the reader's kInvalidArgument.
-std::string refusal(const std::string& json) {
+/// The refusal `read` throws, which must be the reader's kInvalidArgument.
+template <typename Read>
+std::string refusal_of(Read&& read) {
     try {
-        (void)read_conversation_parts(json);
+        read();
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
         return e.what();
     }
-    ADD_FAILURE() << "accepted a document that is not UTF-8";
+    ADD_FAILURE() << "accepted text that is not UTF-8";
     return {};
+}
+
+/// The refusal of `json` by read_conversation_parts.
+std::string refusal(const std::string& json) {
+    return refusal_of([&] { (void)read_conversation_parts(json); });
 }
 
 TEST(Utf8Document, EveryPlaceIsRefusedWithItsPathAndByteOffset) {
@@ -102,14 +108,9 @@ TEST(Utf8Document, ATopLevelKeyIsNamedAsSuch) {
 }
 
 TEST(Utf8Document, OneBlockIsRefusedUnderItsName) {
-    try {
-        (void)read_content_block("{\"type\": \"text\", \"text\": \"x\xff\"}", "slot");
-        FAIL() << "accepted";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
-        EXPECT_EQ(std::string(e.what()).rfind("slot.text: not valid UTF-8 at byte 1", 0), 0U)
-            << e.what();
-    }
+    const std::string what = refusal_of(
+        [] { (void)read_content_block("{\"type\": \"text\", \"text\": \"x\xff\"}", "slot"); });
+    EXPECT_EQ(what.rfind("slot.text: not valid UTF-8 at byte 1", 0), 0U) << what;
 }
 
 TEST(Utf8Document, TextOfEveryWidthReadsAndWritesBackAsItIs) {
