@@ -43,11 +43,10 @@ inline std::string element(const std::string& path, std::size_t i) {
 /// Whether an unknown key reads like a config key (at most 64 of [A-Za-z0-9_.-]), so naming it
 /// helps with a typo and echoes nothing else of a file (limits.138).
 inline bool key_like(std::string_view key) {
-    return !key.empty() && key.size() <= 64 &&
-           std::all_of(key.begin(), key.end(), [](char c) {
-               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '_' || c == '.' || c == '-';
-           });
+    return !key.empty() && key.size() <= 64 && std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '.' || c == '-';
+    });
 }
 
 /// What a node holds, for "expected X, got Y" (never called on a secret's value).

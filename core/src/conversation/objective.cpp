@@ -65,7 +65,8 @@ bool ConversationContext::put_main_objective(std::string_view key, ContentBlock 
     // conversation.107: the system content is UTF-8, refused before the freeze is even asked.
     if (const std::size_t at = internal::first_invalid_utf8(key); at != std::string_view::npos)
         internal::refuse_invalid_utf8("put_main_objective", internal::Utf8Fault{"key", at});
-    internal::refuse_invalid_utf8("put_main_objective", internal::find_invalid_utf8(value, "value"));
+    internal::refuse_invalid_utf8("put_main_objective",
+                                  internal::find_invalid_utf8(value, "value"));
     auto slot = std::find_if(state_.objective.begin(), state_.objective.end(),
                              [&](const ObjectiveSlot& s) { return s.key == key; });
     if (frozen_) {

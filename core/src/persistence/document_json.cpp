@@ -109,9 +109,8 @@ void refuse_invalid_utf8(const rapidjson::Value& v, const JsonPath& path) {
             if (const std::size_t at = first_invalid_utf8(key); at != std::string_view::npos)
                 refuse(path, (path.str().empty() ? "the key of top-level member "
                                                  : "the key of member ") +
-                                 std::to_string(index) +
-                                 " is not valid UTF-8 at byte " + std::to_string(at) +
-                                 "; a conversation document is UTF-8 text");
+                                 std::to_string(index) + " is not valid UTF-8 at byte " +
+                                 std::to_string(at) + "; a conversation document is UTF-8 text");
             refuse_invalid_utf8(m.value, path.key(key));
             ++index;
         }
