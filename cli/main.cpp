@@ -19,6 +19,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "commands/log_format.hpp"
+#include "common/utf8.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
 #include "nucleo/version.hpp"
@@ -54,6 +55,12 @@ struct Bound {
     std::vector<std::pair<std::string, CLI::Option*>> options;
     std::vector<std::string> positionals;
 };
+
+/// conversation.108: an error line never carries bytes that are not UTF-8, whatever a message
+/// quoted (each such byte is shown as U+FFFD).
+std::string printable(std::string_view message) {
+    return nucleo::internal::printable_utf8(message);
+}
 
 /// Errors that mean "the input was wrong" exit 2; everything else 1.
 int exit_status_for(nucleo::ErrorKind kind) {
@@ -126,13 +133,13 @@ int run(const Bound& b) {
         refuse_leftovers(b);
         return b.spec->run(args_of(b));
     } catch (const nucleo::cli::UsageError& e) {
-        std::cerr << "nucleo " << name << ": " << e.message << "\n";
+        std::cerr << "nucleo " << name << ": " << printable(e.message) << "\n";
         return nucleo::cli::kExitBadInput;
     } catch (const nucleo::Error& e) {
-        std::cerr << "nucleo " << name << ": " << e.what() << billed_note(e) << "\n";
+        std::cerr << "nucleo " << name << ": " << printable(e.what()) << billed_note(e) << "\n";
         return exit_status_for(e.kind());
     } catch (const std::exception& e) {
-        std::cerr << "nucleo " << name << ": " << e.what() << "\n";
+        std::cerr << "nucleo " << name << ": " << printable(e.what()) << "\n";
         return nucleo::cli::kExitFailure;
     }
 }

@@ -53,6 +53,8 @@ Faults Faults::parse(std::string_view spec) {
             f.tool_rounds = parse_count(item, item.substr(12));
         } else if (item.starts_with("delay=")) {
             f.delay_ms = parse_count(item, item.substr(6));
+        } else if (item.starts_with("retry-after=")) {
+            f.retry_after_s = parse_count(item, item.substr(12));
         } else if (item.starts_with("fail-first=")) {
             std::string_view rest = item.substr(11);
             const auto colon = rest.find(':');
@@ -68,7 +70,7 @@ Faults Faults::parse(std::string_view spec) {
             throw std::invalid_argument(
                 "x-emulator-fault: unknown fault '" + std::string(item) +
                 "' (known: 429, 500, 529, delay=MS, truncate, malformed, fail-first=N[:STATUS], "
-                "always-tool, tool-rounds=N, tool-cycle, thread-lost, thread-busy)");
+                "retry-after=S, always-tool, tool-rounds=N, tool-cycle, thread-lost, thread-busy)");
         }
     }
     return f;

@@ -1,6 +1,6 @@
 // Faults injected on request (docs/emulator.md): a client asks for them with the header
 // `x-emulator-fault` or the query parameter `fault`, a comma-separated list:
-//   429 | 500 | 529 | delay=MS | truncate | malformed | fail-first=N[:STATUS]
+//   429 | 500 | 529 | delay=MS | truncate | malformed | fail-first=N[:STATUS] | retry-after=S
 //   | always-tool | tool-rounds=N | tool-cycle | thread-lost | thread-busy
 // so retry, backoff and truncation paths are tested deterministically, without sleeps. Three
 // script an agent loop: a tool call also after a tool result, always or while the
@@ -38,6 +38,10 @@ struct Faults {
     int delay_ms = 0;
     int fail_first = 0;   ///< the first N calls with the same request id fail...
     int fail_status = 0;  ///< ...with this status (0: 529 for Anthropic, 500 otherwise)
+    /// retry-after=S: the `retry-after` a 429 of this request carries, in seconds (-1: the
+    /// providers' usual 1). Not a fault by itself: it words the 429 that `429` or `fail-first`
+    /// asks for, so a client's cap on Retry-After is tested without waiting (limits.140).
+    int retry_after_s = -1;
 
     bool any() const {
         return rate_limited || server_error || overloaded || truncate || malformed || thread_lost ||

@@ -215,6 +215,15 @@ Response Router::provider_answer(const Dialect& dialect, const Request& req) {
         if (!type.empty()) r.content_type = type;
         return r;
     }
+    // retry-after=S: the 429 this request gets asks for S seconds instead of 1.
+    const auto rate_limited = [&] {
+        Response r = dialect.error(ErrorClass::kRateLimited, "");
+        if (faults.retry_after_s >= 0) {
+            for (auto& [name, value] : r.headers)
+                if (name == "retry-after") value = std::to_string(faults.retry_after_s);
+        }
+        return r;
+    };
     const int delay = ctx_.options.latency_ms + faults.delay_ms;
     if (delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     if (faults.any()) ctx_.stats.faults++;
@@ -231,7 +240,7 @@ Response Router::provider_answer(const Dialect& dialect, const Request& req) {
             ctx_.stats.errors++;
             switch (faults.fail_status) {
                 case 429:
-                    return dialect.error(ErrorClass::kRateLimited, "");
+                    return rate_limited();
                 case 500:
                     return dialect.error(ErrorClass::kServer, "");
                 case 529:
@@ -241,7 +250,7 @@ Response Router::provider_answer(const Dialect& dialect, const Request& req) {
             }
         }
     }
-    if (faults.rate_limited) return dialect.error(ErrorClass::kRateLimited, "");
+    if (faults.rate_limited) return rate_limited();
     if (faults.overloaded) return dialect.error(ErrorClass::kOverloaded, "");
     if (faults.server_error) return dialect.error(ErrorClass::kServer, "");
     if (faults.malformed) {

@@ -9,6 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "nucleo/config.hpp"
+#include "nucleo/errors.hpp"
+
 namespace nucleo::test {
 
 /// A fresh folder for the running test: <build>/test-tmp/config/<suite>.<test>.
@@ -32,6 +35,18 @@ inline std::filesystem::path write_file(const std::filesystem::path& path,
 inline std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// The message of loading `file`, which must be a kConfig refusal.
+inline std::string refusal_of(const std::filesystem::path& file) {
+    try {
+        Config::load(file);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kConfig) << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << file << " loaded, a refusal was expected";
+    return "";
 }
 
 /// Sets (or unsets, with nullopt) an environment variable for the scope, then restores it.

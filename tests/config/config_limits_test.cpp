@@ -17,20 +17,9 @@
 namespace nucleo {
 namespace {
 
+using test::refusal_of;
 using test::scratch_dir;
 using test::write_file;
-
-/// The message of loading `file`, which must be a kConfig refusal.
-std::string refusal_of(const std::filesystem::path& file) {
-    try {
-        Config::load(file);
-    } catch (const Error& e) {
-        EXPECT_EQ(e.kind(), ErrorKind::kConfig) << e.what();
-        return e.what();
-    }
-    ADD_FAILURE() << file << " loaded, a refusal was expected";
-    return "";
-}
 
 /// Nine levels of ten aliases each under a list of ten strings: 10^9 strings once expanded.
 std::string alias_bomb() {

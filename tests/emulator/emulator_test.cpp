@@ -737,6 +737,20 @@ TEST_F(Emulator, Fault429CarriesRetryAfterInEachProvidersShape) {
     EXPECT_EQ(b.headers.at("x-amzn-errortype"), "ThrottlingException");
 }
 
+TEST_F(Emulator, RetryAfterWordsTheWaitA429AsksFor) {
+    // limits.141: retry-after=S, for a client's cap on Retry-After tested without waiting.
+    auto a = anthropic(anthropic_question(), {"x-emulator-fault: 429,retry-after=120"});
+    EXPECT_EQ(a.status, 429);
+    EXPECT_EQ(a.headers.at("retry-after"), "120");
+    auto o = openai(openai_question(), {"x-emulator-fault: fail-first=1:429, retry-after=0",
+                                        "x-emulator-request-id: ra-1"});
+    EXPECT_EQ(o.status, 429);
+    EXPECT_EQ(o.headers.at("retry-after"), "0");
+    // Alone it injects nothing.
+    EXPECT_EQ(anthropic(anthropic_question(), {"x-emulator-fault: retry-after=5"}).status, 200);
+    EXPECT_EQ(anthropic(anthropic_question(), {"x-emulator-fault: retry-after=soon"}).status, 400);
+}
+
 TEST_F(Emulator, Fault500And529) {
     auto s = anthropic(anthropic_question(), {"x-emulator-fault: 500"});
     EXPECT_EQ(s.status, 500);

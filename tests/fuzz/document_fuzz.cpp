@@ -1,12 +1,14 @@
 // The conversation document reader under libFuzzer: any input is read or refused with an Error
 // (never a crash, whatever its depth: limits.120), and what is read is a fixed point of
-// read -> write -> read -> write (the second write equals the first).
+// read -> write -> read -> write (the second write equals the first), and valid UTF-8: text that
+// is not, raw or through an escape, is refused on read (conversation.106).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "common/utf8.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
 
@@ -18,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const nucleo::Error&) {
         return 0;  // refused: the reader's answer to bad input
     }
+    if (!nucleo::internal::is_valid_utf8(first)) std::abort();
     // What the writer wrote must read back, and write the same again.
     const std::string second =
         nucleo::write_conversation_parts(nucleo::read_conversation_parts(first));

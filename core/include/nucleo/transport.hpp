@@ -69,7 +69,9 @@ struct RetryPolicy {
     std::chrono::milliseconds initial_backoff{500};
     double multiplier = 2.0;
     std::chrono::milliseconds max_backoff{20000};
-    /// A Retry-After longer than this fails the call instead of parking the turn.
+    /// limits.140: a Retry-After up to this long is waited out (within the call's deadline); a
+    /// longer one fails the call at once, kRateLimited (kOverloaded for a 5xx), naming the wait
+    /// asked and this cap, instead of parking the turn.
     std::chrono::milliseconds max_retry_after{60000};
 };
 
@@ -107,14 +109,20 @@ struct TransportOptions {
     std::optional<AwsSigV4> sigv4;
     /// Upper bound on pooled connections kept alive for reuse.
     std::size_t max_idle_connections = 8;
+    /// How a wait between attempts (a backoff or a Retry-After) is spent: given the delay and the
+    /// call's cancellation token (nullptr when none), it returns true when the call was cancelled
+    /// meanwhile. Unset, the default: the thread waits on the token, or sleeps. A test sets it to
+    /// see every wait without spending it (limits.141).
+    std::function<bool(std::chrono::milliseconds delay, const CancellationToken* cancel)> wait;
 };
 
 /// Receives each chunk of a streamed body as it arrives (server-sent events, event streams).
 using BodyChunkCallback = std::function<void(std::string_view chunk)>;
 
 /// The delay before retry `attempt` (1-based: the wait after the first failure is attempt 1):
-/// Retry-After when given (capped by policy.max_retry_after), else exponential backoff capped at
-/// max_backoff. Deterministic: no jitter, so tests and logs can say exactly what happened.
+/// Retry-After when given (capped by policy.max_retry_after; HttpTransport fails the call instead
+/// of waiting out a longer one, limits.140), else exponential backoff capped at max_backoff.
+/// Deterministic: no jitter, so tests and logs can say exactly what happened.
 std::chrono::milliseconds retry_delay(const RetryPolicy& policy, int attempt,
                                       std::optional<std::chrono::milliseconds> retry_after);
 

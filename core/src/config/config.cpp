@@ -271,6 +271,15 @@ std::string Config::redacted() const {
                 out << YAML::EndMap;
             }
             emit_options(out, p.options_json);
+            // limits.139: the transport limits in force, defaults included, as `defaults:` shows
+            // the declarations in force.
+            const TransportLimits& t = p.transport;
+            out << YAML::Key << "transport" << YAML::Value << YAML::BeginMap;
+            out << YAML::Key << "connect_timeout_ms" << YAML::Value << t.connect_timeout.count();
+            out << YAML::Key << "idle_timeout_ms" << YAML::Value << t.idle_timeout.count();
+            out << YAML::Key << "deadline_ms" << YAML::Value << t.deadline.count();
+            out << YAML::Key << "max_response_bytes" << YAML::Value << t.max_response_bytes;
+            out << YAML::EndMap;
             out << YAML::EndMap;
         }
         out << YAML::EndMap;

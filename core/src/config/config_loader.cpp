@@ -154,6 +154,14 @@ class ConfigBuilder {
 
     void read_document(const Reader& r, const YamlNode& root, const fs::path& folder) {
         if (!root.is_defined() || root.is_null()) return;  // an empty file configures nothing
+        // limits.138: a file that is no mapping is not a config (an include of /etc/passwd reads
+        // as one plain scalar): said with its file and what it holds, never with its content.
+        if (!root.is_map())
+            r.fail(root.mark(), "",
+                   std::string("not a config file: it reads as ") +
+                       (root.is_sequence() ? "a YAML sequence" : "one YAML scalar (plain text)") +
+                       ", where a config is a mapping of keys such as providers: and models: "
+                       "(the file's content is not shown)");
         r.expect_map(
             root, "",
             {"include", "plugins", "providers", "stores", "summarizer", "models", "defaults"});

@@ -40,6 +40,15 @@ inline std::string element(const std::string& path, std::size_t i) {
     return path + "[" + std::to_string(i) + "]";
 }
 
+/// Whether an unknown key reads like a config key (at most 64 of [A-Za-z0-9_.-]), so naming it
+/// helps with a typo and echoes nothing else of a file (limits.138).
+inline bool key_like(std::string_view key) {
+    return !key.empty() && key.size() <= 64 && std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '.' || c == '-';
+    });
+}
+
 /// What a node holds, for "expected X, got Y" (never called on a secret's value).
 inline std::string describe(const YamlNode& n) {
     switch (n.type()) {
@@ -98,6 +107,12 @@ class Reader {
             if (!seen.insert(key).second) fail(kv.first.mark(), child(path, key), "duplicate key");
             if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
                 std::vector<std::string> names(known->begin(), known->end());
+                // limits.138: a key that could be a misspelt one is named; anything else is the
+                // content of a file that is no config, and is not echoed.
+                if (!key_like(key))
+                    fail(kv.first.mark(), path,
+                         "a key that is no config key (" + std::to_string(key.size()) +
+                             " bytes, not shown; known keys: " + join(names) + ")");
                 fail(kv.first.mark(), child(path, key),
                      "unknown key (known keys: " + join(names) + ")");
             }

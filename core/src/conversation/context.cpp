@@ -10,6 +10,7 @@
 
 #include "conversation/context_internal.hpp"
 #include "conversation/tool_check.hpp"
+#include "conversation/utf8_check.hpp"
 #include "nucleo/conversation.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/wire/contract.hpp"
@@ -30,6 +31,7 @@ ConversationContext::ConversationContext(std::string conversation_id, std::strin
 }
 
 ConversationContext ConversationContext::from_parts(ConversationParts parts) {
+    internal::check_objective_utf8(parts.objective, "from_parts");  // conversation.107
     ConversationContext ctx;
     std::vector<Message> messages = std::move(parts.messages);
     std::vector<DeclaredTool> tools = std::move(parts.tools);
@@ -89,6 +91,7 @@ std::string ConversationContext::mint_message_id() {
 }
 
 void ConversationContext::check_message(const Message& message, std::size_t position) const {
+    internal::check_message_utf8(message, position);  // conversation.107
     if (message_ids_.count(message.id) != 0) {
         const auto held = std::find_if(state_.messages.begin(), state_.messages.end(),
                                        [&](const Message& m) { return m.id == message.id; });
@@ -283,6 +286,8 @@ namespace internal {
 /// ^[a-zA-Z0-9_-]{1,64}$ (wire.101, wire.120, wire.130) and an input schema that is not a JSON
 /// object of type "object" (wire.102, wire.121, wire.131).
 void check_tool_declaration(const ToolDefinitionBlock& d, std::string_view who) {
+    // conversation.107: the name is quoted below only once it is known to be UTF-8.
+    refuse_invalid_utf8(who, find_invalid_utf8(d, "tool"));
     const std::string at = std::string(who) + ": tool '" + d.name + "'";
     if (!contract::valid_tool_name(d.name)) {
         throw Error(ErrorKind::kInvalidArgument,

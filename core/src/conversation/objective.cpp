@@ -9,6 +9,8 @@
 #include <string>
 
 #include "common/log_internal.hpp"
+#include "common/utf8.hpp"
+#include "conversation/utf8_check.hpp"
 #include "nucleo/conversation.hpp"
 #include "render/render_internal.hpp"
 
@@ -60,6 +62,11 @@ bool ConversationContext::refuse_frozen(std::string_view what,
 
 bool ConversationContext::put_main_objective(std::string_view key, ContentBlock value,
                                              std::source_location where) {
+    // conversation.107: the system content is UTF-8, refused before the freeze is even asked.
+    if (const std::size_t at = internal::first_invalid_utf8(key); at != std::string_view::npos)
+        internal::refuse_invalid_utf8("put_main_objective", internal::Utf8Fault{"key", at});
+    internal::refuse_invalid_utf8("put_main_objective",
+                                  internal::find_invalid_utf8(value, "value"));
     auto slot = std::find_if(state_.objective.begin(), state_.objective.end(),
                              [&](const ObjectiveSlot& s) { return s.key == key; });
     if (frozen_) {

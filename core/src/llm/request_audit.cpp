@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/log_internal.hpp"
+#include "conversation/utf8_check.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/wire/contract.hpp"
@@ -191,6 +192,19 @@ void audit_encoded_request(const ProviderConfig& config, const ProviderCapabilit
             ? contract::audit_split_request(family, request, *call.split, plan, &read_whole_body)
             : contract::audit_request(family, request, plan);
     if (!violation) return;
+    // conversation.109: the plugin is blamed only for what it made of valid input. A prepared
+    // conversation holding text that is not UTF-8 (which conversation.106 and conversation.107
+    // keep out) is the input's fault, named where it is; walked only once the audit refused.
+    if (call.prepared != nullptr) {
+        if (const std::optional<Utf8Fault> fault = find_invalid_utf8(*call.prepared))
+            throw Error(ErrorKind::kInvalidArgument,
+                        "provider '" + config.name + "' (plugin '" + config.plugin +
+                            "'): the conversation handed to the plugin is not valid UTF-8 at " +
+                            fault->where + " byte " + std::to_string(fault->at) +
+                            ", so its encoded request breaks " + violation->line() +
+                            "; nothing was sent: the conversation's text is at fault, not the "
+                            "plugin");
+    }
     throw Error(ErrorKind::kPlugin,
                 "provider '" + config.name + "' (plugin '" + config.plugin + "', wire family " +
                     std::string(contract::wire_family_name(family)) +

@@ -4,39 +4,12 @@
 #include <cstdio>
 #include <string>
 
+#include "common/utf8.hpp"
 #include "nucleo/errors.hpp"
 
 namespace nucleo::internal {
 
 namespace {
-
-// The length of the UTF-8 sequence starting at text[i], or 0 when it is invalid there. `cp`
-// receives the code point.
-std::size_t sequence_at(std::string_view text, std::size_t i, char32_t& cp) noexcept {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char b0 = byte(i);
-    std::size_t n = 0;
-    char32_t min = 0;
-    if (b0 < 0x80) {
-        cp = b0;
-        return 1;
-    } else if ((b0 & 0xE0) == 0xC0) {
-        n = 2, cp = b0 & 0x1F, min = 0x80;
-    } else if ((b0 & 0xF0) == 0xE0) {
-        n = 3, cp = b0 & 0x0F, min = 0x800;
-    } else if ((b0 & 0xF8) == 0xF0) {
-        n = 4, cp = b0 & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (i + n > text.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        if ((byte(i + k) & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (byte(i + k) & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return n;
-}
 
 // A printable, bounded rendering of an id for a refusal: at most 40 bytes, escaped.
 std::string quoted(std::string_view id) {
@@ -57,16 +30,6 @@ std::string quoted(std::string_view id) {
 
 }  // namespace
 
-std::size_t first_invalid_utf8(std::string_view text) noexcept {
-    char32_t cp = 0;
-    for (std::size_t i = 0; i < text.size();) {
-        const std::size_t n = sequence_at(text, i, cp);
-        if (n == 0) return i;
-        i += n;
-    }
-    return std::string_view::npos;
-}
-
 void check_store_id(std::string_view id, const char* role, const char* slot) {
     const std::string where = std::string("store ") + slot + ": the " + role + " " + quoted(id);
     if (id.size() > kMaxStoreIdBytes) {
@@ -76,7 +39,7 @@ void check_store_id(std::string_view id, const char* role, const char* slot) {
     }
     char32_t cp = 0;
     for (std::size_t i = 0; i < id.size();) {
-        const std::size_t n = sequence_at(id, i, cp);
+        const std::size_t n = utf8_sequence_at(id, i, &cp);
         if (n == 0) {
             throw Error(ErrorKind::kInvalidArgument,
                         where + " is not valid UTF-8 at byte " + std::to_string(i));

@@ -20,8 +20,4 @@ void check_store_id(std::string_view id, const char* role, const char* slot);
 /// naming `what`, the byte position and the text just before it.
 void check_store_text(std::string_view text, const char* what, std::string_view conversation_id);
 
-/// The byte position of the first invalid UTF-8 sequence of `text` (overlong forms, surrogates
-/// and code points above U+10FFFF are invalid), or npos when all of it is valid.
-std::size_t first_invalid_utf8(std::string_view text) noexcept;
-
 }  // namespace nucleo::internal

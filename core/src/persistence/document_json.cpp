@@ -4,6 +4,7 @@
 #include "persistence/document_json.hpp"
 
 #include "common/json_text.hpp"
+#include "common/utf8.hpp"
 
 #include <rapidjson/error/en.h>
 
@@ -89,6 +90,42 @@ std::string optional_json_text(const rapidjson::Value& object, const char* name,
 // follows (the readers, Accept, CopyFrom) can meet a deeper value.
 void parse_json(rapidjson::Document& doc, std::string_view json, std::string_view where) {
     parse_json_guarded(doc, json, where);
+}
+
+namespace {
+
+/// The walk behind check_utf8: the first string or key, in document order, that is not UTF-8.
+/// Recursive like the readers that follow it: the parse bounded the depth (limits.120).
+void refuse_invalid_utf8(const rapidjson::Value& v, const JsonPath& path) {
+    if (v.IsString()) {
+        const std::size_t at = first_invalid_utf8({v.GetString(), v.GetStringLength()});
+        if (at != std::string_view::npos)
+            refuse(path, "not valid UTF-8 at byte " + std::to_string(at) +
+                             " of the string; a conversation document is UTF-8 text");
+    } else if (v.IsObject()) {
+        std::size_t index = 0;
+        for (const auto& m : v.GetObject()) {
+            const std::string_view key(m.name.GetString(), m.name.GetStringLength());
+            if (const std::size_t at = first_invalid_utf8(key); at != std::string_view::npos)
+                refuse(path, (path.str().empty() ? "the key of top-level member "
+                                                 : "the key of member ") +
+                                 std::to_string(index) + " is not valid UTF-8 at byte " +
+                                 std::to_string(at) + "; a conversation document is UTF-8 text");
+            refuse_invalid_utf8(m.value, path.key(key));
+            ++index;
+        }
+    } else if (v.IsArray()) {
+        for (rapidjson::SizeType i = 0; i < v.Size(); ++i) refuse_invalid_utf8(v[i], path.at(i));
+    }
+}
+
+}  // namespace
+
+void check_utf8(const rapidjson::Value& value, std::string_view json, const JsonPath& path) {
+    if (first_invalid_utf8_in_json(json) == std::string_view::npos) return;
+    refuse_invalid_utf8(value, path);
+    // Not reached for a text the guarded reader accepted: its invalid bytes are in its strings.
+    refuse(path, "not valid UTF-8 at byte " + std::to_string(first_invalid_utf8_in_json(json)));
 }
 
 namespace {

@@ -202,6 +202,14 @@ void expect_array(const rapidjson::Value& value, const JsonPath& path);
 /// Compact canonical text of a JSON value.
 std::string to_json_text(const rapidjson::Value& value);
 
+/// conversation.106: refuses a read document (kInvalidArgument, as every malformed document)
+/// whose strings or keys are not UTF-8 once read, naming the JSON path of the first such string
+/// and the byte offset within it (`messages[3].blocks[0].text: not valid UTF-8 at byte 0 of the
+/// string ...`; a key by the object holding it). `json` is the text `value` was parsed from: when
+/// it is valid UTF-8 and holds no escape of a lone surrogate (one SIMD pass and a memchr, the only
+/// cost of a valid document), nothing is walked.
+void check_utf8(const rapidjson::Value& value, std::string_view json, const JsonPath& path);
+
 /// Parses a whole JSON text into `doc`; refuses with "byte offset N: <reason>" (prefixed by
 /// `where` when not empty).
 void parse_json(rapidjson::Document& doc, std::string_view json, std::string_view where = {});

@@ -279,6 +279,7 @@ ConversationParts read_conversation_parts(std::string_view json,
     rapidjson::Document dom;
     internal::parse_json(dom, json);
     const JsonPath root;
+    internal::check_utf8(dom, json, root);  // conversation.106: before any string is quoted
     expect_object(dom, root);
 
     ConversationParts doc;
@@ -348,6 +349,7 @@ ConversationContext read_conversation_document(std::string_view json) {
 ContentBlock read_content_block(std::string_view json, std::string_view where) {
     rapidjson::Document dom;
     internal::parse_json(dom, json, where);
+    internal::check_utf8(dom, json, JsonPath(where));  // conversation.106
     return internal::read_block(dom, JsonPath(where));
 }
 

@@ -414,7 +414,18 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
             if (!after) {
                 if (auto s = transfer.response.header("retry-after")) after = parse_retry_after(*s);
             }
-            if (after && *after > policy.max_retry_after) return std::move(transfer.response);
+            // limits.140: a provider's Retry-After is honoured up to the cap; one past it fails
+            // the call now, naming the wait, rather than parking the turn or retrying early.
+            if (after && *after > policy.max_retry_after)
+                throw Error(
+                    status == 429 ? ErrorKind::kRateLimited : ErrorKind::kOverloaded,
+                    shown_url + " answered " + std::to_string(status) +
+                        " and asked for a wait of " + duration_text(*after) +
+                        " before a retry (Retry-After), past the " +
+                        duration_text(policy.max_retry_after) +
+                        " a call waits at most (RetryPolicy::max_retry_after): not retried" +
+                        (attempt > 1 ? " (after " + std::to_string(attempt) + " attempts)"
+                                     : std::string()));
             delay = retry_delay(policy, attempt, after);
             // limits.104: a wait that would pass the deadline is not begun; the answer stands.
             if (*delay >= remaining()) return std::move(transfer.response);
@@ -424,7 +435,11 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
         internal::retry_waiting(attempt + 1, max_attempts, code == CURLE_OK ? status : 0,
                                 code == CURLE_OK ? std::string_view() : std::string_view(curl_easy_strerror(code)),
                                 *delay);  // obs.104
-        if (cancel != nullptr) {
+        // limits.141: a test sees the wait without spending it.
+        if (options_.wait) {
+            if (options_.wait(*delay, cancel))
+                throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
+        } else if (cancel != nullptr) {
             if (cancel->wait_for(*delay)) throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
         } else {
             std::this_thread::sleep_for(*delay);
