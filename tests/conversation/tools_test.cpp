@@ -243,36 +243,5 @@ TEST(Tools, ALateToolStaysInItsTurnWhereTheModelTakesToolChanges) {
     EXPECT_EQ(swept.turns[2].blocks.size(), 1U);
 }
 
-// tools.104: a restored conversation that holds an answer was sent before: a tool declared on it
-// joins the stream, not the head, so the prefix its provider holds stays. One that was never
-// answered still composes its head freely (conversation.15).
-TEST(Tools, AToolDeclaredBeforeARestoreOfAnAnsweredConversationStaysOutOfTheHead) {
-    ConversationContext sent;
-    sent.put_main_objective("task", "t");
-    sent.add_tool(tool("search"));
-    sent.add_message(Message::outgoing_text("q1"));
-    const PreparedConversation before = sent.prepare_messages_for_llm(kNative, false);
-    sent.add_message(Message::incoming_text("a1"));
-
-    ConversationContext restored = ConversationContext::from_parts(sent.parts());
-    ASSERT_FALSE(restored.frozen());
-    restored.add_tool(tool("fetch"));
-    restored.add_message(Message::outgoing_text("q2"));
-    const PreparedConversation after = restored.prepare_messages_for_llm(kNative, false);
-    EXPECT_EQ(restored.objective_slot("tool:fetch"), nullptr);
-    EXPECT_EQ(after.system_blocks, before.system_blocks);
-    ASSERT_EQ(restored.messages().size(), 4U);
-    EXPECT_THAT(text_of(restored.messages()[2].blocks[0]),
-                StartsWith("Additional tools now available:"));
-    EXPECT_EQ(restored.announced_in("fetch"), restored.messages()[2].id);
-
-    ConversationContext unanswered;
-    unanswered.add_message(Message::outgoing_text("q1"));
-    ConversationContext fresh = ConversationContext::from_parts(unanswered.parts());
-    fresh.add_tool(tool("fetch"));
-    fresh.prepare_messages_for_llm(kNative, false);
-    EXPECT_NE(fresh.objective_slot("tool:fetch"), nullptr);
-}
-
 }  // namespace
 }  // namespace nucleo

@@ -256,19 +256,7 @@ void ConversationContext::reconcile_derived_content() {
                 DeclaredTool{render::to_wire_definition(tool.definition), tool.declared_at});
         }
     }
-    // tools.104: a restored conversation that holds an answered exchange (an answer with a turn
-    // after it; a prefill is no answer) was sent before, and its provider holds that prefix (its
-    // cache, its bound thinking): a tool declared now joins the stream, as after a freeze, so
-    // the head it was sent with stays.
-    const auto answered = [this] {
-        const auto& ms = state_.messages;
-        return !ms.empty() && std::any_of(ms.begin(), ms.end() - 1,
-                                          [](const Message& m) { return !m.outgoing(); });
-    };
     if (frozen_) {
-        place_in_stream(std::move(pending), scan);
-    } else if (!pending.empty() && answered()) {
-        place_in_head({}, scan);  // conversation.15: the framework slots still self-heal
         place_in_stream(std::move(pending), scan);
     } else {
         place_in_head(std::move(pending), scan);
