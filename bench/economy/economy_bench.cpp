@@ -55,20 +55,7 @@ constexpr std::int64_t kComfortTokens = 40000;
 constexpr double kCompactionTarget = 0.6;
 constexpr int kLateToolTurn = 20;
 
-/// Deterministic prose of about `words` words; `seed` varies it.
-std::string prose(int words, int seed) {
-    static const char* kWords[] = {"cache",  "prefix",  "order",  "refund", "policy", "window",
-                                   "tokens", "search",  "result", "answer", "model",  "table",
-                                   "file",   "section", "line",   "rule"};
-    std::string out;
-    unsigned x = static_cast<unsigned>(seed) * 2654435761U + 12345U;
-    for (int i = 0; i < words; ++i) {
-        x = x * 1103515245U + 12345U;
-        out += kWords[(x >> 16) % 16];
-        out += (i % 12 == 11) ? ". " : " ";
-    }
-    return out;
-}
+using bench_support::prose;
 
 ToolDefinitionBlock tool(const std::string& name, const std::string& description) {
     return {name, description,

@@ -1,5 +1,6 @@
-// Shared by the benchmarks that call nucleo-emulator (bench/llm, bench/agent): the model entry
-// and the alternating question/answer conversation they send, so their figures stay comparable.
+// Shared by the benchmarks that call nucleo-emulator (bench/llm, bench/agent, bench/economy,
+// bench/threads): the model entry, the prose and the alternating question/answer conversation
+// they send, so their figures stay comparable.
 #pragma once
 
 #include <string>
@@ -8,6 +9,21 @@
 #include "nucleo/conversation.hpp"
 
 namespace nucleo::bench_support {
+
+/// Deterministic prose of about `words` words of the docs' vocabulary; `seed` varies it.
+inline std::string prose(int words, int seed) {
+    static const char* kWords[] = {"cache",  "prefix",  "order",  "refund", "policy", "window",
+                                   "tokens", "search",  "result", "answer", "model",  "table",
+                                   "file",   "section", "line",   "rule"};
+    std::string out;
+    unsigned x = static_cast<unsigned>(seed) * 2654435761U + 12345U;
+    for (int i = 0; i < words; ++i) {
+        x = x * 1103515245U + 12345U;
+        out += kWords[(x >> 16) % 16];
+        out += (i % 12 == 11) ? ". " : " ";
+    }
+    return out;
+}
 
 /// An Anthropic model entry the emulator serves (no prices, no rate limits).
 inline ModelSpec emulator_model() {

@@ -77,6 +77,7 @@ int run_send(const Args& args) {
         }
         std::cerr << ")";
     }
+    if (!r.thread.empty()) std::cerr << ", thread " << r.thread;  // wire.211
     if (!r.appended) std::cerr << "; the answer was empty and was not appended";
     std::cerr << "\n";
     return kExitOk;

@@ -174,6 +174,18 @@ std::string shipped_catalog() {
     return std::string(NUCLEO_SOURCE_DIR) + "/config/models.yaml";
 }
 
+std::string shipped_config_yaml(int port, const std::string& anthropic_options) {
+    std::string yaml = "include: " + shipped_catalog() + "\nproviders:\n";
+    for (const std::string p : {"anthropic", "openai", "bedrock"}) {
+        yaml += "  " + p + ":\n    plugin: " + p +
+                "\n    base_url: http://127.0.0.1:" + std::to_string(port) +
+                "\n    api_key: test\n";
+        if (p == "anthropic" && !anthropic_options.empty())
+            yaml += "    options:\n      " + anthropic_options + "\n";
+    }
+    return yaml;
+}
+
 CatalogFile::CatalogFile(const std::string& yaml) {
     static int counter = 0;
     path_ = (fs::temp_directory_path() / ("nucleo-emulator-catalog-" + std::to_string(::getpid()) +

@@ -47,6 +47,12 @@ class EmulatorProcess {
 /// The shipped model catalog, config/models.yaml of the source tree.
 std::string shipped_catalog();
 
+/// A nucleo.yaml text: the shipped catalog (included by its path) and its three provider
+/// instances (anthropic, openai, bedrock) on the emulator listening on `port`, key "test";
+/// `anthropic_options`, when not empty, is the anthropic instance's `options` as YAML lines
+/// (`threads: true`).
+std::string shipped_config_yaml(int port, const std::string& anthropic_options = {});
+
 /// A temporary catalog file holding `yaml`, removed with the object: a test's own records, for
 /// the fields the shipped catalog does not carry.
 class CatalogFile {

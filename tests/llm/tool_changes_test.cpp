@@ -27,15 +27,7 @@ class ToolChanges : public ::testing::Test {
                                               "anthropic")) {}
 
     /// The shipped catalog needs its three provider instances; only anthropic is called.
-    std::string providers_yaml() const {
-        std::string yaml = "include: models.yaml\nproviders:\n";
-        for (const char* p : {"anthropic", "openai", "bedrock"}) {
-            yaml += std::string("  ") + p + ":\n    plugin: " + p +
-                    "\n    base_url: http://127.0.0.1:" + std::to_string(emulator_.port()) +
-                    "\n    api_key: test\n";
-        }
-        return yaml;
-    }
+    std::string providers_yaml() const { return emulator_test::shipped_config_yaml(emulator_.port()); }
 
     static rapidjson::Document body_of(const HttpRequest& request) {
         rapidjson::Document d;

@@ -167,7 +167,7 @@ struct Message {
     /// or the message is ours: the next call names it for the provider's cache diagnostics
     /// (caching.131). Persisted.
     std::string provider_message_id;
-    /// Anthropic message threads (declared, not yet used by this release): on an answer of a call that created or continued the provider's thread, the
+    /// wire.211: on an answer of a call that created or continued the provider's thread, the
     /// digest of everything that call sent (its head and turns): the next call continues the
     /// thread when the turns before this answer still digest the same. Persisted.
     std::string thread_digest;

@@ -50,7 +50,7 @@ struct CallRecord {
     std::int64_t cache_missed_input_tokens = -1;  ///< its estimate; -1 when none
     /// caching.132: why Nucleo's own plan moved its farthest mark (calls only; empty: it did not).
     std::string cache_plan_moved;
-    /// Anthropic message threads (declared, not yet used by this release): what the call did with the provider's thread ("" none, "create", "continue",
+    /// wire.211: what the call did with the provider's thread ("" none, "create", "continue",
     /// "replay"; calls only).
     std::string thread;
     /// answers.110: answer blocks of another wire family left out of the request (calls only).

@@ -68,7 +68,7 @@ struct LLMResponse {
     /// caching.131: why the answering call's cache missed, as the provider diagnosed it (empty when
     /// nothing diverged or the model takes no diagnostics).
     CacheMiss cache_miss;
-    /// Anthropic message threads (declared, not yet used by this release): what the call did with the provider's thread: "" (none), "create", "continue",
+    /// wire.211: what the call did with the provider's thread: "" (none), "create", "continue",
     /// "replay" (a continue the provider refused, replayed whole with a new thread).
     std::string thread;
     /// answers.110: answer blocks of another wire family (ProviderBlock) left out of this call's
@@ -115,7 +115,7 @@ struct ProviderCapabilities {
     /// tools.103: the dialect writes a late tool as the provider's mid-conversation tool addition
     /// ("tool_changes"), so a model whose record takes tool changes keeps the tools parameter.
     bool tool_changes = false;
-    /// Anthropic message threads (declared, not yet used by this release): the dialect continues the provider's thread when the request document says so
+    /// wire.211: the dialect continues the provider's thread when the request document says so
     /// ("threads"), sending only the turns it is handed.
     bool threads = false;
 };
@@ -239,13 +239,13 @@ private:
     LLMResponse call_once_unobserved(ConversationContext& conversation, const ModelSpec& model,
                                      const CallOptions& options, std::vector<CallAttempt>& record);
     void check_credentials() const;
-    /// Anthropic message threads (declared, not yet used by this release): how a request is built with the provider's thread: never (kOff: a rendered
+    /// wire.211: how a request is built with the provider's thread: never (kOff: a rendered
     /// request, a provider or model without threads), as the conversation allows (kPlan: continue
     /// when the thread holds what the request would send, else create), or the whole conversation
     /// with a new thread (kCreate: the replay after a thread error).
     enum class ThreadMode { kOff, kPlan, kCreate };
     /// What a built request did with the thread: "", "create" or "continue", and the digest the
-    /// answer keeps (Anthropic message threads; not yet used by this release).
+    /// answer keeps (wire.211).
     struct ThreadUse {
         std::string kind;
         std::string digest;
@@ -263,7 +263,7 @@ private:
     /// instance, read once at construction.
     CachePolicy cache_policy_ = kDefaultCachePolicy;
     bool head_ttl_1h_ = false;
-    /// Anthropic message threads (declared, not yet used by this release): options.threads of the provider instance (off when absent).
+    /// wire.211: options.threads of the provider instance (off when absent).
     bool threads_ = false;
     struct Limits;
     std::shared_ptr<HttpTransport> transport_;

@@ -98,6 +98,7 @@ std::optional<Utf8Fault> find_invalid_utf8(const Message& message) {
     const JsonPath root;
     (void)(walk.text(message.id, root.key("id")) &&
            walk.text(message.provider_message_id, root.key("provider_message_id")) &&
+           walk.text(message.thread_digest, root.key("thread_digest")) &&
            blocks(walk, message.blocks, root.key("blocks")));
     return walk.fault;
 }

@@ -142,6 +142,7 @@ std::string to_otel_attributes_json(const CallRecord& r) {
                 num("nucleo.cache.missed_input_tokens", r.cache_missed_input_tokens);
         }
         if (!r.cache_plan_moved.empty()) str("nucleo.cache.plan_moved", r.cache_plan_moved);
+        if (!r.thread.empty()) str("nucleo.thread", r.thread);  // wire.211
         if (r.provider_blocks_dropped > 0)
             num("nucleo.provider_blocks.dropped",
                 static_cast<std::int64_t>(r.provider_blocks_dropped));
@@ -185,6 +186,7 @@ std::string to_log_text(const CallRecord& r) {
                 add("cache_missed_tokens", std::to_string(r.cache_missed_input_tokens));
         }
         if (!r.cache_plan_moved.empty()) add("plan_moved", r.cache_plan_moved);
+        if (!r.thread.empty()) add("thread", r.thread);  // wire.211
         if (r.provider_blocks_dropped > 0)
             add("provider_blocks_dropped", std::to_string(r.provider_blocks_dropped));
     }
@@ -284,7 +286,8 @@ void CallObservation::emit_call(const std::string& status, std::string error_typ
 }
 
 void CallObservation::succeeded(std::string_view response_model, const CacheMiss& cache_miss,
-                                std::size_t provider_blocks_dropped) {
+                                std::size_t provider_blocks_dropped, std::string_view thread) {
+    base_.thread = thread;
     base_.cache_miss_reason = cache_miss.reason;
     base_.cache_missed_input_tokens = cache_miss.missed_input_tokens;
     base_.cache_plan_moved = cache_miss.plan_moved;

@@ -30,9 +30,10 @@ public:
     CallObservation& operator=(const CallObservation&) = delete;
 
     /// The call answered: emits its record with the model that answered, the provider's
-    /// diagnosis of a cache miss (caching.131) and the provider blocks left out (answers.110).
+    /// diagnosis of a cache miss (caching.131), the provider blocks left out (answers.110) and
+    /// what the call did with the provider's thread (wire.211).
     void succeeded(std::string_view response_model, const CacheMiss& cache_miss = {},
-                   std::size_t provider_blocks_dropped = 0);
+                   std::size_t provider_blocks_dropped = 0, std::string_view thread = {});
     /// The call failed with the exception in flight: emits its record.
     void failed(const std::exception& e);
 

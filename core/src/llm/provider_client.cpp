@@ -20,6 +20,7 @@
 #include "llm/call_records.hpp"
 #include "llm/request_audit.hpp"
 #include "llm/stream_framing.hpp"
+#include "llm/threads.hpp"
 #include "llm/turn_fragments.hpp"
 #include "nucleo/thinking.hpp"
 #include "nucleo/thinking_response.hpp"
@@ -71,6 +72,20 @@ std::pair<CachePolicy, bool> read_cache_choices(const ProviderConfig& config) {
     return out;
 }
 
+/// wire.211: the provider instance's `options.threads` (true or false; off when absent). Anything
+/// else is refused, naming the instance and the value.
+bool read_threads_option(const ProviderConfig& config) {
+    rapidjson::Document d;
+    d.Parse(config.options_json.data(), config.options_json.size());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("threads") || d["threads"].IsNull())
+        return false;
+    const auto& v = d["threads"];
+    if (!v.IsBool())
+        throw Error(ErrorKind::kConfig, "provider '" + config.name + "' options.threads: " +
+                                            internal::json_compact(v) + " is not true or false");
+    return v.GetBool();
+}
+
 ProviderCapabilities read_capabilities(const std::string& json, const std::string& plugin) {
     rapidjson::Document d;
     d.Parse(json.data(), json.size());
@@ -93,6 +108,7 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     c.turn_fragments = flag("turn_fragments");    // abi.108
     c.provider_blocks = flag("provider_blocks");  // answers.110
     c.tool_changes = flag("tool_changes");        // tools.103
+    c.threads = flag("threads");                  // wire.211
     // caching.119: a dialect that cannot mark a tool call says so; absent means it can.
     c.cache_anchor_tool_use =
         !(d.HasMember("cache_anchor_tool_use") && d["cache_anchor_tool_use"].IsBool() &&
@@ -112,6 +128,8 @@ struct RequestExtras {
     std::optional<std::string> previous_message_id;
     /// answers.110: the provider blocks the request carries.
     internal::ProviderBlocksKept provider_blocks;
+    /// wire.211: the request creates or continues the provider's thread (nullptr: neither).
+    const internal::ThreadCall* thread = nullptr;
 };
 
 /// The provider request document (docs/provider-abi-documents.md).
@@ -191,6 +209,20 @@ void write_provider_request(rapidjson::StringBuffer& buf, const ModelSpec& model
     if (prepared.tool_changes) {
         w.Key("tool_changes");
         w.Bool(true);
+    }
+    // wire.211: a thread the dialect creates, or continues with the turns it is handed.
+    if (extras.thread != nullptr && extras.thread->kind != internal::ThreadCall::Kind::kNone) {
+        const bool continues = extras.thread->kind == internal::ThreadCall::Kind::kContinue;
+        w.Key("thread");
+        w.StartObject();
+        w.Key("type");
+        w.String(continues ? "continue" : "create");
+        if (continues) {
+            const std::string& id = extras.thread->previous_message_id;
+            w.Key("previous_message_id");
+            w.String(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
+        }
+        w.EndObject();
     }
     w.Key("options");
     options.Accept(w);
@@ -506,6 +538,7 @@ ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect,
       }())),
       limits_(std::make_shared<Limits>()) {
     std::tie(cache_policy_, head_ttl_1h_) = read_cache_choices(config_);
+    threads_ = read_threads_option(config_);
     if (caps_.auth == "sigv4") {
         AwsSigV4 sig;
         sig.region = config_.credentials.region;
@@ -579,6 +612,12 @@ void ProviderClient::check_credentials() const {
 
 HttpRequest ProviderClient::build_request(ConversationContext& conversation, const ModelSpec& model,
                                           const CallOptions& options, bool redact_secrets) {
+    return build(conversation, model, options, redact_secrets, ThreadMode::kOff, nullptr);
+}
+
+HttpRequest ProviderClient::build(ConversationContext& conversation, const ModelSpec& model,
+                                  const CallOptions& options, bool redact_secrets, ThreadMode mode,
+                                  ThreadUse* thread) {
     check_model_status(model);  // catalog.2: a retired model is refused before anything else
     // A rendered request (secrets shown as ***) is for reading: it needs no key to exist.
     if (!redact_secrets) check_credentials();
@@ -659,6 +698,19 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
     RequestExtras extras;
     extras.previous_message_id = internal::diagnosed_previous_answer(model, conversation);
     extras.provider_blocks = internal::provider_blocks_kept(caps_);
+    // wire.211: with threads on for the instance, the dialect and the model, the whole request
+    // creates a thread; it is built and audited whole even when the call continues one, so the
+    // rule book judges every call's conversation alike.
+    internal::ThreadCall planned;
+    internal::ThreadCall create;
+    if (mode != ThreadMode::kOff && !redact_secrets && threads_ && caps_.threads && model.threads) {
+        planned = internal::plan_thread(config_.name, model, thinking_form, conversation, prepared);
+        if (mode == ThreadMode::kCreate) planned.kind = internal::ThreadCall::Kind::kCreate;
+        create = planned;
+        create.kind = internal::ThreadCall::Kind::kCreate;
+        create.previous_message_id.clear();
+        extras.thread = &create;
+    }
     // caching.110: the runs of turns encoded before are reused (abi.108); else one whole encode.
     std::optional<internal::SplitRequest> split;
     if (turn_fragment_cache_) {
@@ -686,31 +738,57 @@ HttpRequest ProviderClient::build_request(ConversationContext& conversation, con
         http = encode_http_request(
             dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
     }
-    for (const auto& h : options.extra_headers) http.headers.push_back(h);
-    // obs.105: every request names the runtime, unless the plugin or the caller named one.
-    const bool has_agent = std::any_of(http.headers.begin(), http.headers.end(), [](const auto& h) {
-        return h.first.size() == 10 &&
-               std::equal(h.first.begin(), h.first.end(), "user-agent", [](char a, char b) {
-                   return std::tolower(static_cast<unsigned char>(a)) == b;
-               });
-    });
-    if (!has_agent) http.headers.emplace_back("user-agent", user_agent());
-    std::string secret = config_.credentials.api_key;
-    if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
-    if (caps_.auth == "x-api-key") http.headers.emplace_back("x-api-key", secret);
-    if (caps_.auth == "bearer") http.headers.emplace_back("authorization", "Bearer " + secret);
-    // wire.150: the request as it would leave, audited before anything is sent (or shown).
     std::string_view base(config_.base_url);
     while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+    const auto finish = [&](HttpRequest& req, const internal::AuditedCall& audited,
+                            const ProviderCapabilities& rules) {
+        for (const auto& h : options.extra_headers) req.headers.push_back(h);
+        // obs.105: every request names the runtime, unless the plugin or the caller named one.
+        const bool has_agent =
+            std::any_of(req.headers.begin(), req.headers.end(), [](const auto& h) {
+                return h.first.size() == 10 &&
+                       std::equal(h.first.begin(), h.first.end(), "user-agent", [](char a, char b) {
+                           return std::tolower(static_cast<unsigned char>(a)) == b;
+                       });
+            });
+        if (!has_agent) req.headers.emplace_back("user-agent", user_agent());
+        std::string secret = config_.credentials.api_key;
+        if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
+        if (caps_.auth == "x-api-key") req.headers.emplace_back("x-api-key", secret);
+        if (caps_.auth == "bearer") req.headers.emplace_back("authorization", "Bearer " + secret);
+        // wire.150: the request as it would leave, audited before anything is sent (or shown).
+        internal::audit_encoded_request(
+            config_, rules, std::string_view(req.url).substr(base.size()), req, audited);
+        if (caps_.auth == "sigv4" && redact_secrets)
+            req.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
+        if (redact_secrets) req.url = redact_url(req.url);  // limits.105
+    };
     // caching.113: a body joined from kept chunks is audited over their kept records (wire.173).
     const contract::SplitBody pieces = split ? split->pieces() : contract::SplitBody{};
-    internal::audit_encoded_request(
-        config_, caps_, std::string_view(http.url).substr(base.size()), http,
-        {&prepared, max_tokens, request_body_limit_, nullptr, split ? &pieces : nullptr});
-    if (caps_.auth == "sigv4" && redact_secrets)
-        http.headers.emplace_back("authorization", "AWS4-HMAC-SHA256 *** (signed at send time)");
-    if (redact_secrets) http.url = redact_url(http.url);  // limits.105
-    return http;
+    finish(http, {&prepared, max_tokens, request_body_limit_, nullptr, split ? &pieces : nullptr},
+           caps_);
+    if (thread != nullptr) {
+        thread->kind = extras.thread != nullptr ? "create" : "";
+        thread->digest = extras.thread != nullptr ? planned.digest : "";
+    }
+    if (planned.kind != internal::ThreadCall::Kind::kContinue) return http;
+    // wire.211: the continue sends the turns after the thread's last answer, without the head
+    // (the provider holds the system and the tools). Its turns begin inside a tool round, so only
+    // the generic checks apply; the whole request above passed the rule book.
+    extras.thread = &planned;
+    const internal::PreparedSlice slice{planned.first_new_turn, prepared.turns.size(), false};
+    const internal::DocumentScratch scratch;
+    rapidjson::StringBuffer& request = scratch.buffer();
+    write_provider_request(request, model, max_tokens, thinking, thinking_budget, thinking_form,
+                           stream, conversation.conversation_id(), config_, prepared, extras,
+                           &slice);
+    HttpRequest continued = encode_http_request(
+        dialect_, std::string_view(request.GetString(), request.GetSize()), config_);
+    ProviderCapabilities generic = caps_;
+    generic.wire_family.clear();
+    finish(continued, {nullptr, max_tokens, request_body_limit_, nullptr, nullptr}, generic);
+    if (thread != nullptr) thread->kind = "continue";
+    return continued;
 }
 
 bool ProviderClient::streams(const CallOptions& options) const noexcept {
@@ -760,7 +838,7 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
                                        transport_->options().retry.max_attempts, record);
     try {
         LLMResponse r = call_once_unobserved(conversation, model, options, record);
-        observed.succeeded(r.model, r.cache_miss, r.provider_blocks_dropped);
+        observed.succeeded(r.model, r.cache_miss, r.provider_blocks_dropped, r.thread);
         return r;
     } catch (const std::exception& e) {
         observed.failed(e);
@@ -771,7 +849,8 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
 LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversation,
                                                  const ModelSpec& model, const CallOptions& options,
                                                  std::vector<CallAttempt>& record) {
-    HttpRequest request = build_request(conversation, model, options);
+    ThreadUse thread;
+    HttpRequest request = build(conversation, model, options, false, ThreadMode::kPlan, &thread);
     const std::size_t provider_blocks_dropped =
         internal::provider_blocks_left_out(config_, caps_, conversation);
     const std::int64_t max_tokens =
@@ -801,29 +880,48 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     // the answer is still the plugin's decode of the whole body, below.
     const bool streamed = streams(options);
     const bool event_deltas = streamed && dialect_.has_decode_event();
-    internal::StreamFramer framer(internal::parse_stream_framing(caps_.stream_framing));
-    BodyChunkCallback on_chunk;
-    // The chunk callback runs inside libcurl's C frames, which an exception must never cross: a
-    // throw (the host's callback, the plugin's decode_event) is kept, the deltas stop, and it is
-    // rethrown once the transfer returned — the answer is then not appended.
-    std::exception_ptr failed;
-    if (event_deltas) {
-        on_chunk = [&](std::string_view chunk) {
-            if (failed) return;
-            try {
-                framer.feed(chunk, [&](std::string_view name, std::string_view data) {
-                    deliver_deltas(dialect_.decode_event(name, data), *options.stream);
-                });
-            } catch (...) {
-                failed = std::current_exception();
-            }
-        };
-    }
     const auto sent_at = std::chrono::steady_clock::now();
-    HttpResponse http = transport_->send(request, options.cancel, on_chunk);
-    if (failed) std::rethrow_exception(failed);
-    std::string normalized = dialect_.decode(static_cast<std::int32_t>(http.status),
-                                             headers_json(http.headers), http.body);
+    HttpResponse http;
+    const auto send_and_decode = [&](const HttpRequest& req) {
+        internal::StreamFramer framer(internal::parse_stream_framing(caps_.stream_framing));
+        BodyChunkCallback on_chunk;
+        // The chunk callback runs inside libcurl's C frames, which an exception must never
+        // cross: a throw (the host's callback, the plugin's decode_event) is kept, the deltas
+        // stop, and it is rethrown once the transfer returned — the answer is then not appended.
+        std::exception_ptr failed;
+        if (event_deltas) {
+            on_chunk = [&](std::string_view chunk) {
+                if (failed) return;
+                try {
+                    framer.feed(chunk, [&](std::string_view name, std::string_view data) {
+                        deliver_deltas(dialect_.decode_event(name, data), *options.stream);
+                    });
+                } catch (...) {
+                    failed = std::current_exception();
+                }
+            };
+        }
+        http = transport_->send(req, options.cancel, on_chunk);
+        if (failed) std::rethrow_exception(failed);
+        return dialect_.decode(static_cast<std::int32_t>(http.status), headers_json(http.headers),
+                               http.body);
+    };
+    std::string normalized;
+    try {
+        normalized = send_and_decode(request);
+    } catch (const Error& e) {
+        // wire.211: a continue the provider cannot serve (the thread expired, was lost, was
+        // continued already or differs) is sent again whole with a new thread, once.
+        const std::string code = internal::provider_error_code(e.what());
+        if (thread.kind != "continue" || !internal::replays_thread(code)) throw;
+        NUCLEO_LOG_INFO(
+            "provider '{}': the thread continue was refused ({}); replaying the whole "
+            "conversation with a new thread",
+            config_.name, code);
+        request = build(conversation, model, options, false, ThreadMode::kCreate, &thread);
+        normalized = send_and_decode(request);
+        thread.kind = "replay";
+    }
     const std::string who = "provider '" + config_.name + "' (plugin '" + config_.plugin +
                             "', HTTP " + std::to_string(http.status) + ")";
     // answers.107: never a raw invalid byte into the conversation (a store such as PostgreSQL
@@ -846,6 +944,7 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
                         first_bytes(http.body));
 
     LLMResponse out;
+    out.thread = thread.kind;
     out.provider_blocks_dropped = provider_blocks_dropped;
     out.cache_miss = read_cache_miss(d);
     // caching.132: the plan this request was built with is the conversation's kept one.
@@ -896,6 +995,9 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     // caching.131: the answer's own id, named by the next call's cache diagnosis.
     if (d.HasMember("response_id") && d["response_id"].IsString())
         incoming.provider_message_id = d["response_id"].GetString();
+    // wire.211: the answer of a threaded call keeps what its thread holds, for the next continue.
+    if (!thread.kind.empty() && !incoming.provider_message_id.empty())
+        incoming.thread_digest = thread.digest;
 
     // answers.104: the input left the model no room to answer. A larger output budget cannot
     // help (the window is input plus output), so it is never escalated: the caller compacts

@@ -116,6 +116,7 @@ Message read_message(const Value& v, const JsonPath& path) {
         m.requested_output_tokens = read_positive_int(*n, path.key("requested_output_tokens"));
     }
     m.provider_message_id = optional_string(v, "provider_message_id", path);
+    m.thread_digest = optional_string(v, "thread_digest", path);  // wire.211
     const Value* blocks = find_member(v, "blocks");
     if (!blocks) refuse(path.key("blocks"), "missing (an array of blocks is required)");
     const JsonPath blocks_path = path.key("blocks");

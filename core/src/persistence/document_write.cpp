@@ -39,6 +39,10 @@ void write_message(Writer& w, const Message& m, const JsonPath& path) {
         w.Key("provider_message_id");
         write_string(w, m.provider_message_id);
     }
+    if (!m.thread_digest.empty()) {  // wire.211: written only on an answer of a threaded call
+        w.Key("thread_digest");
+        write_string(w, m.thread_digest);
+    }
     w.Key("blocks");
     w.StartArray();
     const JsonPath blocks = path.key("blocks");

@@ -206,7 +206,9 @@ constexpr const char* kHostProviderOptions = R"({
   "cache_head_ttl": {"type": "string", "enum": ["5m", "1h"],
                      "description": "TTL of the cached head"},
   "cache_ttl": {"type": "string", "enum": ["5m", "1h"],
-                "description": "TTL of every cache entry"}
+                "description": "TTL of every cache entry"},
+  "threads": {"type": "boolean",
+              "description": "continue the provider's message thread, sending only new turns (wire.211); off when absent"}
 })";
 
 }  // namespace

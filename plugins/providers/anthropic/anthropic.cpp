@@ -39,12 +39,13 @@ class AnthropicProvider final : public nucleo::plugin::Provider {
 
     /// tools.10: Anthropic is a native tool-calling dialect; caching.7: explicit breakpoints, at
     /// most 4; caching.106: a request-level cache_control; answers.110: answer blocks it does not
-    /// model come back as provider blocks and are sent back.
+    /// model come back as provider blocks and are sent back; tools.103: late tools as tool
+    /// additions; wire.211: message threads.
     void capabilities(nucleo::plugin::Sink& out) override {
         out << R"({"schema_version":1,"dialect":"anthropic","wire_family":"anthropic-messages","native_tools":true,"caching":true,)"
                R"("automatic_caching":true,)"
                R"("streaming":true,"max_cache_breakpoints":4,"inputs":["images","documents"],)"
-               R"("auth":"x-api-key","stream_framing":"sse","turn_fragments":true,"provider_blocks":true,"tool_changes":true})";
+               R"("auth":"x-api-key","stream_framing":"sse","turn_fragments":true,"provider_blocks":true,"tool_changes":true,"threads":true})";
     }
 
     void encode(std::string_view prepared_json, nucleo::plugin::Sink& out) override {

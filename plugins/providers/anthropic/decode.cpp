@@ -40,7 +40,8 @@
 //    (credentials, billing, permission), 404 not found, other 4xx invalid argument — except a 400
 //    whose message says the prompt is too long, which is context overflow (what the core can act
 //    on by compacting). An error event inside a 200 stream maps by its error type. The message
-//    carries the provider's error type and text, retry-after and request-id when present.
+//    carries the provider's error type and text, then "(error_code: CODE)" from error.details
+//    (wire.211), retry-after and request-id when present.
 //  - A 2xx body that is empty, not JSON, cut off or without a required field (content,
 //    stop_reason, usage.input_tokens, usage.output_tokens; a block's own fields) is
 //    NUCLEO_ERR_PROTOCOL naming what and quoting the first 200 bytes. `model` is optional.
@@ -130,6 +131,21 @@ Headers read_headers(std::string_view headers_json) {
         if (code == NUCLEO_ERR_INVALID_ARGUMENT &&
             view(*message).find("prompt is too long") != std::string_view::npos) {
             code = NUCLEO_ERR_CONTEXT_OVERFLOW;
+        }
+    }
+    // wire.211: the error's `details.error_code` (the SDK raises ThreadNotFoundError and the
+    // others from it), so the core can tell a thread it must replay; kept only when it reads as
+    // a code (lower-case letters, digits and '_', at most 64).
+    if (const Value* details = error != nullptr ? member(*error, "details") : nullptr;
+        details != nullptr && details->IsObject()) {
+        const Value* code_value = member(*details, "error_code");
+        if (code_value != nullptr && code_value->IsString()) {
+            const std::string_view c = view(*code_value);
+            const bool plain =
+                !c.empty() && c.size() <= 64 && std::all_of(c.begin(), c.end(), [](char ch) {
+                    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+                });
+            if (plain) text += " (error_code: " + std::string(c) + ")";
         }
     }
     if (!headers.retry_after.empty()) text += " (retry-after: " + headers.retry_after + ")";

@@ -50,10 +50,15 @@
 //    user turn and before the assistant turn, and `tools` stays as it was, so does the cached
 //    prefix. One in an assistant turn, one the cache plan anchors, and a user run of nothing but
 //    definitions (its message would be empty) are refused, naming the block.
+//  - `thread` (wire.211): the request's `thread` as the body's, `{"type": "create"}` or
+//    `{"type": "continue", "previous_message_id": ID}`; anything else is refused, naming the field.
+//    A continue leaves `tools` out: the provider's thread holds them (and the core hands a
+//    continue no system blocks), as the SDK's thread helper does.
 //  - Headers: anthropic-version from options.anthropic_version (default "2023-06-01"),
 //    content-type, and anthropic-beta: the flags options.anthropic_beta names (a string or an
 //    array of strings, joined by commas), plus `inline-tools-2026-09-15` when a tool addition is
-//    written (the beta that takes a definition by value), once.
+//    written (the beta that takes a definition by value) and `message-threads-2026-08-12` when a
+//    thread is, each once.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -550,6 +555,34 @@ struct Turns {
 
 /// tools.103: the beta that takes a tool definition by value in a tool_addition block.
 constexpr std::string_view kInlineToolsBeta = "inline-tools-2026-09-15";
+/// wire.211: the beta of message threads.
+constexpr std::string_view kThreadsBeta = "message-threads-2026-08-12";
+
+/// wire.211: the request's `thread`, checked: nullptr when absent or null.
+const Value* read_thread(const Value& request) {
+    const Value* thread = find(request, "thread");
+    if (thread == nullptr || thread->IsNull()) return nullptr;
+    if (!thread->IsObject()) refuse("thread is not an object");
+    const Value* type = find(*thread, "type");
+    const std::string_view kind =
+        type != nullptr && type->IsString() ? view(*type) : std::string_view();
+    if (kind != "create" && kind != "continue")
+        refuse("thread.type is not \"create\" or \"continue\"");
+    const Value* previous = find(*thread, "previous_message_id");
+    if (kind == "continue" &&
+        (previous == nullptr || !previous->IsString() || previous->GetStringLength() == 0))
+        refuse(
+            "thread.previous_message_id: a continue names the answer it continues (a "
+            "non-empty string)");
+    if (kind == "create" && previous != nullptr)
+        refuse("thread.previous_message_id: a create continues nothing");
+    for (const auto& m : thread->GetObject()) {
+        const std::string_view name = view(m.name);
+        if (name != "type" && name != "previous_message_id")
+            refuse("thread." + std::string(name) + " is not a member of a thread");
+    }
+    return thread;
+}
 
 bool is_definition(const Inspected& in) {
     return in.type == "tool_definition";
@@ -817,7 +850,7 @@ void write_tool(Writer& w, const Value& tool, const Where& where) {
     }
 }
 
-void write_headers(Writer& w, const Value* options, bool tool_additions) {
+void write_headers(Writer& w, const Value* options, bool tool_additions, bool thread) {
     const bool has_options = options != nullptr;
     w.Key("headers");
     w.StartObject();
@@ -848,9 +881,11 @@ void write_headers(Writer& w, const Value* options, bool tool_additions) {
             refuse("options.anthropic_beta is neither a string nor an array of strings");
         }
     }
-    if (tool_additions && !names_flag(flags, kInlineToolsBeta)) {
+    for (const auto& [wanted, flag] :
+         {std::pair{tool_additions, kInlineToolsBeta}, std::pair{thread, kThreadsBeta}}) {
+        if (!wanted || names_flag(flags, flag)) continue;
         if (!flags.empty()) flags += ",";
-        flags += kInlineToolsBeta;
+        flags += flag;
     }
     if (!flags.empty()) {
         w.Key("anthropic-beta");
@@ -916,6 +951,8 @@ providers::TurnSpan encode_to(std::string_view provider_request_json,
     const Value* prepared = head.prepared;
     const Plan plan = read_plan(*prepared);
     const Turns turns = read_turns(*prepared, plan);
+    const Value* thread = read_thread(request);
+    const bool continues = thread != nullptr && view((*thread)["type"]) == "continue";
 
     out.Reserve(provider_request_json.size() + 256);
     Writer w(out);
@@ -936,7 +973,8 @@ providers::TurnSpan encode_to(std::string_view provider_request_json,
         // so the head of a split request (its turns encoded apart) asks for the beta too.
         const Value* changes = find(request, "tool_changes");
         write_headers(hw, head.options,
-                      turns.tool_additions || (changes != nullptr && changes->IsTrue()));
+                      turns.tool_additions || (changes != nullptr && changes->IsTrue()),
+                      thread != nullptr);
         hw.EndObject();
     }
     w.StartObject();
@@ -947,7 +985,19 @@ providers::TurnSpan encode_to(std::string_view provider_request_json,
     write_system(enc, w, *prepared, plan);
     providers::TurnSpan span;
     write_messages(enc, w, turns, plan, out, span);
-    write_tools(w, *prepared);
+    if (!continues) write_tools(w, *prepared);  // wire.211: a thread holds its tools
+    if (thread != nullptr) {
+        w.Key("thread");
+        w.StartObject();
+        w.Key("type");
+        w.String(continues ? "continue" : "create");
+        if (continues) {
+            const Value& previous = (*thread)["previous_message_id"];
+            w.Key("previous_message_id");
+            w.String(previous.GetString(), previous.GetStringLength());
+        }
+        w.EndObject();
+    }
     if (plan.automatic) enc.request_cache_control();
     if (!form.empty()) {
         w.Key("thinking");

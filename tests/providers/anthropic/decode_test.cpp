@@ -24,6 +24,7 @@ struct Case {
     std::string error_kind;
     int error_http = 0;
     std::vector<std::string> contains;
+    std::vector<std::string> excludes;  ///< texts the error must not hold
 };
 
 std::vector<Case> cases() {
@@ -54,6 +55,9 @@ std::vector<Case> cases() {
                 k.error_kind = e["kind"].GetString();
                 k.error_http = e["http_status"].GetInt();
                 for (const auto& s : e["contains"].GetArray()) k.contains.push_back(s.GetString());
+                if (e.HasMember("excludes"))
+                    for (const auto& s : e["excludes"].GetArray())
+                        k.excludes.push_back(s.GetString());
             }
             out.push_back(std::move(k));
         }
@@ -100,6 +104,9 @@ TEST_P(Decode, MatchesTheFixture) {
     for (const std::string& part : c.contains) {
         EXPECT_NE(message.find(part), std::string::npos)
             << "\"" << part << "\" not in: " << message;
+    }
+    for (const std::string& part : c.excludes) {
+        EXPECT_EQ(message.find(part), std::string::npos) << "\"" << part << "\" in: " << message;
     }
 }
 

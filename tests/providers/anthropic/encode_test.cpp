@@ -259,6 +259,32 @@ TEST(AnthropicEncode, ALateToolIsAToolAdditionAfterItsUserMessage) {
     EXPECT_EQ(count_cache_control(body), 1);
 }
 
+// wire.211: a thread continue sends its turns with `thread` and the beta, and leaves `tools` out
+// (the provider's thread holds them); a create keeps them.
+TEST(AnthropicEncode, AThreadContinueLeavesToolsOutAndACreateKeepsThem) {
+    const std::string prepared =
+        R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"tool_definitions":[{"name":"search","schema":{"type":"object"}}],"turns":[)" +
+        kUserHi + "]}";
+    const rapidjson::Document continued = parse(provider().encode(
+        request_with(prepared, R"(,"thread":{"type":"continue","previous_message_id":"msg_1"})")));
+    EXPECT_FALSE(continued["body"].HasMember("tools"));
+    EXPECT_STREQ(continued["body"]["thread"]["type"].GetString(), "continue");
+    EXPECT_STREQ(continued["body"]["thread"]["previous_message_id"].GetString(), "msg_1");
+    EXPECT_STREQ(continued["headers"]["anthropic-beta"].GetString(), "message-threads-2026-08-12");
+
+    const rapidjson::Document created = parse(provider().encode(request_with(
+        prepared,
+        R"(,"thread":{"type":"create"},"options":{"anthropic_beta":"message-threads-2026-08-12"})")));
+    ASSERT_EQ(created["body"]["tools"].Size(), 1U);
+    EXPECT_EQ(compact(created["body"]["thread"]), R"({"type":"create"})");
+    EXPECT_STREQ(created["headers"]["anthropic-beta"].GetString(), "message-threads-2026-08-12")
+        << "the beta is named once";
+
+    const rapidjson::Document none = parse(provider().encode(request_with(prepared)));
+    EXPECT_FALSE(none["body"].HasMember("thread"));
+    EXPECT_FALSE(none["headers"].HasMember("anthropic-beta"));
+}
+
 // caching.106, caching.107: the request-level marker is the body's cache_control; the 1-hour
 // head is the system block's; the tail keeps the request's TTL (5 minutes here).
 TEST(AnthropicEncode, TheRequestLevelMarkerAndTheOneHourHead) {
@@ -340,6 +366,36 @@ std::vector<Refusal> refusals() {
              R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[{"role":"user","message_id":"m1","blocks":[)" +
              kDefinition + "]}]}"),
          {"prepared.turns[0] (message \"m1\")", "nothing but tool definitions"}},
+        {"thread_not_an_object",  // wire.211
+         request_with(
+             R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[)" +
+                 kUserHi + "]}",
+             R"(,"thread":"continue")"),
+         {"thread is not an object"}},
+        {"thread_type_unknown",  // wire.211
+         request_with(
+             R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[)" +
+                 kUserHi + "]}",
+             R"(,"thread":{"type":"resume"})"),
+         {"thread.type"}},
+        {"thread_continue_without_id",  // wire.211
+         request_with(
+             R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[)" +
+                 kUserHi + "]}",
+             R"(,"thread":{"type":"continue"})"),
+         {"thread.previous_message_id", "non-empty string"}},
+        {"thread_create_with_id",  // wire.211
+         request_with(
+             R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[)" +
+                 kUserHi + "]}",
+             R"(,"thread":{"type":"create","previous_message_id":"msg_1"})"),
+         {"thread.previous_message_id", "a create continues nothing"}},
+        {"thread_extra_member",  // wire.211
+         request_with(
+             R"({"cache_plan":{"breakpoints":0,"system_block":null,"turn_anchors":[]},"turns":[)" +
+                 kUserHi + "]}",
+             R"(,"thread":{"type":"create","ttl":"1h"})"),
+         {"thread.ttl"}},
         {"anchor_on_blank_text",
          request_with(
              R"({"cache_plan":{"breakpoints":1,"system_block":null,"turn_anchors":[{"turn":0,"block":0}]},"turns":[{"role":"user","message_id":"m1","blocks":[{"type":"text","text":"  "},{"type":"text","text":"q"}]}]})"),
