@@ -18,6 +18,7 @@
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "nucleo/errors.hpp"
+#include "nucleo/wire/json_escape.hpp"
 #include "nucleo/prepared.hpp"
 
 namespace nucleo::compaction {
@@ -350,18 +351,26 @@ void Work::run_level(CompactionLevel level, std::int64_t aim, std::int64_t trigg
     }
 }
 
-std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, CompactionLevel level,
+std::vector<Work::Outcome> Work::run_jobs(std::vector<Job>& jobs, CompactionLevel level,
                                           bool parallel) {
-    auto run_one = [this, level](const Job& job) {
+    auto run_one = [this, level](Job& job) {
         Outcome out;
+        // limits.142: the request is written once, into room for what it holds, and the job's
+        // segments are let go before the summarizer reads it, so a summary of S bytes costs the
+        // conversation, the request and the summarizer's own reading of it.
+        std::size_t bytes = 256;
+        for (const std::string& s : job.segments) bytes += s.size() + 8;
         rapidjson::StringBuffer buf;
-        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+        buf.Reserve(bytes);
+        // The shared escaper writes a string as it goes; RapidJSON's own String reserves six
+        // bytes for each byte of it first.
+        json_escape::StringWriter w(buf);
         w.StartObject();
         w.Key("schema_version");
         w.Int(1);
         w.Key("segments");
         w.StartArray();
-        for (const std::string& s : job.segments) w.String(s.data(), s.size());
+        for (const std::string& s : job.segments) json_escape::write_string(w, s);
         w.EndArray();
         w.Key("target_tokens");
         w.Int64(job.target);
@@ -372,6 +381,7 @@ std::vector<Work::Outcome> Work::run_jobs(const std::vector<Job>& jobs, Compacti
         w.Key("purpose");
         w.String("compaction");
         w.EndObject();
+        std::vector<std::string>().swap(job.segments);
         try {
             const std::string answer = summarizer_.summarize({buf.GetString(), buf.GetSize()});
             rapidjson::Document doc;

@@ -55,8 +55,8 @@ struct Work {
     void collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigger,
                   std::int64_t hard_room);
     void moderate(std::int64_t aim);
-    std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, CompactionLevel level,
-                                  bool parallel);
+    /// Runs every job once; each job's segments are released once its request is written.
+    std::vector<Outcome> run_jobs(std::vector<Job>& jobs, CompactionLevel level, bool parallel);
     bool accept(const Job& job, Outcome& outcome, CompactionLevel level);
     void execute(std::vector<Job>& jobs, CompactionLevel level);
     [[nodiscard]] Job in_place_job(std::size_t message, std::size_t block) const;

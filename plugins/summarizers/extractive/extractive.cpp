@@ -37,10 +37,12 @@ std::size_t approx_tokens(std::size_t bytes) {
     return (bytes + 3) / 4;
 }
 
+/// A sentence of the request, read in place: the request document outlives every sentence, and a
+/// copy would double what a summary of a large tool result costs (limits.142).
 struct Sentence {
     std::size_t segment;
     std::size_t index;  // position across all segments
-    std::string text;
+    std::string_view text;
     int score = 0;
 };
 
@@ -48,18 +50,18 @@ bool is_space(char c) {
     return std::isspace(static_cast<unsigned char>(c)) != 0;
 }
 
-std::string trim(std::string_view s) {
+std::string_view trim(std::string_view s) {
     std::size_t b = 0, e = s.size();
     while (b < e && is_space(s[b])) ++b;
     while (e > b && is_space(s[e - 1])) --e;
-    return std::string(s.substr(b, e - b));
+    return s.substr(b, e - b);
 }
 
 void split_sentences(std::string_view text, std::size_t segment, std::vector<Sentence>& out) {
     std::size_t start = 0;
     auto flush = [&](std::size_t end) {
-        std::string s = trim(text.substr(start, end - start));
-        if (!s.empty()) out.push_back({segment, out.size(), std::move(s)});
+        const std::string_view s = trim(text.substr(start, end - start));
+        if (!s.empty()) out.push_back({segment, out.size(), s});
         start = end;
     };
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -74,23 +76,18 @@ void split_sentences(std::string_view text, std::size_t segment, std::vector<Sen
     flush(text.size());
 }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-std::vector<std::string_view> words_of(std::string_view s) {
-    std::vector<std::string_view> words;
+/// Calls `each` with every whitespace-separated word of `s`, in order, without storing them: a
+/// sentence may be megabytes of one tool result, and the summary must not cost a multiple of it.
+template <typename Each>
+void for_each_word(std::string_view s, Each&& each) {
     std::size_t i = 0;
     while (i < s.size()) {
         while (i < s.size() && is_space(s[i])) ++i;
         std::size_t j = i;
         while (j < s.size() && !is_space(s[j])) ++j;
-        if (j > i) words.push_back(s.substr(i, j - i));
+        if (j > i) each(s.substr(i, j - i));
         i = j;
     }
-    return words;
 }
 
 std::string_view strip_punct(std::string_view w) {
@@ -102,14 +99,8 @@ std::string_view strip_punct(std::string_view w) {
     return w;
 }
 
-bool has_word(const std::vector<std::string>& lowered_words,
-              std::initializer_list<const char*> set) {
-    for (const auto& w : lowered_words) {
-        for (const char* k : set) {
-            if (w == k) return true;
-        }
-    }
-    return false;
+bool is_one_of(std::string_view lowered_word, std::initializer_list<std::string_view> set) {
+    return std::find(set.begin(), set.end(), lowered_word) != set.end();
 }
 
 /// A path: a slash inside a word ("src/main.cpp", "/var/log"), or a file name with an extension.
@@ -138,27 +129,33 @@ bool looks_like_name(std::string_view w, bool first) {
 }
 
 int score(std::string_view sentence) {
-    const auto raw = words_of(sentence);
-    std::vector<std::string> lowered;
-    bool number = false, path = false, name = false;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-        const auto w = strip_punct(raw[i]);
-        if (w.empty()) continue;
-        lowered.push_back(lower(w));
+    bool number = false, path = false, name = false, error = false, decision = false;
+    std::string lowered;  // one word at a time, its buffer reused
+    bool first = true;
+    for_each_word(sentence, [&](std::string_view raw) {
+        const bool at_start = first;
+        first = false;
+        const auto w = strip_punct(raw);
+        if (w.empty()) return;
+        lowered.assign(w);
+        for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         number = number || std::any_of(w.begin(), w.end(), [](char c) {
                      return std::isdigit(static_cast<unsigned char>(c)) != 0;
                  });
         path = path || looks_like_path(w);
-        name = name || looks_like_name(w, i == 0);
-    }
-    const bool error = has_word(
-        lowered, {"error",     "errors", "exception", "fail",   "fails",   "failed", "failure",
-                  "refused",   "denied", "timeout",   "crash",  "crashed", "panic",  "fatal",
-                  "traceback", "errno",  "invalid",   "cannot", "can't",   "unable", "bug"});
-    const bool decision =
-        has_word(lowered, {"decided", "decide", "decision", "agreed", "agree", "chose", "choose",
-                           "chosen", "will", "must", "should", "approved", "rejected", "plan",
-                           "resolved", "conclusion", "therefore", "instead", "we'll"});
+        name = name || looks_like_name(w, at_start);
+        error =
+            error ||
+            is_one_of(lowered,
+                      {"error",     "errors", "exception", "fail",   "fails",   "failed", "failure",
+                       "refused",   "denied", "timeout",   "crash",  "crashed", "panic",  "fatal",
+                       "traceback", "errno",  "invalid",   "cannot", "can't",   "unable", "bug"});
+        decision = decision ||
+                   is_one_of(lowered,
+                             {"decided", "decide", "decision", "agreed", "agree", "chose", "choose",
+                              "chosen", "will", "must", "should", "approved", "rejected", "plan",
+                              "resolved", "conclusion", "therefore", "instead", "we'll"});
+    });
     return (error ? 3 : 0) + (path ? 3 : 0) + (decision ? 2 : 0) + (number ? 2 : 0) +
            (name ? 2 : 0);
 }
