@@ -91,6 +91,37 @@ TEST_F(ProviderClientTest, AnswerIsAppendedWithUsageAndCost) {
     EXPECT_EQ(c.prior_spec_id(), "claude-test");
 }
 
+// limits.143: a body past the cap is refused while the plugin writes it (its sink refuses the
+// write), never assembled whole first; through the per-turn encode cache and the whole encode,
+// and nothing is sent.
+TEST_F(ProviderClientTest, ABodyPastTheCapIsRefusedWhileThePluginWritesIt) {
+    for (const bool fragments : {true, false}) {
+        SCOPED_TRACE(fragments ? "per-turn encode cache" : "whole encode");
+        ConversationContext c = conversation();
+        c.add_message(Message::incoming_text("It shipped."));
+        c.add_message(Message::outgoing_text("Here is the log: " + std::string(1 << 20, 'y')));
+        ProviderClient pc = client();
+        pc.set_turn_fragment_cache(fragments);
+        pc.set_request_body_limit(256 * 1024);
+        try {
+            (void)pc.call(c, claude());
+            ADD_FAILURE() << "a 1 MiB body passed a 256 KiB cap";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+            const std::string what = e.what();
+            EXPECT_NE(what.find("passed the cap of 262144 bytes while it was written"),
+                      std::string::npos)
+                << what;
+            EXPECT_NE(what.find("plugin 'anthropic'"), std::string::npos) << what;
+        }
+        EXPECT_EQ(c.messages().size(), 3U);
+        // Under the cap the same client sends it.
+        pc.set_request_body_limit(4U << 20);
+        EXPECT_TRUE(pc.call(c, claude()).appended);
+    }
+    EXPECT_EQ(requests_seen(), 2) << "only the calls under the cap reached the provider";
+}
+
 TEST_F(ProviderClientTest, AMissingKeyIsRefusedBeforeAnyRequest) {
     // Bad input: a missing key or URL is a clear error before any request.
     ProviderConfig no_key = config_;

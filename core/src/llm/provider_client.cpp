@@ -26,6 +26,7 @@
 #include "nucleo/thinking_response.hpp"
 #include "nucleo/tokens.hpp"
 #include "persistence/document_json.hpp"
+#include "plugins/sinks.hpp"
 #include "render/prepared_json.hpp"
 
 namespace nucleo {
@@ -711,6 +712,8 @@ HttpRequest ProviderClient::build(ConversationContext& conversation, const Model
         create.previous_message_id.clear();
         extras.thread = &create;
     }
+    // limits.143: a body the plugin writes past the cap is refused while it is written.
+    const plugins_detail::BodyLimit body_limit(request_body_limit_);
     // caching.110: the runs of turns encoded before are reused (abi.108); else one whole encode.
     std::optional<internal::SplitRequest> split;
     if (turn_fragment_cache_) {

@@ -32,6 +32,16 @@ constexpr std::size_t kProviderV1Size =
 constexpr std::size_t kStoreV1MinSize =
     offsetof(nucleo_store_factory, capabilities) + sizeof(nucleo_store_factory::capabilities);
 
+/// limits.143: a body sink refused a write past the request body cap; nothing was sent.
+[[noreturn]] void throw_body_over_limit(const InstanceHandle& h, const char* slot) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "plugin '" + h.library->info.name + "' " + slot +
+                    ": the request body passed the cap of " +
+                    std::to_string(plugins_detail::BodyLimit::current()) +
+                    " bytes while it was written (wire.153, limits.143); raise "
+                    "request_body_limit or shorten the conversation");
+}
+
 [[noreturn]] void throw_status(const InstanceHandle& h, const char* slot, int32_t status,
                                nucleo_error& err) {
     err.message[sizeof err.message - 1] = '\0';
@@ -393,15 +403,19 @@ ProviderInstance::EncodedParts ProviderInstance::encode_parts(
     nucleo_error err;
     nucleo_error_init(&err);
     int32_t status = NUCLEO_OK;
+    bool over = false;
     {
         // abi.102: both sinks refuse writes once the call returned.
         const plugins_detail::CallSink head(parts.head, handle_->library->sinks,
                                             handle_->library->info.name, "encode_parts");
         const plugins_detail::CallSink body(parts.body, handle_->library->sinks,
-                                            handle_->library->info.name, "encode_parts");
+                                            handle_->library->info.name, "encode_parts",
+                                            plugins_detail::BodyLimit::current());
         status =
             f->encode_parts(handle_->instance, sv(prepared_json), head.get(), body.get(), &err);
+        over = body.over_limit();
     }
+    if (over) throw_body_over_limit(*handle_, "encode_parts");
     if (status != NUCLEO_OK) throw_status(*handle_, "encode_parts", status, err);
     return parts;
 }
@@ -423,20 +437,24 @@ ProviderInstance::EncodedSplit ProviderInstance::encode_split(
     nucleo_error err;
     nucleo_error_init(&err);
     int32_t status = NUCLEO_OK;
+    bool over = false;
     {
         // abi.102: every sink refuses writes once the call returned.
         const std::string& name = handle_->library->info.name;
         const plugins_detail::CallSink head(parts.head, handle_->library->sinks, name,
                                             "encode_split");
+        const std::size_t limit = plugins_detail::BodyLimit::current();  // limits.143
         const plugins_detail::CallSink open(parts.open, handle_->library->sinks, name,
-                                            "encode_split");
+                                            "encode_split", limit);
         const plugins_detail::CallSink turns(parts.turns, handle_->library->sinks, name,
-                                             "encode_split");
+                                             "encode_split", limit);
         const plugins_detail::CallSink close(parts.close, handle_->library->sinks, name,
-                                             "encode_split");
+                                             "encode_split", limit);
         status = f->encode_split(handle_->instance, sv(prepared_json), head.get(), open.get(),
                                  turns.get(), close.get(), &err);
+        over = open.over_limit() || turns.over_limit() || close.over_limit();
     }
+    if (over) throw_body_over_limit(*handle_, "encode_split");
     if (status != NUCLEO_OK) throw_status(*handle_, "encode_split", status, err);
     return parts;
 }

@@ -18,7 +18,11 @@ struct Open {
     std::string* out;
     std::string plugin;
     const char* slot;
+    std::size_t limit;  ///< limits.143: 0 for none
+    bool* over;
 };
+
+thread_local std::size_t body_limit = 0;
 
 /// How many returned calls are remembered by name, for the warning of a late write (older ones
 /// are still refused, only named by number).
@@ -51,6 +55,10 @@ int32_t write_to_call(void* ctx, const char* data, size_t size) {
             if (size > 0) {
                 if (data == nullptr) return NUCLEO_ERR_INVALID_ARGUMENT;
                 std::string& out = *it->second.out;
+                if (it->second.limit > 0 && size > it->second.limit - std::min(it->second.limit, out.size())) {
+                    *it->second.over = true;  // limits.143: refused before a byte past the cap
+                    return NUCLEO_ERR_INVALID_ARGUMENT;
+                }
                 // limits.135: a growth leaves room for the body padding (a body is usually one
                 // write, which would otherwise allocate exactly its size).
                 if (out.capacity() - out.size() < size)
@@ -101,13 +109,14 @@ std::size_t SinkPool::size() const {
     return slots_.size();
 }
 
-CallSink::CallSink(std::string& out, SinkPool& pool, const std::string& plugin, const char* slot)
+CallSink::CallSink(std::string& out, SinkPool& pool, const std::string& plugin, const char* slot,
+                   std::size_t limit)
     : pool_(pool), sink_(pool.acquire()) {
     Table& t = table();
     std::lock_guard<std::mutex> lock(t.mutex);
     id_ = t.next++;
     try {
-        t.open.emplace(id_, Open{&out, plugin, slot});
+        t.open.emplace(id_, Open{&out, plugin, slot, limit, &over_});
     } catch (...) {
         pool_.release(sink_);
         throw;
@@ -130,6 +139,18 @@ CallSink::~CallSink() {
         }
     }
     pool_.release(sink_);  // abi.107: the slot rests, its ctx still the closed call's number
+}
+
+BodyLimit::BodyLimit(std::size_t bytes) noexcept : previous_(body_limit) {
+    body_limit = bytes;
+}
+
+BodyLimit::~BodyLimit() {
+    body_limit = previous_;
+}
+
+std::size_t BodyLimit::current() noexcept {
+    return body_limit;
 }
 
 }  // namespace nucleo::plugins_detail

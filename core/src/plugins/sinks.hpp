@@ -49,20 +49,40 @@ class SinkPool {
     std::deque<nucleo_sink*> idle_;  ///< returned slots, the longest resting first
 };
 
-/// The sink of one plugin call; writes land in `out` until this object is destroyed.
+/// The sink of one plugin call; writes land in `out` until this object is destroyed. limits.143:
+/// with a `limit`, a write that would take `out` past it is refused (NUCLEO_ERR_INVALID_ARGUMENT:
+/// the plugin stops) and over_limit() says so, so an oversized body is cut while it is written.
 class CallSink {
 public:
-    CallSink(std::string& out, SinkPool& pool, const std::string& plugin, const char* slot);
+    CallSink(std::string& out, SinkPool& pool, const std::string& plugin, const char* slot,
+             std::size_t limit = 0);
     ~CallSink();
     CallSink(const CallSink&) = delete;
     CallSink& operator=(const CallSink&) = delete;
 
     [[nodiscard]] const nucleo_sink* get() const noexcept { return sink_; }
+    /// A write was refused for passing the limit.
+    [[nodiscard]] bool over_limit() const noexcept { return over_; }
 
 private:
     SinkPool& pool_;
     nucleo_sink* sink_ = nullptr;
     std::uint64_t id_ = 0;
+    bool over_ = false;
+};
+
+/// limits.143: the cap of the request bodies a provider plugin writes on this thread while the
+/// object lives (0: none, the default), set by the provider client around its encodes.
+class BodyLimit {
+public:
+    explicit BodyLimit(std::size_t bytes) noexcept;
+    ~BodyLimit();
+    BodyLimit(const BodyLimit&) = delete;
+    BodyLimit& operator=(const BodyLimit&) = delete;
+    [[nodiscard]] static std::size_t current() noexcept;
+
+private:
+    std::size_t previous_;
 };
 
 }  // namespace nucleo::plugins_detail
