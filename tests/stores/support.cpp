@@ -16,8 +16,6 @@
 
 namespace store_test {
 
-namespace {
-
 std::map<std::string, std::string> read_env_file(const std::filesystem::path& file) {
     std::map<std::string, std::string> out;
     std::ifstream in(file);
@@ -34,6 +32,8 @@ std::map<std::string, std::string> read_env_file(const std::filesystem::path& fi
     }
     return out;
 }
+
+namespace {
 
 const std::map<std::string, std::string>& services_env() {
     static std::once_flag once;
@@ -109,6 +109,10 @@ nucleo::StoreInstance make_store(const std::string& kind, const std::string& sql
     }
     if (kind == "redis") return plugin("redis").make_store(R"({"url":")" + redis_url() + R"("})");
     throw std::invalid_argument("no such store kind: " + kind);
+}
+
+nucleo::StoreInstance make_store_with(const std::string& kind, const std::string& config_json) {
+    return plugin(kind).make_store(config_json);
 }
 
 nucleo::Message next_message(const nucleo::ConversationParts& parts, std::size_t bytes) {

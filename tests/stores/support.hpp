@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +26,10 @@ std::string services_dir();
 /// A store plugin instance: "memory", "sqlite" (a fresh file under the test's temp folder unless
 /// `sqlite_path` is given), "postgres", "redis".
 nucleo::StoreInstance make_store(const std::string& kind, const std::string& sqlite_path = {});
+/// A store plugin instance of `kind` with the configuration `config_json`.
+nucleo::StoreInstance make_store_with(const std::string& kind, const std::string& config_json);
+/// The variables an env file of scripts/services exports.
+std::map<std::string, std::string> read_env_file(const std::filesystem::path& file);
 /// A fresh sqlite file path.
 std::string temp_sqlite_path();
 
