@@ -1,5 +1,6 @@
 // `nucleo chat [--model ID] [--user U] [--conversation ID | -c | --new] [--system TEXT]
-// [--tools-dir DIR] [--comfort N] [--emulator] [--config FILE]`: an interactive session over the agent loop.
+// [--tools-dir DIR] [--comfort N] [--emulator] [--config FILE]`: an interactive session over the
+// agent loop.
 //
 // Every message is one Agent turn through a ConversationService wired to the config's persistent
 // store, so the save discipline holds (saved after the user's message, after the answer, and on

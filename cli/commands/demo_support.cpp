@@ -437,7 +437,8 @@ ProviderConfig aimed_at(ProviderConfig provider, const EmulatorChild& emulator) 
 
 Config aimed_at(const Config& config, const EmulatorChild& emulator) {
     Config out = config;
-    for (const ProviderConfig& p : config.providers()) out = out.with_provider(aimed_at(p, emulator));
+    for (const ProviderConfig& p : config.providers())
+        out = out.with_provider(aimed_at(p, emulator));
     return out;
 }
 

@@ -123,7 +123,8 @@ bool listening(int port) {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+    const bool connected =
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
     ::close(fd);
     return connected;
 }
@@ -139,14 +140,17 @@ TEST(CliAsk, TheEmulatorOptionAnswersFromAnEmulatorOfItsOwn) {
         "NUCLEO_PLUGIN_PATH=" +
         std::string(NUCLEO_BUILD_PLUGIN_DIR) + " '" + NUCLEO_CLI + "' ";
     for (const char* model : {"claude-sonnet-5-5", "gpt-6-luna", "bedrock-claude-haiku-5-5"}) {
-        const CliRun r = test_support::run_command(env + "ask --emulator --model " + model +
-                                                   " --config " + quoted(kShippedConfig) + " Hello");
+        const CliRun r =
+            test_support::run_command(env + "ask --emulator --model " + model + " --config " +
+                                      quoted(kShippedConfig) + " Hello");
         ASSERT_EQ(r.status, 0) << model << ": " << r.err;
         EXPECT_EQ(r.out, "This is the emulator's answer to: Hello\n") << model;
-        const std::string note = "nucleo ask: answers come from nucleo-emulator at http://127.0.0.1:";
+        const std::string note =
+            "nucleo ask: answers come from nucleo-emulator at http://127.0.0.1:";
         ASSERT_EQ(r.err.rfind(note, 0), 0U) << r.err;
         const int port = std::stoi(r.err.substr(note.size()));
-        EXPECT_EQ(r.err.substr(note.size() + std::to_string(port).size(), 15), " (--emulator)\nm") << r.err;
+        EXPECT_EQ(r.err.substr(note.size() + std::to_string(port).size(), 15), " (--emulator)\nm")
+            << r.err;
         EXPECT_FALSE(listening(port)) << "the emulator outlived ask";
     }
     // --json: the document alone on stdout, the note on stderr.
@@ -165,10 +169,10 @@ TEST(CliAsk, A404AtTheBaseUrlNamesTheUrlAndWhatToCheck) {
     emulator_test::EmulatorProcess emulator;
     const std::string at = "http://127.0.0.1:" + std::to_string(emulator.port());
     // OpenAI's base URL without its /v1.
-    CliRun r = test_support::run_command(
-        "env OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" + at + " NUCLEO_PLUGIN_PATH=" +
-        NUCLEO_BUILD_PLUGIN_DIR + " '" + NUCLEO_CLI + "' ask --model gpt-6-luna --config " +
-        quoted(kShippedConfig) + " Hello");
+    CliRun r = test_support::run_command("env OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" + at +
+                                         " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " '" +
+                                         NUCLEO_CLI + "' ask --model gpt-6-luna --config " +
+                                         quoted(kShippedConfig) + " Hello");
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.err.rfind("nucleo ask: ", 0), 0U) << r.err;
@@ -182,14 +186,15 @@ TEST(CliAsk, A404AtTheBaseUrlNamesTheUrlAndWhatToCheck) {
     // Anthropic's with a /v1 too many: the same hint, without OpenAI's note.
     r = ask_at(emulator.port(), "ask --model claude-sonnet-5-5 Hello");
     ASSERT_EQ(r.status, 0) << r.err;
-    r = test_support::run_command(
-        "env ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=" + at + "/v1 NUCLEO_PLUGIN_PATH=" +
-        NUCLEO_BUILD_PLUGIN_DIR + " '" + NUCLEO_CLI + "' ask --model claude-sonnet-5-5 --config " +
-        quoted(kShippedConfig) + " Hello");
+    r = test_support::run_command("env ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=" + at +
+                                  "/v1 NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " '" +
+                                  NUCLEO_CLI + "' ask --model claude-sonnet-5-5 --config " +
+                                  quoted(kShippedConfig) + " Hello");
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find("; 404 at " + at + "/v1/v1/messages: check providers.anthropic.base_url ("),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find("; 404 at " + at + "/v1/v1/messages: check providers.anthropic.base_url ("),
+        std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find(", from ${ANTHROPIC_BASE_URL})\n"), std::string::npos) << r.err;
 }
@@ -210,8 +215,8 @@ TEST(CliAsk, ACostIsWrittenWithoutFloatingPointNoise) {
         "    output_budget: {SHORT: 1024, MEDIUM: 4096, LONG: 16384, EXTENDED: 64000}\n"
         "    prices: {input: 0.15, output: 0.60, cache_write: 0.1875, cache_read: 0.015}\n");
     emulator_test::EmulatorProcess emulator;
-    const CliRun r = ask_at(emulator.port(),
-                            "ask --json --log-format json --model cheap-test hi", config);
+    const CliRun r =
+        ask_at(emulator.port(), "ask --json --log-format json --model cheap-test hi", config);
     ASSERT_EQ(r.status, 0) << r.err;
     rapidjson::Document d;
     d.Parse(r.out.c_str());
@@ -225,7 +230,8 @@ TEST(CliAsk, ACostIsWrittenWithoutFloatingPointNoise) {
     const CliRun logged = test_support::run_command(
         "env NUCLEO_LOG_LEVEL=info ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
         std::to_string(emulator.port()) + " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " '" +
-        NUCLEO_CLI + "' ask --log-format json --model cheap-test --config " + quoted(config) + " hi");
+        NUCLEO_CLI + "' ask --log-format json --model cheap-test --config " + quoted(config) +
+        " hi");
     ASSERT_EQ(logged.status, 0) << logged.err;
     EXPECT_NE(logged.err.find(R"("nucleo.cost.usd":0.00000705)"), std::string::npos) << logged.err;
 }
