@@ -31,6 +31,18 @@ std::int64_t parse_positive(const std::string& what, const std::string& value);
 /// "1 message", "2 messages", "0 messages"; `plural` defaults to `singular` + "s".
 std::string count_of(std::int64_t n, std::string_view singular, std::string_view plural = {});
 
+/// cli.101: the candidate `word` was most likely meant to be, for a "did you mean" hint: the
+/// nearest by edit distance (insertions, deletions, substitutions and swaps of two neighbours
+/// each count 1) when it is at most a third of the word's length (at least 1), else the only
+/// candidate `word` begins; the first of equals in `candidates`' order. nullopt when none is
+/// near, or `word` is one of them.
+std::optional<std::string> did_you_mean(std::string_view word,
+                                        const std::vector<std::string>& candidates);
+
+/// "unknown WHAT 'WORD'", with " (did you mean 'X'?)" when did_you_mean finds one (cli.101).
+std::string unknown_word(std::string_view what, std::string_view word,
+                         const std::vector<std::string>& candidates);
+
 /// The acting user when --user is not given: $USER, else "local" (chat and conversations agree).
 std::string default_user();
 

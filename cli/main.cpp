@@ -87,14 +87,28 @@ std::string billed_note(const nucleo::Error& e) {
     return out.str();
 }
 
-/// The CLI11 parse error as one line in this program's words.
-std::string usage_message(const CLI::ParseError& e) {
+/// The CLI11 parse error as one line in this program's words. `leftovers` are the words the
+/// parse did not take, in command-line order (CLI11's own message lists them last first);
+/// `commands` and `options` what the first of them may have been meant as (cli.101).
+std::string usage_message(const CLI::ParseError& e, const std::vector<std::string>& leftovers,
+                          const std::vector<std::string>& commands,
+                          const std::vector<std::string>& options) {
     const std::string what = e.what();
     if (e.get_name() == "ArgumentMismatch") {
         // "--model: 1 required TEXT missing"
         const auto colon = what.find(':');
         if (colon != std::string::npos && what.rfind("--", 0) == 0)
             return "option " + what.substr(0, colon) + " needs a value";
+    }
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !leftovers.empty()) {
+        const std::string& first = leftovers.front();
+        if (first.size() > 1 && first.front() == '-') {
+            std::string message = "unknown option " + first;
+            if (auto near = nucleo::cli::did_you_mean(first.substr(0, first.find('=')), options))
+                message += " (did you mean '" + *near + "'?)";
+            return message;
+        }
+        return nucleo::cli::unknown_word("command", first, commands);
     }
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
         const auto colon = what.find(": ");
@@ -199,6 +213,10 @@ int main(int argc, char** argv) {
                 ->type_name("");
         }
     }
+    // cli.101: what a word that names no command may have been meant as.
+    std::vector<std::string> command_names;
+    for (const CommandSpec* spec : nucleo::cli::commands()) command_names.push_back(spec->name);
+    command_names.push_back("help");
     // Everything after `help` is its own: `nucleo help chat` names chat, it does not run it.
     CLI::App* help = app.add_subcommand("help", "print the help of a command (nucleo help COMMAND)");
     help->prefix_command();
@@ -217,7 +235,9 @@ int main(int argc, char** argv) {
         std::string where = "nucleo";
         for (const Bound& b : bound)
             if (b.app->parsed()) where += " " + b.spec->name;
-        std::cerr << where << ": " << usage_message(e) << "\n";
+        std::cerr << where << ": "
+                  << usage_message(e, app.remaining(), command_names, {"--help", "--version", "--log-format"})
+                  << "\n";
         if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && where == "nucleo")
             std::cerr << "Run `nucleo --help` for the commands.\n";
         return nucleo::cli::kExitBadInput;
@@ -236,7 +256,8 @@ int main(int argc, char** argv) {
                 return nucleo::cli::kExitOk;
             }
         }
-        std::cerr << "nucleo help: unknown command '" << help_topic << "'\n";
+        std::cerr << "nucleo help: " << nucleo::cli::unknown_word("command", help_topic, command_names)
+                  << "\n";
         return nucleo::cli::kExitBadInput;
     }
     // An unknown level would silently turn logging off: refused before any command runs.

@@ -6,7 +6,8 @@
 //                        [--min-cacheable TOKENS] [--latency-ms MS] [--stream-stall-ms MS]
 //                        [--catalog FILE|none] [--exit-with-parent] [--diagnostics-capacity N]
 //                        [--thread-ttl SECONDS] [--thread-capacity N] [--verbose]
-// Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound, 2 on bad arguments
+// Exit status: 0 after SIGTERM/SIGINT, 1 when the port cannot be bound (one already listened on
+// included: the port is never shared, wire.212), 2 on bad arguments
 // (including a host that is not loopback: the emulator never listens on a network, and a
 // catalog that cannot be read).
 #include <arpa/inet.h>
@@ -14,12 +15,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -295,15 +299,31 @@ int main(int argc, char** argv) {
         });
     }
 
+    // wire.212: a port already listened on is an error, never shared. cpp-httplib's default
+    // socket options set SO_REUSEPORT, with which a second emulator would bind the same port and
+    // the kernel would split the requests between two processes and their two caches; only
+    // SO_REUSEADDR is kept (a port left in TIME_WAIT by a stopped emulator can be bound again).
+    server.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     int port = options.port;
+    errno = 0;
     if (port == 0) {
         port = server.bind_to_any_port(options.host);
     } else if (!server.bind_to_port(options.host, port)) {
         port = -1;
     }
     if (port <= 0) {
-        std::cerr << "nucleo-emulator: cannot listen on " << options.host << ":" << options.port
-                  << "\n";
+        const int why = errno;
+        std::cerr << "nucleo-emulator: cannot listen on " << options.host << ":" << options.port;
+        if (why == EADDRINUSE) {
+            std::cerr << ": the port is in use (another nucleo-emulator?); choose another --port, "
+                         "or --port 0 for a free one";
+        } else if (why != 0) {
+            std::cerr << ": " << std::strerror(why);
+        }
+        std::cerr << "\n";
         return kExitFailure;
     }
     const std::string shown_host = options.host == "::1" ? "[::1]" : options.host;

@@ -1,5 +1,5 @@
-// `nucleo ask [PROMPT] [--model ID] [--system TEXT] [--json] [--config FILE]`: one turn, no
-// conversation kept. The prompt is the arguments joined by spaces, else all of stdin.
+// `nucleo ask [PROMPT] [--model ID] [--system TEXT] [--emulator] [--json] [--config FILE]`: one
+// turn, no conversation kept. The prompt is the arguments joined by spaces, else all of stdin.
 //
 // Decisions:
 //  - The conversation declares nothing: its depth and output come from the config's `defaults:`
@@ -12,6 +12,8 @@
 //    cursor), ends with a newline, and one usage line goes to stderr. With --json nothing
 //    streams: one document {schema_version, model, wire_model, text, stop_reason, usage, cost}
 //    (docs/cli-json.md).
+//  - --emulator starts nucleo-emulator for the run and aims every provider of the config at it
+//    with stand-in keys, as `nucleo demo` does (cli.102); a note on stderr names it.
 //  - A truncated answer retried at a larger budget (budget.7) is said on stderr; what streamed
 //    of it stays on the screen, the retry's answer follows.
 //  - The log level is warn unless NUCLEO_LOG_LEVEL says otherwise, as in chat: the usage line is
@@ -23,6 +25,7 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -31,7 +34,9 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/demo_support.hpp"
 #include "commands/provider_output.hpp"
+#include "common/cost.hpp"
 #include "config_loading.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
@@ -102,7 +107,7 @@ void print_json(const ModelSpec& model, const LLMResponse& r) {
     w.Int64(r.usage.cache_read_tokens);
     w.EndObject();
     w.Key("cost");
-    w.Double(r.cost);
+    w.Double(internal::rounded_usd(r.cost));  // obs.109
     w.Key("calls");
     w.Uint64(r.calls.size());
     w.EndObject();
@@ -112,7 +117,12 @@ void print_json(const ModelSpec& model, const LLMResponse& r) {
 int run_ask(const Args& args) {
     if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     const std::string prompt = prompt_of(args);
-    const Config config = load_config(args);
+    // cli.102: --emulator answers from a nucleo-emulator of this run's own, every provider aimed
+    // at it (stopped, with its folder, when ask returns).
+    std::optional<demo::OwnEmulator> emulator;
+    const Config config = args.has("emulator")
+                              ? demo::with_own_emulator(load_config(args), emulator, "ask")
+                              : load_config(args);
     const ModelSpec& model =
         args.get("model") ? config.catalog().find(*args.get("model")) : default_model(config);
     ProviderClient client = provider_client_for(config, model);
@@ -165,6 +175,9 @@ const CommandSpec& ask_command() {
         "one question to a model, the answer streamed (the prompt as arguments or on stdin)",
         {{"--model", "ID", "a catalog id (default: the first model whose provider has a key)"},
          {"--system", "TEXT", "standing instructions for the model"},
+         {"--emulator", "",
+          "answer from nucleo-emulator, started for this run on a free loopback port (no key, "
+          "nothing billed)"},
          json_option(),
          config_option()},
         "PROMPT",

@@ -1,5 +1,6 @@
 // `nucleo chat [--model ID] [--user U] [--conversation ID | -c | --new] [--system TEXT]
-// [--tools-dir DIR] [--comfort N] [--config FILE]`: an interactive session over the agent loop.
+// [--tools-dir DIR] [--comfort N] [--emulator] [--config FILE]`: an interactive session over the
+// agent loop.
 //
 // Every message is one Agent turn through a ConversationService wired to the config's persistent
 // store, so the save discipline holds (saved after the user's message, after the answer, and on
@@ -32,6 +33,8 @@
 //  - Without a persistent store the chat still works, in memory only (a note says so), and
 //    --conversation is refused.
 //  - A line starting with `//` is sent as a message starting with `/`.
+//  - --emulator starts nucleo-emulator for the session and aims every provider of the config at
+//    it with stand-in keys, as `nucleo demo` does (cli.102); the resume command then keeps it.
 //  - Logging: warnings and errors only unless NUCLEO_LOG_LEVEL says otherwise; the session's own
 //    notes already say what info records would (compaction, usage), and a retried call still
 //    shows its warning while the user waits.
@@ -58,6 +61,7 @@
 #include "commands.hpp"
 #include "commands/chat_terminal.hpp"
 #include "commands/chat_tools.hpp"
+#include "commands/demo_support.hpp"
 #include "commands/provider_output.hpp"
 #include "config_loading.hpp"
 #include "nucleo/agent.hpp"
@@ -701,7 +705,12 @@ int run_chat(const Args& args) {
         window.comfort_context_tokens = parse_positive("--comfort", *v);
 
     if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
-    const Config config = load_config(args);
+    // cli.102: --emulator talks to a nucleo-emulator of this session's own, every provider aimed
+    // at it (the summarizer's model calls included); it stops when the session ends.
+    std::optional<demo::OwnEmulator> emulator;
+    const Config config = args.has("emulator")
+                              ? demo::with_own_emulator(load_config(args), emulator, "chat")
+                              : load_config(args);
     if (config.catalog().empty()) {
         throw Error(ErrorKind::kConfig, config.path().string() + ": the model catalog is empty");
     }
@@ -772,6 +781,7 @@ int run_chat(const Args& args) {
         if (args.get(kConfigOption))
             resume_command += " --config " + shell_word(*args.get(kConfigOption));
         if (user != default_user()) resume_command += " --user " + shell_word(user);
+        if (emulator) resume_command += " --emulator";
     }
     ChatSession session(ChatSetup{config, model, loader, agent, service, user, store_where,
                                   tools_note, interactive, ansi, ::isatty(STDOUT_FILENO) == 1,
@@ -804,6 +814,9 @@ const CommandSpec& chat_command() {
          {"--tools-dir", "DIR",
           "give the model list_files and read_file, confined to DIR (default: no tools)"},
          {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
+         {"--emulator", "",
+          "talk to nucleo-emulator, started for this session on a free loopback port (no key, "
+          "nothing billed)"},
          config_option()},
         "",
         "",

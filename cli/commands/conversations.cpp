@@ -246,8 +246,11 @@ int run_conversations(const Args& args) {
             std::cout << "deleted " << id << '\n';
         }
     } else {
-        throw UsageError{"unknown verb '" + verb +
-                         "' (list, show, history, transcript, export, import, delete)"};
+        // cli.101: the misspelled verb, and what it was likely meant as.
+        throw UsageError{unknown_word("verb", verb,
+                                      {"list", "show", "history", "transcript", "export", "import",
+                                       "delete"}) +
+                         "; verbs: list, show, history, transcript, export, import, delete"};
     }
     return kExitOk;
 }

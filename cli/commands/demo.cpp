@@ -24,6 +24,7 @@
 #include <optional>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -127,19 +128,12 @@ Target choose_target(const Config& config, const Args& args) {
     return {*m, true};
 }
 
-/// The provider instance of the model; offline, pointed at the emulator with stand-in
-/// credentials (the emulator checks their shape, not their value).
+/// The provider instance of the model; offline, aimed at the emulator with stand-in credentials
+/// as ask's and chat's --emulator are (demo::aimed_at).
 ProviderClient make_client(const Config& config, const Target& target,
                            const demo::EmulatorChild* emulator) {
     ProviderConfig pc = config.provider(target.model.provider);
-    if (emulator != nullptr) {
-        pc.base_url = emulator->base_url() + (pc.plugin == "openai" ? "/v1" : "");
-        pc.credentials.api_key = "emulator-key";
-        pc.credentials.access_key_id = "AKIDEMULATOR";
-        pc.credentials.secret_access_key = "emulator-secret";
-        pc.credentials.session_token.clear();
-        if (pc.credentials.region.empty()) pc.credentials.region = "us-east-1";
-    }
+    if (emulator != nullptr) pc = demo::aimed_at(std::move(pc), *emulator);  // cli.102
     const PluginLoader loader(config.plugin_paths());
     return ProviderClient(pc, loader.load(pc.plugin).make_provider(pc.options_json));
 }

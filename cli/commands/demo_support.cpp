@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -335,8 +336,8 @@ fs::path find_emulator() {
     const fs::path beside = executable_dir() / "nucleo-emulator";
     if (::access(beside.c_str(), X_OK) != 0) {
         throw Error(ErrorKind::kNotFound,
-                    "no provider key is set, so the demo runs offline against nucleo-emulator, "
-                    "but there is none at " +
+                    "nucleo-emulator is needed (for --emulator, or a demo without a provider "
+                    "key), but there is none at " +
                         beside.string() +
                         " (build it: cmake --build build --target nucleo_emulator; or set "
                         "NUCLEO_EMULATOR, or a provider key such as ANTHROPIC_API_KEY)");
@@ -420,6 +421,35 @@ int EmulatorChild::stop() noexcept {
     reaped_ = true;
     status_ = (r == pid_ && WIFEXITED(raw)) ? WEXITSTATUS(raw) : -1;
     return status_;
+}
+
+// ---- aiming at an emulator (cli.102) --------------------------------------------------------
+
+ProviderConfig aimed_at(ProviderConfig provider, const EmulatorChild& emulator) {
+    provider.base_url = emulator.base_url() + (provider.plugin == "openai" ? "/v1" : "");
+    provider.credentials.api_key = "emulator-key";
+    provider.credentials.access_key_id = "AKIDEMULATOR";
+    provider.credentials.secret_access_key = "emulator-secret";
+    provider.credentials.session_token.clear();
+    if (provider.credentials.region.empty()) provider.credentials.region = "us-east-1";
+    return provider;
+}
+
+Config aimed_at(const Config& config, const EmulatorChild& emulator) {
+    Config out = config;
+    for (const ProviderConfig& p : config.providers())
+        out = out.with_provider(aimed_at(p, emulator));
+    return out;
+}
+
+OwnEmulator::OwnEmulator() : dir_("nucleo-emulator-"), child_(find_emulator(), dir_.path()) {}
+
+Config with_own_emulator(const Config& config, std::optional<OwnEmulator>& holder,
+                         std::string_view command) {
+    holder.emplace();
+    std::cerr << "nucleo " << command << ": answers come from nucleo-emulator at "
+              << holder->child().base_url() << " (--emulator)\n";
+    return aimed_at(config, holder->child());
 }
 
 }  // namespace nucleo::cli::demo

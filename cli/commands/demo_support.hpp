@@ -1,7 +1,8 @@
 // The parts `nucleo demo` stands on: the docs folder its agent searches and
 // reads, the nucleo-emulator child process it runs when no provider key is set, and the
 // temporary folder its SQLite store lives in. Each cleans up after itself (RAII), so a demo that
-// fails half-way still leaves nothing running and nothing on disk.
+// fails half-way still leaves nothing running and nothing on disk. `nucleo ask --emulator` and
+// `nucleo chat --emulator` start and aim at their emulator with the same code (cli.102).
 #pragma once
 
 #include <signal.h>
@@ -9,12 +10,14 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "nucleo/agent.hpp"
+#include "nucleo/config.hpp"
 
 namespace nucleo::cli::demo {
 
@@ -108,6 +111,34 @@ class EmulatorChild {
     int status_ = -1;
     bool reaped_ = false;  ///< waited for: status_ is its exit status
 };
+
+/// cli.102: `provider` aimed at `emulator`: its base URL (with /v1 for the openai plugin, whose
+/// paths start after it) and stand-in credentials (an api key, an AWS key pair, a region when it
+/// has none; the emulator checks their shape, not their value).
+ProviderConfig aimed_at(ProviderConfig provider, const EmulatorChild& emulator);
+
+/// cli.102: `config` with every provider instance aimed at `emulator`.
+Config aimed_at(const Config& config, const EmulatorChild& emulator);
+
+/// The emulator of `nucleo ask --emulator` and `nucleo chat --emulator` (cli.102):
+/// nucleo-emulator (find_emulator()) started in a temporary folder of its own; the process and
+/// the folder are gone with the object.
+class OwnEmulator {
+  public:
+    OwnEmulator();
+
+    [[nodiscard]] const EmulatorChild& child() const noexcept { return child_; }
+
+  private:
+    TempDir dir_;  ///< declared first: removed after the emulator stopped
+    EmulatorChild child_;
+};
+
+/// cli.102: `--emulator` of ask and chat: starts an OwnEmulator into `holder`, says so on stderr
+/// ("nucleo COMMAND: answers come from nucleo-emulator at URL (--emulator)") and returns
+/// `config` aimed at it.
+Config with_own_emulator(const Config& config, std::optional<OwnEmulator>& holder,
+                         std::string_view command);
 
 /// Ctrl-C (SIGINT) and SIGTERM as a cancellation: from construction on, this thread (and every
 /// thread started after it) blocks them, and a watcher thread that sigwait()s for them cancels

@@ -861,5 +861,19 @@ TEST(ChatPipe, TheDefaultModelIsOneWhoseKeyIsSet) {
     EXPECT_NE(stats.body.find("\"anthropic\":0,"), std::string::npos) << stats.body;
 }
 
+// cli.102: --emulator talks to an emulator of the session's own, whatever the config's base URLs
+// and keys say (here: no key, and nothing listens at Anthropic's base URL).
+TEST(ChatPipe, TheEmulatorOptionTalksToAnEmulatorOfItsOwn) {
+    TempDir dir;
+    const ChatRun r = run_piped(9, dir.path, {"--emulator", "--new"}, "hello\n/cost\n",
+                                "ANTHROPIC_API_KEY=\nOPENAI_API_KEY=\nAWS_ACCESS_KEY_ID=");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("This is the emulator's answer to: hello\n"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.rfind("nucleo chat: answers come from nucleo-emulator at http://127.0.0.1:", 0),
+              0U)
+        << r.err;
+}
+
 }  // namespace
 }  // namespace nucleo

@@ -1,9 +1,14 @@
 // `nucleo ask` against the real nucleo-emulator, and the config's `defaults:` that let a
 // conversation declaring nothing be sent (budget.102, budget.103).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <rapidjson/document.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -109,6 +114,126 @@ TEST(CliAsk, AFailedCallExitsOne) {
     const CliRun r = ask_at(9, "ask --model claude-sonnet-5-5 hello");
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find("nucleo ask: "), std::string::npos) << r.err;
+}
+
+/// True when something accepts a TCP connection on 127.0.0.1:`port`.
+bool listening(int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool connected =
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return connected;
+}
+
+// cli.102: --emulator starts an emulator of the run's own and aims every provider at it: no key
+// and no server needed (the configured base URLs point nowhere), any family answers, and the
+// emulator is gone when ask returns.
+TEST(CliAsk, TheEmulatorOptionAnswersFromAnEmulatorOfItsOwn) {
+    const std::string env =
+        "env -u NUCLEO_EMULATOR -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u AWS_ACCESS_KEY_ID "
+        "-u AWS_SECRET_ACCESS_KEY ANTHROPIC_BASE_URL=http://127.0.0.1:9 "
+        "OPENAI_BASE_URL=http://127.0.0.1:9/v1 AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:9 "
+        "NUCLEO_PLUGIN_PATH=" +
+        std::string(NUCLEO_BUILD_PLUGIN_DIR) + " '" + NUCLEO_CLI + "' ";
+    for (const char* model : {"claude-sonnet-5-5", "gpt-6-luna", "bedrock-claude-haiku-5-5"}) {
+        const CliRun r =
+            test_support::run_command(env + "ask --emulator --model " + model + " --config " +
+                                      quoted(kShippedConfig) + " Hello");
+        ASSERT_EQ(r.status, 0) << model << ": " << r.err;
+        EXPECT_EQ(r.out, "This is the emulator's answer to: Hello\n") << model;
+        const std::string note =
+            "nucleo ask: answers come from nucleo-emulator at http://127.0.0.1:";
+        ASSERT_EQ(r.err.rfind(note, 0), 0U) << r.err;
+        const int port = std::stoi(r.err.substr(note.size()));
+        EXPECT_EQ(r.err.substr(note.size() + std::to_string(port).size(), 15), " (--emulator)\nm")
+            << r.err;
+        EXPECT_FALSE(listening(port)) << "the emulator outlived ask";
+    }
+    // --json: the document alone on stdout, the note on stderr.
+    const CliRun json = test_support::run_command(env + "ask --emulator --json --config " +
+                                                  quoted(kShippedConfig) + " Hello");
+    ASSERT_EQ(json.status, 0) << json.err;
+    rapidjson::Document d;
+    d.Parse(json.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << json.out;
+    EXPECT_STREQ(d["text"].GetString(), "This is the emulator's answer to: Hello");
+}
+
+// answers.112: a base URL that answers 404 is named with the config key and the variable that
+// set it, on the error's one line.
+TEST(CliAsk, A404AtTheBaseUrlNamesTheUrlAndWhatToCheck) {
+    emulator_test::EmulatorProcess emulator;
+    const std::string at = "http://127.0.0.1:" + std::to_string(emulator.port());
+    // OpenAI's base URL without its /v1.
+    CliRun r = test_support::run_command("env OPENAI_API_KEY=sk-test OPENAI_BASE_URL=" + at +
+                                         " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " '" +
+                                         NUCLEO_CLI + "' ask --model gpt-6-luna --config " +
+                                         quoted(kShippedConfig) + " Hello");
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("nucleo ask: ", 0), 0U) << r.err;
+    EXPECT_NE(r.err.find("; 404 at " + at + "/chat/completions: check providers.openai.base_url (" +
+                         kShippedConfig + ":"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(", from ${OPENAI_BASE_URL}; an OpenAI base URL usually ends in /v1)\n"),
+              std::string::npos)
+        << r.err;
+    // Anthropic's with a /v1 too many: the same hint, without OpenAI's note.
+    r = ask_at(emulator.port(), "ask --model claude-sonnet-5-5 Hello");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = test_support::run_command("env ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=" + at +
+                                  "/v1 NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " '" +
+                                  NUCLEO_CLI + "' ask --model claude-sonnet-5-5 --config " +
+                                  quoted(kShippedConfig) + " Hello");
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(
+        r.err.find("; 404 at " + at + "/v1/v1/messages: check providers.anthropic.base_url ("),
+        std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(", from ${ANTHROPIC_BASE_URL})\n"), std::string::npos) << r.err;
+}
+
+// obs.109: a cost is written rounded to 10 decimal places, never with the noise of its sum
+// (1e-6 * (11 * 0.15 + 9 * 0.6) is 7.0499999999999986e-06 in binary floating point).
+TEST(CliAsk, ACostIsWrittenWithoutFloatingPointNoise) {
+    const fs::path dir = scratch();
+    const std::string config = config_with(
+        dir,
+        "models:\n"
+        "  - id: cheap-test\n"
+        "    provider: anthropic\n"
+        "    wire_model: claude-haiku-5-5\n"
+        "    grade: SMALL\n"
+        "    max_context_tokens: 200000\n"
+        "    max_output_tokens: 64000\n"
+        "    output_budget: {SHORT: 1024, MEDIUM: 4096, LONG: 16384, EXTENDED: 64000}\n"
+        "    prices: {input: 0.15, output: 0.60, cache_write: 0.1875, cache_read: 0.015}\n");
+    emulator_test::EmulatorProcess emulator;
+    const CliRun r =
+        ask_at(emulator.port(), "ask --json --log-format json --model cheap-test hi", config);
+    ASSERT_EQ(r.status, 0) << r.err;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    ASSERT_EQ(d["usage"]["input_tokens"].GetInt64(), 11) << r.out;
+    ASSERT_EQ(d["usage"]["output_tokens"].GetInt64(), 9) << r.out;
+    EXPECT_NE(r.out.find(R"("cost":0.00000705,)"), std::string::npos) << r.out;
+    EXPECT_EQ(d["cost"].GetDouble(), 7.05e-6);
+
+    // The call record's cost, in the JSON log.
+    const CliRun logged = test_support::run_command(
+        "env NUCLEO_LOG_LEVEL=info ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+        std::to_string(emulator.port()) + " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR + " '" +
+        NUCLEO_CLI + "' ask --log-format json --model cheap-test --config " + quoted(config) +
+        " hi");
+    ASSERT_EQ(logged.status, 0) << logged.err;
+    EXPECT_NE(logged.err.find(R"("nucleo.cost.usd":0.00000705)"), std::string::npos) << logged.err;
 }
 
 /// `nucleo render` of a document that declares neither depth nor output under `config`.

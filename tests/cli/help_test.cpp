@@ -2,7 +2,9 @@
 // errors: what a newcomer types first, each exiting with the status docs/cli-json.md gives.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "args.hpp"
 #include "cli_support.hpp"
@@ -79,6 +81,45 @@ TEST(CliHelp, UsageErrorsExitTwoWithOneLine) {
     r = nucleo("--frobnicate");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err.rfind("nucleo: unknown option --frobnicate\n", 0), 0u) << r.err;
+}
+
+// cli.101: an unknown command is the word typed, not the last one, with the command it was
+// likely meant as; usage errors still exit 2.
+TEST(CliHelp, AnUnknownCommandIsNamedWithTheNearestCommand) {
+    CliRun r = nucleo("aks hi");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("nucleo: unknown command 'aks' (did you mean 'ask'?)\n", 0), 0u) << r.err;
+    r = nucleo("conversation list");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("nucleo: unknown command 'conversation' (did you mean 'conversations'?)\n", 0),
+              0u)
+        << r.err;
+    r = nucleo("help chta");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "nucleo help: unknown command 'chta' (did you mean 'chat'?)\n");
+    r = nucleo("--verison");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("nucleo: unknown option --verison (did you mean '--version'?)\n", 0), 0u) << r.err;
+    // A verb of a command: the misspelled one, not the last word.
+    r = nucleo("conversations lst --config " + quoted(kShippedConfig));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "nucleo conversations: unknown verb 'lst' (did you mean 'list'?); verbs: list, show, "
+              "history, transcript, export, import, delete\n");
+}
+
+TEST(CliHelp, DidYouMeanTakesTheNearestWordOrTheOnlyOneBegun) {
+    const std::vector<std::string> words = {"ask", "chat", "compact", "config", "conversations"};
+    EXPECT_EQ(cli::did_you_mean("aks", words), "ask");            // a swap counts 1
+    EXPECT_EQ(cli::did_you_mean("Chat", words), "chat");          // case does not count
+    EXPECT_EQ(cli::did_you_mean("conversation", words), "conversations");
+    EXPECT_EQ(cli::did_you_mean("conv", words), "conversations");  // the only one it begins
+    EXPECT_EQ(cli::did_you_mean("co", words), std::nullopt);       // begins three: no guess
+    EXPECT_EQ(cli::did_you_mean("frobnicate", words), std::nullopt);
+    EXPECT_EQ(cli::did_you_mean("ask", words), std::nullopt);      // not unknown
+    EXPECT_EQ(cli::did_you_mean("", words), std::nullopt);
+    EXPECT_EQ(cli::unknown_word("command", "aks", words), "unknown command 'aks' (did you mean 'ask'?)");
+    EXPECT_EQ(cli::unknown_word("command", "zzz", words), "unknown command 'zzz'");
 }
 
 TEST(CliHelp, CountsArePluralOnlyAboveOne) {

@@ -32,7 +32,8 @@ std::string make_temp_dir() {
     return pattern;
 }
 
-pid_t spawn(const std::vector<std::string>& args, const std::string& stdout_path) {
+pid_t spawn(const std::vector<std::string>& args, const std::string& stdout_path,
+            const std::string& stderr_path = {}) {
     std::vector<char*> argv;
     std::string exe = NUCLEO_EMULATOR;
     argv.push_back(exe.data());
@@ -43,6 +44,9 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& stdout_path
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!stderr_path.empty())
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = -1;
     const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -236,6 +240,38 @@ int run_emulator_to_exit(const std::vector<std::string>& args) {
     std::error_code ignored;
     fs::remove_all(dir, ignored);
     return status;
+}
+
+EmulatorExit run_emulator_bounded(const std::vector<std::string>& args,
+                                  std::chrono::milliseconds limit) {
+    const std::string dir = make_temp_dir();
+    EmulatorExit out;
+    const pid_t pid = spawn(args, dir + "/stdout", dir + "/stderr");
+    if (pid > 0) {
+        // A bounded wait: an emulator still running at the limit is stopped and reported as such.
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        int raw = 0;
+        pid_t done = 0;
+        while ((done = waitpid(pid, &raw, WNOHANG)) == 0 &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (done == pid) {
+            out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+        } else {
+            out.still_running = true;
+            kill(pid, SIGTERM);
+            wait_exit(pid);
+        }
+    }
+    std::ifstream so(dir + "/stdout"), se(dir + "/stderr");
+    std::stringstream o, e;
+    o << so.rdbuf();
+    e << se.rdbuf();
+    out.out = o.str();
+    out.err = e.str();
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+    return out;
 }
 
 std::vector<std::pair<std::string, std::string>> parse_sse(const std::string& body) {

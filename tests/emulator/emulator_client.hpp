@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <utility>
@@ -85,6 +86,19 @@ long long advance_clock(const EmulatorProcess& emu, long long seconds);
 
 /// Runs the emulator binary with `args` to completion; returns its exit status.
 int run_emulator_to_exit(const std::vector<std::string>& args);
+
+/// How a run of the emulator binary ended.
+struct EmulatorExit {
+    int status = -1;             ///< the exit status; -1 when killed or still running
+    bool still_running = false;  ///< it had not exited within the limit (then stopped)
+    std::string out;
+    std::string err;
+};
+
+/// Runs the emulator binary with `args` and waits for it at most `limit`; one still running
+/// then is stopped with SIGTERM and reported as `still_running`.
+EmulatorExit run_emulator_bounded(const std::vector<std::string>& args,
+                                  std::chrono::milliseconds limit = std::chrono::seconds(10));
 
 /// Server-sent events: (event name, data) pairs; the name is "" for `data:`-only streams.
 std::vector<std::pair<std::string, std::string>> parse_sse(const std::string& body);

@@ -293,6 +293,23 @@ TEST(EmulatorProcessTest, PrintsTheListeningLineAndAnswersHealth) {
     EXPECT_EQ(emu.stop(), 0);
 }
 
+// wire.212: a port another emulator listens on is refused (exit 1, one line naming the port),
+// never shared: two emulators on one port would split the requests between two caches.
+TEST(EmulatorProcessTest, ABusyPortExitsWith1NamingThePort) {
+    EmulatorProcess first;
+    const std::string port = std::to_string(first.port());
+    const EmulatorExit second = run_emulator_bounded({"--port", port});
+    EXPECT_FALSE(second.still_running) << "the second emulator listened: " << second.out;
+    EXPECT_EQ(second.status, 1);
+    EXPECT_EQ(second.out, "");
+    EXPECT_EQ(second.err, "nucleo-emulator: cannot listen on 127.0.0.1:" + port +
+                              ": the port is in use (another nucleo-emulator?); choose another "
+                              "--port, or --port 0 for a free one\n");
+    // The first one still answers.
+    EXPECT_EQ(first.get("/health").status, 200);
+    EXPECT_EQ(first.stop(), 0);
+}
+
 TEST(EmulatorProcessTest, RefusesANonLoopbackHostWithExit2) {
     EXPECT_EQ(run_emulator_to_exit({"--host", "0.0.0.0", "--port", "0"}), 2);
     EXPECT_EQ(run_emulator_to_exit({"--port", "nope"}), 2);

@@ -46,6 +46,7 @@ SPEC_FILES = {
     "wire.md": "wire",
     "observability.md": "obs",
     "chat.md": "chat",
+    "cli.md": "cli",
     "catalog.md": "catalog",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))

@@ -82,6 +82,11 @@ struct ProviderConfig {
     std::string where;
     /// Where options_json's keys were written (abi.109).
     OptionsOrigin options_origin;
+    /// "FILE:LINE:COLUMN" of its `base_url:` value (empty when not read from a file), and the
+    /// environment variables that value names, in text order (`${OPENAI_BASE_URL:-…}` gives
+    /// OPENAI_BASE_URL): what a 404 at the base URL tells the user to check (answers.112).
+    std::string base_url_where;
+    std::vector<std::string> base_url_variables;
 };
 
 /// A plugin chosen for a role (session store, persistent store, summarizer) and its options.
@@ -158,6 +163,10 @@ class Config {
     }
     /// The provider instance with this name; Error kNotFound naming it and the known names.
     [[nodiscard]] const ProviderConfig& provider(std::string_view name) const;
+    /// A copy of this config whose provider instance `provider.name` is `provider`: how a program
+    /// aims a loaded config's provider elsewhere (`nucleo ask --emulator`, cli.102). Error
+    /// kNotFound, as provider() words it, when the config has no instance of that name.
+    [[nodiscard]] Config with_provider(ProviderConfig provider) const;
     /// `plugins.paths`, absolute or resolved against the folder of the file that named them.
     [[nodiscard]] const std::vector<std::filesystem::path>& plugin_paths() const noexcept {
         return plugin_paths_;

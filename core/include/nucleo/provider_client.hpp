@@ -239,6 +239,9 @@ private:
     LLMResponse call_once_unobserved(ConversationContext& conversation, const ModelSpec& model,
                                      const CallOptions& options, std::vector<CallAttempt>& record);
     void check_credentials() const;
+    /// answers.112: "; 404 at URL: check providers.NAME.base_url (WHERE, from ${VAR}[; note])",
+    /// appended to the error of a call answered 404.
+    [[nodiscard]] std::string not_found_hint(const std::string& url) const;
     /// wire.211: how a request is built with the provider's thread: never (kOff: a rendered
     /// request, a provider or model without threads), as the conversation allows (kPlan: continue
     /// when the thread holds what the request would send, else create), or the whole conversation

@@ -11,6 +11,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/cost.hpp"
 #include "compaction/model_call_internal.hpp"
 #include "nucleo/compaction.hpp"
 #include "nucleo/errors.hpp"
@@ -169,7 +170,7 @@ std::string ModelCallService::call(std::string_view request_json) {
     w.Int64(response.usage.cache_write_tokens);
     w.EndObject();
     w.Key("cost");
-    w.Double(response.cost);
+    w.Double(internal::rounded_usd(response.cost));  // obs.109
     w.EndObject();
     return {buf.GetString(), buf.GetSize()};
 }

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <utility>
 
 #include "config/config_text.hpp"
 #include "nucleo/config.hpp"
@@ -236,6 +237,15 @@ const ProviderConfig& Config::provider(std::string_view name) const {
     throw Error(ErrorKind::kNotFound, "no provider instance " + config_internal::quote(name) +
                                           " in " + path_.string() +
                                           " (providers: " + (known.empty() ? "none" : known) + ")");
+}
+
+Config Config::with_provider(ProviderConfig provider) const {
+    (void)this->provider(provider.name);  // kNotFound naming the known instances
+    Config out = *this;
+    for (ProviderConfig& p : out.providers_) {
+        if (p.name == provider.name) p = std::move(provider);
+    }
+    return out;
 }
 
 std::string Config::redacted() const {

@@ -236,8 +236,18 @@ class ConfigBuilder {
                          {"plugin", "base_url", "api_key", "credentials", "options", "transport"});
             p.plugin = r.plugin_name(body, path);
             p.where = r.where(Reader::get(body, "plugin").mark());
-            if (auto v = Reader::get(body, "base_url"); Reader::present(v))
+            if (auto v = Reader::get(body, "base_url"); Reader::present(v)) {
                 p.base_url = r.string(v, child(path, "base_url"));
+                // answers.112: where the base URL was written and the variables it names, for
+                // the hint of a 404 at it (expanded again only to see which are looked up).
+                p.base_url_where = r.where(v.mark());
+                config_internal::expand_env(v.scalar(), [&](std::string_view name) {
+                    if (std::find(p.base_url_variables.begin(), p.base_url_variables.end(), name) ==
+                        p.base_url_variables.end())
+                        p.base_url_variables.emplace_back(name);
+                    return config_internal::process_env(name);
+                });
+            }
             if (auto v = Reader::get(body, "api_key"); Reader::present(v))
                 p.credentials.api_key = r.string(v, child(path, "api_key"), true);
             if (auto c = Reader::get(body, "credentials"); Reader::present(c)) {

@@ -11,6 +11,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/cost.hpp"
 #include "common/log_internal.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/version.hpp"
@@ -135,7 +136,7 @@ std::string to_otel_attributes_json(const CallRecord& r) {
     if (!r.request_id.empty()) str("nucleo.provider.request_id", r.request_id);
     if (r.kind == CallRecord::Kind::kCall) {
         w.Key("nucleo.cost.usd");
-        w.Double(r.cost);
+        w.Double(internal::rounded_usd(r.cost));  // obs.109
         if (!r.cache_miss_reason.empty()) {
             str("nucleo.cache.miss_reason", r.cache_miss_reason);
             if (r.cache_missed_input_tokens >= 0)

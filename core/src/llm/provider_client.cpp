@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <typeinfo>
 #include <utility>
 
 #include <rapidjson/document.h>
@@ -849,6 +850,25 @@ LLMResponse ProviderClient::call_once(ConversationContext& conversation, const M
     }
 }
 
+std::string ProviderClient::not_found_hint(const std::string& url) const {
+    std::string where = config_.base_url_where;
+    if (!config_.base_url_variables.empty()) {
+        std::string names;
+        for (const std::string& v : config_.base_url_variables)
+            names += (names.empty() ? "" : ", ") + ("${" + v + "}");
+        where += (where.empty() ? "from " : ", from ") + names;
+    }
+    std::string_view base(config_.base_url);
+    while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+    std::string note;
+    if (caps_.wire_family == "openai-chat" && !base.ends_with("/v1"))
+        note = "an OpenAI base URL usually ends in /v1";
+    std::string inside = where;
+    if (!note.empty()) inside += (inside.empty() ? "" : "; ") + note;
+    return "; 404 at " + redact_url(url) + ": check providers." + config_.name + ".base_url" +
+           (inside.empty() ? std::string() : " (" + inside + ")");
+}
+
 LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversation,
                                                  const ModelSpec& model, const CallOptions& options,
                                                  std::vector<CallAttempt>& record) {
@@ -906,8 +926,18 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
         }
         http = transport_->send(req, options.cancel, on_chunk);
         if (failed) std::rethrow_exception(failed);
-        return dialect_.decode(static_cast<std::int32_t>(http.status), headers_json(http.headers),
-                               http.body);
+        try {
+            return dialect_.decode(static_cast<std::int32_t>(http.status),
+                                   headers_json(http.headers), http.body);
+        } catch (const Error& e) {
+            // answers.112: a 404 names the URL called and what sets the base URL, on the same
+            // line; not a 404 the provider explained with its own error code (wire.211's
+            // thread_not_found), which says nothing of the base URL.
+            if (http.status != 404 || typeid(e) != typeid(Error) ||
+                !internal::provider_error_code(e.what()).empty())
+                throw;
+            throw Error(e.kind(), e.what() + not_found_hint(req.url));
+        }
     };
     std::string normalized;
     try {
