@@ -13,8 +13,13 @@
 //    answer. Without one it reads one message per line and stdout carries only what a script
 //    wants: each answer (ending with a newline) and the output of slash commands, no prompt and
 //    no ANSI; the notes go to stderr. Errors always go to stderr as one line.
-//  - Exit status: non-zero only for start-up errors (bad usage 2, bad config/model/conversation
-//    id 2, a store that cannot open 1...). End of input and /quit exit 0, whatever turns failed.
+//  - Exit status: start-up errors (bad usage 2, bad config/model/conversation id 2, a store that
+//    cannot open 1...); then at a terminal 0, and for a script 1 when any turn failed, else 0
+//    (chat.110). A failed turn is not kept: the conversation is as it was before the message
+//    (ownership.105), so retrying it sends the same conversation again.
+//  - Compaction keeps the 4 most recent exchanges word for word (--pinned-exchanges N|all) and
+//    may summarize older user messages and answers, so a long chat keeps going inside its window
+//    (compaction.109).
 //  - The model is --model, else the catalog's first entry whose provider has its key (chat.107),
 //    else the catalog's first; the user is --user, else $USER, else "local". The seat declares a
 //    MEDIUM output and IMMEDIATE depth. --system replaces the default instructions.
@@ -290,7 +295,8 @@ class ChatSession {
             }
         }
         print_resume_command();
-        return kExitOk;
+        // chat.110: a script learns that a turn failed from the exit status.
+        return failed_turns_ && !s_.interactive ? kExitFailure : kExitOk;
     }
 
   private:
@@ -522,10 +528,13 @@ class ChatSession {
                 cancelled_note();
                 return;
             }
-            // The save discipline saved the conversation at the last boundary it reached.
+            // ownership.105: the agent put the conversation (and the store) back as it was
+            // before this message, so a retry sends the same conversation, not a longer one.
+            failed_turns_ = true;
             error_line("model " + s_.model.id + " (provider " + s_.model.provider +
-                       "): the turn failed, conversation " + thinker_->conversation_id() +
-                       " kept as last saved: " + one_line(e.what(), 400));
+                       "): the turn failed and was not kept (conversation " +
+                       thinker_->conversation_id() +
+                       " is as it was before this message): " + one_line(e.what(), 400));
         }
     }
 
@@ -632,6 +641,7 @@ class ChatSession {
     bool answer_line_open_ = false;
     bool answer_shown_ = false;   ///< this turn's answer text is (partly) on screen
     double compaction_cost_ = 0;  ///< what /compact's summaries cost (turns count their own)
+    bool failed_turns_ = false;   ///< a turn failed (chat.110: a script exits 1)
 };
 
 /// A missing api key or base URL is a start-up error rather than the first turn's: the request a
@@ -703,6 +713,13 @@ int run_chat(const Args& args) {
     ContextWindowSettings window;
     if (auto v = args.get("comfort"))
         window.comfort_context_tokens = parse_positive("--comfort", *v);
+    // compaction.109: the recent exchanges kept word for word; "all" is compaction.31 alone.
+    std::optional<std::size_t> pinned = kDefaultPinnedExchanges;
+    if (auto v = args.get("pinned-exchanges")) {
+        pinned = *v == "all" ? std::nullopt
+                             : std::optional<std::size_t>(static_cast<std::size_t>(
+                                   parse_positive("--pinned-exchanges", *v)));
+    }
 
     if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     // cli.102: --emulator talks to a nucleo-emulator of this session's own, every provider aimed
@@ -762,6 +779,7 @@ int run_chat(const Args& args) {
     // it for caching is what makes the next turn's prefix a cache read (the core's cache plan
     // keeps to the provider's breakpoint limit and minimum cacheable size).
     options.cache_all_messages = true;
+    options.pinned_exchanges = pinned;
     Agent agent(client, model, std::move(options));
     std::string tools_note = "tools: off (--tools-dir DIR gives list_files and read_file)";
     if (auto dir = args.get("tools-dir")) {
@@ -814,6 +832,8 @@ const CommandSpec& chat_command() {
          {"--tools-dir", "DIR",
           "give the model list_files and read_file, confined to DIR (default: no tools)"},
          {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
+         {"--pinned-exchanges", "N|all",
+          "the recent exchanges kept word for word when compacting (default: 4)"},
          {"--emulator", "",
           "talk to nucleo-emulator, started for this session on a free loopback port (no key, "
           "nothing billed)"},

@@ -10,6 +10,7 @@
 
 #include "agent_support.hpp"
 #include "nucleo/errors.hpp"
+#include "sqlite_service.hpp"
 #include "support.hpp"
 
 namespace nucleo {
@@ -20,6 +21,7 @@ using agent_test::fresh;
 using agent_test::LookupInput;
 using agent_test::model_for;
 using agent_test::requests_seen;
+using agent_test::sqlite_service;
 
 std::size_t tool_results_in(const Message& m) {
     std::size_t n = 0;
@@ -42,14 +44,6 @@ std::string result_text(const ToolResultBlock& r) {
         if (const auto* t = b.get_if<TextBlock>()) out += t->text;
     }
     return out;
-}
-
-/// A service over the SQLite file at `path`, as a (re)started process makes it.
-std::unique_ptr<ConversationService> sqlite_service(const std::string& path) {
-    ConversationServiceOptions so;
-    so.persistent.emplace(store_test::make_store("sqlite", path));
-    so.cleanup_thread = false;
-    return std::make_unique<ConversationService>(std::move(so));
 }
 
 class AgentLoop : public ::testing::Test {
@@ -399,27 +393,6 @@ TEST_F(AgentLoop, AForceReleaseMidTurnCancelsItThroughTheThinkersTokenAndHandsIt
     EXPECT_EQ(ctx->first_user_utterance(), "Where is order B1");
     EXPECT_FALSE(next->cancellation->cancelled()) << "each thinker has its own token";
     service.release(*next);
-    std::filesystem::remove(path);
-}
-
-TEST_F(AgentLoop, AFailedCallIsSavedAsAnAbnormalEndAndRethrown) {
-    // ownership.20: saved on an abnormal exchange end. The provider refuses (500 on every try): the
-    // user's message is in the store, the error reaches the caller, the conversation is released.
-    const std::string path = store_test::temp_sqlite_path();
-    auto owned = sqlite_service(path);
-    ConversationService& service = *owned;
-    Agent agent(client_, model_, options("500"));
-    auto thinker = agent.make_thinker("alice", OutputSize::kShort);
-    const std::string id = thinker->mint_conversation_id();
-    EXPECT_THROW(agent.run_turn(service, thinker, "Where is order 3"), Error);
-    EXPECT_EQ(service.owning_thinker(id, "alice"), nullptr);
-    service.run_cleanup(std::chrono::steady_clock::now() + std::chrono::hours(1));  // evict
-    auto again = agent.make_thinker("alice", OutputSize::kShort);
-    again->set_conversation_id(id);
-    auto restored = service.obtain_conversation(again).get();
-    ASSERT_EQ(restored->messages().size(), 1U);
-    EXPECT_EQ(restored->first_user_utterance(), "Where is order 3");
-    service.release(*again);
     std::filesystem::remove(path);
 }
 

@@ -502,19 +502,21 @@ TEST(ChatPipe, AMissingApiKeyIsAStartUpErrorBeforeAnyRequest) {
     EXPECT_NE(emulator.get("/stats").body.find("\"total\":0"), std::string::npos);
 }
 
-TEST(ChatPipe, AFailedTurnIsOneLineAndTheConversationKeepsWhatWasSaved) {
-    // Nothing listens on the discard port: the turn fails after the client's retries, the user's
-    // message was saved at its boundary, the session goes on and exits 0.
+TEST(ChatPipe, AFailedTurnIsOneLineIsNotKeptAndTheScriptExitsOne) {
+    // Nothing listens on the discard port: the turn fails after the client's retries. The
+    // session goes on, the failed message is not in the conversation (ownership.105), and a
+    // script learns of the failure from the exit status (chat.110).
     TempDir dir;
     const ChatRun r = run_piped(9, dir.path, {}, "hello\n/history\n");
     ASSERT_FALSE(r.timed_out);
-    EXPECT_EQ(r.status, 0) << r.err;
-    const auto failed =
-        r.err.find("nucleo chat: model claude-sonnet-5-5 (provider anthropic): the turn failed");
+    EXPECT_EQ(r.status, 1) << r.err;
+    const auto failed = r.err.find(
+        "nucleo chat: model claude-sonnet-5-5 (provider anthropic): the turn failed "
+        "and was not kept");
     ASSERT_NE(failed, std::string::npos) << r.err;
     EXPECT_EQ(count_lines(r.err.substr(failed)), 1U) << r.err;
     EXPECT_NE(r.err.find("127.0.0.1:9"), std::string::npos) << r.err;
-    EXPECT_EQ(r.out, "1. user: hello\n");
+    EXPECT_EQ(r.out, "(no messages yet)\n");
 }
 
 TEST(ChatPipe, ToolCallsShowAsTheyHappenAndTheAnswerUsesTheResult) {

@@ -2,15 +2,17 @@
 //
 // One turn: the user's message in, a model call, the model's tool calls executed against tools the
 // host registered as typed C++ callables, repeated until a final answer or the round limit
-// (limits.20). The user's messages and the final answers are non-compactable (compaction.31); the
-// palette is declared through add_tools (add-only, tools.1); the window is checked and the
+// (limits.20). The user's messages and the final answers of the most recent exchanges are
+// non-compactable (compaction.31, compaction.109); the palette is declared through add_tools (add-only, tools.1); the window is checked and the
 // conversation compacted before every call (compaction.4); budgets are resolved and truncation
 // escalated through ProviderClient::call's one retry path (budget.1, budget.7); a turn on a
-// conversation obtained from ConversationService saves at every boundary (user message in, answer
-// out, abnormal end) and releases it (ownership.20, ownership.30).
+// conversation obtained from ConversationService saves at every boundary (an answer out, an abnormal
+// end) and releases it (ownership.20, ownership.30); a turn that fails leaves the conversation,
+// and the store, as they were before it (ownership.105).
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -161,6 +163,9 @@ struct TurnCallbacks {
 };
 
 /// How an Agent runs its turns.
+/// compaction.109: the recent exchanges kept word for word by default.
+inline constexpr std::size_t kDefaultPinnedExchanges = 4;
+
 struct AgentOptions {
     /// The round limit: model calls per turn. Reaching it with tool calls still wanted ends the
     /// turn as kRoundLimit (the tool results of the last round are in the conversation, so the
@@ -185,6 +190,11 @@ struct AgentOptions {
     /// caching.105: the cache policy of the conversations this agent runs turns on (nullopt:
     /// the conversation's own, else the provider's configured one).
     std::optional<CachePolicy> cache_policy;
+    /// compaction.109: how many of the most recent exchanges (a user message and everything
+    /// until the next one) keep their user message and final answer word for word; older ones
+    /// may be summarized, so a long chat keeps going inside its window. nullopt: every user
+    /// message and final answer is kept (compaction.31 alone, which a long chat outgrows).
+    std::optional<std::size_t> pinned_exchanges = kDefaultPinnedExchanges;
 };
 
 /// The agent loop (a chat thinker). Holds the tools, the client and the model; a turn runs
@@ -224,7 +234,8 @@ class Agent {
 
     /// One turn on a conversation the caller owns (no service, no saves). Throws what the call
     /// throws (kConfig, a provider refusal, ContextOverflowException, ...), after which the
-    /// conversation holds what was said up to the failing boundary. A turn that ends with a
+    /// conversation is as it was before the turn (ownership.105): the user's message, the rounds
+    /// before the failing call and any compaction of the turn are undone. A turn that ends with a
     /// call's error still counts in totals() with what it billed up to the error: its earlier
     /// rounds and the error's billed calls (answers.109).
     TurnReport run_turn(ConversationContext& conversation, std::string user_message,
@@ -232,9 +243,11 @@ class Agent {
                         const CancellationToken* cancel = nullptr);
 
     /// One turn on the thinker's conversation obtained from `service` (waiting for a current
-    /// owner as obtain_conversation does), with the save discipline: saved after the user's
-    /// message, after the final answer (or the round limit, or cancellation), and on an abnormal
-    /// end before the error is rethrown; released at the end whatever happened. `cancel` null:
+    /// owner as obtain_conversation does), with the save discipline: saved after each round of
+    /// tool calls, after the final answer (or the round limit, or cancellation), and on an
+    /// abnormal end before the error is rethrown, when the turn had saved (ownership.105: the
+    /// user's message reaches the store with the turn's first answer; a failed turn leaves the
+    /// conversation and the store as they were before it); released at the end whatever happened. `cancel` null:
     /// the turn runs under thinker->cancellation, which ConversationService::force_release
     /// cancels (ownership.102).
     TurnReport run_turn(ConversationService& service, const std::shared_ptr<Thinker>& thinker,

@@ -6,6 +6,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "agent/exchanges.hpp"
 #include "common/log_internal.hpp"
 #include "conversation/tool_check.hpp"
 #include "nucleo/budget.hpp"
@@ -141,6 +142,9 @@ struct Agent::Impl {
     TurnReport run(ConversationContext& conversation, std::string user_message,
                    const TurnCallbacks& cb, const CancellationToken* cancel,
                    const std::function<void()>& save);
+    TurnReport run_rounds(ConversationContext& conversation, std::string user_message,
+                          const TurnCallbacks& cb, const CancellationToken* cancel,
+                          const std::function<void()>& save);
 
     /// answers.109: a turn that ends with a call's error still counts in the totals with what it
     /// billed up to the error (its earlier rounds and the failed call's billed calls).
@@ -153,19 +157,42 @@ struct Agent::Impl {
 TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_message,
                             const TurnCallbacks& cb, const CancellationToken* cancel,
                             const std::function<void()>& save) {
-    const auto started = std::chrono::steady_clock::now();
-    TurnReport report;
     prepare_conversation(conversation);
     // caching.105: the agent's cache policy, when it names one, is the conversation's.
     if (options.cache_policy) conversation.set_cache_policy(options.cache_policy);
 
-    // compaction.31: user messages are kept word for word.
+    // ownership.105: a turn that fails leaves the conversation as it was before it.
+    const agent_internal::TurnRollback rollback(conversation);
+    try {
+        return run_rounds(conversation, std::move(user_message), cb, cancel, save);
+    } catch (...) {
+        try {
+            rollback.restore(conversation);
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_ERROR(
+                "agent: putting conversation '{}' back as before the failed turn "
+                "failed: {}",
+                conversation.conversation_id(), e.what());
+        }
+        throw;
+    }
+}
+
+TurnReport Agent::Impl::run_rounds(ConversationContext& conversation, std::string user_message,
+                                   const TurnCallbacks& cb, const CancellationToken* cancel,
+                                   const std::function<void()>& save) {
+    const auto started = std::chrono::steady_clock::now();
+    TurnReport report;
+    // compaction.31, compaction.109: the user's message and the final answers of the most recent
+    // exchanges are kept word for word; older ones may be summarized.
     Message user = Message::outgoing_text(std::move(user_message));
     user.compactable = false;
     user.cache = options.cache_all_messages;
     user.response_handler = options.handler;
     conversation.add_message(std::move(user));
-    if (save) save();  // boundary: a user message in
+    agent_internal::pin_recent_exchanges(conversation, options.pinned_exchanges);
+    // ownership.105: the user's message is saved with the turn's first answer, not before it, so
+    // a turn that fails leaves the store as it was.
 
     // A token no one cancels stands in when the caller gave none, so tools always get one.
     const CancellationToken never;
@@ -372,7 +399,11 @@ TurnReport Agent::run_turn(ConversationService& service, const std::shared_ptr<T
     if (!thinker) throw Error(ErrorKind::kInvalidArgument, "Agent::run_turn: no thinker");
     std::shared_ptr<ConversationContext> conversation =
         service.obtain_conversation(thinker, impl_->options.handler).get();
-    const auto save = [&] { service.save_conversation(*conversation, *thinker); };
+    bool saved = false;
+    const auto save = [&] {
+        saved = true;
+        service.save_conversation(*conversation, *thinker);
+    };
     try {
         TurnReport report =
             impl_->run(*conversation, std::move(user_message), callbacks,
@@ -381,10 +412,12 @@ TurnReport Agent::run_turn(ConversationService& service, const std::shared_ptr<T
         service.release(*thinker);
         return report;
     } catch (...) {
-        // ownership.20: saved on an abnormal exchange end — what was said up to the failing
-        // boundary survives; the original error is what the caller sees.
+        // ownership.20, ownership.105: saved on an abnormal exchange end, which the turn's
+        // rollback made the conversation as it was before the turn: a save only when the turn
+        // saved something (a round of tool calls), so a turn that failed before its first
+        // answer leaves the store untouched. The original error is what the caller sees.
         try {
-            save();
+            if (saved) save();
         } catch (const std::exception& e) {
             NUCLEO_LOG_WARN("agent: the save at the abnormal end of a turn on '{}' failed: {}",
                             conversation->conversation_id(), e.what());
