@@ -73,12 +73,13 @@ int run_compact(const Args& args) {
     if (auto v = args.get("comfort"))
         settings.comfort_context_tokens = parse_positive("--comfort", *v);
     if (auto v = args.get("trigger")) settings.compaction_trigger = parse_share("--trigger", *v);
-    // compaction.108: the level a compaction brings the conversation down to, below the trigger.
+    // compaction.108, compaction.110: the level a compaction brings the conversation down to, at
+    // most the trigger (the trigger itself: no hysteresis).
     if (auto v = args.get("target")) {
         settings.compaction_target = parse_share("--target", *v);
         const double trigger = settings.compaction_trigger.value_or(kDefaultCompactionTrigger);
-        if (*settings.compaction_target >= trigger)
-            throw UsageError{"--target " + *v + " must lie below the trigger (" +
+        if (*settings.compaction_target > trigger)
+            throw UsageError{"--target " + *v + " must not lie above the trigger (" +
                              (std::ostringstream() << trigger).str() + ")"};
     }
     ConversationContext conversation = load_conversation(args.require("in"));
@@ -130,7 +131,7 @@ const CommandSpec& compact_command() {
          {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
          {"--trigger", "F", "the share of the limit where compaction starts (default 0.92)"},
          {"--target", "F",
-          "the share of the limit compaction brings it down to (default: the trigger)"},
+          "the share of the limit compaction brings it down to (default: 0.65 of the trigger)"},
          {"--summarizer", "NAME", "a summarizer plugin (default: the config's, else extractive)"},
          {"--report", "", "print level, tokens before/after, summaries and cost on stderr"},
          config_option()},

@@ -280,12 +280,14 @@ TEST_F(AgentLoop, CancellingWhileTheAnswerStreamsDropsIt) {
 
 TEST_F(AgentLoop, CompactionRunsBetweenRounds) {
     // Long tool output and a small comfort window: the window check before the later calls walks
-    // the ladder; the user's message and the final answer stay word for word.
+    // the ladder; the user's message and the final answer stay word for word. The target is the
+    // trigger (no hysteresis), so the ladder stops at LIGHT and the emulator still counts the
+    // assistant turns its tool-rounds script reads.
     AgentOptions o = options("tool-rounds=4");
     o.max_rounds = 12;
     o.window = std::make_shared<ContextWindowManager>(
         PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load("extractive").make_summarizer(),
-        ContextWindowSettings{3000, std::nullopt});
+        ContextWindowSettings{3000, std::nullopt, kDefaultCompactionTrigger});
     Agent agent(client_, model_, o);
     int call = 0;
     agent.add_tool<LookupInput>(

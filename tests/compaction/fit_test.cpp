@@ -258,10 +258,14 @@ TEST(Summaries, ResummarizingReplacesInsteadOfNesting) {
 TEST(Hysteresis, ACompactionGoesDownToTheTargetAndCountsTheCacheGivenUp) {
     const ModelSpec model = test_model();
     ConversationContext plain = moderate_fixture();
-    ContextWindowManager at_trigger(scripted(), test_settings());
+    ContextWindowSettings off = test_settings();
+    off.compaction_target = off.compaction_trigger.value_or(kDefaultCompactionTrigger);
+    ContextWindowManager at_trigger(scripted(), off);  // the trigger as target: hysteresis off
     const CompactionReport r0 = at_trigger.ensure_fits(plain, model, 512);
     ASSERT_TRUE(r0.compacted());
     EXPECT_EQ(r0.target_tokens, r0.trigger_tokens);
+    // compaction.110: unset, the target is 0.65 of the trigger (5,980 of a 10,000 limit).
+    EXPECT_EQ(ContextWindowManager(scripted(), test_settings()).target_tokens(model), 5980);
 
     ConversationContext c = moderate_fixture();
     const ConversationContext before = c;
@@ -298,8 +302,9 @@ TEST(Hysteresis, ACompactionGoesDownToTheTargetAndCountsTheCacheGivenUp) {
     EXPECT_EQ(again.cached_tokens_given_up, 0);
 }
 
-TEST(Hysteresis, ATargetNotBelowTheTriggerIsRefusedAndChangesNothing) {
-    for (const double target : {0.92, 0.95, 0.0, -0.1}) {
+TEST(Hysteresis, ATargetAboveTheTriggerOrNotPositiveIsRefusedAndChangesNothing) {
+    // The trigger itself (0.92) is allowed: it turns hysteresis off (compaction.110).
+    for (const double target : {0.921, 0.95, 0.0, -0.1}) {
         ConversationContext c = moderate_fixture();
         const std::size_t n = c.messages().size();
         ContextWindowSettings settings = test_settings();

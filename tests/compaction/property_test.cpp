@@ -281,5 +281,94 @@ TEST(Property, TheLadderKeepsItsPromisesOnGeneratedConversations) {
     RecordProperty("accepted_above_trigger", accepted_above);
 }
 
+/// Every summary header a text holds, counted: the message summary's, a tool result summary's and
+/// a tool call input summary's.
+std::size_t headers_in(std::string_view text) {
+    std::size_t n = 0;
+    for (const std::string_view header : {std::string_view(ContextWindowManager::kSummaryHeader),
+                                          std::string_view("[Summary of the tool result]"),
+                                          std::string_view("[Summary of the tool call input]")}) {
+        for (std::size_t at = text.find(header); at != std::string_view::npos;
+             at = text.find(header, at + 1))
+            ++n;
+    }
+    return n;
+}
+
+/// The texts of a message where a summary can sit: its text blocks, the text of its tool results
+/// and its tool call inputs.
+std::vector<std::string> texts_of(const Message& m) {
+    std::vector<std::string> out;
+    for (const ContentBlock& b : m.blocks) {
+        if (const auto* t = b.get_if<TextBlock>()) out.push_back(t->text);
+        if (const auto* u = b.get_if<ToolUseBlock>()) out.push_back(u->input_json);
+        if (const auto* r = b.get_if<ToolResultBlock>()) {
+            for (const ContentBlock& inner : r->content) {
+                if (const auto* t = inner.get_if<TextBlock>()) out.push_back(t->text);
+            }
+        }
+    }
+    return out;
+}
+
+TEST(Property, NoSummaryEverQuotesASummaryHeader) {
+    // compaction.105 at every level, with the extractive summarizer (which quotes its input's
+    // sentences): a generated conversation is compacted, grows by tool rounds and exchanges, and
+    // is compacted again three times, so summaries of every kind are summarized again. Every
+    // text holds at most one summary header, at its start.
+    const SummarizerInstance extractive =
+        PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load("extractive").make_summarizer();
+    std::set<CompactionLevel> levels;
+    int resummarized = 0;
+    for (int seed = 1; seed <= kSeeds / 5; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        Generated g = Generator(static_cast<std::uint64_t>(seed)).make();
+        ConversationContext& c = g.conversation;
+        c.add_tool(
+            ToolDefinitionBlock{"read_file", "Reads a file.",
+                                R"({"type":"object","properties":{"path":{"type":"string"}}})"});
+        ContextWindowManager manager(extractive, g.settings);
+        const std::int64_t reserve = output_reserve(c, g.model);
+        bool summarized_before = false;
+        for (int round = 0; round < 4; ++round) {
+            if (round > 0) {
+                for (int k = 0; k < 6; ++k) {
+                    const std::string id = "grow" + std::to_string(round) + "_" + std::to_string(k);
+                    c.add_message(tool_call(id + "c", {id + "u"}));
+                    c.add_message(tool_results(id + "r", {id + "u"}, 25, seed * 10 + k));
+                    c.add_message(Message::incoming_text("Done with " + id + "."));
+                    c.add_message(Message::outgoing_text("Next: step " + id + "?"));
+                }
+            }
+            CompactionReport r;
+            try {
+                r = manager.ensure_fits(c, g.model, reserve);
+            } catch (const ContextOverflowException&) {
+                break;
+            }
+            if (r.compacted()) {
+                levels.insert(r.level);
+                if (summarized_before) ++resummarized;
+                summarized_before = true;
+            }
+            for (const Message& m : c.messages()) {
+                for (const std::string& text : texts_of(m)) {
+                    const std::size_t n = headers_in(text);
+                    const bool at_start = text.starts_with("[Summary of") ||
+                                          text.starts_with(R"({"summary":"[Summary of)");
+                    EXPECT_TRUE(n == 0 || (n == 1 && at_start))
+                        << "round " << round << ", message " << m.id << " holds " << n
+                        << " summary headers: " << text.substr(0, 300);
+                }
+            }
+            if (::testing::Test::HasFailure()) return;  // the first failing seed is the report
+        }
+    }
+    // The generator reaches what the test is for: summaries summarized again, at several levels.
+    EXPECT_GT(resummarized, kSeeds / 20);
+    EXPECT_GE(levels.size(), 2U);
+    RecordProperty("resummarized", resummarized);
+}
+
 }  // namespace
 }  // namespace nucleo

@@ -28,6 +28,9 @@ namespace nucleo {
 inline constexpr std::int64_t kDefaultComfortContextTokens = 128000;
 /// The default compaction trigger (compaction.3).
 inline constexpr double kDefaultCompactionTrigger = 0.92;
+/// compaction.110: without a compaction_target, a compaction brings the conversation down to this
+/// share of the trigger (0.6 of the limit at the default trigger).
+inline constexpr double kDefaultCompactionTargetShare = 0.65;
 
 /// The ladder's levels (compaction.10), plus kNone for "nothing was needed".
 enum class CompactionLevel { kNone, kLight, kModerate, kAggressive, kMaximum };
@@ -40,8 +43,9 @@ struct ContextWindowSettings {
     std::optional<std::int64_t> comfort_context_tokens;
     std::optional<double> compaction_trigger;
     /// compaction.108: the share of the limit a compaction brings the conversation down to, below
-    /// the trigger (hysteresis, e.g. 0.6), so that compactions are rare and each rewrites the
-    /// cached prefix once for many calls. Unset: the trigger itself. Must lie in (0, trigger).
+    /// the trigger (hysteresis), so that compactions are rare and each rewrites the cached prefix
+    /// once for many calls. Unset: kDefaultCompactionTargetShare of the trigger (compaction.110).
+    /// Must lie in (0, trigger]; the trigger itself turns hysteresis off.
     std::optional<double> compaction_target;
 };
 

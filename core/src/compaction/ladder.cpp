@@ -104,12 +104,13 @@ std::int64_t ContextWindowManager::trigger_tokens(const ModelSpec& model) const 
 }
 
 std::int64_t ContextWindowManager::target_tokens(const ModelSpec& model) const {
-    if (!settings_.compaction_target) return trigger_tokens(model);
-    const double t = *settings_.compaction_target;
-    if (!(t > 0 && t < trigger())) {
+    // compaction.110: unset, the target is a fixed share of the trigger, well under it.
+    const double t =
+        settings_.compaction_target.value_or(kDefaultCompactionTargetShare * trigger());
+    if (!(t > 0 && t <= trigger())) {
         throw Error(ErrorKind::kInvalidArgument,
                     "compaction_target must lie in (0, compaction_trigger = " +
-                        std::to_string(trigger()) + "), got " + std::to_string(t));
+                        std::to_string(trigger()) + "], got " + std::to_string(t));
     }
     return static_cast<std::int64_t>(std::floor(t * static_cast<double>(limit(model))));
 }

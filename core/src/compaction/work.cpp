@@ -146,6 +146,17 @@ bool is_input_summary(const ToolUseBlock& u) {
     return u.input_json.starts_with(R"({"summary":")" + std::string(kInputSummaryHeader));
 }
 
+/// The body of a tool call input summarized in place ({"summary": "[header] body"}); the input
+/// as it is when it does not read as one.
+std::string input_summary_body(const ToolUseBlock& u) {
+    rapidjson::Document d;
+    d.Parse(u.input_json.data(), u.input_json.size());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("summary") || !d["summary"].IsString())
+        return u.input_json;
+    return summary_body({d["summary"].GetString(), d["summary"].GetStringLength()},
+                        kInputSummaryHeader);
+}
+
 /// {"summary": text} as compact JSON: a tool call's input summarized in place stays an object.
 std::string input_summary_json(const std::string& text) {
     rapidjson::StringBuffer buf;
@@ -204,11 +215,20 @@ void render_block(const ContentBlock& block, std::string& out, const ArtifactReg
         void operator()(const FileBlock& b) const {
             out += "[file " + b.name + " " + b.media_type + "]";
         }
+        // compaction.105: a call input or a result summarized earlier enters as its summary's
+        // body, never with its header, so a summary of the message does not quote one.
         void operator()(const ToolUseBlock& b) const {
-            out += "[tool call " + b.name + " id=" + b.id + "] " + b.input_json;
+            out += "[tool call " + b.name + " id=" + b.id + "] ";
+            out += is_input_summary(b) ? input_summary_body(b) : b.input_json;
         }
         void operator()(const ToolResultBlock& b) const {
             out += "[tool result for " + b.tool_use_id + (b.is_error ? ", an error" : "") + "] ";
+            if (is_result_summary(b)) {
+                out += summary_body(std::get<TextBlock>(b.content.front().value).text,
+                                    kResultSummaryHeader);
+                out += "\n";
+                return;
+            }
             for (const ContentBlock& inner : b.content) {
                 render_block(inner, out, registry);
                 out += "\n";
@@ -588,7 +608,7 @@ Work::Job Work::in_place_job(std::size_t message, std::size_t block) const {
         // compaction.103: a tool call's input, summarized in place (the call's id and name stay).
         job.input = true;
         job.segments = {is_input_summary(*use)
-                            ? use->input_json
+                            ? input_summary_body(*use)
                             : "[tool call " + use->name + "] " + use->input_json};
         job.refs = artifact_refs(job.segments.front());
         return job;
