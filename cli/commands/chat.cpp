@@ -721,6 +721,9 @@ int run_chat(const Args& args) {
                                    parse_positive("--pinned-exchanges", *v)));
     }
 
+    // chat.111: a reader of stdout that goes away (`nucleo chat | head -1`) must not end the
+    // session between an answer and its save; a write to it fails and is dropped instead.
+    ::signal(SIGPIPE, SIG_IGN);
     if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     // cli.102: --emulator talks to a nucleo-emulator of this session's own, every provider aimed
     // at it (the summarizer's model calls included); it stops when the session ends.

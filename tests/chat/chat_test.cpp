@@ -519,6 +519,46 @@ TEST(ChatPipe, AFailedTurnIsOneLineIsNotKeptAndTheScriptExitsOne) {
     EXPECT_EQ(r.out, "(no messages yet)\n");
 }
 
+TEST(ChatPipe, AReaderThatGoesAwayDoesNotEndTheSessionBeforeItSaves) {
+    // chat.111: `nucleo chat | head -1` -- stdout's reader is gone before the first answer. The
+    // child starts with SIGPIPE at its default (as from a shell), and chat ignores it, so each
+    // turn completes and is saved and the session ends normally at end of input.
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    int in[2], out[2];
+    ASSERT_EQ(::pipe(in), 0);
+    ASSERT_EQ(::pipe(out), 0);
+    const auto argv = chat_argv({});
+    const auto env = chat_env(emulator.port(), dir.path, false);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::signal(SIGPIPE, SIG_DFL);
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        ::dup2(null, 2);
+        for (int fd : {in[0], in[1], out[0], out[1], null}) ::close(fd);
+        exec_child(argv, env);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(out[0]);  // the reader is gone
+    ::signal(SIGPIPE, SIG_IGN);
+    const std::string input = "hello\nhello again\n";
+    EXPECT_EQ(::write(in[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+    ::close(in[1]);
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    ASSERT_FALSE(WIFSIGNALED(st)) << "chat ended by signal " << WTERMSIG(st);
+    EXPECT_EQ(WEXITSTATUS(st), 0);
+    // Both turns were saved: -c resumes the conversation and /history lists them.
+    const ChatRun r = run_piped(emulator.port(), dir.path, {"-c"}, "/history\n");
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_NE(r.out.find("1. user: hello\n"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("3. user: hello again\n"), std::string::npos) << r.out << r.err;
+}
+
 TEST(ChatPipe, ToolCallsShowAsTheyHappenAndTheAnswerUsesTheResult) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
