@@ -114,10 +114,13 @@ class Host {
     void turn(Agent& agent, int thread, const std::string& user, const std::string& id,
               const std::string& tag) {
         auto thinker = agent.make_thinker(user, OutputDeclaration{std::int64_t{256}});
+        // Adopted (durable, leased), yet created by the first host that saves it: must_exist is
+        // false below.
+        thinker->set_conversation_id(id);
         const std::int64_t requested = wall_us();
         std::shared_ptr<ConversationContext> context;
         try {
-            context = service_->obtain_conversation(id, thinker).get();
+            context = service_->obtain_conversation(id, thinker, {}, false).get();
         } catch (const Error& e) {
             // A server restarting or a lease held past acquire_timeout: counted, then the next
             // turn (after a short pause, so a down server is not hammered).
