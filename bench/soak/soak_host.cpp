@@ -14,6 +14,7 @@
 //   bench_soak_host --pg URL --redis URL --emulator-port P --host-id ID --log FILE
 //                   --until-us T [--threads 1] [--pool 256] [--users 4] [--prefix soak]
 //                   [--max-turns N] [--lease-ttl-ms 3000] [--acquire-timeout-ms 10000] [--seed S]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -61,8 +62,11 @@ class Host {
     explicit Host(HostOptions o)
         : o_(std::move(o)), log_(o_.log_path), loader_({NUCLEO_BUILD_PLUGIN_DIR}) {
         ConversationServiceOptions s;
-        s.persistent.emplace(
-            loader_.load("postgres").make_store(R"({"url":")" + o_.pg_url + R"("})"));
+        // A connection for each thread, so the threads of one process never queue for one.
+        const int connections = std::max(4, o_.threads);
+        s.persistent.emplace(loader_.load("postgres")
+                                 .make_store(R"({"url":")" + o_.pg_url + R"(","pool_size":)" +
+                                             std::to_string(connections) + "}"));
         const StoreInstance redis =
             loader_.load("redis").make_store(R"({"url":")" + o_.redis_url + R"("})");
         s.session.emplace(redis);

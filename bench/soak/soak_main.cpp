@@ -392,6 +392,7 @@ struct Outcome {
     std::size_t turns = 0, refused = 0, abandoned = 0, obtain_failures = 0;
     ObtainFigures obtain;
     CheckReport check;
+    double check_seconds = 0;
     [[nodiscard]] double per_second(std::size_t n) const {
         return seconds > 0 ? static_cast<double>(n) / seconds : 0;
     }
@@ -414,7 +415,9 @@ Outcome judge(const Options& o, const Services& s, const Run& run,
     PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
     const PersistentStore store(
         loader.load("postgres").make_store(R"({"url":")" + s.pg_url + R"("})"));
+    const auto checking = Clock::now();
     out.check = check_database(store, Pool{run.prefix(), o.pool, o.users}, logs);
+    out.check_seconds = std::chrono::duration<double>(Clock::now() - checking).count();
     return out;
 }
 
@@ -434,9 +437,9 @@ void print_outcome(const char* title, const Outcome& r) {
     std::printf(
         "  from the database: %zu conversations, %zu versions, %zu turns; acknowledged "
         "saves %zu, lost %zu; forks %zu; stale writes accepted %zu; versions with a "
-        "tool_use without its result %zu\n",
+        "tool_use without its result %zu (checked in %.1f s)\n",
         r.check.conversations, r.check.versions, r.check.turns, r.check.acks, r.check.lost_acks,
-        r.check.forks, r.check.stale_writes, r.check.orphan_tool_uses);
+        r.check.forks, r.check.stale_writes, r.check.orphan_tool_uses, r.check_seconds);
     for (const auto& p : r.check.problems) std::printf("  PROBLEM: %s\n", p.c_str());
     std::fflush(stdout);
 }
