@@ -15,6 +15,7 @@
 //                   --until-us T [--threads 1] [--pool 256] [--users 4] [--prefix soak]
 //                   [--max-turns N] [--lease-ttl-ms 3000] [--acquire-timeout-ms 10000] [--seed S]
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -81,14 +82,26 @@ class Host {
         provider_.credentials.api_key = "soak";
     }
 
-    void run() {
+    /// False when a thread died of an error that is no nucleo::Error (the host's own bug or
+    /// the framework's): the coordinator reports the host's exit status.
+    bool run() {
         std::vector<std::thread> threads;
+        std::atomic<bool> ok{true};
         const long long share = (o_.max_turns + o_.threads - 1) / o_.threads;
         for (int t = 0; t < o_.threads; ++t) {
-            threads.emplace_back([this, t, share] { run_thread(t, share); });
+            threads.emplace_back([this, t, share, &ok] {
+                try {
+                    run_thread(t, share);
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "%s: thread %d stopped: %s\n", o_.host_id.c_str(), t,
+                                 e.what());
+                    ok = false;
+                }
+            });
         }
         for (auto& t : threads) t.join();
         service_->shutdown();
+        return ok;
     }
 
   private:
@@ -236,7 +249,7 @@ int main(int argc, char** argv) {
         o.seed = static_cast<unsigned>(args.number("--seed", o.seed));
         nucleo::log::set_level(nucleo::log::Level::kError);
         Host host(o);
-        host.run();
+        if (!host.run()) return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_soak_host: %s\n", e.what());
         return 1;

@@ -13,7 +13,9 @@
 //              [--single-seconds 0] [--max-turns N] [--dir build/soak]
 //
 // --single-seconds S first runs the same load (as many threads as there are hosts) in ONE host
-// process for S seconds without faults: the throughput the soak is reported against.
+// process for S seconds without faults: the throughput the soak is reported against (give it the
+// soak's length: the conversations grow, and a turn's cost with them). --seconds 0 with it: that
+// run alone.
 // Exit status: 0 clean and every fault injected, 1 a check failed, 2 usage, 77 skipped (no
 // PostgreSQL or Redis binaries: scripts/bootstrap installs them).
 #include <unistd.h>
@@ -459,10 +461,12 @@ Options parse(int argc, char** argv) {
     o.single_seconds = a.number("--single-seconds", o.single_seconds);
     o.max_turns = a.number("--max-turns", o.max_turns);
     o.dir = a.text("--dir", o.dir.string());
-    if (o.hosts < 1 || o.seconds < 10 || o.pool < 1 || o.users < 1 || o.lease_ttl_ms < 500) {
+    const bool single_only = o.seconds == 0 && o.single_seconds > 0;
+    if (o.hosts < 1 || (o.seconds < 10 && !single_only) || o.pool < 1 || o.users < 1 ||
+        o.lease_ttl_ms < 500) {
         throw std::invalid_argument(
-            "need --hosts >= 1, --seconds >= 10, --pool >= 1, "
-            "--users >= 1, --lease-ttl-ms >= 500");
+            "need --hosts >= 1, --seconds >= 10 (or 0 with --single-seconds: the single-process "
+            "run alone), --pool >= 1, --users >= 1, --lease-ttl-ms >= 500");
     }
     return o;
 }
@@ -489,6 +493,10 @@ int soak(const Options& o) {
                       *single);
         failures.insert(failures.end(), run.failures.begin(), run.failures.end());
         if (!single->check.clean()) failures.push_back("the single-process run's checks failed");
+    }
+    if (o.seconds == 0) {
+        for (const auto& f : failures) std::printf("FAILED: %s\n", f.c_str());
+        return failures.empty() ? 0 : 1;
     }
     std::printf(
         "soak: %d processes, %lld s, pool of %d conversations of %d users, lease TTL "
