@@ -135,9 +135,11 @@ CheckReport check_database(const PersistentStore& store, const Pool& pool,
         const std::string id = pool.prefix + "-conv-" + std::to_string(k);
         stored[id] = check_conversation(store, user, id, r);
     }
+    std::set<std::pair<std::string, std::string>> named;  // (conversation, version) acknowledged
     for (const HostLog& log : logs) {
         for (const AckRecord& ack : log.acks) {
             ++r.acks;
+            if (!ack.version.empty()) named.emplace(ack.conversation, ack.version);
             const auto it = stored.find(ack.conversation);
             bool present = false;
             if (it != stored.end()) {
@@ -155,6 +157,11 @@ CheckReport check_database(const PersistentStore& store, const Pool& pool,
                                (ack.version.empty() ? "committed" : "version " + ack.version) +
                                " is not in the database");
             }
+        }
+    }
+    for (const auto& [id, versions] : stored) {
+        for (const auto& [version, hash] : versions.hash_by_version) {
+            if (named.count({id, version}) == 0) ++r.unacknowledged_versions;
         }
     }
     return r;

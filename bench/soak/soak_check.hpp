@@ -25,6 +25,9 @@ struct CheckReport {
     std::size_t turns = 0;     ///< the soak's turns in the conversations' latest versions
     std::size_t handoffs = 0;  ///< consecutive turns of a conversation by different hosts
     std::size_t acks = 0;      ///< acknowledged saves in the hosts' logs
+    /// Versions no log acknowledges by name: a write committed whose answer its host never saw
+    /// (killed, or the connection cut: persistence.103), or one acknowledged unnamed. Not a fault.
+    std::size_t unacknowledged_versions = 0;
     /// An acknowledged save whose version is missing, or holds another document.
     std::size_t lost_acks = 0;
     /// Version ids that are not 1..n, or a version whose messages do not extend its

@@ -83,6 +83,7 @@ TEST(SoakCheck, ACleanChainOfTurnsByTwoHostsPasses) {
     EXPECT_EQ(r.turns, 2u);
     EXPECT_EQ(r.handoffs, 1u);
     EXPECT_EQ(r.acks, 2u);
+    EXPECT_EQ(r.unacknowledged_versions, 0u);
 }
 
 TEST(SoakCheck, AVersionThatDoesNotExtendItsPredecessorIsAFork) {

@@ -175,6 +175,7 @@ class Host {
                     cancel.cancel();
                 } else {
                     unsure = true;
+                    log_.write("save-failed " + id + " " + tag + " " + to_string(e.kind()));
                 }
             }
         };
@@ -198,6 +199,7 @@ class Host {
                     return "refused";
                 }
                 unsure = true;
+                log_.write("save-failed " + id + " " + tag + " " + to_string(e.kind()));
                 if (std::chrono::steady_clock::now() + kRetryPause >= deadline) return "abandoned";
             }
             std::this_thread::sleep_for(kRetryPause);

@@ -94,6 +94,8 @@ HostLog read_host_log(const std::string& path, const std::string& host) {
             log.turns.push_back(std::move(t));
         } else if (word == "obtain-failed") {
             ++log.obtain_failures;
+        } else if (word == "save-failed") {
+            ++log.save_failures;
         }
     }
     return log;

@@ -10,6 +10,7 @@
 //                                                   already, persistence.103; no version named)
 //   turn <conv> <tag> <done|refused|abandoned>
 //   obtain-failed <conv> <error kind>
+//   save-failed <conv> <tag> <error kind>           (not a refusal: it may have committed)
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,7 @@ struct HostLog {
     std::vector<ObtainRecord> obtains;
     std::vector<TurnRecord> turns;
     std::size_t obtain_failures = 0;
+    std::size_t save_failures = 0;  ///< saves that failed without a refusal
 };
 
 /// Reads a host's log; a line cut short by a kill (the last one) is ignored.

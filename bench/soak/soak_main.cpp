@@ -104,13 +104,12 @@ class Services {
             std::ifstream in(port_file);
             if (!(in >> emulator_port)) std::this_thread::sleep_for(milliseconds(10));
         }
-        if (emulator_port == 0) throw std::runtime_error("nucleo-emulator did not start");
+        if (emulator_port == 0) {
+            stop();  // no destructor runs for a constructor that throws
+            throw std::runtime_error("nucleo-emulator did not start (see emulator.log)");
+        }
     }
-    ~Services() {
-        ::kill(emulator_, SIGTERM);
-        (void)wait_until(emulator_, Clock::now() + std::chrono::seconds(10));
-        (void)run_shell(services() + " stop " + quoted(dir_.string()) + " >/dev/null");
-    }
+    ~Services() { stop(); }
     Services(const Services&) = delete;
     Services& operator=(const Services&) = delete;
 
@@ -132,6 +131,11 @@ class Services {
     int emulator_port = 0;
 
   private:
+    void stop() {
+        ::kill(emulator_, SIGTERM);
+        (void)wait_until(emulator_, Clock::now() + std::chrono::seconds(10));
+        (void)run_shell(services() + " stop " + quoted(dir_.string()) + " >/dev/null");
+    }
     static std::string services() {
         return quoted(std::string(NUCLEO_SOURCE_DIR) + "/scripts/services");
     }
@@ -391,7 +395,7 @@ std::vector<Window> inject_faults(const Options& o, const Services& s, Run& run,
 /// The figures and verdict of one run.
 struct Outcome {
     double seconds = 0;
-    std::size_t turns = 0, refused = 0, abandoned = 0, obtain_failures = 0;
+    std::size_t turns = 0, refused = 0, abandoned = 0, obtain_failures = 0, save_failures = 0;
     ObtainFigures obtain;
     CheckReport check;
     double check_seconds = 0;
@@ -407,6 +411,7 @@ Outcome judge(const Options& o, const Services& s, const Run& run,
     const std::vector<HostLog> logs = run.logs();
     for (const HostLog& log : logs) {
         out.obtain_failures += log.obtain_failures;
+        out.save_failures += log.save_failures;
         for (const TurnRecord& t : log.turns) {
             if (t.outcome == "done") ++out.turns;
             if (t.outcome == "refused") ++out.refused;
@@ -427,10 +432,11 @@ void print_outcome(const char* title, const Outcome& r) {
     std::printf("%s\n", title);
     std::printf(
         "  turns %zu (%.1f/s; %zu more refused a save, the lease lost; %zu abandoned), "
-        "saves %zu (%.1f/s), hand-offs %zu (%.1f/s), obtains failed %zu\n",
+        "saves %zu (%.1f/s), hand-offs %zu (%.1f/s), obtains failed %zu, saves failed unsure "
+        "(retried) %zu\n",
         r.turns, r.per_second(r.turns), r.refused, r.abandoned, r.check.acks,
         r.per_second(r.check.acks), r.check.handoffs, r.per_second(r.check.handoffs),
-        r.obtain_failures);
+        r.obtain_failures, r.save_failures);
     std::printf(
         "  time to obtain: all %zu p50 %.2f ms p99 %.2f ms; a free conversation outside "
         "fault windows %zu p50 %.2f ms p99 %.2f ms max %.2f ms (target p99 < 50 ms)\n",
@@ -439,9 +445,10 @@ void print_outcome(const char* title, const Outcome& r) {
     std::printf(
         "  from the database: %zu conversations, %zu versions, %zu turns; acknowledged "
         "saves %zu, lost %zu; forks %zu; stale writes accepted %zu; versions with a "
-        "tool_use without its result %zu (checked in %.1f s)\n",
+        "tool_use without its result %zu (checked in %.1f s); versions no host was told of %zu\n",
         r.check.conversations, r.check.versions, r.check.turns, r.check.acks, r.check.lost_acks,
-        r.check.forks, r.check.stale_writes, r.check.orphan_tool_uses, r.check_seconds);
+        r.check.forks, r.check.stale_writes, r.check.orphan_tool_uses, r.check_seconds,
+        r.check.unacknowledged_versions);
     for (const auto& p : r.check.problems) std::printf("  PROBLEM: %s\n", p.c_str());
     std::fflush(stdout);
 }
