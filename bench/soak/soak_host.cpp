@@ -82,8 +82,8 @@ class Host {
         provider_.credentials.api_key = "soak";
     }
 
-    /// False when a thread died of an error that is no nucleo::Error (the host's own bug or
-    /// the framework's): the coordinator reports the host's exit status.
+    /// False when an error escaped a thread's loop (every expected one -- a server down, a lease
+    /// lost -- is handled per turn): the host exits 1 and the coordinator reports it.
     bool run() {
         std::vector<std::thread> threads;
         std::atomic<bool> ok{true};
