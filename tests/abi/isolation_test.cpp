@@ -227,6 +227,19 @@ TEST(Isolation, RenderAndSendOnACrashingOrHangingPluginExitTwoNamingItAndPrintNo
     }
 }
 
+TEST(Isolation, AnIsolatedProviderRendersTheBytesItRendersInProcess) {
+    const std::string args =
+        "render --model claude-sonnet-5-5 --in \"" + kDocument + "\" --config ";
+    const auto in_process =
+        nucleo_cli(args + "\"" + config_with("anthropic", 10000, "in-process").string() + "\"");
+    const auto isolated =
+        nucleo_cli(args + "\"" + config_with("anthropic", 10000, "process").string() + "\"");
+    ASSERT_EQ(in_process.status, 0) << in_process.err;
+    ASSERT_EQ(isolated.status, 0) << isolated.err;
+    EXPECT_NE(isolated.out.find("/v1/messages"), std::string::npos) << isolated.out;
+    EXPECT_EQ(isolated.out, in_process.out);
+}
+
 TEST(Isolation, AnIsolationThatIsNeitherIsRefusedWithItsPlace) {
     const fs::path config = config_with("iso_crash", 300, "sideways");
     const auto run = nucleo_cli("render --model claude-sonnet-5-5 --in \"" + kDocument +
