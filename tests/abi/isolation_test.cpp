@@ -240,6 +240,21 @@ TEST(Isolation, AnIsolatedProviderRendersTheBytesItRendersInProcess) {
     EXPECT_EQ(isolated.out, in_process.out);
 }
 
+TEST(Isolation, AnInitThatCrashesInItsHelperIsNamedAtItsPlaceAndTheCheckExitsTwo) {
+    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "abi" / "isolation-config";
+    fs::create_directories(dir);
+    const fs::path file = dir / "init-crashes.yaml";
+    std::ofstream(file) << "plugins: {paths: [" << kHostile.string() << "]}\n"
+                        << "providers:\n"
+                        << "  local: {plugin: init_crashes, isolation: process}\n";
+    const auto run = nucleo_cli("config --check --config \"" + file.string() + "\"");
+    EXPECT_EQ(run.status, 2) << run.out << run.err;
+    EXPECT_NE(run.err.find("init-crashes.yaml:3:19: providers.local.plugin: plugin 'init_crashes' "
+                           "init crashed in its helper process (isolation: process): signal 11"),
+              std::string::npos)
+        << run.err;
+}
+
 TEST(Isolation, AnIsolationThatIsNeitherIsRefusedWithItsPlace) {
     const fs::path config = config_with("iso_crash", 300, "sideways");
     const auto run = nucleo_cli("render --model claude-sonnet-5-5 --in \"" + kDocument +

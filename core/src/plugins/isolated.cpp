@@ -170,7 +170,9 @@ Frame exchange_or_throw(std::unique_ptr<HelperProcess>& helper, const Frame* req
     const std::string ending = helper->ending();
     helper.reset();
     const std::string who = "plugin '" + plugin + "' " + slot;
-    const std::string next = "; a new helper serves the next call";
+    // A load that failed has no next call of its own; a call's failure has.
+    const std::string next =
+        std::string_view(slot) == "init" ? "" : "; a new helper serves the next call";
     switch (outcome) {
         case HelperProcess::Outcome::kTimedOut:
             throw Error(ErrorKind::kPlugin,
