@@ -255,6 +255,20 @@ TEST(Isolation, AnInitThatCrashesInItsHelperIsNamedAtItsPlaceAndTheCheckExitsTwo
         << run.err;
 }
 
+TEST(Isolation, InProcessIsTheDefaultAndTheConfigShowsProcessWhenSet) {
+    const auto config = nucleo::Config::parse(
+        "providers:\n  a: {plugin: anthropic}\n  b: {plugin: anthropic, isolation: in-process}\n"
+        "  c: {plugin: anthropic, isolation: process}\n",
+        "inline.yaml");
+    EXPECT_FALSE(config.provider("a").process_isolation);
+    EXPECT_FALSE(config.provider("b").process_isolation);
+    EXPECT_TRUE(config.provider("c").process_isolation);
+    const auto shown = nucleo_cli("config --config \"" +
+                                  config_with("anthropic", 1000, "process").string() + "\"");
+    ASSERT_EQ(shown.status, 0) << shown.err;
+    EXPECT_NE(shown.out.find("    isolation: process\n"), std::string::npos) << shown.out;
+}
+
 TEST(Isolation, AnIsolationThatIsNeitherIsRefusedWithItsPlace) {
     const fs::path config = config_with("iso_crash", 300, "sideways");
     const auto run = nucleo_cli("render --model claude-sonnet-5-5 --in \"" + kDocument +
