@@ -12,12 +12,15 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/process_text.hpp"
 #include "nucleo/errors.hpp"
 
 extern char** environ;
 
 namespace nucleo::plugins_detail {
 namespace fs = std::filesystem;
+using internal::duration_text;
+using internal::signal_text;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -28,17 +31,6 @@ constexpr int kHelperFd = 3;
 /// The largest message the core reads from a helper; a larger one ends the helper (a plugin's
 /// body is capped in the helper already, limits.143, so only a broken helper sends one).
 constexpr std::uint32_t kMaxFrame = 1U << 30;
-
-std::string duration_text(std::chrono::milliseconds d) {
-    return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s"
-                                 : std::to_string(d.count()) + " ms";
-}
-
-std::string signal_text(int sig) {
-    const char* text = ::strsignal(sig);
-    return "signal " + std::to_string(sig) +
-           (text != nullptr ? std::string(" (") + text + ")" : std::string());
-}
 
 int milliseconds_left(Clock::time_point deadline) {
     const auto left =
