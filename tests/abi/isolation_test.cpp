@@ -269,6 +269,16 @@ TEST(Isolation, InProcessIsTheDefaultAndTheConfigShowsProcessWhenSet) {
     EXPECT_NE(shown.out.find("    isolation: process\n"), std::string::npos) << shown.out;
 }
 
+TEST(Isolation, AnIsolatedProviderAnswersAStreamedAskThroughItsHelper) {
+    // encode_parts, decode_event and decode in the helper, against nucleo-emulator.
+    const auto run =
+        nucleo_cli("ask --emulator --model claude-sonnet-5-5 --config \"" +
+                   config_with("anthropic", 10000, "process").string() + "\" 'hello there'");
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_NE(run.out.find("This is the emulator's answer to: hello there"), std::string::npos)
+        << run.out;
+}
+
 TEST(Isolation, AnIsolationThatIsNeitherIsRefusedWithItsPlace) {
     const fs::path config = config_with("iso_crash", 300, "sideways");
     const auto run = nucleo_cli("render --model claude-sonnet-5-5 --in \"" + kDocument +
