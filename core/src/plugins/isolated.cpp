@@ -65,12 +65,22 @@ HelperProcess::HelperProcess(const fs::path& executable, const fs::path& plugin)
     std::string exe = executable.string();
     std::string file = plugin.string();
     char* argv[] = {exe.data(), file.data(), nullptr};
+    // The helper reads nothing of the host's input (a plugin reading stdin would steal what a
+    // `nucleo chat` user types), and runs in a process group of its own, so the terminal's
+    // Ctrl-C, meant for the host (which cancels a turn), never kills it and gets blamed on the
+    // plugin.
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, child_end, kHelperFd);
     posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
     pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ);
+    const int spawned = ::posix_spawn(&pid, argv[0], &actions, &attributes, argv, environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     ::close(child_end);
     if (spawned != 0) {

@@ -4,14 +4,16 @@
 // plugin's info and options schemas), creates one instance and serves its slots through the
 // ordinary C++ wrappers, so an error reads exactly as it would in process. A crash or a hang here
 // is the core's to report; this process never outlives the core that started it.
+#include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "nucleo/errors.hpp"
 #include "nucleo/plugin.h"
@@ -74,9 +76,16 @@ Frame error_reply(nucleo::ErrorKind kind, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Never outlive the core, even hung in a plugin; a crash is reported, not dumped.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() == 1) return 1;
+    // Never outlive the core, even hung in a plugin: the core's end of the channel closing (the
+    // core gone, or done with this instance) ends this process. A watch on the channel, not
+    // PR_SET_PDEATHSIG, which fires when the core's THREAD that started the helper ends.
+    std::thread([] {
+        pollfd p{kChannel, POLLRDHUP, 0};
+        while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+        }
+        std::_Exit(0);
+    }).detach();
+    // A crash is reported by the core, not dumped.
     rlimit core{};
     (void)::setrlimit(RLIMIT_CORE, &core);
     ::signal(SIGPIPE, SIG_IGN);
