@@ -279,6 +279,31 @@ TEST(Isolation, AnIsolatedProviderAnswersAStreamedAskThroughItsHelper) {
         << run.out;
 }
 
+TEST(Isolation, PluginsListsAPluginTheConfigIsolatesFromItsHelper) {
+    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "abi" / "isolation-config";
+    fs::create_directories(dir);
+    const fs::path file = dir / "listing.yaml";
+    std::ofstream(file) << "plugins: {paths: [" << kHostile.string() << ", " << kIsolated.string()
+                        << "]}\n"
+                        << "providers:\n"
+                        << "  a: {plugin: init_crashes, isolation: process}\n"
+                        << "  b: {plugin: init_hangs, isolation: process,"
+                        << " transport: {deadline_ms: 300}}\n"
+                        << "  c: {plugin: iso_crash, isolation: process}\n";
+    const auto run =
+        nucleo_cli("plugins --config \"" + file.string() + "\" init_crashes init_hangs iso_crash");
+    EXPECT_EQ(run.status, 2) << run.out << run.err;
+    EXPECT_NE(run.err.find("nucleo plugins: plugin 'init_crashes' init crashed in its helper "
+                           "process (isolation: process): signal 11"),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("nucleo plugins: plugin 'init_hangs' init did not answer by the call's "
+                           "deadline (300 ms, providers.b.transport.deadline_ms)"),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.out.find("iso_crash"), std::string::npos) << run.out;
+}
+
 TEST(Isolation, AnIsolationThatIsNeitherIsRefusedWithItsPlace) {
     const fs::path config = config_with("iso_crash", 300, "sideways");
     const auto run = nucleo_cli("render --model claude-sonnet-5-5 --in \"" + kDocument +
