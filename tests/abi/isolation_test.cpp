@@ -123,6 +123,27 @@ TEST(Isolation, AHangEndsAtTheCallsDeadlineWithTheHelperKilled) {
     EXPECT_NE(p.encode("survive").find("survived"), std::string::npos);
 }
 
+TEST(Isolation, ASummarizerInAHelperFailsACrashingOrHangingCallAndServesTheNext) {
+    for (const std::string plugin : {"iso_crash", "iso_hang"}) {
+        SCOPED_TRACE(plugin);
+        const auto s = PluginLoader({kIsolated}).load_isolated(plugin, 300ms).make_summarizer();
+        const std::string why =
+            error_of(ErrorKind::kPlugin, [&] { (void)s.summarize("{\"text\":\"x\"}"); });
+        EXPECT_NE(why.find("plugin '" + plugin + "' summarize " +
+                           (plugin == "iso_crash" ? "crashed in its helper process"
+                                                  : "did not answer by the call's deadline")),
+                  std::string::npos)
+            << why;
+        EXPECT_NE(s.summarize("{\"text\":\"survive\"}").find("survived"), std::string::npos);
+    }
+    // A real summarizer gives in a helper what it gives in process.
+    const std::string request =
+        R"({"schema_version":1,"text":"One. Two is longer than one. Three.","target_tokens":5})";
+    const PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
+    EXPECT_EQ(loader.load_isolated("extractive", 10s).make_summarizer().summarize(request),
+              loader.load("extractive").make_summarizer().summarize(request));
+}
+
 TEST(Isolation, ACrashOrAHangInInitIsTheLoadsErrorAndTheHostLives) {
     const PluginLoader loader({kHostile});
     const std::string crash = error_of(ErrorKind::kPlugin, [&] {

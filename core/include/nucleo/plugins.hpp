@@ -83,7 +83,7 @@ class Plugin {
 
   private:
     [[nodiscard]] std::shared_ptr<plugins_detail::InstanceHandle> create_isolated(
-        std::string_view config_json, const OptionsOrigin* origin) const;
+        const char* factory_id, std::string_view config_json, const OptionsOrigin* origin) const;
 
     std::shared_ptr<plugins_detail::Library> library_;
 };
@@ -114,7 +114,8 @@ class PluginLoader {
     /// (nucleo-plugin-host) and none of its code in this one. Its info and options schemas are
     /// what the helper reported; each provider instance made from it runs in a helper of its
     /// own, every call bounded by `deadline` (`deadline_key`, the config key that set it, is
-    /// named when a call passes it). Throws Error kPlugin as load() does, and when the helper
+    /// named when a call passes it); so does each summarizer instance (make_summarizer), whose
+    /// plugin gets no model-call service there. Stores are refused (NotImplementedException). Throws Error kPlugin as load() does, and when the helper
     /// crashes or passes the deadline while loading the plugin (its init), naming that.
     [[nodiscard]] Plugin load_isolated(std::string_view name_or_path,
                                        std::chrono::milliseconds deadline,

@@ -166,7 +166,7 @@ Slot require(const InstanceHandle& h, Slot slot, const char* name) {
     return slot;
 }
 
-/// abi.130: stores and summarizers run in process only, for now.
+/// abi.130: stores run in process only, for now.
 void refuse_isolated(const Library& library, const char* id) {
     if (!library.isolation) return;
     throw NotImplementedException("plugin '" + library.info.name + "': isolation: process serves "
@@ -193,8 +193,9 @@ std::string one_output(const InstanceHandle& h, const char* slot, plugins_detail
 
 SummarizerInstance Plugin::make_summarizer(std::string_view config_json,
                                            const OptionsOrigin* origin) const {
-    refuse_isolated(*library_, NUCLEO_FACTORY_SUMMARIZER);
     check_options(NUCLEO_FACTORY_SUMMARIZER, config_json, origin);
+    if (library_->isolation)
+        return SummarizerInstance(create_isolated(NUCLEO_FACTORY_SUMMARIZER, config_json, origin));
     return SummarizerInstance(create<nucleo_summarizer_factory>(
         library_, NUCLEO_FACTORY_SUMMARIZER, kSummarizerV1Size, config_json, origin));
 }
@@ -202,16 +203,18 @@ SummarizerInstance Plugin::make_summarizer(std::string_view config_json,
 ProviderInstance Plugin::make_provider(std::string_view config_json,
                                        const OptionsOrigin* origin) const {
     check_options(NUCLEO_FACTORY_PROVIDER, config_json, origin);
-    if (library_->isolation) return ProviderInstance(create_isolated(config_json, origin));
+    if (library_->isolation)
+        return ProviderInstance(create_isolated(NUCLEO_FACTORY_PROVIDER, config_json, origin));
     return ProviderInstance(create<nucleo_provider_factory>(library_, NUCLEO_FACTORY_PROVIDER,
                                                             kProviderV1Size, config_json, origin));
 }
 
-std::shared_ptr<InstanceHandle> Plugin::create_isolated(std::string_view config_json,
+std::shared_ptr<InstanceHandle> Plugin::create_isolated(const char* factory_id,
+                                                        std::string_view config_json,
                                                         const OptionsOrigin* origin) const {
     auto handle = std::make_shared<InstanceHandle>();
     handle->library = library_;
-    handle->factory_id = NUCLEO_FACTORY_PROVIDER;
+    handle->factory_id = factory_id;
     std::unique_ptr<plugins_detail::HelperProcess> spare;
     {
         const std::lock_guard lock(library_->spare_mutex);
@@ -219,8 +222,8 @@ std::shared_ptr<InstanceHandle> Plugin::create_isolated(std::string_view config_
     }
     try {
         handle->isolated = std::make_unique<plugins_detail::IsolatedInstance>(
-            library_->info.file, library_->info.name, NUCLEO_FACTORY_PROVIDER,
-            std::string(config_json), *library_->isolation, std::move(spare));
+            library_->info.file, library_->info.name, factory_id, std::string(config_json),
+            *library_->isolation, std::move(spare));
     } catch (const Error& e) {
         const std::string note = unset_note(origin);
         if (note.empty()) throw;
@@ -401,6 +404,7 @@ const PluginInfo& PluginInstance::plugin() const {
 // ---- summarizer ---------------------------------------------------------------------------
 
 std::string SummarizerInstance::summarize(std::string_view request_json) const {
+    if (handle_->isolated) return one_output(*handle_, "summarize", {std::string(request_json)});
     auto fn =
         require(*handle_, factory_of<nucleo_summarizer_factory>(*handle_)->summarize, "summarize");
     return collect(*handle_, "summarize", [&](const nucleo_sink* out, nucleo_error* err) {

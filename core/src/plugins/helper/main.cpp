@@ -1,7 +1,8 @@
 // nucleo-plugin-host: the helper process of a plugin instance with `isolation: process`
 // (abi.130). Started by libnucleo as `nucleo-plugin-host PLUGIN.so` with its channel on
 // descriptor 3 (frames.hpp), it loads the plugin with the ordinary loader, says hello (the
-// plugin's info and options schemas), creates one instance and serves its slots through the
+// plugin's info and options schemas), creates one instance (a provider or a summarizer; the
+// summarizer gets no model-call service here) and serves its slots through the
 // ordinary C++ wrappers, so an error reads exactly as it would in process. A crash or a hang here
 // is the core's to report; this process never outlives the core that started it.
 #include <poll.h>
@@ -105,14 +106,19 @@ int main(int argc, char** argv) {
     if (!nucleo::plugins_detail::write_frame(kChannel, hello(*plugin))) return 1;
 
     std::optional<nucleo::ProviderInstance> provider;
+    std::optional<nucleo::SummarizerInstance> summarizer;
     while (auto request = nucleo::plugins_detail::read_frame(kChannel)) {
         Frame reply;
         try {
             const Frame& r = *request;
-            if (r.size() >= 3 && r[0] == "create") {
+            if (r.size() >= 3 && r[0] == "create" && r[1] == NUCLEO_FACTORY_SUMMARIZER) {
+                summarizer.emplace(plugin->make_summarizer(r[2]));
+                reply = {"ok"};
+            } else if (r.size() >= 3 && r[0] == "create") {
                 if (r[1] != NUCLEO_FACTORY_PROVIDER)
                     throw nucleo::NotImplementedException(
-                        "isolation: process serves provider instances only, not " + r[1]);
+                        "isolation: process serves provider and summarizer instances only, not " +
+                        r[1]);
                 provider.emplace(plugin->make_provider(r[2]));
                 reply = {"ok",
                          "decode_event",
@@ -121,6 +127,8 @@ int main(int argc, char** argv) {
                          flag(provider->has_encode_parts()),
                          "encode_split",
                          flag(provider->has_encode_split())};
+            } else if (r.size() >= 4 && r[0] == "call" && r[1] == "summarize" && summarizer) {
+                reply = {"ok", summarizer->summarize(r[3])};
             } else if (r.size() >= 3 && r[0] == "call" && provider) {
                 // limits.143: the caller's body cap, applied to the plugin's sinks here.
                 const nucleo::plugins_detail::BodyLimit limit(
