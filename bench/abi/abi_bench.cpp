@@ -5,9 +5,13 @@
 //                           into a reused std::string, caller-owned error initialised each call
 //   BM_ProviderInstanceEncode  the C++ wrapper the core uses (ProviderInstance::encode), which
 //                           also allocates the returned std::string
+//   BM_IsolatedProviderEncode  the same call on an instance with `isolation: process` (abi.130):
+//                           the request and its answer framed over the helper's socketpair, a
+//                           poll() for the answer and two context switches per call
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -78,8 +82,8 @@ void BM_RawSlotRoundTrip(benchmark::State& state) {
 }
 BENCHMARK(BM_RawSlotRoundTrip);
 
-void BM_ProviderInstanceEncode(benchmark::State& state) {
-    const auto provider = nucleo::PluginLoader().load(BENCH_ECHO_PLUGIN).make_provider();
+/// ProviderInstance::encode of 1 KiB, the result string allocated per call.
+void encode_loop(benchmark::State& state, const nucleo::ProviderInstance& provider) {
     const std::string payload = payload_1kib();
     for (auto _ : state) {
         std::string out = provider.encode(payload);
@@ -88,7 +92,18 @@ void BM_ProviderInstanceEncode(benchmark::State& state) {
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 1024);
 }
+
+void BM_ProviderInstanceEncode(benchmark::State& state) {
+    encode_loop(state, nucleo::PluginLoader().load(BENCH_ECHO_PLUGIN).make_provider());
+}
 BENCHMARK(BM_ProviderInstanceEncode);
+
+void BM_IsolatedProviderEncode(benchmark::State& state) {
+    encode_loop(state, nucleo::PluginLoader()
+                           .load_isolated(BENCH_ECHO_PLUGIN, std::chrono::seconds(10))
+                           .make_provider());
+}
+BENCHMARK(BM_IsolatedProviderEncode);
 
 }  // namespace
 

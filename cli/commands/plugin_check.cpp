@@ -17,6 +17,7 @@
 
 #include <rapidjson/document.h>
 
+#include "common/process_text.hpp"
 #include "nucleo/errors.hpp"
 
 extern char** environ;
@@ -159,14 +160,10 @@ ChildRun run_child(const std::vector<std::string>& arguments, const std::vector<
     return run;
 }
 
-std::string describe_signal(int sig) {
-    const char* text = ::strsignal(sig);
-    return "signal " + std::to_string(sig) + (text != nullptr ? std::string(" (") + text + ")" : std::string());
-}
+// One spelling with the helper of `isolation: process` (abi.130).
+std::string describe_signal(int sig) { return internal::signal_text(sig); }
 
-std::string seconds_text(std::chrono::milliseconds d) {
-    return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
-}
+std::string seconds_text(std::chrono::milliseconds d) { return internal::duration_text(d); }
 
 std::chrono::milliseconds timeout_option(const Args& args) {
     std::chrono::milliseconds timeout{10000};

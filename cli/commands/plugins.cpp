@@ -6,12 +6,15 @@
 //
 // --config FILE searches that config's `plugins.paths` first, as every command reading it does;
 // --path FILE.so checks that one file; --path DIR puts DIR first on the search path. Positional arguments load those plugins only, by name or by file.
+// A plugin that a provider of the config runs with `isolation: process` is listed from a helper
+// process (abi.130), so a crash or a hang in its init is reported like a refusal.
 // A plugin that is refused prints its one-line reason on stderr; the good ones are still listed
 // and the command exits 2 (bad input).
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,7 @@
 #include "commands.hpp"
 #include "commands/plugin_check.hpp"
 #include "config_loading.hpp"
+#include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
 
@@ -95,6 +99,26 @@ void print_table(const std::vector<PluginInfo>& plugins) {
     }
 }
 
+/// abi.130: the provider instance of `config` that runs the plugin `target` with `isolation: process`,
+/// if any; such a plugin is listed from a helper process, as it runs, so its init never runs here.
+const ProviderConfig* isolated_provider(const Config& config, const PluginLoader& loader, const std::string& target) {
+    std::error_code ec;
+    fs::path file;
+    try {
+        file = loader.locate(target);
+    } catch (const Error&) {
+        return nullptr;  // loading it refuses it, naming the folders searched
+    }
+    for (const auto& p : config.providers()) {
+        if (!p.process_isolation) continue;
+        try {
+            if (fs::equivalent(loader.locate(p.plugin), file, ec)) return &p;
+        } catch (const Error&) {
+        }
+    }
+    return nullptr;
+}
+
 int run_plugins(const Args& args) {
     const std::chrono::milliseconds timeout = timeout_option(args);
     // A child checking one plugin searches where this command does.
@@ -102,7 +126,11 @@ int run_plugins(const Args& args) {
     for (const char* key : {"config", "path"})
         if (auto v = args.get(key)) child_options.insert(child_options.end(), {"--" + std::string(key), *v});
     std::vector<fs::path> config_paths;
-    if (args.has(kConfigOption)) config_paths = load_config(args).plugin_paths();
+    std::optional<Config> config;
+    if (args.has(kConfigOption)) {
+        config.emplace(load_config(args));
+        config_paths = config->plugin_paths();
+    }
     std::vector<std::string> targets = args.positionals();
     if (auto path = args.get("path")) {
         std::error_code ec;
@@ -131,7 +159,8 @@ int run_plugins(const Args& args) {
             continue;
         }
         try {
-            found.push_back(loader.load(target).info());
+            const ProviderConfig* isolated = config ? isolated_provider(*config, loader, target) : nullptr;
+            found.push_back((isolated != nullptr ? load_provider_plugin(loader, *isolated) : loader.load(target)).info());
         } catch (const Error& e) {
             std::cerr << "nucleo plugins: " << e.what() << "\n";
             refused = true;

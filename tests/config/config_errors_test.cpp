@@ -60,7 +60,7 @@ TEST(ConfigErrors, UnknownKeyNamesFileLineColumnAndKeyPath) {
     EXPECT_EQ(r.message,
               file.string() +
                   ":4:5: providers.anthropic.apikey: unknown key (known keys: plugin, base_url, "
-                  "api_key, credentials, options, transport)");
+                  "api_key, credentials, options, transport, isolation)");
 }
 
 TEST(ConfigErrors, UnknownTopLevelKey) {

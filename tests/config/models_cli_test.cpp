@@ -123,7 +123,7 @@ TEST(ModelsCommand, BadConfigExitsTwoWithOneLine) {
     EXPECT_EQ(r.err,
               "nucleo models: " + bad.string() +
                   ":2:18: providers.a.colour: unknown key (known keys: plugin, base_url, api_key, "
-                  "credentials, options, transport)\n");
+                  "credentials, options, transport, isolation)\n");
 }
 
 TEST(ModelsCommand, MalformedYamlAndMissingFileExitTwoWithOneLine) {

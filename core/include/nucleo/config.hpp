@@ -77,6 +77,9 @@ struct ProviderConfig {
     /// `transport:` {connect_timeout_ms, idle_timeout_ms, deadline_ms, max_response_bytes}, each a
     /// positive integer; absent keys keep TransportLimits' defaults (limits.101-104).
     TransportLimits transport;
+    /// abi.130: `isolation: process` runs the plugin in a helper process (nucleo-plugin-host),
+    /// each call bounded by transport.deadline; `in-process` (the default) loads it here.
+    bool process_isolation = false;
     /// "FILE:LINE:COLUMN" of its `plugin:` value (empty when not read from a file): what a plugin
     /// that cannot be loaded is reported at.
     std::string where;

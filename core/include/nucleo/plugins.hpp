@@ -7,6 +7,7 @@
 // core never unloads a library while an instance of it lives (abi.22).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -18,6 +19,7 @@
 namespace nucleo {
 
 struct OptionsOrigin;  // nucleo/config.hpp
+struct ProviderConfig;
 class Config;
 
 namespace plugins_detail {
@@ -74,9 +76,15 @@ class Plugin {
     void check_options(std::string_view factory_id, std::string_view config_json,
                        const OptionsOrigin* origin = nullptr) const;
 
+    /// abi.130: true when the plugin is served by helper processes (PluginLoader::load_isolated).
+    [[nodiscard]] bool isolated() const;
+
     explicit Plugin(std::shared_ptr<plugins_detail::Library> library);
 
   private:
+    [[nodiscard]] std::shared_ptr<plugins_detail::InstanceHandle> create_isolated(
+        const char* factory_id, std::string_view config_json, const OptionsOrigin* origin) const;
+
     std::shared_ptr<plugins_detail::Library> library_;
 };
 
@@ -98,6 +106,21 @@ class PluginLoader {
     /// object, missing entry symbol, NULL entry, wrong ABI major, struct too small, init failure.
     [[nodiscard]] Plugin load(std::string_view name_or_path) const;
 
+    /// The file load() would open for `name_or_path`, found as load() finds it; throws as load()
+    /// does when there is none.
+    [[nodiscard]] std::filesystem::path locate(std::string_view name_or_path) const;
+
+    /// abi.130 (`isolation: process`): the plugin loaded in a helper process
+    /// (nucleo-plugin-host) and none of its code in this one. Its info and options schemas are
+    /// what the helper reported; each provider instance made from it runs in a helper of its
+    /// own, every call bounded by `deadline` (`deadline_key`, the config key that set it, is
+    /// named when a call passes it); so does each summarizer instance (make_summarizer), whose
+    /// plugin gets no model-call service there. Stores are refused (NotImplementedException). Throws Error kPlugin as load() does, and when the helper
+    /// crashes or passes the deadline while loading the plugin (its init), naming that.
+    [[nodiscard]] Plugin load_isolated(std::string_view name_or_path,
+                                       std::chrono::milliseconds deadline,
+                                       std::string deadline_key = {}) const;
+
     /// Every nucleo-*.so file on the search path, first of each name only, in search order.
     [[nodiscard]] std::vector<std::filesystem::path> discover() const;
 
@@ -111,6 +134,11 @@ class PluginLoader {
 /// starting with "FILE:LINE:COLUMN: providers.NAME.plugin: " and the loader's reason; options
 /// are refused as Plugin::check_options says.
 void check_plugins(const Config& config, const PluginLoader& loader);
+
+/// The plugin of a provider instance as its config says to run it: loaded here, or with
+/// `isolation: process` in a helper process whose calls end at its transport deadline (abi.130).
+/// Throws as PluginLoader::load and load_isolated do.
+[[nodiscard]] Plugin load_provider_plugin(const PluginLoader& loader, const ProviderConfig& provider);
 
 /// Common part of the instance wrappers: copyable handles sharing one plugin instance, which is
 /// destroyed (and may let its library unload) when the last copy goes.

@@ -290,6 +290,8 @@ std::string Config::redacted() const {
             out << YAML::Key << "deadline_ms" << YAML::Value << t.deadline.count();
             out << YAML::Key << "max_response_bytes" << YAML::Value << t.max_response_bytes;
             out << YAML::EndMap;
+            // abi.130: shown when it is not the default, in-process.
+            if (p.process_isolation) out << YAML::Key << "isolation" << YAML::Value << "process";
             out << YAML::EndMap;
         }
         out << YAML::EndMap;

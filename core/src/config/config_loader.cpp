@@ -233,7 +233,8 @@ class ConfigBuilder {
                                ")");
             const YamlNode& body = kv.second;
             r.expect_map(body, path,
-                         {"plugin", "base_url", "api_key", "credentials", "options", "transport"});
+                         {"plugin", "base_url", "api_key", "credentials", "options", "transport",
+                          "isolation"});
             p.plugin = r.plugin_name(body, path);
             p.where = r.where(Reader::get(body, "plugin").mark());
             if (auto v = Reader::get(body, "base_url"); Reader::present(v)) {
@@ -266,6 +267,15 @@ class ConfigBuilder {
             p.options_json = r.options(body, path, p.options_origin);
             if (auto t = Reader::get(body, "transport"); Reader::present(t))
                 read_transport(r, t, child(path, "transport"), p.transport);
+            if (auto v = Reader::get(body, "isolation"); Reader::present(v)) {
+                // abi.130: where the plugin's code runs.
+                const std::string value = r.string(v, child(path, "isolation"));
+                if (value != "process" && value != "in-process")
+                    r.fail(v.mark(), child(path, "isolation"),
+                           "expected 'in-process' (the default) or 'process', got '" + value +
+                               "'");
+                p.process_isolation = value == "process";
+            }
             provider_where_[p.name] = r.where(kv.first.mark());
             config_.providers_.push_back(std::move(p));
         }

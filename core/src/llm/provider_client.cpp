@@ -560,7 +560,7 @@ ProviderClient ProviderClient::from_config(const Config& config, const PluginLoa
     // the options are checked against the plugin's schema with their file:line (abi.109).
     std::optional<Plugin> plugin;
     try {
-        plugin.emplace(loader.load(pc.plugin));
+        plugin.emplace(load_provider_plugin(loader, pc));
     } catch (const Error& e) {
         throw Error(e.kind(), (pc.where.empty() ? config.path().string() : pc.where) +
                                   ": providers." + pc.name + ".plugin: " + e.what());

@@ -166,11 +166,36 @@ Slot require(const InstanceHandle& h, Slot slot, const char* name) {
     return slot;
 }
 
+/// abi.130: stores run in process only, for now.
+void refuse_isolated(const Library& library, const char* id) {
+    if (!library.isolation) return;
+    throw NotImplementedException("plugin '" + library.info.name + "': isolation: process serves "
+                                  "provider instances only, not " + std::string(id));
+}
+
+/// The outputs of an isolated call, exactly `n` of them, else the helper is broken.
+plugins_detail::Frame outputs(const InstanceHandle& h, const char* slot,
+                              plugins_detail::Frame got, std::size_t n) {
+    if (got.size() != n)
+        throw Error(ErrorKind::kPlugin, "plugin '" + h.library->info.name + "' " + slot +
+                                            ": its helper process answered " +
+                                            std::to_string(got.size()) + " outputs, not " +
+                                            std::to_string(n));
+    return got;
+}
+
+std::string one_output(const InstanceHandle& h, const char* slot, plugins_detail::Frame args,
+                       std::size_t body_limit = 0) {
+    return outputs(h, slot, h.isolated->call(slot, args, body_limit), 1)[0];
+}
+
 }  // namespace
 
 SummarizerInstance Plugin::make_summarizer(std::string_view config_json,
                                            const OptionsOrigin* origin) const {
     check_options(NUCLEO_FACTORY_SUMMARIZER, config_json, origin);
+    if (library_->isolation)
+        return SummarizerInstance(create_isolated(NUCLEO_FACTORY_SUMMARIZER, config_json, origin));
     return SummarizerInstance(create<nucleo_summarizer_factory>(
         library_, NUCLEO_FACTORY_SUMMARIZER, kSummarizerV1Size, config_json, origin));
 }
@@ -178,11 +203,37 @@ SummarizerInstance Plugin::make_summarizer(std::string_view config_json,
 ProviderInstance Plugin::make_provider(std::string_view config_json,
                                        const OptionsOrigin* origin) const {
     check_options(NUCLEO_FACTORY_PROVIDER, config_json, origin);
+    if (library_->isolation)
+        return ProviderInstance(create_isolated(NUCLEO_FACTORY_PROVIDER, config_json, origin));
     return ProviderInstance(create<nucleo_provider_factory>(library_, NUCLEO_FACTORY_PROVIDER,
                                                             kProviderV1Size, config_json, origin));
 }
 
+std::shared_ptr<InstanceHandle> Plugin::create_isolated(const char* factory_id,
+                                                        std::string_view config_json,
+                                                        const OptionsOrigin* origin) const {
+    auto handle = std::make_shared<InstanceHandle>();
+    handle->library = library_;
+    handle->factory_id = factory_id;
+    std::unique_ptr<plugins_detail::HelperProcess> spare;
+    {
+        const std::lock_guard lock(library_->spare_mutex);
+        spare = std::move(library_->spare);
+    }
+    try {
+        handle->isolated = std::make_unique<plugins_detail::IsolatedInstance>(
+            library_->info.file, library_->info.name, factory_id, std::string(config_json),
+            *library_->isolation, std::move(spare));
+    } catch (const Error& e) {
+        const std::string note = unset_note(origin);
+        if (note.empty()) throw;
+        throw Error(e.kind(), e.what() + note);
+    }
+    return handle;
+}
+
 StoreInstance Plugin::make_store(std::string_view config_json, const OptionsOrigin* origin) const {
+    refuse_isolated(*library_, NUCLEO_FACTORY_STORE);
     check_options(NUCLEO_FACTORY_STORE, config_json, origin);
     return StoreInstance(create<nucleo_store_factory>(library_, NUCLEO_FACTORY_STORE,
                                                       kStoreV1MinSize, config_json, origin,
@@ -190,6 +241,11 @@ StoreInstance Plugin::make_store(std::string_view config_json, const OptionsOrig
 }
 
 std::optional<std::string> Plugin::options_schema(std::string_view factory_id) const {
+    if (library_->isolation) {  // abi.130: as the helper reported it
+        const auto it = library_->schemas.find(std::string(factory_id));
+        if (it == library_->schemas.end()) return std::nullopt;
+        return it->second;
+    }
     const nucleo_plugin_entry* entry = library_->entry;
     if (!NUCLEO_HAS_SLOT(entry, nucleo_plugin_entry, options_schema)) return std::nullopt;
     const char* schema = entry->options_schema(std::string(factory_id).c_str());
@@ -297,14 +353,22 @@ void Plugin::check_options(std::string_view factory_id, std::string_view config_
                     " (plugin " + name + ")");
 }
 
+Plugin load_provider_plugin(const PluginLoader& loader, const ProviderConfig& provider) {
+    if (!provider.process_isolation) return loader.load(provider.plugin);
+    return loader.load_isolated(provider.plugin, provider.transport.deadline,
+                                "providers." + provider.name + ".transport.deadline_ms");
+}
+
 void check_plugins(const Config& config, const PluginLoader& loader) {
     const std::string file = config.path().string();
     auto check = [&](const std::string& plugin, const std::string& where,
                      const std::string& key_path, const char* factory_id,
-                     const std::string& options_json, const OptionsOrigin& origin) {
+                     const std::string& options_json, const OptionsOrigin& origin,
+                     const ProviderConfig* provider = nullptr) {
         std::optional<Plugin> loaded;
         try {
-            loaded.emplace(loader.load(plugin));
+            loaded.emplace(provider != nullptr ? load_provider_plugin(loader, *provider)
+                                               : loader.load(plugin));
         } catch (const Error& e) {
             throw Error(e.kind(),
                         (where.empty() ? file : where) + ": " + key_path + ": " + e.what());
@@ -318,7 +382,7 @@ void check_plugins(const Config& config, const PluginLoader& loader) {
     };
     for (const auto& p : config.providers())
         check(p.plugin, p.where, "providers." + p.name + ".plugin", NUCLEO_FACTORY_PROVIDER,
-              p.options_json, p.options_origin);
+              p.options_json, p.options_origin, &p);
     if (const auto& c = config.persistent_store())
         check(c->plugin, c->where, "stores.persistent", NUCLEO_FACTORY_STORE, c->options_json,
               c->options_origin);
@@ -340,6 +404,7 @@ const PluginInfo& PluginInstance::plugin() const {
 // ---- summarizer ---------------------------------------------------------------------------
 
 std::string SummarizerInstance::summarize(std::string_view request_json) const {
+    if (handle_->isolated) return one_output(*handle_, "summarize", {std::string(request_json)});
     auto fn =
         require(*handle_, factory_of<nucleo_summarizer_factory>(*handle_)->summarize, "summarize");
     return collect(*handle_, "summarize", [&](const nucleo_sink* out, nucleo_error* err) {
@@ -350,6 +415,7 @@ std::string SummarizerInstance::summarize(std::string_view request_json) const {
 // ---- provider -----------------------------------------------------------------------------
 
 std::string ProviderInstance::capabilities() const {
+    if (handle_->isolated) return one_output(*handle_, "capabilities", {});
     auto fn = require(*handle_, factory_of<nucleo_provider_factory>(*handle_)->capabilities,
                       "capabilities");
     return collect(*handle_, "capabilities", [&](const nucleo_sink* out, nucleo_error* err) {
@@ -358,6 +424,7 @@ std::string ProviderInstance::capabilities() const {
 }
 
 std::string ProviderInstance::encode(std::string_view prepared_json) const {
+    if (handle_->isolated) return one_output(*handle_, "encode", {std::string(prepared_json)});
     auto fn = require(*handle_, factory_of<nucleo_provider_factory>(*handle_)->encode, "encode");
     return collect(*handle_, "encode", [&](const nucleo_sink* out, nucleo_error* err) {
         return fn(handle_->instance, sv(prepared_json), out, err);
@@ -366,6 +433,10 @@ std::string ProviderInstance::encode(std::string_view prepared_json) const {
 
 std::string ProviderInstance::decode(int32_t http_status, std::string_view headers_json,
                                      std::string_view body) const {
+    if (handle_->isolated)
+        return one_output(*handle_, "decode",
+                          {std::to_string(http_status), std::string(headers_json),
+                           std::string(body)});
     auto fn = require(*handle_, factory_of<nucleo_provider_factory>(*handle_)->decode, "decode");
     return collect(*handle_, "decode", [&](const nucleo_sink* out, nucleo_error* err) {
         return fn(handle_->instance, http_status, sv(headers_json), sv(body), out, err);
@@ -373,12 +444,17 @@ std::string ProviderInstance::decode(int32_t http_status, std::string_view heade
 }
 
 bool ProviderInstance::has_decode_event() const {
+    if (handle_->isolated) return handle_->isolated->has("decode_event");
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, decode_event);
 }
 
 std::string ProviderInstance::decode_event(std::string_view event_name,
                                            std::string_view data) const {
+    if (handle_->isolated) {
+        if (!handle_->isolated->has("decode_event")) return {};
+        return one_output(*handle_, "decode_event", {std::string(event_name), std::string(data)});
+    }
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, decode_event)) return {};
     return collect(*handle_, "decode_event", [&](const nucleo_sink* out, nucleo_error* err) {
@@ -387,12 +463,21 @@ std::string ProviderInstance::decode_event(std::string_view event_name,
 }
 
 bool ProviderInstance::has_encode_parts() const {
+    if (handle_->isolated) return handle_->isolated->has("encode_parts");
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts);
 }
 
 ProviderInstance::EncodedParts ProviderInstance::encode_parts(
     std::string_view prepared_json) const {
+    if (handle_->isolated) {
+        // limits.143: the helper's sinks refuse a body past this thread's cap.
+        auto got = outputs(*handle_, "encode_parts",
+                           handle_->isolated->call("encode_parts", {std::string(prepared_json)},
+                                                   plugins_detail::BodyLimit::current()),
+                           2);
+        return EncodedParts{std::move(got[0]), std::move(got[1])};
+    }
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_parts)) {
         throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +
@@ -421,12 +506,21 @@ ProviderInstance::EncodedParts ProviderInstance::encode_parts(
 }
 
 bool ProviderInstance::has_encode_split() const {
+    if (handle_->isolated) return handle_->isolated->has("encode_split");
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     return NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_split);
 }
 
 ProviderInstance::EncodedSplit ProviderInstance::encode_split(
     std::string_view prepared_json) const {
+    if (handle_->isolated) {
+        auto got = outputs(*handle_, "encode_split",
+                           handle_->isolated->call("encode_split", {std::string(prepared_json)},
+                                                   plugins_detail::BodyLimit::current()),
+                           4);
+        return EncodedSplit{std::move(got[0]), std::move(got[1]), std::move(got[2]),
+                            std::move(got[3])};
+    }
     const auto* f = factory_of<nucleo_provider_factory>(*handle_);
     if (!NUCLEO_HAS_SLOT(f, nucleo_provider_factory, encode_split)) {
         throw NotImplementedException("plugin '" + handle_->library->info.name + "' (ABI 1." +

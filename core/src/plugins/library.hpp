@@ -3,13 +3,16 @@
 
 #include <atomic>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <boost/dll/shared_library.hpp>
 
 #include "nucleo/plugin.h"
 #include "nucleo/plugins.hpp"
+#include "plugins/isolated.hpp"
 #include "plugins/sinks.hpp"
 
 namespace nucleo::plugins_detail {
@@ -29,6 +32,13 @@ struct Library {
     /// abi.109: this library was checked for a missing options schema (named at most once per
     /// file and process).
     std::atomic<bool> warned_no_schema{false};
+    /// abi.130: set for a plugin served by helper processes (`isolation: process`): then
+    /// `library` and `entry` stay empty, `info` and `schemas` are the helper's hello, and `spare`
+    /// is the helper that said it, kept running for the first instance.
+    std::optional<HelperDeadline> isolation;
+    std::map<std::string, std::string> schemas;
+    std::unique_ptr<HelperProcess> spare;
+    std::mutex spare_mutex;
 
     Library() = default;
     Library(const Library&) = delete;
@@ -59,6 +69,9 @@ struct InstanceHandle {
     /// Where the instance keeps its data, for error messages: "file <path>" or a URL with its
     /// password redacted (persistence.105); empty when its config names neither.
     std::string where;
+    /// abi.130: the helper process serving this instance (`isolation: process`); then
+    /// `factory` and `instance` stay null and every call goes through it.
+    std::unique_ptr<IsolatedInstance> isolated;
 
     InstanceHandle() = default;
     InstanceHandle(const InstanceHandle&) = delete;

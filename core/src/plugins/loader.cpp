@@ -25,6 +25,7 @@
 
 #include "common/log_internal.hpp"
 #include "nucleo/errors.hpp"
+#include "plugins/isolated.hpp"
 #include "plugins/library.hpp"
 
 namespace nucleo {
@@ -273,18 +274,38 @@ std::vector<fs::path> PluginLoader::discover() const {
     return found;
 }
 
-Plugin PluginLoader::load(std::string_view name_or_path) const {
+fs::path PluginLoader::locate(std::string_view name_or_path) const {
     if (name_or_path.empty()) throw Error(ErrorKind::kPlugin, "cannot load plugin: empty name");
-    if (looks_like_path(name_or_path)) return Plugin(open_library(fs::path(name_or_path)));
+    if (looks_like_path(name_or_path)) return fs::path(name_or_path);
     const std::string fname = file_name_for(name_or_path);
     std::string searched;
     for (const auto& dir : search_path()) {
         std::error_code ec;
-        if (fs::exists(dir / fname, ec)) return Plugin(open_library(dir / fname));
+        if (fs::exists(dir / fname, ec)) return dir / fname;
         searched += (searched.empty() ? "" : ":") + dir.string();
     }
     throw Error(ErrorKind::kPlugin, "cannot load plugin '" + std::string(name_or_path) + "': no " +
                                         fname + " in " + searched);
+}
+
+Plugin PluginLoader::load(std::string_view name_or_path) const {
+    return Plugin(open_library(locate(name_or_path)));
+}
+
+Plugin PluginLoader::load_isolated(std::string_view name_or_path,
+                                   std::chrono::milliseconds deadline,
+                                   std::string deadline_key) const {
+    const fs::path requested = locate(name_or_path);
+    std::error_code ec;
+    if (!fs::exists(requested, ec)) refuse(requested, "no such file");
+    // abi.130: the file is opened by the helper only; this process maps none of its code.
+    auto lib = std::make_shared<Library>();
+    lib->isolation = plugins_detail::HelperDeadline{deadline, std::move(deadline_key)};
+    auto hello = plugins_detail::start_helper(fs::absolute(requested), *lib->isolation, lib->spare);
+    lib->info = std::move(hello.info);
+    lib->schemas = std::move(hello.schemas);
+    lib->logger = "plugin:" + lib->info.name;
+    return Plugin(std::move(lib));
 }
 
 Plugin::Plugin(std::shared_ptr<Library> library) : library_(std::move(library)) {}
@@ -294,7 +315,29 @@ const PluginInfo& Plugin::info() const {
 }
 
 bool Plugin::serves(std::string_view factory_id) const {
+    if (library_->entry == nullptr)  // served by a helper (abi.130): as it reported
+        return std::find(library_->info.factories.begin(), library_->info.factories.end(),
+                         factory_id) != library_->info.factories.end();
     return library_->entry->get_factory(std::string(factory_id).c_str()) != nullptr;
 }
+
+bool Plugin::isolated() const {
+    return library_->isolation.has_value();
+}
+
+namespace plugins_detail {
+
+fs::path plugin_host_executable() {
+    boost::dll::fs::error_code ec;
+    const fs::path self_dir = fs::path(boost::dll::this_line_location(ec).string()).parent_path();
+    if (!ec && same_dir(self_dir, NUCLEO_BUILD_TREE_LIB_DIR)) return self_dir / "nucleo-plugin-host";
+    // abi.113's rule for plugins: beside the installed libnucleo, else at the prefix compiled in.
+    fs::path beside = self_dir / "nucleo" / "nucleo-plugin-host";
+    std::error_code exists_ec;
+    if (!ec && fs::exists(beside, exists_ec)) return beside;
+    return fs::path(NUCLEO_INSTALLED_PLUGIN_DIR).parent_path() / "nucleo-plugin-host";
+}
+
+}  // namespace plugins_detail
 
 }  // namespace nucleo
