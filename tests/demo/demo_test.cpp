@@ -102,7 +102,9 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
         r.out, m,
         std::regex(R"(== continued: (\d+) messages after the restore \((\d+) before it\))")))
         << r.out;
-    EXPECT_GT(std::stoi(m[1].str()), saved);
+    // The turn after the restore may compact (compaction.110 goes well under the trigger), so
+    // the count after it says nothing of whether it went on; its answer above does.
+    EXPECT_GT(std::stoi(m[1].str()), 0);
     EXPECT_EQ(std::stoi(m[2].str()), saved);
     EXPECT_NE(r.out.find("== transcript"), std::string::npos);
 
