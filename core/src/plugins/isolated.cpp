@@ -163,9 +163,10 @@ namespace {
 
 /// Runs one exchange; anything but an answer ends the helper and throws Error kPlugin naming
 /// the plugin, the slot and what happened.
+/// `starting`: the exchange is part of a helper's start, bounded by deadline.start().
 Frame exchange_or_throw(std::unique_ptr<HelperProcess>& helper, const Frame* request,
                         const std::string& plugin, const char* slot, const HelperDeadline& deadline,
-                        Clock::time_point until) {
+                        Clock::time_point until, bool starting) {
     Frame reply;
     const auto outcome = helper->exchange(request, reply, until);
     if (outcome == HelperProcess::Outcome::kAnswered) return reply;
@@ -176,12 +177,21 @@ Frame exchange_or_throw(std::unique_ptr<HelperProcess>& helper, const Frame* req
     const std::string next =
         std::string_view(slot) == "init" ? "" : "; a new helper serves the next call";
     switch (outcome) {
-        case HelperProcess::Outcome::kTimedOut:
-            throw Error(ErrorKind::kPlugin,
-                        who + " did not answer by the call's deadline (" +
-                            duration_text(deadline.deadline) +
-                            (deadline.key.empty() ? std::string() : ", " + deadline.key) +
-                            "): its helper process was killed (isolation: process)" + next);
+        case HelperProcess::Outcome::kTimedOut: {
+            const std::string key = deadline.key.empty() ? std::string() : ", " + deadline.key;
+            const std::string bound =
+                starting && deadline.start() > deadline.deadline
+                    ? "its helper's start time (" + duration_text(deadline.start()) +
+                          ", the least a start is given; the call's deadline is " +
+                          duration_text(deadline.deadline) + key + ")"
+                    : std::string(starting ? "its helper's start time ("
+                                           : "the call's deadline (") +
+                          duration_text(deadline.deadline) + key + ")";
+            throw Error(ErrorKind::kPlugin, who + " did not answer by " + bound +
+                                                ": its helper process was killed (isolation: "
+                                                "process)" +
+                                                next);
+        }
         case HelperProcess::Outcome::kGarbled:
             throw Error(ErrorKind::kPlugin, who +
                                                 ": its helper process sent a message that is no "
@@ -211,10 +221,10 @@ Frame exchange_or_throw(std::unique_ptr<HelperProcess>& helper, const Frame* req
 
 HelperHello start_helper(const fs::path& file, const HelperDeadline& deadline,
                          std::unique_ptr<HelperProcess>& spare) {
-    const auto until = Clock::now() + deadline.deadline;
+    const auto until = Clock::now() + deadline.start();
     auto helper = std::make_unique<HelperProcess>(plugin_host_executable(), file);
     const Frame reply =
-        exchange_or_throw(helper, nullptr, name_of_file(file), "init", deadline, until);
+        exchange_or_throw(helper, nullptr, name_of_file(file), "init", deadline, until, true);
     if (reply[0] == "refused" && reply.size() > 1) throw Error(ErrorKind::kPlugin, reply[1]);
     if (reply[0] != "hello" || reply.size() < 7 || (reply.size() - 7) % 3 != 0)
         throw Error(ErrorKind::kPlugin,
@@ -250,14 +260,14 @@ IsolatedInstance::IsolatedInstance(fs::path file, std::string plugin_name, std::
 IsolatedInstance::~IsolatedInstance() = default;
 
 void IsolatedInstance::ensure_live(const char* slot) {
-    const auto until = Clock::now() + deadline_.deadline;
+    const auto until = Clock::now() + deadline_.start();
     if (!live_) {
         std::unique_ptr<HelperProcess> helper;
         (void)start_helper(file_, deadline_, helper);
         live_ = std::move(helper);
     }
     const Frame request{"create", factory_id_, config_json_};
-    const Frame reply = exchange_or_throw(live_, &request, name_, slot, deadline_, until);
+    const Frame reply = exchange_or_throw(live_, &request, name_, slot, deadline_, until, true);
     if (reply[0] != "ok") {
         live_.reset();
         rethrow(reply);
@@ -272,7 +282,7 @@ Frame IsolatedInstance::call(const char* slot, const Frame& args, std::size_t bo
     Frame request{"call", slot, std::to_string(body_limit)};
     request.insert(request.end(), args.begin(), args.end());
     const auto until = Clock::now() + deadline_.deadline;
-    Frame reply = exchange_or_throw(live_, &request, name_, slot, deadline_, until);
+    Frame reply = exchange_or_throw(live_, &request, name_, slot, deadline_, until, false);
     if (reply[0] != "ok") rethrow(reply);
     reply.erase(reply.begin());
     return reply;

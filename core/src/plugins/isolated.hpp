@@ -7,11 +7,12 @@
 // ProviderInstance, so everything the core checks before and after a plugin call (the channel
 // contract, the cache plan, the request audit, the body cap) runs here exactly as in process.
 //
-// A call waits for its answer with poll() up to the call's deadline. A helper that dies (a crash,
-// an exit) fails that call naming the plugin, the slot and the signal; one that does not answer by
-// the deadline is killed (SIGKILL) and fails the call the same way. The next call starts a new
-// helper and creates the instance again from its options: a provider is a pure translator
-// (abi.24), so nothing of the dead helper is missed.
+// A call waits for its answer with poll() up to the call's deadline; starting a helper (its init
+// and the instance's create) is bounded apart, by the larger of that deadline and 10 s. A helper
+// that dies (a crash, an exit) fails that call naming the plugin, the slot and the signal; one that
+// does not answer by the deadline is killed (SIGKILL) and fails the call the same way. The next
+// call starts a new helper and creates the instance again from its options: a provider is a pure
+// translator (abi.24), so nothing of the dead helper is missed.
 #pragma once
 
 #include <chrono>
@@ -58,11 +59,22 @@ class HelperProcess {
     bool reaped_ = false;
 };
 
+/// The least time a helper is given to start (exec, load the plugin, its init, create the
+/// instance). Starting costs the machine's time, not the plugin's work: under a loaded host or a
+/// sanitizer build an exec alone can take longer than a short call deadline, so a start is bounded
+/// by the larger of this and the call's deadline, and the call's own deadline begins after it.
+constexpr std::chrono::milliseconds kHelperStartFloor{10000};
+
 /// The bound of every exchange with a helper and how an error names it.
 struct HelperDeadline {
     std::chrono::milliseconds deadline{600000};
     /// The config key that set it ("providers.x.transport.deadline_ms"), for the error.
     std::string key;
+
+    /// The bound of a helper's start: the call's deadline, at least kHelperStartFloor.
+    [[nodiscard]] std::chrono::milliseconds start() const {
+        return deadline > kHelperStartFloor ? deadline : kHelperStartFloor;
+    }
 };
 
 /// What a helper reported of its plugin when it started.
