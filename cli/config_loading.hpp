@@ -1,5 +1,5 @@
-// Finding and loading the config for a `nucleo` subcommand: `--config FILE`,
-// else NUCLEO_CONFIG, else ./config/nucleo.yaml, else the installed config.
+// Finding and loading the config for a `nucleo` subcommand: `--config FILE`, else
+// nucleo::Config::default_path() (config.1).
 #pragma once
 
 #include <filesystem>
@@ -10,6 +10,7 @@
 
 #include "args.hpp"
 #include "nucleo/config.hpp"
+#include "nucleo/configured.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/store.hpp"
 
@@ -42,21 +43,7 @@ std::vector<UnsetVariable> unset_variables(const nucleo::Config& config);
 /// searched).
 void resolve_plugins(const nucleo::Config& config, const nucleo::PluginLoader& loader);
 
-/// The model a command uses when none is named: the first catalog entry whose provider instance
-/// has a key (an api_key or an AWS access key id), else the catalog's first entry. Error kConfig
-/// naming the file when the catalog is empty.
-const nucleo::ModelSpec& default_model(const nucleo::Config& config);
-
-/// The stores the config chooses (stores.persistent, stores.session), opened at start so every
-/// command that reaches a store uses both (persistence.106). A plugin that is unknown, refuses its
-/// options or cannot reach its server fails here with the error's own kind, the message
-/// starting with the choice's "FILE:LINE:COLUMN: stores.session (redis): ".
-struct ConfiguredStores {
-    std::optional<nucleo::PersistentStore> persistent;
-    std::optional<nucleo::SessionStore> session;
-    /// "stores.persistent (sqlite, file PATH) at FILE:LINE:COLUMN", or "" without one.
-    std::string persistent_where;
-};
-ConfiguredStores open_stores(const nucleo::Config& config, const nucleo::PluginLoader& loader);
+/// The stores the config chooses (nucleo/configured.hpp).
+using nucleo::ConfiguredStores;
 
 }  // namespace nucleo::cli

@@ -2,6 +2,7 @@
 // The command line is read by CLI11: every subcommand (commands.hpp) takes -h/--help, and
 // `nucleo help CMD` prints the same text. Exit status (docs/cli-json.md): 0 success, 1 a call or
 // runtime failure, 2 usage or bad input (config, plugin, document, unknown id).
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <iomanip>
@@ -14,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <CLI/CLI.hpp>
 
 #include "args.hpp"
@@ -123,7 +126,10 @@ std::string usage_message(const CLI::ParseError& e, const std::vector<std::strin
 /// What is left after the parse: an option the command does not declare, or an argument it
 /// takes none of.
 void refuse_leftovers(const Bound& b) {
-    const std::vector<std::string> rest = b.app->remaining();
+    std::vector<std::string> rest = b.app->remaining();
+    // `--` ends the options (what follows is positional); CLI11 keeps the mark itself among the
+    // words it did not take.
+    rest.erase(std::remove(rest.begin(), rest.end(), "--"), rest.end());
     if (rest.empty()) return;
     const std::string& first = rest.front();
     if (first.size() > 1 && first.front() == '-') throw nucleo::cli::UsageError{"unknown option " + first};
@@ -141,20 +147,53 @@ nucleo::cli::Args args_of(const Bound& b) {
     return nucleo::cli::Args(std::move(options), b.positionals);
 }
 
+/// Whether the command was given `--json`.
+bool wants_json(const Bound& b) {
+    for (const auto& [key, option] : b.options) {
+        if (key == "json") return option->count() > 0;
+    }
+    return false;
+}
+
+/// cli.103: a failed command given --json prints its error as one document on stdout too, so a
+/// script that parses stdout is never handed a plain-text line or nothing.
+void print_json_error(std::string_view kind, std::string_view message, int status) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    const std::string text = printable(message);
+    w.StartObject();
+    w.Key("schema_version");
+    w.Int(1);
+    w.Key("error");
+    w.StartObject();
+    w.Key("kind");
+    w.String(kind.data(), static_cast<rapidjson::SizeType>(kind.size()));
+    w.Key("message");
+    w.String(text.c_str(), static_cast<rapidjson::SizeType>(text.size()));
+    w.Key("exit_status");
+    w.Int(status);
+    w.EndObject();
+    w.EndObject();
+    std::cout << buf.GetString() << "\n" << std::flush;
+}
+
 int run(const Bound& b) {
     const std::string& name = b.spec->name;
+    const auto fail = [&](std::string_view kind, const std::string& message, int status) {
+        std::cerr << "nucleo " << name << ": " << printable(message) << "\n";
+        if (wants_json(b)) print_json_error(kind, message, status);
+        return status;
+    };
     try {
         refuse_leftovers(b);
         return b.spec->run(args_of(b));
     } catch (const nucleo::cli::UsageError& e) {
-        std::cerr << "nucleo " << name << ": " << printable(e.message) << "\n";
-        return nucleo::cli::kExitBadInput;
+        return fail("usage", e.message, nucleo::cli::kExitBadInput);
     } catch (const nucleo::Error& e) {
-        std::cerr << "nucleo " << name << ": " << printable(e.what()) << billed_note(e) << "\n";
-        return exit_status_for(e.kind());
+        return fail(nucleo::to_string(e.kind()), e.what() + billed_note(e),
+                    exit_status_for(e.kind()));
     } catch (const std::exception& e) {
-        std::cerr << "nucleo " << name << ": " << printable(e.what()) << "\n";
-        return nucleo::cli::kExitFailure;
+        return fail("internal", e.what(), nucleo::cli::kExitFailure);
     }
 }
 

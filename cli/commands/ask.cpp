@@ -1,17 +1,18 @@
-// `nucleo ask [PROMPT] [--model ID] [--system TEXT] [--emulator] [--json] [--config FILE]`: one
-// turn, no conversation kept. The prompt is the arguments joined by spaces, else all of stdin.
+// `nucleo ask [PROMPT...]`: one turn, no conversation kept. The prompt is the arguments joined by
+// spaces, then whatever is piped on stdin (cli.105).
 //
 // Decisions:
-//  - The conversation declares nothing: its depth and output come from the config's `defaults:`
-//    (IMMEDIATE and MEDIUM unless set, budget.102), so a config that opts out (`none`) makes
-//    ask fail as budget.2 says.
-//  - The model is --model, else the config's default model (the first catalog entry whose
-//    provider has a key, config_loading.hpp).
+//  - The conversation declares what --depth and --max-tokens say, else nothing: its depth and
+//    output come from the config's `defaults:` (IMMEDIATE and MEDIUM unless set, budget.102), so a
+//    config that opts out (`none`) makes ask fail as budget.2 says.
+//  - The model is -m/--model, else the default model (config.2: NUCLEO_MODEL, `defaults.model`,
+//    the first catalog entry whose provider has a key).
 //  - Without --json the answer streams to stdout as it arrives (control characters other than
 //    newline and tab shown as escapes when stdout is a terminal, so an answer cannot move the
 //    cursor), ends with a newline, and one usage line goes to stderr. With --json nothing
 //    streams: one document {schema_version, model, wire_model, text, stop_reason, usage, cost}
-//    (docs/cli-json.md).
+//    (docs/cli-json.md); a failure is a document too (cli.103).
+//  - While nothing has arrived, a terminal's stderr shows what the call is doing (cli.104).
 //  - --emulator starts nucleo-emulator for the run and aims every provider of the config at it
 //    with stand-in keys, as `nucleo demo` does (cli.102); a note on stderr names it.
 //  - A truncated answer retried at a larger budget (budget.7) is said on stderr; what streamed
@@ -19,7 +20,10 @@
 //  - The log level is warn unless NUCLEO_LOG_LEVEL says otherwise, as in chat: the usage line is
 //    the call's summary for a person; the call records (obs.101) are there at
 //    NUCLEO_LOG_LEVEL=info, for a script that wants them.
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cctype>
 
 #include <cstdlib>
 #include <iomanip>
@@ -34,42 +38,59 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/chat_terminal.hpp"
 #include "commands/demo_support.hpp"
 #include "commands/provider_output.hpp"
+#include "commands/spinner.hpp"
 #include "common/cost.hpp"
 #include "config_loading.hpp"
+#include "nucleo/catalog.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
+#include "nucleo/observability.hpp"
 #include "nucleo/provider_client.hpp"
 
 namespace nucleo::cli {
 namespace {
 
-/// `text` safe for a terminal: control characters but newline and tab as \xNN, ESC included.
-std::string neutralized(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[u >> 4];
-            out += hex[u & 0xf];
-        } else {
-            out += c;
-        }
-    }
-    return out;
+/// What is piped into stdin, read to its end; "" when stdin is a terminal, /dev/null or anything
+/// but a pipe or a file (cli.105: a prompt given as arguments must not wait on a terminal).
+std::string piped_stdin() {
+    struct stat st {};
+    if (::fstat(STDIN_FILENO, &st) != 0) return {};
+    if (!S_ISFIFO(st.st_mode) && !S_ISREG(st.st_mode)) return {};
+    return std::string(std::istreambuf_iterator<char>(std::cin), {});
 }
 
+/// cli.105: the arguments, then the piped text after a blank line (`git diff | nucleo ask
+/// review` asks about the diff); either alone is the prompt.
 std::string prompt_of(const Args& args) {
     std::string prompt;
     for (const std::string& word : args.positionals()) prompt += (prompt.empty() ? "" : " ") + word;
-    if (prompt.empty()) prompt.assign(std::istreambuf_iterator<char>(std::cin), {});
+    const std::string piped = piped_stdin();
+    const bool has_piped = piped.find_first_not_of(" \t\r\n") != std::string::npos;
+    if (prompt.empty()) {
+        prompt = piped;
+    } else if (has_piped) {
+        prompt += "\n\n" + piped;
+    }
     if (prompt.find_first_not_of(" \t\r\n") == std::string::npos)
         throw UsageError{"no prompt: give it as arguments or on stdin"};
     return prompt;
+}
+
+/// --depth and --max-tokens, over the config's defaults (budget.102).
+void declare(const Args& args, ConversationContext& conversation) {
+    if (auto depth = args.get("depth")) {
+        std::string upper = *depth;
+        for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        const auto parsed = parse_depth(upper);
+        if (!parsed)
+            throw UsageError{"--depth must be IMMEDIATE, STANDARD or DEEP, got '" + *depth + "'"};
+        conversation.set_depth(*parsed);
+    }
+    if (auto tokens = args.get("max-tokens"))
+        conversation.set_output(OutputDeclaration{parse_positive("--max-tokens", *tokens)});
 }
 
 std::string answer_text(const Message& message) {
@@ -115,8 +136,9 @@ void print_json(const ModelSpec& model, const LLMResponse& r) {
 }
 
 int run_ask(const Args& args) {
-    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     const std::string prompt = prompt_of(args);
+    if (auto system = args.get("system"); system && system->empty())
+        throw UsageError{"--system needs a text"};
     // cli.102: --emulator answers from a nucleo-emulator of this run's own, every provider aimed
     // at it (stopped, with its folder, when ask returns).
     std::optional<demo::OwnEmulator> emulator;
@@ -124,23 +146,34 @@ int run_ask(const Args& args) {
                               ? demo::with_own_emulator(load_config(args), emulator, "ask")
                               : load_config(args);
     const ModelSpec& model =
-        args.get("model") ? config.catalog().find(*args.get("model")) : default_model(config);
+        args.get("model") ? config.catalog().find(*args.get("model")) : config.default_model();
     ProviderClient client = provider_client_for(config, model);
 
     ConversationContext conversation;
     if (auto system = args.get("system")) conversation.put_main_objective("system", *system);
+    declare(args, conversation);
     conversation.add_message(Message::outgoing_text(prompt));
 
     const bool json = args.has("json");
     const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+    // cli.104: the waiting line, on a terminal's stderr until the answer begins.
+    Spinner spinner(!json && ::isatty(STDERR_FILENO) == 1, neutralize("waiting for " + model.id));
+    const CallProgressObserver previous = set_call_progress_observer(
+        [&spinner](const CallProgress& p) { spinner.say(neutralize(describe(p))); });
+    struct Restore {
+        const CallProgressObserver& previous;
+        ~Restore() { set_call_progress_observer(previous); }
+    } restore{previous};
     bool line_open = false;  // the streamed text so far does not end with a newline
     StreamCallbacks stream;
     stream.on_text_delta = [&](std::size_t, std::string_view text) {
         if (text.empty()) return;
-        std::cout << (terminal ? neutralized(text) : std::string(text)) << std::flush;
+        spinner.stop();
+        std::cout << (terminal ? neutralize(text) : std::string(text)) << std::flush;
         line_open = text.back() != '\n';
     };
     stream.on_discard = [&](std::string_view reason) {
+        spinner.stop();
         if (line_open) std::cout << "\n" << std::flush;
         line_open = false;
         std::cerr << "nucleo ask: " << reason << "\n";
@@ -148,6 +181,7 @@ int run_ask(const Args& args) {
     CallOptions options;
     if (!json) options.stream = &stream;
     const LLMResponse r = client.call(conversation, model, options);
+    spinner.stop();
     if (json) {
         print_json(model, r);
         return kExitOk;
@@ -155,7 +189,7 @@ int run_ask(const Args& args) {
     // A dialect that does not stream delivers the answer at the end.
     if (!client.capabilities().streaming) {
         const std::string text = answer_text(r.message);
-        std::cout << (terminal ? neutralized(text) : text);
+        std::cout << (terminal ? neutralize(text) : text);
         line_open = !text.empty() && text.back() != '\n';
     }
     if (line_open) std::cout << "\n";
@@ -173,15 +207,22 @@ const CommandSpec& ask_command() {
     static const CommandSpec spec{
         "ask",
         "one question to a model, the answer streamed (the prompt as arguments or on stdin)",
-        {{"--model", "ID", "a catalog id (default: the first model whose provider has a key)"},
-         {"--system", "TEXT", "standing instructions for the model"},
+        {{"-m,--model", "ID",
+          "a catalog id (default: NUCLEO_MODEL, else the config's defaults.model, else the first "
+          "model whose provider has a key)"},
+         {"-s,--system", "TEXT", "standing instructions for the model"},
+         {"--max-tokens", "N",
+          "the answer's budget in tokens (default: the config's defaults.output)"},
+         {"--depth", "DEPTH",
+          "IMMEDIATE, STANDARD or DEEP: how much the model thinks first (default: the config's "
+          "defaults.depth)"},
          {"--emulator", "",
           "answer from nucleo-emulator, started for this run on a free loopback port (no key, "
           "nothing billed)"},
          json_option(),
          config_option()},
         "PROMPT",
-        "the question; without it, stdin is read to its end",
+        "the question; text piped on stdin is added after it (or is the question without it)",
         "The thinking depth and answer length are the config's `defaults:` (IMMEDIATE and MEDIUM "
         "unless "
         "set). Usage and cost go to stderr.",

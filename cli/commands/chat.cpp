@@ -72,6 +72,7 @@
 #include "nucleo/agent.hpp"
 #include "nucleo/budget.hpp"
 #include "nucleo/compaction.hpp"
+#include "nucleo/configured.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
 #include "nucleo/observability.hpp"
@@ -177,16 +178,6 @@ std::string cache_miss_note(const RoundReport& round) {
                 " input tokens not read from the cache)";
     if (!why.empty() && !moved.empty()) line += "; " + moved;
     return line + "]";
-}
-
-/// The summarizer compaction uses: the config's `summarizer`, else the embedded `extractive`.
-SummarizerInstance make_summarizer(const Config& config, const PluginLoader& loader) {
-    if (config.summarizer()) {
-        return loader.load(config.summarizer()->plugin)
-            .make_summarizer(config.summarizer()->options_json,
-                             &config.summarizer()->options_origin);
-    }
-    return loader.load("extractive").make_summarizer("{}");
 }
 
 /// A conversation borrowed from the service between turns (for /history, /transcript, /compact):
@@ -604,7 +595,7 @@ class ChatSession {
         } catch (const Error&) {
             // No output declared on a conversation of another seat: nothing reserved.
         }
-        ContextWindowManager manager(make_summarizer(s_.config, s_.loader),
+        ContextWindowManager manager(make_configured_summarizer(s_.config, s_.loader),
                                      ContextWindowSettings{target, 1.0});
         const CompactionReport r = manager.ensure_fits(conversation, s_.model, reserve);
         s_.service.save_conversation(conversation, *thinker_);
@@ -652,21 +643,6 @@ void check_provider(ProviderClient& client, const ModelSpec& model) {
     probe.set_depth(Depth::kImmediate);
     probe.add_message(Message::outgoing_text("ping"));
     (void)client.build_request(probe, model);
-}
-
-/// chat.107: the catalog's first model whose provider has its credentials (an api key, or AWS
-/// keys), else the catalog's first (whose missing key the start-up check then names).
-const ModelSpec& default_model(const Config& config) {
-    for (const ModelSpec& m : config.catalog().all()) {
-        if (m.provider.empty()) continue;
-        try {
-            const ProviderCredentials& c = config.provider(m.provider).credentials;
-            if (!c.api_key.empty() || !c.access_key_id.empty()) return m;
-        } catch (const Error&) {
-            // A provider the config does not define: not a default.
-        }
-    }
-    return config.catalog().all().front();
 }
 
 /// chat.109: the user's conversation saved last in `store` (their list, every page), if any.
@@ -724,7 +700,6 @@ int run_chat(const Args& args) {
     // chat.111: a reader of stdout that goes away (`nucleo chat | head -1`) must not end the
     // session between an answer and its save; a write to it fails and is dropped instead.
     ::signal(SIGPIPE, SIG_IGN);
-    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     // cli.102: --emulator talks to a nucleo-emulator of this session's own, every provider aimed
     // at it (the summarizer's model calls included); it stops when the session ends.
     std::optional<demo::OwnEmulator> emulator;
@@ -735,10 +710,10 @@ int run_chat(const Args& args) {
         throw Error(ErrorKind::kConfig, config.path().string() + ": the model catalog is empty");
     }
     const ModelSpec& model =
-        args.get("model") ? config.catalog().find(*args.get("model")) : default_model(config);
+        args.get("model") ? config.catalog().find(*args.get("model")) : config.default_model();
     const PluginLoader loader(config.plugin_paths());
     // persistence.106: both configured stores, opened at start (before any provider call).
-    ConfiguredStores stores = open_stores(config, loader);
+    ConfiguredStores stores = open_configured_stores(config, loader);
     // The llm summarizer reaches models through the host: install the service for the session.
     ModelCallService models(config, loader);
     struct Restore {
@@ -775,7 +750,7 @@ int run_chat(const Args& args) {
 
     AgentOptions options;
     options.window =
-        std::make_shared<ContextWindowManager>(make_summarizer(config, loader), window);
+        std::make_shared<ContextWindowManager>(make_configured_summarizer(config, loader), window);
     options.objective = args.get("system").value_or(
         "You are a helpful assistant in a terminal chat. Answer concisely in plain text.");
     // caching.8 (cache_all_messages): every turn resends the whole conversation, so marking

@@ -25,6 +25,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "config_loading.hpp"
+#include "nucleo/configured.hpp"
 #include "nucleo/document.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
@@ -35,7 +36,7 @@ namespace nucleo::cli {
 
 namespace {
 
-ConfiguredStores open_configured_stores(const Args& args) {
+ConfiguredStores open_stores_of(const Args& args) {
     const Config config = load_config(args);
     if (!config.persistent_store()) {
         throw Error(ErrorKind::kConfig, config_path(args).string() +
@@ -45,11 +46,11 @@ ConfiguredStores open_configured_stores(const Args& args) {
     PluginLoader loader(config.plugin_paths());
     // persistence.106: the session store is opened too (a bad choice fails at start), and
     // delete drops the conversation's cached entry.
-    return open_stores(config, loader);
+    return open_configured_stores(config, loader);
 }
 
 PersistentStore open_persistent_store(const Args& args) {
-    return std::move(*open_configured_stores(args).persistent);
+    return std::move(*open_stores_of(args).persistent);
 }
 
 // The one positional argument `verb` takes.
@@ -233,7 +234,7 @@ int run_conversations(const Args& args) {
         }
     } else if (verb == "delete") {
         const std::string id = operand(args, "delete", "ID");
-        ConfiguredStores stores = open_configured_stores(args);
+        ConfiguredStores stores = open_stores_of(args);
         stores.persistent->remove(user, id);
         if (stores.session) stores.session->invalidate(user, id);
         if (json) {

@@ -378,7 +378,6 @@ int run_demo(const Args& args) {
     const Config config = load_config(args);
     // The demo reports compaction itself; the runtime's own records stay quiet below warnings
     // unless the user asked for them.
-    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr) log::set_level(log::Level::kWarn);
     const Target target = choose_target(config, args);
 
     // Destroyed in reverse: the emulator stops before its folder goes.

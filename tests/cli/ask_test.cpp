@@ -102,6 +102,117 @@ TEST(CliAsk, JsonIsOneDocumentWithTextUsageAndCost) {
     EXPECT_GT(d["cost"].GetDouble(), 0.0);
 }
 
+/// `nucleo ask` at the emulator with `input` piped into it (`PIPE | nucleo ...`).
+CliRun piped_ask_at(int port, const std::string& input, const std::string& args) {
+    return test_support::run_command(
+        "printf '%s' " + quoted(input) + " | env ANTHROPIC_API_KEY=sk-test " +
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(port) + " '" + NUCLEO_CLI + "' " +
+        args + " --config " + quoted(kShippedConfig));
+}
+
+/// The input tokens of one `ask --json` run, wherever the provider counted them (read, written to
+/// its cache, or neither).
+std::int64_t input_tokens_of(const CliRun& r) {
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("usage")) {
+        ADD_FAILURE() << "no ask document: " << r.out << r.err;
+        return -1;
+    }
+    const auto& u = d["usage"];
+    return u["input_tokens"].GetInt64() + u["cache_write_tokens"].GetInt64() +
+           u["cache_read_tokens"].GetInt64();
+}
+
+// cli.105: `git diff | nucleo ask review` asks about the diff: the prompt first, then the piped
+// text; today's main sent the prompt alone (same tokens, exit 0).
+TEST(CliAsk, APromptAndPipedTextAreOneQuestionThePromptFirst) {
+    emulator_test::EmulatorProcess emulator;
+    std::string diff;
+    for (int i = 0; i < 200; ++i) diff += "+ line " + std::to_string(i) + " of the diff\n";
+    const std::string args = "ask --json -m claude-sonnet-5-5 Review this change:";
+    const CliRun alone = ask_at(emulator.port(), args);
+    const CliRun with_diff = piped_ask_at(emulator.port(), diff, args);
+    ASSERT_EQ(with_diff.status, 0) << with_diff.err;
+    // The answer echoes the question's first line: the prompt's, so the prompt came first.
+    EXPECT_NE(with_diff.out.find("This is the emulator's answer to: Review this change:"),
+              std::string::npos)
+        << with_diff.out;
+    // 200 lines of at least 4 words each were sent too.
+    EXPECT_GT(input_tokens_of(with_diff), input_tokens_of(alone) + 800)
+        << alone.out << with_diff.out;
+    // Piped text alone is the question, as before.
+    const CliRun only_piped =
+        piped_ask_at(emulator.port(), "From stdin\nsecond", "ask -m claude-sonnet-5-5");
+    ASSERT_EQ(only_piped.status, 0) << only_piped.err;
+    EXPECT_EQ(only_piped.out, "This is the emulator's answer to: From stdin\n");
+}
+
+// Short options, the answer's declarations and `--` (cli.105).
+TEST(CliAsk, ShortOptionsDepthMaxTokensAndTheEndOfOptions) {
+    emulator_test::EmulatorProcess emulator;
+    CliRun r = test_support::run_command(
+        "env ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+        std::to_string(emulator.port()) + " '" + NUCLEO_CLI + "' ask --config " +
+        quoted(kShippedConfig) +
+        " -m claude-sonnet-5-5 -s 'Be brief.' --depth standard --max-tokens 300 -- --why is -x "
+        "an option");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "This is the emulator's answer to: --why is -x an option\n");
+    r = ask_at(emulator.port(), "ask -m claude-sonnet-5-5 --depth sideways hi");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "nucleo ask: --depth must be IMMEDIATE, STANDARD or DEEP, got 'sideways'\n");
+    r = ask_at(emulator.port(), "ask -m claude-sonnet-5-5 --max-tokens 0 hi");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--max-tokens must be a positive whole number, got '0'"),
+              std::string::npos)
+        << r.err;
+}
+
+// config.2: without --model, NUCLEO_MODEL, then the config's defaults.model, then the first
+// model whose provider has a key.
+TEST(CliAsk, TheModelIsNucleoModelThenTheConfigsDefault) {
+    emulator_test::EmulatorProcess emulator;
+    const fs::path dir = scratch();
+    const std::string config = config_with(dir, "defaults: {model: claude-haiku-5-5}\n");
+    CliRun r = ask_at(emulator.port(), "ask hi", config);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.rfind("model claude-haiku-5-5 ", 0), 0U) << r.err;
+    r = test_support::run_command(
+        "env NUCLEO_MODEL=claude-sonnet-5-5 ANTHROPIC_API_KEY=sk-test "
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+        std::to_string(emulator.port()) + " '" + NUCLEO_CLI + "' ask hi --config " +
+        quoted(config));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.rfind("model claude-sonnet-5-5 ", 0), 0U) << r.err;
+    r = test_support::run_command("env NUCLEO_MODEL=claude-nope '" + std::string(NUCLEO_CLI) +
+                                  "' ask hi --config " + quoted(config));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("nucleo ask: NUCLEO_MODEL: \"claude-nope\" is no model of the catalog"),
+              std::string::npos)
+        << r.err;
+}
+
+// cli.103: with --json a failure is a JSON document on stdout too.
+TEST(CliAsk, AFailureWithJsonIsAJsonDocument) {
+    CliRun r = ask_at(9, "ask --json -m claude-sonnet-5-5 hello");
+    EXPECT_EQ(r.status, 1) << r.err;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    EXPECT_EQ(d["schema_version"].GetInt(), 1);
+    EXPECT_STREQ(d["error"]["kind"].GetString(), "transport");
+    EXPECT_EQ(d["error"]["exit_status"].GetInt(), 1);
+    EXPECT_NE(r.err.find(d["error"]["message"].GetString()), std::string::npos) << r.err;
+    r = ask_at(9, "ask --json -m no-such-model hello");
+    EXPECT_EQ(r.status, 2);
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    EXPECT_STREQ(d["error"]["kind"].GetString(), "not_found");
+    EXPECT_NE(std::string(d["error"]["message"].GetString()).find("no model \"no-such-model\""),
+              std::string::npos);
+}
+
 TEST(CliAsk, NoPromptIsAUsageError) {
     const CliRun r = test_support::run_command("printf '  \\n' | '" + std::string(NUCLEO_CLI) +
                                                "' ask --config " + quoted(kShippedConfig));

@@ -227,21 +227,101 @@ TEST(Config, EmptyFileIsAnEmptyConfig) {
 }
 
 TEST(Config, DefaultPathLookupOrder) {
-    const auto dir = scratch_dir();
-    const auto cwd = std::filesystem::current_path();
-    std::filesystem::current_path(dir);
+    // config.1: the variable, the user's file, the install's; never the working folder.
+    namespace fs = std::filesystem;
+    const auto dir = fs::absolute(scratch_dir());
+    const auto cwd = fs::current_path();
+    fs::current_path(dir);
     {
         const ScopedEnv env("NUCLEO_CONFIG", std::nullopt);
+        const ScopedEnv xdg("XDG_CONFIG_HOME", (dir / "xdg").string());
         EXPECT_EQ(Config::default_path(), Config::installed_path());
-        write_file(dir / "config" / "nucleo.yaml", "");
-        EXPECT_EQ(Config::default_path(), std::filesystem::path("config") / "nucleo.yaml");
-        const ScopedEnv set("NUCLEO_CONFIG", "/somewhere/else.yaml");
-        EXPECT_EQ(Config::default_path(), std::filesystem::path("/somewhere/else.yaml"));
+        write_file(dir / "config" / "nucleo.yaml", "");  // the working folder's: not looked at
+        EXPECT_EQ(Config::default_path(), Config::installed_path());
+        const fs::path user = dir / "xdg" / "nucleo" / "nucleo.yaml";
+        write_file(user, "");
+        EXPECT_EQ(Config::user_path(), user);
+        EXPECT_EQ(Config::default_path(), user);
+        {
+            // A relative XDG_CONFIG_HOME is invalid (XDG Base Directory): HOME/.config instead.
+            const ScopedEnv relative("XDG_CONFIG_HOME", "xdg");
+            const ScopedEnv home("HOME", (dir / "home").string());
+            EXPECT_EQ(Config::user_path(), dir / "home" / ".config" / "nucleo" / "nucleo.yaml");
+            EXPECT_EQ(Config::default_path(), Config::installed_path());
+            write_file(dir / "home" / ".config" / "nucleo" / "nucleo.yaml", "");
+            EXPECT_EQ(Config::default_path(), Config::user_path());
+        }
+        {
+            const ScopedEnv set("NUCLEO_CONFIG", "/somewhere/else.yaml");
+            EXPECT_EQ(Config::default_path(), fs::path("/somewhere/else.yaml"));
+        }
         const ScopedEnv empty("NUCLEO_CONFIG", "");
-        EXPECT_EQ(Config::default_path(), std::filesystem::path("config") / "nucleo.yaml");
+        EXPECT_EQ(Config::default_path(), user);
     }
-    std::filesystem::current_path(cwd);
-    EXPECT_EQ(Config::installed_path().filename(), "nucleo.yaml");
+    fs::current_path(cwd);
+}
+
+TEST(Config, TheBuildTreesLibraryReadsTheRepositorysConfig) {
+    // config.1: this test links the build tree's libnucleo, which has no installed config.
+    EXPECT_EQ(Config::installed_path(), kShipped);
+}
+
+// ---- config.2: the default model ----------------------------------------------------------
+
+const char* const kTwoModels = R"(providers:
+  keyed: {plugin: anthropic, api_key: sk-test}
+  keyless: {plugin: openai}
+models:
+  - {id: first-keyless, provider: keyless, wire_model: w1, grade: SMALL, max_context_tokens: 1000,
+     max_output_tokens: 100, output_budget: {SHORT: 1, MEDIUM: 2, LONG: 5, EXTENDED: 10},
+     prices: {input: 1, output: 2}}
+  - {id: second-keyed, provider: keyed, wire_model: w2, grade: SMALL, max_context_tokens: 1000,
+     max_output_tokens: 100, output_budget: {SHORT: 1, MEDIUM: 2, LONG: 5, EXTENDED: 10},
+     prices: {input: 1, output: 2}}
+)";
+
+TEST(Config, TheDefaultModelIsTheVariableThenTheFilesChoiceThenTheFirstWithAKey) {
+    const ScopedEnv unset("NUCLEO_MODEL", std::nullopt);
+    EXPECT_EQ(Config::parse(kTwoModels, "two.yaml").default_model().id, "second-keyed");
+    const Config chosen =
+        Config::parse(std::string(kTwoModels) + "defaults: {model: first-keyless}\n", "two.yaml");
+    ASSERT_TRUE(chosen.default_model_id().has_value());
+    EXPECT_EQ(chosen.default_model().id, "first-keyless");
+    EXPECT_NE(chosen.redacted().find("model: first-keyless"), std::string::npos);
+    {
+        const ScopedEnv set("NUCLEO_MODEL", "second-keyed");
+        EXPECT_EQ(chosen.default_model().id, "second-keyed");
+    }
+    const ScopedEnv empty("NUCLEO_MODEL", "");
+    EXPECT_EQ(chosen.default_model().id, "first-keyless");
+}
+
+TEST(Config, ADefaultModelThatIsNoCatalogEntryIsRefusedWithItsPlace) {
+    const ScopedEnv unset("NUCLEO_MODEL", std::nullopt);
+    try {
+        (void)Config::parse(std::string(kTwoModels) + "defaults: {model: frist-keyless}\n",
+                            "two.yaml");
+        ADD_FAILURE() << "a defaults.model naming no model was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+        EXPECT_NE(std::string(e.what()).find("two.yaml:11:19: defaults.model: \"frist-keyless\" "
+                                             "is no model of the catalog (known: first-keyless, "
+                                             "second-keyed)"),
+                  std::string::npos)
+            << e.what();
+    }
+    const Config c = Config::parse(kTwoModels, "two.yaml");
+    const ScopedEnv set("NUCLEO_MODEL", "nope");
+    try {
+        (void)c.default_model();
+        ADD_FAILURE() << "a NUCLEO_MODEL naming no model was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+        EXPECT_NE(std::string(e.what()).find("NUCLEO_MODEL: \"nope\" is no model of the catalog "
+                                             "of two.yaml (known: first-keyless, second-keyed)"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 // ---- secrets: "A secret never reaches a log or an error message (shown as `***`)" ----

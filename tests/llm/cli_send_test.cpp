@@ -89,6 +89,22 @@ TEST(CliSend, AppendsTheAnswerAndReportsUsageAndCost) {
     EXPECT_NE(r.err.find("stop end_turn"), std::string::npos) << r.err;
 }
 
+// config.3: one default level, warn, for every command as for the library: `send` and `compact`
+// wrote an [info] gen_ai line per call by default while `ask` and `chat` did not.
+TEST(CliSend, TheCallRecordsAreLoggedOnlyWhenTheLogLevelAsksForThem) {
+    emulator_test::EmulatorProcess emulator;
+    const std::string env =
+        "-u NUCLEO_LOG_LEVEL ANTHROPIC_API_KEY=sk-test "
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+        std::to_string(emulator.port());
+    CliRun r = nucleo(env, "send --in " + kDoc + " --model claude-sonnet-5-5");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("gen_ai"), std::string::npos) << r.err;
+    r = nucleo(env + " NUCLEO_LOG_LEVEL=info", "send --in " + kDoc + " --model claude-sonnet-5-5");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("[info] gen_ai call status=ok"), std::string::npos) << r.err;
+}
+
 // obs.102, obs.106: `--log-format json` makes every log line one JSON object; the call's record is
 // one of them, with the GenAI attributes beside the message. An unknown format is a usage error.
 TEST(CliSend, LogFormatJsonWritesTheCallRecordAsOneJsonLine) {

@@ -31,6 +31,8 @@ inline std::string slurp(const std::filesystem::path& p) {
 
 /// Runs `command` through the shell with stdout and stderr captured apart, in files unique to
 /// this process and call (tests of one program run in parallel under ctest), removed afterwards.
+/// Its stdin is /dev/null unless the command pipes or redirects its own: `nucleo ask` reads a
+/// piped stdin (cli.105), and a test's own stdin may be a pipe that never ends.
 inline CliRun run_command(const std::string& command) {
     static std::atomic<int> calls{0};
     const std::filesystem::path base =
@@ -39,7 +41,8 @@ inline CliRun run_command(const std::string& command) {
     const std::filesystem::path out = base.string() + ".out";
     const std::filesystem::path err = base.string() + ".err";
     const int raw = std::system(
-        (command + " >'" + out.string() + "' 2>'" + err.string() + "'").c_str());
+        ("{ " + command + "\n} </dev/null >'" + out.string() + "' 2>'" + err.string() + "'")
+            .c_str());
     CliRun r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
     r.out = slurp(out);

@@ -151,11 +151,18 @@ class Config {
     /// Same from text; `origin` names it in messages and anchors relative paths and includes.
     static Config parse(std::string_view yaml_text, const std::filesystem::path& origin);
 
-    /// Where the config is looked for when no --config is given: NUCLEO_CONFIG if set and not
-    /// empty, else ./config/nucleo.yaml if it exists, else the installed config.
+    /// Where the config is looked for when no --config is given (config.1): NUCLEO_CONFIG if set
+    /// and not empty, else the user's $XDG_CONFIG_HOME/nucleo/nucleo.yaml (~/.config when unset)
+    /// if it exists, else installed_path(). Never the working folder: a `config/nucleo.yaml` of
+    /// whatever folder a command runs in does not silently take over.
     static std::filesystem::path default_path();
+    /// The user's config file, whether or not it exists: $XDG_CONFIG_HOME/nucleo/nucleo.yaml when
+    /// that variable is an absolute path, else $HOME/.config/nucleo/nucleo.yaml; empty when
+    /// neither variable is usable.
+    static std::filesystem::path user_path();
     /// The installed config: <datadir>/nucleo/nucleo.yaml found relative to the loaded libnucleo
-    /// (an install moved to another prefix reads its own), else NUCLEO_INSTALLED_CONFIG_DIR.
+    /// (an install moved to another prefix reads its own); a libnucleo that runs from its build
+    /// tree reads the source tree's config/nucleo.yaml; else NUCLEO_INSTALLED_CONFIG_DIR.
     static std::filesystem::path installed_path();
 
     /// The file this config was loaded from (the origin given to parse()).
@@ -188,6 +195,17 @@ class Config {
     /// that one undeclared, so such a conversation is refused as budget.2 says (budget.103).
     /// ProviderClient::from_config applies them as the last layer of the chains.
     [[nodiscard]] const BindingDeclarations& defaults() const noexcept { return defaults_; }
+    /// `defaults.model`: the catalog id a command uses when none is named, checked against the
+    /// catalog at load (config.2); nullopt when the file sets none.
+    [[nodiscard]] const std::optional<std::string>& default_model_id() const noexcept {
+        return default_model_id_;
+    }
+    /// The model used when none is named (config.2): NUCLEO_MODEL if set and not empty (Error
+    /// kConfig when it names no catalog entry, with the nearest id), else `defaults.model`, else
+    /// the catalog's first entry whose provider instance has credentials (an api key or an AWS
+    /// access key id), else the catalog's first entry. Error kConfig naming the file when the
+    /// catalog is empty.
+    [[nodiscard]] const ModelSpec& default_model() const;
 
     /// Every `${VAR}` without default, in any string value of the file or its includes, whose
     /// variable was unset at load (it expanded to ""), in reading order.
@@ -211,6 +229,7 @@ class Config {
     std::optional<PluginChoice> summarizer_;
     std::vector<UnsetVariable> unset_;
     BindingDeclarations defaults_{OutputDeclaration{OutputSize::kMedium}, Depth::kImmediate};
+    std::optional<std::string> default_model_id_;
 };
 
 /// `scheme://user:password@host/...` → `scheme://user:***@host/...` (`scheme://token@host` →

@@ -12,8 +12,8 @@ namespace nucleo::log {
 
 enum class Level { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
-/// Records below `level` are dropped. Default kInfo, or NUCLEO_LOG_LEVEL (trace..off; a name
-/// the logger does not know leaves kInfo, and check_level_variable() refuses it).
+/// Records below `level` are dropped. Default kWarn (config.3), or NUCLEO_LOG_LEVEL (trace..off;
+/// a name the logger does not know leaves kWarn, and level_variable_problem() refuses it).
 void set_level(Level level);
 Level level();
 

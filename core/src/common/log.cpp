@@ -123,8 +123,10 @@ struct LogState {
         return *it->second;
     }
     LogState() {
-        logger.set_level(spdlog::level::info);
-        // obs.108: an unknown name keeps info (spdlog would read it as off, silencing the log);
+        // config.3: warn unless NUCLEO_LOG_LEVEL says otherwise, for a host as for the CLI: a
+        // library must not write a line per model call to its host's stderr unasked.
+        logger.set_level(spdlog::level::warn);
+        // obs.108: an unknown name keeps warn (spdlog would read it as off, silencing the log);
         // Config::load and the CLI refuse it.
         if (const char* env = std::getenv("NUCLEO_LOG_LEVEL")) {
             if (const auto level = log::parse_level(env)) logger.set_level(to_spdlog(*level));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "config/build_tree.hpp"
 #include "config/config_text.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
@@ -208,24 +209,59 @@ std::string redact_url(std::string_view url) {
 fs::path Config::installed_path() {
     // The config installed with this library, found from where libnucleo itself is loaded
     // (<libdir>/NUCLEO_CONFIG_FROM_LIBDIR), so an install copied or moved to another prefix reads
-    // its own config; else the folder compiled in (a build tree has no installed config beside it).
+    // its own config; a build tree has none beside it and reads the source tree's (config.1);
+    // else the folder compiled in.
     Dl_info info{};
     if (::dladdr(reinterpret_cast<void*>(&Config::installed_path), &info) != 0 &&
         info.dli_fname != nullptr) {
-        const fs::path beside = fs::path(info.dli_fname).parent_path() / NUCLEO_CONFIG_FROM_LIBDIR /
-                                "nucleo.yaml";
+        const fs::path self_dir = fs::path(info.dli_fname).parent_path();
+        const fs::path beside = self_dir / NUCLEO_CONFIG_FROM_LIBDIR / "nucleo.yaml";
         std::error_code ec;
         if (fs::is_regular_file(beside, ec)) return beside.lexically_normal();
+        if (auto source = config_internal::build_tree_config(self_dir)) return *source;
     }
     return fs::path(NUCLEO_INSTALLED_CONFIG_DIR) / "nucleo.yaml";
 }
 
+fs::path Config::user_path() {
+    // XDG Base Directory: a relative $XDG_CONFIG_HOME is invalid and ignored.
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg == '/')
+        return fs::path(xdg) / "nucleo" / "nucleo.yaml";
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+        return fs::path(home) / ".config" / "nucleo" / "nucleo.yaml";
+    return {};
+}
+
 fs::path Config::default_path() {
+    // config.1: the variable, the user's file, the install's; never the working folder.
     if (const char* env = std::getenv("NUCLEO_CONFIG"); env != nullptr && *env != '\0') return env;
-    const fs::path local = fs::path("config") / "nucleo.yaml";
+    const fs::path user = user_path();
     std::error_code ec;
-    if (fs::exists(local, ec)) return local;
+    if (!user.empty() && fs::is_regular_file(user, ec)) return user;
     return installed_path();
+}
+
+const ModelSpec& Config::default_model() const {
+    const auto& all = catalog_.all();
+    if (all.empty())
+        throw Error(ErrorKind::kConfig, path_.string() + ": the model catalog is empty");
+    // config.2: the variable, the file's choice, the first model whose provider has a key.
+    if (const char* env = std::getenv("NUCLEO_MODEL"); env != nullptr && *env != '\0') {
+        if (const ModelSpec* m = catalog_.try_find(env)) return *m;
+        std::string known;
+        for (const ModelSpec& m : all) known += (known.empty() ? "" : ", ") + m.id;
+        throw Error(ErrorKind::kConfig, "NUCLEO_MODEL: " + config_internal::quote(env) +
+                                            " is no model of the catalog of " + path_.string() +
+                                            " (known: " + known + ")");
+    }
+    if (default_model_id_) return catalog_.find(*default_model_id_);  // checked at load
+    for (const ModelSpec& m : all) {
+        for (const ProviderConfig& p : providers_) {
+            if (p.name != m.provider) continue;
+            if (!p.credentials.api_key.empty() || !p.credentials.access_key_id.empty()) return m;
+        }
+    }
+    return all.front();
 }
 
 const ProviderConfig& Config::provider(std::string_view name) const {
@@ -305,6 +341,7 @@ std::string Config::redacted() const {
     emit_choice(out, "summarizer", summarizer_);
     // budget.102: the declarations in force, `none` where the config opted out.
     out << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
+    if (default_model_id_) out << YAML::Key << "model" << YAML::Value << *default_model_id_;
     out << YAML::Key << "depth" << YAML::Value
         << (defaults_.depth ? to_string(*defaults_.depth) : "none");
     out << YAML::Key << "output" << YAML::Value;

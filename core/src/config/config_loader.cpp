@@ -127,6 +127,14 @@ class ConfigBuilder {
                                                     quote(ref.provider) +
                                                     " is no model of the catalog");
         }
+        if (config_.default_model_id_ && model_where_.count(*config_.default_model_id_) == 0) {
+            std::string known;
+            for (const auto& m : models_) known += (known.empty() ? "" : ", ") + m.id;
+            throw Error(ErrorKind::kConfig,
+                        default_model_where_ + ": defaults.model: " +
+                            quote(*config_.default_model_id_) + " is no model of the catalog" +
+                            " (known: " + (known.empty() ? std::string("none") : known) + ")");
+        }
         config_.catalog_ = ModelCatalog(std::move(models_));
     }
 
@@ -321,9 +329,17 @@ class ConfigBuilder {
     /// A role an included file may set only if no other file did.
     // budget.102: `defaults: {depth, output}`, each a value or `none` (budget.103).
     void read_defaults(const Reader& r, const YamlNode& n) {
-        r.expect_map(n, "defaults", {"depth", "output"});
+        r.expect_map(n, "defaults", {"depth", "output", "model"});
         if (!set_where_.emplace("defaults", r.where(n.mark())).second)
             r.fail(n.mark(), "defaults", "set twice (also at " + set_where_["defaults"] + ")");
+        // config.2: the model a command uses when none is named; a catalog id, checked once
+        // every file is read (finish()).
+        if (auto v = Reader::get(n, "model"); v.is_defined()) {
+            if (!v.is_scalar() || v.scalar().empty())
+                r.fail(v.mark(), "defaults.model", "expected a catalog id, got " + describe(v));
+            config_.default_model_id_ = v.scalar();
+            default_model_where_ = r.where(v.mark());
+        }
         if (auto v = Reader::get(n, "depth"); v.is_defined()) {
             const std::string s = v.is_scalar() ? v.scalar() : std::string();
             if (s == "none") {
@@ -395,6 +411,7 @@ class ConfigBuilder {
     std::vector<fs::path> stack_;
     std::vector<ModelSpec> models_;
     std::vector<ModelRef> model_refs_;
+    std::string default_model_where_;         // FILE:LINE:COLUMN of defaults.model
     std::vector<ModelRef> replacement_refs_;  // catalog.2: each names a catalog id
     std::map<std::string, std::string> model_where_;
     std::map<std::string, std::string> provider_where_;

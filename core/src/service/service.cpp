@@ -501,6 +501,15 @@ std::future<std::shared_ptr<ConversationContext>> ConversationService::obtain_co
                 slot->id = std::string(conversation_id);
                 slot->user = thinker->user_id;
                 slot->temporary = thinker->intent() == ConversationIntent::kTemporary;
+                // ownership.106: a temporary conversation is never stored; with a persistent
+                // store configured that is most likely a forgotten mint or adopt, so say so.
+                if (slot->temporary && state_->options.persistent) {
+                    NUCLEO_LOG_WARN(
+                        "[ConvSvc] conversation '{}' of thinker '{}' is temporary (neither "
+                        "mint_conversation_id() nor set_conversation_id() was called): it is never "
+                        "saved, though the service has a persistent store",
+                        slot->id, thinker->name);
+                }
             }
             h = slot;
             ++h->pending;
