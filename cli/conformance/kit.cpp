@@ -11,8 +11,11 @@
 #include "conformance/kit.hpp"
 
 #include <dlfcn.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -249,110 +252,136 @@ void encode_cases(Battery::State& s) {
         if (e.path().extension() == ".json") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
-        s.cases.push_back({"encode", file.stem().string(), "", [&s, file](std::vector<Finding>&) {
-            nucleo_instance* inst = s.provider_instance();
-            if (inst == nullptr) return;
-            const std::string prepared = read_file(file);
-            Battery::State::Result r;
-            r.err = fresh_error();
-            {
-                Sink sink(r.out, "encode");
-                r.status = s.provider->encode(inst, nucleo_string_view{prepared.data(), prepared.size()}, sink.get(), &r.err);
-            }
-            if (!s.checked("encode", r.status, r.err)) {
-                // A request the dialect cannot express is refused, naming what and where.
-                if (r.status != NUCLEO_ERR_INVALID_ARGUMENT)
-                    s.add("encode", "an HTTP request, or NUCLEO_ERR_INVALID_ARGUMENT for a request the dialect cannot express",
-                          status_name(r.status) + ": " + excerpt(error_text(r.err)));
-                return;
-            }
-            rapidjson::Document doc;
-            std::string why;
-            if (!parse_json(r.out, doc, why) || !doc.IsObject()) {
-                s.add("encode", "the HTTP request document (a JSON object)", why.empty() ? excerpt(r.out) : why);
-                return;
-            }
-            if (!doc.HasMember("schema_version") || !doc["schema_version"].IsInt() || doc["schema_version"].GetInt() != 1)
-                s.add("encode", "\"schema_version\": 1", excerpt(r.out, 80));
-            if (!doc.HasMember("path") || !doc["path"].IsString()) {
-                s.add("encode", "a \"path\" string", excerpt(r.out, 80));
-                return;
-            }
-            std::vector<std::pair<std::string, std::string>> headers;
-            if (doc.HasMember("headers")) {
-                if (!doc["headers"].IsObject()) {
-                    s.add("encode", "\"headers\" an object of strings", to_json(doc["headers"]));
-                    return;
-                }
-                for (const auto& m : doc["headers"].GetObject()) {
-                    if (!m.value.IsString()) {
-                        s.add("encode", "\"headers\" an object of strings",
-                              std::string("header ") + m.name.GetString() + " is " + to_json(m.value));
-                        return;
-                    }
-                    headers.emplace_back(m.name.GetString(), m.value.GetString());
-                }
-            }
-            std::string body;
-            if (doc.HasMember("body")) body = doc["body"].IsString() ? doc["body"].GetString() : to_json(doc["body"]);
-            // The call plan the core would have made for this request.
-            rapidjson::Document req;
-            parse_json(prepared, req, why);
-            contract::CallPlan plan;
-            if (req.HasMember("max_tokens") && req["max_tokens"].IsInt64()) plan.max_tokens = req["max_tokens"].GetInt64();
-            const auto& p = req["prepared"];
-            if (p.HasMember("cache_plan") && p["cache_plan"].IsObject()) {
-                const auto& cp = p["cache_plan"];
-                plan.breakpoints = (cp.HasMember("system_block") && cp["system_block"].IsUint() ? 1U : 0U) +
-                                   (cp.HasMember("turn_anchors") && cp["turn_anchors"].IsArray() ? cp["turn_anchors"].Size() : 0U) +
-                                   (cp.HasMember("automatic") && cp["automatic"].IsTrue() ? 1U : 0U);
-            }
-            if (p.HasMember("system_blocks") && p["system_blocks"].IsArray())
-                for (const auto& b : p["system_blocks"].GetArray())
-                    if (b.IsObject() && b.HasMember("type") && std::string_view(b["type"].GetString()) == "text" &&
-                        b.HasMember("text") && b["text"].IsString())
-                        plan.system_texts.emplace_back(b["text"].GetString());
-            if (!s.options.save_requests.empty()) {
-                std::ofstream saved(s.options.save_requests / (file.stem().string() + ".json"), std::ios::binary);
-                saved << body;
-            }
-            const std::string method = doc.HasMember("method") && doc["method"].IsString() ? doc["method"].GetString() : "POST";
-            contract::OutgoingRequest out;
-            out.method = method;
-            out.path = doc["path"].GetString();
-            out.headers = &headers;
-            out.body = body;
-            const auto family = contract::wire_family_from_name(s.wire_family());
-            if (auto v = contract::audit_request(family, out, plan))
-                s.add("encode",
-                      family == contract::WireFamily::kUnknown
-                          ? std::string("a request keeping the generic rules (wire.150-wire.153)")
-                          : "a request keeping the rule book of " + std::string(contract::wire_family_name(family)) +
-                                " (wire.101-wire.163)",
-                      v->line());
-            if (!s.has_encode_parts()) return;
-            // abi.106: encode_parts writes the same request, its body byte for byte as sent.
-            Battery::State::Result head;
-            std::string parts_body;
-            head.err = fresh_error();
-            {
-                Sink hs(head.out, "encode_parts head");
-                Sink bs(parts_body, "encode_parts body");
-                head.status = s.provider->encode_parts(inst, nucleo_string_view{prepared.data(), prepared.size()},
-                                                        hs.get(), bs.get(), &head.err);
-            }
-            if (!s.checked("encode_parts", head.status, head.err)) {
-                s.add("encode_parts", "the request encode gave", status_name(head.status) + ": " + excerpt(error_text(head.err)));
-                return;
-            }
-            rapidjson::Document a, b;
-            if (!parse_json(parts_body, a, why)) {
-                if (parts_body != body) s.add("encode_parts", "the body encode gave", excerpt(parts_body));
-                return;
-            }
-            parse_json(body, b, why);
-            if (!(a == b)) s.add("encode_parts", "the body encode gave (abi.106)", excerpt(parts_body));
-        }});
+        s.cases.push_back(
+            {"encode", file.stem().string(), "",
+             [&s, file](std::vector<Finding>&) {
+                 nucleo_instance* inst = s.provider_instance();
+                 if (inst == nullptr) return;
+                 const std::string prepared = read_file(file);
+                 Battery::State::Result r;
+                 r.err = fresh_error();
+                 {
+                     Sink sink(r.out, "encode");
+                     r.status = s.provider->encode(
+                         inst, nucleo_string_view{prepared.data(), prepared.size()}, sink.get(),
+                         &r.err);
+                 }
+                 if (!s.checked("encode", r.status, r.err)) {
+                     // A request the dialect cannot express is refused, naming what and where.
+                     if (r.status != NUCLEO_ERR_INVALID_ARGUMENT)
+                         s.add("encode",
+                               "an HTTP request, or NUCLEO_ERR_INVALID_ARGUMENT for a request the "
+                               "dialect cannot express",
+                               status_name(r.status) + ": " + excerpt(error_text(r.err)));
+                     return;
+                 }
+                 rapidjson::Document doc;
+                 std::string why;
+                 if (!parse_json(r.out, doc, why) || !doc.IsObject()) {
+                     s.add("encode", "the HTTP request document (a JSON object)",
+                           why.empty() ? excerpt(r.out) : why);
+                     return;
+                 }
+                 if (!doc.HasMember("schema_version") || !doc["schema_version"].IsInt() ||
+                     doc["schema_version"].GetInt() != 1)
+                     s.add("encode", "\"schema_version\": 1", excerpt(r.out, 80));
+                 if (!doc.HasMember("path") || !doc["path"].IsString()) {
+                     s.add("encode", "a \"path\" string", excerpt(r.out, 80));
+                     return;
+                 }
+                 std::vector<std::pair<std::string, std::string>> headers;
+                 if (doc.HasMember("headers")) {
+                     if (!doc["headers"].IsObject()) {
+                         s.add("encode", "\"headers\" an object of strings",
+                               to_json(doc["headers"]));
+                         return;
+                     }
+                     for (const auto& m : doc["headers"].GetObject()) {
+                         if (!m.value.IsString()) {
+                             s.add("encode", "\"headers\" an object of strings",
+                                   std::string("header ") + m.name.GetString() + " is " +
+                                       to_json(m.value));
+                             return;
+                         }
+                         headers.emplace_back(m.name.GetString(), m.value.GetString());
+                     }
+                 }
+                 std::string body;
+                 if (doc.HasMember("body"))
+                     body = doc["body"].IsString() ? doc["body"].GetString() : to_json(doc["body"]);
+                 // The call plan the core would have made for this request.
+                 rapidjson::Document req;
+                 parse_json(prepared, req, why);
+                 contract::CallPlan plan;
+                 if (req.HasMember("max_tokens") && req["max_tokens"].IsInt64())
+                     plan.max_tokens = req["max_tokens"].GetInt64();
+                 const auto& p = req["prepared"];
+                 if (p.HasMember("cache_plan") && p["cache_plan"].IsObject()) {
+                     const auto& cp = p["cache_plan"];
+                     plan.breakpoints =
+                         (cp.HasMember("system_block") && cp["system_block"].IsUint() ? 1U : 0U) +
+                         (cp.HasMember("turn_anchors") && cp["turn_anchors"].IsArray()
+                              ? cp["turn_anchors"].Size()
+                              : 0U) +
+                         (cp.HasMember("automatic") && cp["automatic"].IsTrue() ? 1U : 0U);
+                 }
+                 if (p.HasMember("system_blocks") && p["system_blocks"].IsArray())
+                     for (const auto& b : p["system_blocks"].GetArray())
+                         if (b.IsObject() && b.HasMember("type") &&
+                             std::string_view(b["type"].GetString()) == "text" &&
+                             b.HasMember("text") && b["text"].IsString())
+                             plan.system_texts.emplace_back(b["text"].GetString());
+                 if (!s.options.save_requests.empty()) {
+                     std::ofstream saved(s.options.save_requests / (file.stem().string() + ".json"),
+                                         std::ios::binary);
+                     saved << body;
+                 }
+                 const std::string method = doc.HasMember("method") && doc["method"].IsString()
+                                                ? doc["method"].GetString()
+                                                : "POST";
+                 contract::OutgoingRequest out;
+                 out.method = method;
+                 out.path = doc["path"].GetString();
+                 out.headers = &headers;
+                 out.body = body;
+                 const auto family = contract::wire_family_from_name(s.wire_family());
+                 if (auto v = contract::audit_request(family, out, plan))
+                     s.add("encode",
+                           family == contract::WireFamily::kUnknown
+                               ? std::string(
+                                     "a request keeping the generic rules (wire.150-wire.153)")
+                               : "a request keeping the rule book of " +
+                                     std::string(contract::wire_family_name(family)) +
+                                     " (wire.101-wire.163)",
+                           v->line());
+                 if (!s.has_encode_parts()) return;
+                 // abi.106: encode_parts writes the same request, its body byte for byte as sent.
+                 Battery::State::Result head;
+                 std::string parts_body;
+                 head.err = fresh_error();
+                 {
+                     Sink hs(head.out, "encode_parts head");
+                     Sink bs(parts_body, "encode_parts body");
+                     head.status = s.provider->encode_parts(
+                         inst, nucleo_string_view{prepared.data(), prepared.size()}, hs.get(),
+                         bs.get(), &head.err);
+                 }
+                 if (!s.checked("encode_parts", head.status, head.err)) {
+                     s.add("encode_parts", "the request encode gave",
+                           status_name(head.status) + ": " + excerpt(error_text(head.err)));
+                     return;
+                 }
+                 rapidjson::Document a, b;
+                 if (!parse_json(parts_body, a, why)) {
+                     if (parts_body != body)
+                         s.add("encode_parts", "the body encode gave", excerpt(parts_body));
+                     return;
+                 }
+                 parse_json(body, b, why);
+                 if (!(a == b))
+                     s.add("encode_parts", "the body encode gave (abi.106)", excerpt(parts_body));
+             },
+             "encode/" + file.filename().string()});
     }
     // Thread rule and purity (plugin.h): encode is callable concurrently on one instance and
     // keeps no state between calls, so 4 threads encoding one request agree with a lone call.
@@ -536,80 +565,149 @@ void decode_event_hostile_cases(Battery::State& s) {
     }});
 }
 
+/// The documented answers of `family` (corpus/decode/FAMILY.json), or null when it has none.
+std::shared_ptr<rapidjson::Document> decode_corpus(const Battery::State& s, const char* family,
+                                                   fs::path& file) {
+    file = s.options.corpus / "decode" / (std::string(family) + ".json");
+    if (!fs::exists(file)) return nullptr;
+    auto corpus = std::make_shared<rapidjson::Document>();
+    std::string why;
+    if (!parse_json(read_file(file), *corpus, why) || !corpus->IsArray())
+        throw std::runtime_error("the corpus file " + file.string() +
+                                 " is not a JSON array: " + why);
+    return corpus;
+}
+
 void decode_family_cases(Battery::State& s) {
     for (const char* family : {"anthropic-messages", "openai-chat", "bedrock-converse"}) {
-        const fs::path file = s.options.corpus / "decode" / (std::string(family) + ".json");
-        if (!fs::exists(file)) continue;
-        auto corpus = std::make_shared<rapidjson::Document>();
-        std::string why;
-        if (!parse_json(read_file(file), *corpus, why) || !corpus->IsArray())
-            throw std::runtime_error("the corpus file " + file.string() + " is not a JSON array: " + why);
+        fs::path file;
+        const auto corpus = decode_corpus(s, family, file);
+        if (!corpus) continue;
         for (rapidjson::SizeType i = 0; i < corpus->Size(); ++i) {
             const auto& c = (*corpus)[i];
             const std::string name = c["name"].GetString();
+            // abi.131: a finding names the corpus file and entry it came from.
+            const std::string source = "decode/" + file.filename().string() + " entry " +
+                                       std::to_string(i) + " (" + name + ")";
             if (c.HasMember("events")) {
                 // Events as the host frames them (any framing): decode_event only.
-                s.cases.push_back({"decode_event", std::string(family) + "/" + name, family, [&s, corpus, i](std::vector<Finding>&) {
-                    const auto& c = (*corpus)[i];
-                    if (s.provider_instance() == nullptr || !s.has_decode_event() ||
-                        s.framing != c["framing"].GetString())
-                        return;
-                    std::vector<std::pair<std::string, std::string>> events;
-                    for (const auto& e : c["events"].GetArray()) events.emplace_back(e["event"].GetString(), e["data"].GetString());
-                    check_events(s, events, c["expect_text"].GetString());
-                }});
+                s.cases.push_back(
+                    {"decode_event", std::string(family) + "/" + name, family,
+                     [&s, corpus, i](std::vector<Finding>&) {
+                         const auto& c = (*corpus)[i];
+                         if (s.provider_instance() == nullptr || !s.has_decode_event() ||
+                             s.framing != c["framing"].GetString())
+                             return;
+                         std::vector<std::pair<std::string, std::string>> events;
+                         for (const auto& e : c["events"].GetArray())
+                             events.emplace_back(e["event"].GetString(), e["data"].GetString());
+                         check_events(s, events, c["expect_text"].GetString());
+                     },
+                     source});
                 continue;
             }
             const bool stream = c.HasMember("stream") && c["stream"].IsTrue();
             const bool expect = c.HasMember("expect");
-            s.cases.push_back({"decode", std::string(family) + "/" + name, family, [&s, corpus, i](std::vector<Finding>&) {
-                if (s.provider_instance() == nullptr) return;
-                const auto& c = (*corpus)[i];
-                const std::string headers = to_json(c["headers"]);
-                const auto r = s.decode(c["status"].GetInt(), headers, c["body"].GetString());
-                if (c.HasMember("error")) {
-                    const int32_t want = status_of_kind(c["error"]["kind"].GetString());
-                    if (s.checked("decode", r.status, r.err)) {
-                        s.add("decode", status_name(want), "NUCLEO_OK: " + excerpt(r.out));
-                    } else if (r.status != want) {
-                        s.add("decode", status_name(want), status_name(r.status) + ": " + excerpt(error_text(r.err)));
-                    }
-                    return;
-                }
-                const auto answer = s.answer_or("decode", r, {}, "the documented answer");
-                if (!answer) return;
-                if (auto d = subset_difference(c["expect"], *answer, ""); !d.empty())
-                    s.add("decode", "the documented answer's normalized form", d);
-            }});
+            s.cases.push_back(
+                {"decode", std::string(family) + "/" + name, family,
+                 [&s, corpus, i](std::vector<Finding>&) {
+                     if (s.provider_instance() == nullptr) return;
+                     const auto& c = (*corpus)[i];
+                     const std::string headers = to_json(c["headers"]);
+                     const auto r = s.decode(c["status"].GetInt(), headers, c["body"].GetString());
+                     if (c.HasMember("error")) {
+                         const int32_t want = status_of_kind(c["error"]["kind"].GetString());
+                         if (s.checked("decode", r.status, r.err)) {
+                             s.add("decode", status_name(want), "NUCLEO_OK: " + excerpt(r.out));
+                         } else if (r.status != want) {
+                             s.add("decode", status_name(want),
+                                   status_name(r.status) + ": " + excerpt(error_text(r.err)));
+                         }
+                         return;
+                     }
+                     const auto answer = s.answer_or("decode", r, {}, "the documented answer");
+                     if (!answer) return;
+                     if (auto d = subset_difference(c["expect"], *answer, ""); !d.empty())
+                         s.add("decode", "the documented answer's normalized form", d);
+                 },
+                 source});
             if (!expect || c["status"].GetInt() / 100 != 2) continue;
             // Truncated at every byte: never a crash; a JSON answer cut short is a protocol error.
-            s.cases.push_back({"decode", std::string(family) + "/" + name + "/cut_at_every_byte", family,
-                               [&s, corpus, i, stream](std::vector<Finding>&) {
-                if (s.provider_instance() == nullptr) return;
-                const auto& c = (*corpus)[i];
-                const std::string headers = to_json(c["headers"]);
-                const std::string_view body = c["body"].GetString();
-                for (std::size_t k = 0; k < body.size() && s.findings->empty(); ++k) {
-                    const auto r = s.decode(200, headers, body.substr(0, k));
-                    if (!stream && r.status == NUCLEO_OK) {
-                        s.add("decode", "NUCLEO_ERR_PROTOCOL for the answer cut after " + std::to_string(k) + " bytes",
-                              "NUCLEO_OK: " + excerpt(r.out));
-                        break;
-                    }
-                    s.answer_or("decode", r, {NUCLEO_ERR_PROTOCOL},
-                                "a normalized answer or NUCLEO_ERR_PROTOCOL for the stream cut after " + std::to_string(k) + " bytes");
-                }
-            }});
+            s.cases.push_back(
+                {"decode", std::string(family) + "/" + name + "/cut_at_every_byte", family,
+                 [&s, corpus, i, stream](std::vector<Finding>&) {
+                     if (s.provider_instance() == nullptr) return;
+                     const auto& c = (*corpus)[i];
+                     const std::string headers = to_json(c["headers"]);
+                     const std::string_view body = c["body"].GetString();
+                     for (std::size_t k = 0; k < body.size() && s.findings->empty(); ++k) {
+                         const auto r = s.decode(200, headers, body.substr(0, k));
+                         if (!stream && r.status == NUCLEO_OK) {
+                             s.add("decode",
+                                   "NUCLEO_ERR_PROTOCOL for the answer cut after " +
+                                       std::to_string(k) + " bytes",
+                                   "NUCLEO_OK: " + excerpt(r.out));
+                             break;
+                         }
+                         s.answer_or("decode", r, {NUCLEO_ERR_PROTOCOL},
+                                     "a normalized answer or NUCLEO_ERR_PROTOCOL for the stream "
+                                     "cut after " +
+                                         std::to_string(k) + " bytes");
+                     }
+                 },
+                 source});
             if (!stream) continue;
             // decode_event over every event, whole and cut at every byte.
-            s.cases.push_back({"decode_event", std::string(family) + "/" + name, family, [&s, corpus, i](std::vector<Finding>&) {
-                if (s.provider_instance() == nullptr || !s.has_decode_event() || s.framing != "sse") return;
-                const auto& c = (*corpus)[i];
-                std::string answer_text;
-                for (const auto& b : c["expect"]["blocks"].GetArray())
-                    if (std::string_view(b["type"].GetString()) == "text") answer_text += b["text"].GetString();
-                check_events(s, sse_events(c["body"].GetString()), answer_text);
-            }});
+            s.cases.push_back({"decode_event", std::string(family) + "/" + name, family,
+                               [&s, corpus, i](std::vector<Finding>&) {
+                                   if (s.provider_instance() == nullptr || !s.has_decode_event() ||
+                                       s.framing != "sse")
+                                       return;
+                                   const auto& c = (*corpus)[i];
+                                   std::string answer_text;
+                                   for (const auto& b : c["expect"]["blocks"].GetArray())
+                                       if (std::string_view(b["type"].GetString()) == "text")
+                                           answer_text += b["text"].GetString();
+                                   check_events(s, sse_events(c["body"].GetString()), answer_text);
+                               },
+                               source});
+        }
+    }
+}
+
+void familyless_decode_cases(Battery::State& s) {
+    // abi.131: a plugin that declares no wire family gets no documented answer of its own, so
+    // each family's documented 2xx answers stand in: it may refuse them (any error), but an answer
+    // it gives must be normalized (stop reasons, non-negative counts, block shapes).
+    for (const char* family : {"anthropic-messages", "openai-chat", "bedrock-converse"}) {
+        fs::path file;
+        const auto corpus = decode_corpus(s, family, file);
+        if (!corpus) continue;
+        for (rapidjson::SizeType i = 0; i < corpus->Size(); ++i) {
+            const auto& c = (*corpus)[i];
+            if (c.HasMember("events") || !c.HasMember("expect") || c["status"].GetInt() / 100 != 2)
+                continue;
+            const std::string name = c["name"].GetString();
+            Case one{"decode", "any_wire/" + std::string(family) + "/" + name, "",
+                     [&s, corpus, i](std::vector<Finding>&) {
+                         if (s.provider_instance() == nullptr) return;
+                         const auto& c = (*corpus)[i];
+                         const auto r = s.decode(c["status"].GetInt(), to_json(c["headers"]),
+                                                 c["body"].GetString());
+                         if (!s.checked("decode", r.status, r.err)) return;  // refused: its right
+                         rapidjson::Document d;
+                         std::string why;
+                         if (!parse_json(r.out, d, why)) {
+                             s.add("decode", "a normalized answer (JSON, valid UTF-8)",
+                                   "output that is not JSON (" + why + "): " + excerpt(r.out));
+                         } else if (auto p = answer_problem(d); !p.empty()) {
+                             s.add("decode", "a normalized answer (answers.101, answers.106)", p);
+                         }
+                     },
+                     "decode/" + file.filename().string() + " entry " + std::to_string(i) + " (" +
+                         name + ")"};
+            one.familyless_only = true;
+            s.cases.push_back(std::move(one));
         }
     }
 }
@@ -690,6 +788,31 @@ void summarizer_cases(Battery::State& s) {
 
 }  // namespace
 
+/// abi.131: the create() config a store gets when the command names none: a database file in the
+/// run's scratch folder when the store's options schema has a "path", else {}.
+std::string default_store_config(Battery::State& s) {
+    constexpr std::size_t kSchemaSlotEnd =
+        offsetof(nucleo_plugin_entry, options_schema) + sizeof(nucleo_plugin_entry::options_schema);
+    if (s.store == nullptr || s.options.scratch.empty() || s.entry->struct_size < kSchemaSlotEnd ||
+        s.entry->options_schema == nullptr)
+        return "{}";
+    const char* schema = s.entry->options_schema(NUCLEO_FACTORY_STORE);
+    rapidjson::Document d;
+    std::string why;
+    if (schema == nullptr || !parse_json(schema, d, why) || !d.IsObject() ||
+        !d.HasMember("properties") || !d["properties"].IsObject() ||
+        !d["properties"].HasMember("path"))
+        return "{}";
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    const std::string path = (s.options.scratch / "kit.db").string();
+    w.StartObject();
+    w.Key("path");
+    w.String(path.c_str(), static_cast<rapidjson::SizeType>(path.size()));
+    w.EndObject();
+    return buf.GetString();
+}
+
 Battery::Battery(Options options) : state_(std::make_unique<State>()) {
     State& s = *state_;
     s.options = std::move(options);
@@ -743,7 +866,9 @@ Battery::Battery(Options options) : state_(std::make_unique<State>()) {
         decode_generic_cases(s);
         decode_event_hostile_cases(s);
         decode_family_cases(s);
+        familyless_decode_cases(s);
     }
+    if (s.options.store_config.empty()) s.options.store_config = default_store_config(s);
     if (usable(s.summarizer, kSummarizerV1Size) && s.summarizer->create && s.summarizer->summarize) summarizer_cases(s);
     if (usable(s.store, kStoreV1Size) && s.store->create && s.store->capabilities) store_cases(s);
     s.cases.push_back({"abi", "deinit", "", [&s](std::vector<Finding>&) {
@@ -779,7 +904,12 @@ const std::string& Battery::name(std::size_t i) const { return state_->cases.at(
 
 bool Battery::applies(std::size_t i) {
     const Case& c = state_->cases.at(i);
-    return c.family.empty() || c.family == state_->wire_family();
+    const std::string& family = state_->wire_family();
+    // A family with no documented answers of its own in the corpus counts as none (abi.131).
+    if (c.familyless_only)
+        return family.empty() ||
+               !fs::exists(state_->options.corpus / "decode" / (family + ".json"));
+    return c.family.empty() || c.family == family;
 }
 
 std::vector<Finding> Battery::run(std::size_t i) {
@@ -788,6 +918,7 @@ std::vector<Finding> Battery::run(std::size_t i) {
     std::vector<Finding> findings;
     s.findings = &findings;
     s.current_case = c.slot + "/" + c.name;
+    s.current_source = c.source;
     take_late_writes();
     try {
         c.run(findings);

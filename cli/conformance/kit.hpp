@@ -21,6 +21,9 @@ struct Finding {
     std::string case_name;
     std::string expected;
     std::string got;
+    /// abi.131: the corpus file (and entry) the case came from, relative to the corpus folder;
+    /// "" for a case the kit makes itself.
+    std::string source;
 };
 
 /// The plugin cannot be checked at all: not a plugin, another ABI major, init refused or absent
@@ -34,7 +37,12 @@ struct Options {
     std::filesystem::path plugin;  ///< the shared object to check
     std::string family;            ///< --family: overrides the capabilities' wire_family
     std::filesystem::path corpus;  ///< the corpus folder (encode/, decode/)
-    std::string store_config = "{}";  ///< the create() config of a store (a database URL, a file)
+    /// The create() config of a store (a database URL, a file). Empty: the kit chooses (abi.131):
+    /// a store whose options schema has a "path" gets a database file in `scratch`, any other {}.
+    std::string store_config;
+    /// A folder the kit may write to for this run (the store's temporary database); the command
+    /// makes it and removes it afterwards.
+    std::filesystem::path scratch;
     /// When set, the body of every corpus request encode gave is written to <dir>/<case>.json,
     /// for a check of its own (the published schemas, in the test suite).
     std::filesystem::path save_requests;

@@ -20,6 +20,10 @@ struct Case {
     std::string name;
     std::string family;  ///< empty: every plugin
     std::function<void(std::vector<Finding>&)> run;
+    std::string source;  ///< the corpus file and entry it came from (abi.131), "" for the kit's own
+    /// Runs only for a plugin that declares no wire family (abi.131: its answers are still checked
+    /// against the normalized form).
+    bool familyless_only = false;
 };
 
 }  // namespace detail
@@ -41,9 +45,11 @@ struct Battery::State {
     std::vector<detail::Case> cases;
     std::vector<Finding>* findings = nullptr;  ///< the running case's
     std::string current_case;
+    std::string current_source;
 
     void add(std::string slot, std::string expected, std::string got) {
-        findings->push_back({std::move(slot), current_case, std::move(expected), std::move(got)});
+        findings->push_back(
+            {std::move(slot), current_case, std::move(expected), std::move(got), current_source});
     }
 
     /// Checks the error of a failed call (abi.12); true when the call succeeded.

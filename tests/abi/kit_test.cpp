@@ -85,6 +85,66 @@ TEST(ConformanceKit, AHangInASlotIsThatCasesFindingAfterTheTimeout) {
     EXPECT_TRUE(has(f[0].got, "did not return within 5 s")) << listed(f);
 }
 
+// abi.131: after one hang, the slot's remaining cases are not run (each would wait the timeout)
+// and the report says how many; the other slots' cases still run.
+TEST(ConformanceKit, AfterAHangTheRestOfThatSlotIsSkippedAndSaidSo) {
+    const std::string plugin = "'" + (kFaulty / "nucleo-kit_hanging_decode.so").string() + "'";
+    CliRun r = kit(plugin + " --json --timeout 5");
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    ASSERT_TRUE(d["skipped"].IsArray()) << r.out;
+    ASSERT_EQ(d["skipped"].Size(), 1U) << r.out;
+    EXPECT_STREQ(d["skipped"][0]["slot"].GetString(), "decode");
+    EXPECT_STREQ(d["skipped"][0]["after"].GetString(), "decode/http_529");
+    const auto skipped = d["skipped"][0]["cases"].GetUint64();
+    EXPECT_GE(skipped, 9U) << r.out;  // http_400 and the hostile bodies come after http_529
+    r = kit(plugin + " --timeout 5");
+    EXPECT_TRUE(has(r.out, "SKIP " + std::to_string(skipped) +
+                               " more cases of decode: not run after decode/http_529 hung"))
+        << r.out;
+}
+
+// abi.131: stdout belongs to the host (`ask --json` prints its document there): a plugin that
+// writes to it is caught in the case that did it, and the check's own report is not garbled.
+TEST(ConformanceKit, AWriteToStdoutIsAFindingOfTheCaseThatWroteIt) {
+    const auto f = findings_of("kit_prints", 1);
+    ASSERT_FALSE(f.empty());
+    for (const auto& one : f) {
+        EXPECT_EQ(one.slot, "encode") << listed(f);
+        EXPECT_TRUE(has(one.expected, "nothing written to stdout")) << listed(f);
+        EXPECT_TRUE(has(one.got, "bytes: \"debug: encoding a request")) << listed(f);
+    }
+}
+
+// abi.131: a plugin that declares no wire family still has its answers checked against the
+// normalized form, with the documented answers of every family; a finding names its corpus file.
+TEST(ConformanceKit, AnAnswerOfAPluginWithoutAFamilyIsStillChecked) {
+    const CliRun r = kit("'" + (kFaulty / "nucleo-kit_finished.so").string() + "' --json");
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    bool seen = false;
+    for (const auto& f : d["findings"].GetArray()) {
+        const std::string name = f["case"].GetString();
+        if (name.rfind("decode/any_wire/anthropic-messages/", 0) != 0) continue;
+        seen = true;
+        EXPECT_TRUE(has(f["got"].GetString(), "\"finished\" is not a normalized stop reason") ||
+                    has(f["got"].GetString(), "usage.input_tokens is -3"))
+            << f["got"].GetString();
+        ASSERT_TRUE(f.HasMember("source")) << name;
+        EXPECT_EQ(
+            std::string(f["source"].GetString()).rfind("decode/anthropic-messages.json entry ", 0),
+            0U)
+            << f["source"].GetString();
+    }
+    EXPECT_TRUE(seen) << r.out;
+    const CliRun text = kit("'" + (kFaulty / "nucleo-kit_finished.so").string() + "'");
+    EXPECT_TRUE(has(text.out, "(corpus decode/anthropic-messages.json entry ")) << text.out;
+}
+
 TEST(ConformanceKit, AnErrorWithoutAMessageIsAFinding) {
     const auto f = findings_of("kit_bad_error", 1);
     ASSERT_EQ(f.size(), 1U) << listed(f);
