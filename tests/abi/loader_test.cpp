@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -68,6 +70,31 @@ std::string refusal(const fs::path& file) {
     }
     ADD_FAILURE() << "loaded " << file;
     return {};
+}
+
+// The README's provider snippet compiles (fixtures/readme_provider.cpp is built from it), loads
+// and answers its capabilities; the README shows its lines as they are.
+TEST(Loader, TheReadmesProviderSnippetCompilesAndLoads) {
+    const Plugin p = PluginLoader().load((kGood / "nucleo-mine.so").string());
+    EXPECT_EQ(p.info().name, "mine");
+    EXPECT_EQ(p.info().factories, std::vector<std::string>{"nucleo.provider/1"});
+    EXPECT_EQ(p.make_provider().capabilities(), R"({"schema_version":1,"auth":"bearer"})");
+
+    std::ifstream readme_file(fs::path(NUCLEO_SOURCE_DIR) / "README.md");
+    const std::string readme((std::istreambuf_iterator<char>(readme_file)), {});
+    std::ifstream fixture(fs::path(NUCLEO_SOURCE_DIR) / "tests" / "abi" / "fixtures" /
+                          "readme_provider.cpp");
+    std::string line;
+    std::string block;
+    bool in_snippet = false;
+    while (std::getline(fixture, line)) {
+        if (line.rfind("#include", 0) == 0) in_snippet = true;
+        if (!in_snippet) continue;
+        block += line + "\n";
+        if (line.rfind("NUCLEO_PLUGIN_ENTRY(", 0) == 0) break;
+    }
+    EXPECT_GE(std::count(block.begin(), block.end(), '\n'), 8);
+    EXPECT_NE(readme.find(block), std::string::npos) << "the README does not show:\n" << block;
 }
 
 TEST(Loader, LoadsTheC11Plugin) {
