@@ -87,11 +87,13 @@ namespace nucleo::cli {
 namespace {
 
 constexpr const char* kCommands =
-    "/history, /transcript, /compact [TOKENS], /cost, /new, /quit, /exit, /help";
+    "/history, /transcript, /undo, /retry, /compact [TOKENS], /cost, /new, /quit, /exit, /help";
 
 constexpr const char* kHelp =
     "/history          the messages so far, one line each\n"
     "/transcript       the conversation as text for a reader\n"
+    "/undo             take back your last message and everything after it\n"
+    "/retry            ask your last message again (its answer is replaced)\n"
     "/compact [TOKENS] compact now to TOKENS (default: half the conversation), report the level\n"
     "/cost             tokens, cache hit rate and spend of this session\n"
     "/new              start a new conversation\n"
@@ -547,6 +549,10 @@ class ChatSession {
                 std::cout << shown(
                                  Transcript::render(Borrowed(s_.service, thinker_).conversation()))
                           << std::flush;
+            } else if (name == "/undo") {
+                (void)undo();
+            } else if (name == "/retry") {
+                if (auto text = undo()) turn(std::move(*text));
             } else if (name == "/compact") {
                 compact(arg);
             } else if (name == "/cost") {
@@ -563,6 +569,39 @@ class ChatSession {
                        one_line(e.what(), 400));
         }
         return true;
+    }
+
+    /// chat.112: removes the user's last message and everything after it (its answer, tool
+    /// rounds, a note), saves, and returns the message's text; nullopt, said, when there is none.
+    std::optional<std::string> undo() {
+        const Borrowed b(s_.service, thinker_);
+        ConversationContext& conversation = b.conversation();
+        const auto& messages = conversation.messages();
+        std::size_t last = messages.size();
+        for (std::size_t i = messages.size(); i-- > 0;) {
+            const Message& m = messages[i];
+            if (m.outgoing() && !m.app_authored && !tool_results_only(m)) {
+                last = i;
+                break;
+            }
+        }
+        if (last == messages.size()) {
+            error_line("nothing to take back: no message of yours in this conversation");
+            return std::nullopt;
+        }
+        std::string text;
+        for (const ContentBlock& block : messages[last].blocks)
+            if (const auto* t = block.get_if<TextBlock>()) text += t->text;
+        const std::size_t removed = messages.size() - last;
+        std::vector<Message> kept(messages.begin(),
+                                  messages.begin() + static_cast<std::ptrdiff_t>(last));
+        std::vector<std::size_t> origins(kept.size());
+        for (std::size_t i = 0; i < origins.size(); ++i) origins[i] = i;
+        conversation.replace_messages(std::move(kept), origins);
+        s_.service.save_conversation(conversation, *thinker_);
+        note("[took back \"" + neutralize(one_line(text, kHistoryPreview)) + "\" and " +
+             count_of(static_cast<std::int64_t>(removed - 1), "message") + " after it]");
+        return text;
     }
 
     void history() {
@@ -787,6 +826,13 @@ int run_chat(const Args& args) {
                   << " to continue; starting a new one\n";
     }
     session.open(resume);
+    // chat.112: the agent puts its instructions only on a conversation that has none, so a
+    // resumed one keeps those it started with; --system is said to be unused, not dropped
+    // silently.
+    if (resume && args.get("system")) {
+        std::cerr << "nucleo chat: --system is not applied: conversation " << *resume
+                  << " keeps the instructions it was started with\n";
+    }
     if (store_where.empty()) {
         std::cerr
             << "nucleo chat: " << config.path().string()

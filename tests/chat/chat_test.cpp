@@ -432,6 +432,57 @@ TEST(ChatPipe, AnUnknownSlashCommandIsNamedAndTheSessionGoesOn) {
     EXPECT_NE(r.out.find("cost: 1 turn"), std::string::npos) << r.out;
 }
 
+// chat.112: /undo takes back the last exchange and saves; /retry asks the last message again and
+// replaces its answer; both are kept when the conversation is resumed.
+TEST(ChatPipe, UndoTakesBackTheLastExchangeAndRetryReplacesItsAnswer) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun first = run_piped(emulator.port(), dir.path, {"--new"},
+                                    "first question\nsecond question\n/undo\n/history\n"
+                                    "third question\n/retry\n/history\n");
+    ASSERT_FALSE(first.timed_out);
+    ASSERT_EQ(first.status, 0) << first.err;
+    EXPECT_NE(first.err.find("[took back \"second question\" and 1 message after it]"),
+              std::string::npos)
+        << first.err;
+    EXPECT_NE(first.err.find("[took back \"third question\" and 1 message after it]"),
+              std::string::npos)
+        << first.err;
+    const std::string after_undo =
+        "1. user: first question\n"
+        "2. assistant: This is the emulator's answer to: first question\n";
+    const std::string after_retry =
+        after_undo +
+        "3. user: third question\n"
+        "4. assistant: This is the emulator's answer to: third question\n";
+    EXPECT_EQ(first.out,
+              "This is the emulator's answer to: first question\n"
+              "This is the emulator's answer to: second question\n" +
+                  after_undo +
+                  "This is the emulator's answer to: third question\n"
+                  "This is the emulator's answer to: third question\n" +
+                  after_retry);
+    const std::string id = minted_id(first.err);
+    ASSERT_FALSE(id.empty()) << first.err;
+
+    // Saved: a second process resumes the conversation as the first left it; --system there is
+    // said to be unused.
+    const ChatRun second = run_piped(emulator.port(), dir.path,
+                                     {"--conversation", id, "--system", "Be terse."}, "/history\n");
+    ASSERT_EQ(second.status, 0) << second.err;
+    EXPECT_EQ(second.out, after_retry);
+    EXPECT_NE(second.err.find("--system is not applied: conversation " + id +
+                              " keeps the instructions it was started with"),
+              std::string::npos)
+        << second.err;
+
+    // Nothing of the user's to take back: said, nothing changes.
+    const ChatRun empty = run_piped(emulator.port(), dir.path, {"--new"}, "/undo\n/history\n");
+    EXPECT_EQ(empty.status, 0) << empty.err;
+    EXPECT_NE(empty.err.find("nothing to take back"), std::string::npos) << empty.err;
+    EXPECT_EQ(empty.out, "(no messages yet)\n");
+}
+
 TEST(ChatPipe, AnUnknownConversationIdIsAStartUpErrorNamingItAndTheStore) {
     emulator_test::EmulatorProcess emulator;
     TempDir dir;
