@@ -48,6 +48,7 @@ SPEC_FILES = {
     "chat.md": "chat",
     "cli.md": "cli",
     "catalog.md": "catalog",
+    "mcp.md": "mcp",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))
 _PREFIX_ALT = "|".join(PREFIXES)
