@@ -25,6 +25,7 @@
 namespace nucleo {
 
 class Agent;
+struct McpServerConfig;
 
 namespace mcp {
 
@@ -43,6 +44,10 @@ struct ServerSpec {
     /// Variables set for the server on top of the host's environment (mcp.5).
     std::vector<std::pair<std::string, std::string>> env;
 };
+
+/// The spec of a server configured under nucleo.yaml `mcp_servers:` (mcp.40): its name, its
+/// command and args as argv, its env.
+ServerSpec server_spec(const McpServerConfig& config);
 
 /// Bounds of one client (mcp.11 to mcp.14).
 struct ClientLimits {

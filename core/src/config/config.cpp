@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "config/config_text.hpp"
+#include "config/mcp_servers.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 
@@ -303,6 +304,7 @@ std::string Config::redacted() const {
         out << YAML::EndMap;
     }
     emit_choice(out, "summarizer", summarizer_);
+    config_internal::emit_mcp_servers(out, mcp_servers_);
     // budget.102: the declarations in force, `none` where the config opted out.
     out << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "depth" << YAML::Value

@@ -11,6 +11,7 @@
 #include "mcp/jsonrpc.hpp"
 #include "mcp/results.hpp"
 #include "mcp/stdio_process.hpp"
+#include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/mcp.hpp"
 #include "nucleo/version.hpp"
@@ -200,6 +201,15 @@ struct McpClient::Impl {
              "notifications/initialized");
     }
 };
+
+ServerSpec server_spec(const McpServerConfig& config) {
+    ServerSpec spec;
+    spec.name = config.name;
+    spec.command.push_back(config.command);
+    spec.command.insert(spec.command.end(), config.args.begin(), config.args.end());
+    spec.env = config.env;
+    return spec;
+}
 
 McpClient::McpClient(ServerSpec spec, ClientLimits limits) : impl_(std::make_unique<Impl>()) {
     static const std::regex kName("^[A-Za-z0-9_-]{1,32}$");
