@@ -30,35 +30,43 @@ std::string first_line(const std::string& text) {
     return text.substr(0, text.find('\n'));
 }
 
+/// One compact JSON document on a line (docs/cli-json.md): {"schema_version": 1, ...body}.
+template <typename Body>
+void print_json(Body&& body) {
+    rapidjson::StringBuffer buffer;
+    JsonWriter w(buffer);
+    w.StartObject();
+    w.Key("schema_version");
+    w.Int(1);
+    body(w);
+    w.EndObject();
+    std::cout << buffer.GetString() << '\n';
+}
+
 int list_servers(const Config& config, bool json) {
     if (json) {
-        rapidjson::StringBuffer buffer;
-        JsonWriter w(buffer);
-        w.StartObject();
-        w.Key("schema_version");
-        w.Int(1);
-        w.Key("servers");
-        w.StartArray();
-        for (const auto& s : config.mcp_servers()) {
-            w.StartObject();
-            w.Key("name");
-            w.String(s.name);
-            w.Key("command");
-            w.String(s.command);
-            w.Key("args");
+        print_json([&](JsonWriter& w) {
+            w.Key("servers");
             w.StartArray();
-            for (const auto& a : s.args) w.String(a);
+            for (const auto& s : config.mcp_servers()) {
+                w.StartObject();
+                w.Key("name");
+                w.String(s.name);
+                w.Key("command");
+                w.String(s.command);
+                w.Key("args");
+                w.StartArray();
+                for (const auto& a : s.args) w.String(a);
+                w.EndArray();
+                // The values may be tokens: only the names are shown.
+                w.Key("env");
+                w.StartArray();
+                for (const auto& kv : s.env) w.String(kv.first);
+                w.EndArray();
+                w.EndObject();
+            }
             w.EndArray();
-            // The values may be tokens: only the names are shown.
-            w.Key("env");
-            w.StartArray();
-            for (const auto& kv : s.env) w.String(kv.first);
-            w.EndArray();
-            w.EndObject();
-        }
-        w.EndArray();
-        w.EndObject();
-        std::cout << buffer.GetString() << '\n';
+        });
         return kExitOk;
     }
     if (config.mcp_servers().empty()) {
@@ -74,31 +82,26 @@ int list_tools(const Config& config, const std::string& name, bool json) {
     mcp::McpClient client(mcp::server_spec(config.mcp_server(name)));
     const std::vector<mcp::Tool> tools = client.list_tools();
     if (json) {
-        rapidjson::StringBuffer buffer;
-        JsonWriter w(buffer);
-        w.StartObject();
-        w.Key("schema_version");
-        w.Int(1);
-        w.Key("server");
-        w.String(name);
-        w.Key("protocol_revision");
-        w.String(client.protocol_revision());
-        w.Key("tools");
-        w.StartArray();
-        for (const auto& t : tools) {
-            w.StartObject();
-            w.Key("name");
-            w.String(t.name);
-            w.Key("description");
-            w.String(t.description);
-            w.Key("input_schema");
-            w.RawValue(t.input_schema_json.data(), t.input_schema_json.size(),
-                       rapidjson::kObjectType);
-            w.EndObject();
-        }
-        w.EndArray();
-        w.EndObject();
-        std::cout << buffer.GetString() << '\n';
+        print_json([&](JsonWriter& w) {
+            w.Key("server");
+            w.String(name);
+            w.Key("protocol_revision");
+            w.String(client.protocol_revision());
+            w.Key("tools");
+            w.StartArray();
+            for (const auto& t : tools) {
+                w.StartObject();
+                w.Key("name");
+                w.String(t.name);
+                w.Key("description");
+                w.String(t.description);
+                w.Key("input_schema");
+                w.RawValue(t.input_schema_json.data(), t.input_schema_json.size(),
+                           rapidjson::kObjectType);
+                w.EndObject();
+            }
+            w.EndArray();
+        });
         return kExitOk;
     }
     std::cout << name << ": " << client.server_info_name() << ' ' << client.server_info_version()
