@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "agent_support.hpp"
 #include "mcp_support.hpp"
@@ -46,6 +47,17 @@ class McpAgent : public ::testing::Test {
         return std::make_shared<mcp::McpClient>(mcp_test::hostile(mode, first));
     }
 
+    /// One turn on a fresh conversation `c` of an agent with the fixture server (its tools
+    /// `first` listed first), the emulator scripted by `fault`; the turn must end answered.
+    TurnReport turn(ConversationContext& c, const std::string& fault, const std::string& first,
+                    const std::string& question) {
+        Agent agent(client_, model_, options(fault));
+        mcp::attach_mcp_server(agent, hostile("well", first));
+        const TurnReport r = agent.run_turn(c, question);
+        EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+        return r;
+    }
+
     nucleo::emulator_test::EmulatorProcess emulator_;
     ProviderClient client_ = client_for(emulator_, "anthropic");
     ModelSpec model_ = model_for("anthropic");
@@ -54,11 +66,8 @@ class McpAgent : public ::testing::Test {
 }  // namespace
 
 TEST_F(McpAgent, ServerToolsAreCalledAndTheirBlocksReachTheConversation) {
-    Agent agent(client_, model_, options("tool-rounds=2,tool-cycle"));
-    mcp::attach_mcp_server(agent, hostile("well", "echo,image"));
     ConversationContext c = fresh();
-    const TurnReport r = agent.run_turn(c, "Say parrot");
-    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    const TurnReport r = turn(c, "tool-rounds=2,tool-cycle", "echo,image", "Say parrot");
     EXPECT_EQ(r.tool_calls, 2U);
     EXPECT_EQ(r.tool_errors, 0U);
     const auto results = results_in(c);
@@ -68,7 +77,7 @@ TEST_F(McpAgent, ServerToolsAreCalledAndTheirBlocksReachTheConversation) {
     ASSERT_EQ(results[1]->content.size(), 2U);
     EXPECT_NE(results[1]->content[1].get_if<ImageBlock>(), nullptr);
     // Every listed tool is declared at the first render, in the server's order.
-    ASSERT_GE(c.declared_tools().size(), 13U);
+    ASSERT_GE(c.declared_tools().size(), 14U);
     EXPECT_EQ(c.declared_tools()[0].definition.name, "echo");
 }
 
@@ -93,11 +102,8 @@ TEST_F(McpAgent, ANameTakenByAHostToolIsNamespaced) {
 }
 
 TEST_F(McpAgent, AListChangeAfterTheFirstRenderDeclaresTheNewToolAsALateTool) {
-    Agent agent(client_, model_, options());
-    mcp::attach_mcp_server(agent, hostile("well", "grow"));
     ConversationContext c = fresh();
-    const TurnReport r = agent.run_turn(c, "Grow please");
-    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    const TurnReport r = turn(c, "", "grow", "Grow please");
     ASSERT_EQ(r.rounds, 2);
     // mcp.22: `grow` announced a list change; before round 2 the list was read again and extra_1
     // went out as a late tool: a message of the conversation carries it, the head does not.
@@ -107,12 +113,26 @@ TEST_F(McpAgent, AListChangeAfterTheFirstRenderDeclaresTheNewToolAsALateTool) {
     EXPECT_NE(*where, "head");
 }
 
-TEST_F(McpAgent, AToolTheServerRemovedIsRefusedAndStaysDeclared) {
-    Agent agent(client_, model_, options("tool-rounds=2,tool-cycle"));
-    mcp::attach_mcp_server(agent, hostile("well", "drop,echo"));
+TEST_F(McpAgent, AListChangeEveryCallDeclaresOneLateToolPerRound) {
     ConversationContext c = fresh();
-    const TurnReport r = agent.run_turn(c, "Drop it");
-    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    const TurnReport r = turn(c, "tool-rounds=3", "grow", "Grow thrice");
+    EXPECT_EQ(r.tool_calls, 3U);
+    EXPECT_EQ(r.tool_errors, 0U);
+    // mcp.22: each call changed the list; each new tool went out before the next round, at its
+    // own point, in a message of its own.
+    std::set<std::string> carriers;
+    for (const char* tool : {"extra_1", "extra_2", "extra_3"}) {
+        const std::optional<std::string> where = c.announced_in(tool);
+        ASSERT_TRUE(where.has_value()) << tool;
+        EXPECT_NE(*where, "head") << tool;
+        carriers.insert(*where);
+    }
+    EXPECT_EQ(carriers.size(), 3U);
+}
+
+TEST_F(McpAgent, AToolTheServerRemovedIsRefusedAndStaysDeclared) {
+    ConversationContext c = fresh();
+    const TurnReport r = turn(c, "tool-rounds=2,tool-cycle", "drop,echo", "Drop it");
     EXPECT_EQ(r.tool_calls, 2U);
     EXPECT_EQ(r.tool_errors, 1U);
     const auto results = results_in(c);

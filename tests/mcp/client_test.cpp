@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "mcp_support.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
@@ -55,7 +59,7 @@ TEST(McpClient, ListsEveryPageInOrder) {
     for (const auto& t : tools) names.push_back(t.name);
     EXPECT_EQ(names, (std::vector<std::string>{"echo", "image", "structured", "fails", "hang",
                                                "crash", "deep", "bad_utf8", "huge", "garbage",
-                                               "grow", "cancelled", "drop"}));
+                                               "grow", "cancelled", "drop", "spawn"}));
     EXPECT_EQ(tools[0].description, "The echo tool.");
     EXPECT_THAT(tools[0].input_schema_json, HasSubstr(R"("required":["text"])"));
 }
@@ -244,4 +248,22 @@ TEST(McpClient, TheServersStderrGoesToTheLogUnderItsName) {
     log::set_level(before);
     EXPECT_THAT(lines, ::testing::Contains(
                            "MCP server 'hostile': hostile MCP server started in mode well"));
+}
+
+TEST(McpClient, ClosingKillsTheServersWholeProcessGroup) {
+    int pidfd = -1;
+    {
+        McpClient client(mcp_test::hostile("well"));
+        // The server starts a child of its own, which waits forever in the server's group.
+        const pid_t child = std::stoi(mcp_test::text_of(client.call_tool("spawn", "{}").content));
+        pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+        ASSERT_GE(pidfd, 0);
+        pollfd alive{pidfd, POLLIN, 0};
+        ASSERT_EQ(::poll(&alive, 1, 0), 0);  // still running while the client lives
+    }
+    // mcp.6: the close killed the group, the child with it: its pidfd turns readable when it
+    // exits (bounded, so a child left running fails the test instead of hanging it).
+    pollfd ended{pidfd, POLLIN, 0};
+    EXPECT_EQ(::poll(&ended, 1, 10'000), 1);
+    ::close(pidfd);
 }

@@ -13,11 +13,13 @@
 // fails (isError), hang (never answers), crash (aborts), deep (100,000-deep result), bad_utf8,
 // huge (writes until killed), garbage (a line that is not JSON), grow (each call adds a tool and
 // announces the change), cancelled (names the request ids it was told were cancelled), drop
-// (removes `echo` and announces the change).
+// (removes `echo` and announces the change), spawn (starts a child that waits forever in the
+// server's process group and names its pid).
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -62,7 +64,7 @@ std::vector<std::string> tool_names() {
         return names;
     }
     for (const char* n : {"echo", "image", "structured", "fails", "hang", "crash", "deep",
-                          "bad_utf8", "huge", "garbage", "grow", "cancelled", "drop"}) {
+                          "bad_utf8", "huge", "garbage", "grow", "cancelled", "drop", "spawn"}) {
         if (std::string(n) == "echo" && echo_dropped) continue;
         names.emplace_back(n);
     }
@@ -148,6 +150,12 @@ void call(const std::string& id, const rapidjson::Value& params) {
         echo_dropped = true;
         send(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
         result(id, text_content("echo removed"));
+    } else if (name == "spawn") {
+        const pid_t child = ::fork();
+        if (child == 0) {
+            for (;;) ::pause();
+        }
+        result(id, text_content(std::to_string(child)));
     } else if (name == "cancelled") {
         std::string joined;
         for (const auto& c : cancelled_ids) joined += (joined.empty() ? "" : ",") + c;

@@ -81,8 +81,8 @@ struct CallResult {
 };
 
 /// A connection to one MCP server over stdio. Construction starts the server and runs the
-/// initialization; destruction ends it, its whole process group with it (mcp.6). Not
-/// thread-safe: one call at a time (the Agent's tools run one at a time on the turn's thread).
+/// initialization; destruction ends it, its whole process group with it (mcp.6). Calls from
+/// several threads are served one at a time.
 class McpClient {
   public:
     /// Starts and initializes the server. Throws Error(kTransport) when it cannot be started, dies

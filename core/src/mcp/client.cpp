@@ -1,6 +1,8 @@
 // McpClient: the lifecycle (initialize, initialized, close), requests with their deadlines and
 // cancellation, and what the server sends unasked (mcp.1 to mcp.15).
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
@@ -36,10 +38,13 @@ std::string revisions_list() {
 }  // namespace
 
 struct McpClient::Impl {
+    // Public calls are serialized: turns of one Agent on several conversations may share a
+    // server, whose one stdin/stdout pair carries one exchange at a time here.
+    std::mutex mutex;
     ServerSpec spec;
     ClientLimits limits;
     std::optional<StdioProcess> process;
-    bool dead = false;
+    std::atomic<bool> dead{false};  // alive() reads it without the lock
     std::string dead_reason;
     std::int64_t next_id = 1;
     std::string revision;
@@ -248,6 +253,7 @@ bool McpClient::alive() const noexcept {
 }
 
 std::vector<Tool> McpClient::list_tools() {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->require_alive();
     std::vector<Tool> tools;
     if (!impl_->has_tools) return tools;
@@ -293,6 +299,7 @@ CallResult McpClient::call_tool(std::string_view name, std::string_view argument
     if (!args.IsObject())
         throw Error(ErrorKind::kInvalidArgument,
                     "the arguments of " + during + " are not a JSON object");
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
     const std::string params = R"({"name":)" + mcp_internal::json_string(name) +
                                R"(,"arguments":)" + internal::json_compact(args) + "}";
     rapidjson::Document doc =
@@ -307,10 +314,12 @@ CallResult McpClient::call_tool(std::string_view name, std::string_view argument
 }
 
 void McpClient::ping() {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->request("ping", "", impl_->limits.request_timeout, nullptr, "ping");
 }
 
 std::uint64_t McpClient::list_changes() {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
     if (!impl_->dead) {
         while (auto in = impl_->read_one(Clock::now(), "a wait between calls"))
             impl_->handle_unasked(*in);
