@@ -95,15 +95,20 @@ class McpCommand : public ::testing::Test {
         ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
         dir_ = pattern;
         config_ = (dir_ / "nucleo.yaml").string();
-        std::ofstream(config_) << "mcp_servers:\n  hostile:\n    command: " << HOSTILE_MCP_SERVER
+        // The shipped config gives the providers and models `chat --emulator` needs.
+        std::ofstream(config_) << "include: " << NUCLEO_SOURCE_DIR << "/config/nucleo.yaml\n"
+                               << "mcp_servers:\n  hostile:\n    command: " << HOSTILE_MCP_SERVER
                                << "\n    args: [paged]\n  silent:\n    command: "
                                << HOSTILE_MCP_SERVER << "\n    args: [exit]\n";
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
 
-    test_support::CliRun nucleo(const std::string& args) const {
-        return test_support::run_command(std::string("'") + NUCLEO_CLI + "' " + args +
-                                         " --config '" + config_ + "'");
+    test_support::CliRun nucleo(const std::string& args, const std::string& input = {}) const {
+        // The shipped config's store is the user's: a chat here saves into the test's folder.
+        return test_support::run_command((input.empty() ? "" : "printf '" + input + "' | ") +
+                                         "NUCLEO_SQLITE_PATH='" + (dir_ / "chat.db").string() +
+                                         "' '" + NUCLEO_CLI + "' " + args + " --config '" +
+                                         config_ + "'");
     }
 
     std::filesystem::path dir_;
@@ -145,4 +150,17 @@ TEST_F(McpCommand, AServerThatFailsOrIsNotConfiguredIsAnErrorNamingIt) {
     const auto verb = nucleo("mcp tool hostile");
     EXPECT_NE(verb.status, 0);
     EXPECT_THAT(verb.err, HasSubstr("tools"));
+}
+
+TEST_F(McpCommand, ChatGivesTheModelTheNamedServersTools) {
+    // mcp.40: the emulator calls the first declared tool, the server's first (paged mode: echo).
+    const auto run = nucleo("chat --emulator --mcp hostile", "Say hello\\n");
+    EXPECT_EQ(run.status, 0) << run.err;
+    EXPECT_THAT(run.out, HasSubstr("The tool echo returned: echo: hello"));
+    EXPECT_THAT(run.err, HasSubstr("[tool echo {\"text\":\"hello\"}] ok"));
+    EXPECT_TRUE(std::filesystem::exists(dir_ / "chat.db"));
+    const auto failed = nucleo("chat --emulator --mcp silent", "Say hello\\n");
+    EXPECT_NE(failed.status, 0);
+    EXPECT_THAT(failed.err,
+                HasSubstr("MCP server 'silent': exited with status 3 during initialize"));
 }
