@@ -211,7 +211,7 @@ TEST(CliJson, Mcp) {
     ASSERT_EQ(list["servers"].Size(), 1u);
     EXPECT_EQ(std::string(list["servers"][0]["env"][0].GetString()), "HOSTILE_TOKEN");
     const auto tools = expect_documented("mcp tools hostile" + tail, "nucleo mcp tools --json");
-    EXPECT_EQ(tools["tools"].Size(), 14u);
+    EXPECT_EQ(tools["tools"].Size(), 15u);
     fs::remove_all(dir);
 }
 

@@ -77,7 +77,7 @@ TEST_F(McpAgent, ServerToolsAreCalledAndTheirBlocksReachTheConversation) {
     ASSERT_EQ(results[1]->content.size(), 2U);
     EXPECT_NE(results[1]->content[1].get_if<ImageBlock>(), nullptr);
     // Every listed tool is declared at the first render, in the server's order.
-    ASSERT_GE(c.declared_tools().size(), 14U);
+    ASSERT_GE(c.declared_tools().size(), 15U);
     EXPECT_EQ(c.declared_tools()[0].definition.name, "echo");
 }
 

@@ -59,7 +59,7 @@ TEST(McpClient, ListsEveryPageInOrder) {
     for (const auto& t : tools) names.push_back(t.name);
     EXPECT_EQ(names, (std::vector<std::string>{"echo", "image", "structured", "fails", "hang",
                                                "crash", "deep", "bad_utf8", "huge", "garbage",
-                                               "grow", "cancelled", "drop", "spawn"}));
+                                               "grow", "cancelled", "drop", "spawn", "asks"}));
     EXPECT_EQ(tools[0].description, "The echo tool.");
     EXPECT_THAT(tools[0].input_schema_json, HasSubstr(R"("required":["text"])"));
 }
@@ -266,4 +266,11 @@ TEST(McpClient, ClosingKillsTheServersWholeProcessGroup) {
     pollfd ended{pidfd, POLLIN, 0};
     EXPECT_EQ(::poll(&ended, 1, 10'000), 1);
     ::close(pidfd);
+}
+
+TEST(McpClient, TheServersRequestsAreAnswered) {
+    McpClient client(mcp_test::hostile("well"));
+    // mcp.9: a ping gets an empty result; roots/list, a client feature this client does not
+    // offer, gets "method not found". The fixture answers the call only after both answers.
+    EXPECT_EQ(mcp_test::text_of(client.call_tool("asks", "{}").content), R"("s1"={} "s2"=-32601)");
 }

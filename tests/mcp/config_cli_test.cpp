@@ -130,7 +130,7 @@ TEST_F(McpCommand, ToolsStartsTheServerAndListsEveryPage) {
     const auto run = nucleo("mcp tools hostile");
     EXPECT_EQ(run.status, 0) << run.err;
     EXPECT_THAT(run.out,
-                HasSubstr("hostile: hostile 1.0, protocol revision 2025-11-25, 14 tools\n"));
+                HasSubstr("hostile: hostile 1.0, protocol revision 2025-11-25, 15 tools\n"));
     EXPECT_THAT(run.out, HasSubstr("echo\tThe echo tool.\n"));
     EXPECT_THAT(run.out, HasSubstr("drop\tThe drop tool.\n"));
     const auto json = nucleo("mcp tools hostile --json");

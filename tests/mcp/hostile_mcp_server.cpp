@@ -14,7 +14,8 @@
 // huge (writes until killed), garbage (a line that is not JSON), grow (each call adds a tool and
 // announces the change), cancelled (names the request ids it was told were cancelled), drop
 // (removes `echo` and announces the change), spawn (starts a child that waits forever in the
-// server's process group and names its pid).
+// server's process group and names its pid), asks (sends the client a ping and a roots/list
+// request, and answers with what the client answered them).
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -34,6 +35,8 @@ std::vector<std::string> front;
 std::vector<std::string> extra_tools;
 std::vector<std::string> cancelled_ids;
 bool echo_dropped = false;
+std::string asks_call_id;  // the `asks` call waiting for the client's two answers
+std::vector<std::string> asks_answers;
 
 void send(const std::string& line) {
     std::fwrite(line.data(), 1, line.size(), stdout);
@@ -63,8 +66,9 @@ std::vector<std::string> tool_names() {
         for (int i = 0; i < 10000; ++i) names.push_back("t" + std::to_string(i));
         return names;
     }
-    for (const char* n : {"echo", "image", "structured", "fails", "hang", "crash", "deep",
-                          "bad_utf8", "huge", "garbage", "grow", "cancelled", "drop", "spawn"}) {
+    for (const char* n :
+         {"echo", "image", "structured", "fails", "hang", "crash", "deep", "bad_utf8", "huge",
+          "garbage", "grow", "cancelled", "drop", "spawn", "asks"}) {
         if (std::string(n) == "echo" && echo_dropped) continue;
         names.emplace_back(n);
     }
@@ -156,6 +160,11 @@ void call(const std::string& id, const rapidjson::Value& params) {
             for (;;) ::pause();
         }
         result(id, text_content(std::to_string(child)));
+    } else if (name == "asks") {
+        asks_call_id = id;
+        asks_answers.clear();
+        send(R"({"jsonrpc":"2.0","id":"s1","method":"ping"})");
+        send(R"({"jsonrpc":"2.0","id":"s2","method":"roots/list"})");
     } else if (name == "cancelled") {
         std::string joined;
         for (const auto& c : cancelled_ids) joined += (joined.empty() ? "" : ",") + c;
@@ -185,7 +194,19 @@ int main(int argc, char** argv) {
         if (mode == "silent") continue;
         rapidjson::Document d;
         d.Parse(line.c_str());
-        if (d.HasParseError() || !d.IsObject() || !d.HasMember("method")) continue;
+        if (d.HasParseError() || !d.IsObject()) continue;
+        if (!d.HasMember("method")) {
+            // The client's answer to one of our requests: the result, or the error's code.
+            if (asks_call_id.empty() || !d.HasMember("id")) continue;
+            asks_answers.push_back(
+                id_text(d["id"]) + "=" +
+                (d.HasMember("result") ? id_text(d["result"]) : id_text(d["error"]["code"])));
+            if (asks_answers.size() == 2) {
+                result(asks_call_id, text_content(asks_answers[0] + " " + asks_answers[1]));
+                asks_call_id.clear();
+            }
+            continue;
+        }
         const std::string method = d["method"].GetString();
         const rapidjson::Value empty(rapidjson::kObjectType);
         const rapidjson::Value& params = d.HasMember("params") ? d["params"] : empty;

@@ -168,7 +168,7 @@ bool StdioProcess::write(std::string_view bytes, Clock::time_point deadline) {
             }
             if ((p[1].revents & (POLLIN | POLLHUP)) != 0 ||
                 (p[2].revents & (POLLIN | POLLHUP)) != 0)
-                pump(Clock::now(), static_cast<std::size_t>(-1) / 2);
+                pump(Clock::now());
             continue;
         }
         broke = (n < 0 && errno == EPIPE);
@@ -200,7 +200,7 @@ void StdioProcess::drain_stderr(bool flush_all) {
     }
 }
 
-bool StdioProcess::pump(Clock::time_point deadline, std::size_t max_bytes) {
+bool StdioProcess::pump(Clock::time_point deadline) {
     pollfd p[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
     const bool watch_err = err_ >= 0;
     const int count = watch_err ? 2 : 1;
@@ -229,7 +229,6 @@ bool StdioProcess::pump(Clock::time_point deadline, std::size_t max_bytes) {
             stdout_closed_ = true;
         }
     }
-    (void)max_bytes;
     return true;
 }
 
@@ -249,7 +248,7 @@ StdioProcess::Read StdioProcess::read_line(std::string& line, Clock::time_point 
             return Read::kOversized;
         }
         if (stdout_closed_) return Read::kClosed;
-        if (!pump(deadline, max_bytes) && Clock::now() >= deadline) return Read::kTimeout;
+        if (!pump(deadline) && Clock::now() >= deadline) return Read::kTimeout;
     }
 }
 

@@ -40,7 +40,9 @@ class StdioProcess {
     void kill();
 
   private:
-    bool pump(Clock::time_point deadline, std::size_t max_bytes);
+    /// Waits until `deadline` for output of either stream and reads what came (stdout into the
+    /// line buffer, stderr to the log); false when nothing came.
+    bool pump(Clock::time_point deadline);
     void drain_stderr(bool flush_all);
 
     std::string server_;
@@ -50,7 +52,6 @@ class StdioProcess {
     int err_ = -1;  // its stderr (we read, to the log)
     bool reaped_ = false;
     int status_ = 0;
-    std::string pending_out_;
     std::string stdout_buffer_;
     std::string stderr_buffer_;
     bool stdout_closed_ = false;
