@@ -16,6 +16,9 @@ inline nucleo::mcp::ServerSpec hostile(const std::string& mode, const std::strin
     spec.name = "hostile";
     spec.command = {HOSTILE_MCP_SERVER, mode};
     if (!first.empty()) spec.command.push_back(first);
+    // Under AddressSanitizer the fixture's abort must stay a death by SIGABRT, as in a release
+    // build, whatever ASAN_OPTIONS the test run was given.
+    spec.env = {{"ASAN_OPTIONS", "handle_abort=0:handle_segv=0"}};
     return spec;
 }
 
