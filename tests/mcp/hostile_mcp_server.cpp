@@ -6,6 +6,7 @@
 //   old       answers initialize with revision 2024-11-05
 //   paged     lists its tools three per page
 //   many      lists 10,000 tools, 500 per page
+//   thousand  lists 1,000 tools, 500 per page (bench/mcp)
 //   collide   also lists a tool named `lookup_order` (a host tool's name)
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
@@ -62,8 +63,9 @@ std::string tool(const std::string& name) {
 
 std::vector<std::string> tool_names() {
     std::vector<std::string> names;
-    if (mode == "many") {
-        for (int i = 0; i < 10000; ++i) names.push_back("t" + std::to_string(i));
+    if (mode == "many" || mode == "thousand") {
+        const int count = mode == "many" ? 10000 : 1000;
+        for (int i = 0; i < count; ++i) names.push_back("t" + std::to_string(i));
         return names;
     }
     for (const char* n :
@@ -89,7 +91,9 @@ std::vector<std::string> tool_names() {
 
 void list(const std::string& id, const rapidjson::Value& params) {
     const std::vector<std::string> names = tool_names();
-    const std::size_t per_page = mode == "many" ? 500 : mode == "paged" ? 3 : names.size();
+    const std::size_t per_page = mode == "many" || mode == "thousand" ? 500
+                                 : mode == "paged"                    ? 3
+                                                                      : names.size();
     std::size_t start = 0;
     if (params.IsObject() && params.HasMember("cursor") && params["cursor"].IsString())
         start = std::stoul(std::string(params["cursor"].GetString()).substr(5));
