@@ -115,7 +115,7 @@ class Host {
                                 R"({"type":"object","properties":{"order":{"type":"string"}},)"
                                 R"("required":["order"]})"},
             [](std::string_view input, const CancellationToken&) {
-                return ToolOutput{"order " + std::string(input) + " shipped on Monday", false};
+                return ToolOutput{"order " + std::string(input) + " shipped on Monday", false, {}};
             }});
         std::mt19937 rng(o_.seed * 7919U + static_cast<unsigned>(thread));
         for (long long seq = 0; seq < turns && wall_us() < o_.until_us; ++seq) {

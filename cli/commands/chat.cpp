@@ -1,6 +1,6 @@
 // `nucleo chat [--model ID] [--user U] [--conversation ID | -c | --new] [--system TEXT]
-// [--tools-dir DIR] [--comfort N] [--emulator] [--config FILE]`: an interactive session over the
-// agent loop.
+// [--tools-dir DIR] [--mcp NAME[,NAME]] [--comfort N] [--emulator] [--config FILE]`: an interactive
+// session over the agent loop.
 //
 // Every message is one Agent turn through a ConversationService wired to the config's persistent
 // store, so the save discipline holds (saved after the user's message, after the answer, and on
@@ -75,6 +75,7 @@
 #include "nucleo/configured.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
+#include "nucleo/mcp.hpp"
 #include "nucleo/observability.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/service.hpp"
@@ -803,6 +804,22 @@ int run_chat(const Args& args) {
         for (AgentTool& tool : folder_tools(*dir)) agent.add_tool(std::move(tool));
         tools_note = "tools: list_files, read_file in " + *dir;
     }
+    // mcp.40: each server named by --mcp is started now (one that cannot start ends the chat
+    // with its error) and its tools are the agent's (mcp.20).
+    if (auto names = args.get("mcp")) {
+        std::string started;
+        for (std::size_t start = 0; start <= names->size();) {
+            const std::size_t comma = std::min(names->find(',', start), names->size());
+            const std::string name = names->substr(start, comma - start);
+            start = comma + 1;
+            if (name.empty()) throw UsageError{"--mcp: an empty server name"};
+            auto server =
+                std::make_shared<mcp::McpClient>(mcp::server_spec(config.mcp_server(name)));
+            mcp::attach_mcp_server(agent, server);
+            started += (started.empty() ? "" : ", ") + name;
+        }
+        tools_note += "; MCP servers: " + started;
+    }
 
     const bool interactive = ::isatty(STDIN_FILENO) == 1;
     const char* term = std::getenv("TERM");
@@ -855,6 +872,8 @@ const CommandSpec& chat_command() {
          {"--system", "TEXT", "the instructions the model gets (default: a terminal assistant's)"},
          {"--tools-dir", "DIR",
           "give the model list_files and read_file, confined to DIR (default: no tools)"},
+         {"--mcp", "NAME[,NAME]",
+          "start these servers of the config's mcp_servers: and give the model their tools"},
          {"--comfort", "N", "the comfort window in tokens (default: the catalog's, else 128000)"},
          {"--pinned-exchanges", "N|all",
           "the recent exchanges kept word for word when compacting (default: 4)"},

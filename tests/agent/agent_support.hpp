@@ -12,6 +12,7 @@
 #include "nucleo/plugins.hpp"
 #include "nucleo/provider_client.hpp"
 #include "nucleo/schema.hpp"
+#include "nucleo/thinker.hpp"
 
 namespace agent_test {
 
@@ -83,6 +84,16 @@ inline nucleo::ConversationContext asked(const std::string& id) {
     c.put_main_objective("task", "You answer questions about orders.");
     c.add_message(nucleo::Message::outgoing_text("Where is order 42?"));
     return c;
+}
+
+/// A thinker of alice's that only reads conversation `id` back from a store (a job of its own).
+inline std::shared_ptr<nucleo::Thinker> reader_thinker(const std::string& id) {
+    auto reader = std::make_shared<nucleo::Thinker>();
+    reader->name = "Reader";
+    reader->job_id = "reader-job";
+    reader->user_id = "alice";
+    reader->set_conversation_id(id);
+    return reader;
 }
 
 /// Requests the emulator has answered so far (its /stats "total").

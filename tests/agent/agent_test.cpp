@@ -351,11 +351,7 @@ TEST_F(AgentLoop, AResumedConversationContinuesWithItsTools) {
     EXPECT_NE(r.answer.find("order B2 is in Lyon"), std::string::npos) << r.answer;
 
     // What the second turn saved holds both turns, the first answer still non-compactable.
-    auto reader = std::make_shared<Thinker>();
-    reader->name = "Reader";
-    reader->job_id = "reader-job";
-    reader->user_id = "alice";
-    reader->set_conversation_id(id);
+    auto reader = agent_test::reader_thinker(id);
     auto fresh_service = sqlite_service(path);
     auto restored = fresh_service->obtain_conversation(reader).get();
     ASSERT_EQ(restored->messages().size(), 8U);

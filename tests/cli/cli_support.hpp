@@ -21,8 +21,8 @@ inline std::string quoted(const std::string& s) { return "'" + s + "'"; }
 /// Every subcommand of `nucleo`.
 inline const std::vector<std::string>& all_commands() {
     static const std::vector<std::string> names = {
-        "ask",     "chat",    "compact", "config", "conversations", "demo",       "models",
-        "plugins", "render",  "send",   "tokens",        "transcript", "version"};
+        "ask",    "chat",    "compact", "config", "conversations", "demo",       "mcp",
+        "models", "plugins", "render",  "send",   "tokens",        "transcript", "version"};
     return names;
 }
 

@@ -199,5 +199,21 @@ TEST(CliJson, Conversations) {
     fs::remove_all(dir);
 }
 
+TEST(CliJson, Mcp) {
+    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "cli" / "mcp-json";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "nucleo.yaml") << "mcp_servers:\n  hostile:\n    command: \""
+                                       << HOSTILE_MCP_SERVER << "\"\n    args: [paged]\n"
+                                       << "    env: {HOSTILE_TOKEN: secret-value}\n";
+    const std::string tail = " --json --config " + quoted((dir / "nucleo.yaml").string());
+    const auto list = expect_documented("mcp list" + tail, "nucleo mcp list --json");
+    ASSERT_EQ(list["servers"].Size(), 1u);
+    EXPECT_EQ(std::string(list["servers"][0]["env"][0].GetString()), "HOSTILE_TOKEN");
+    const auto tools = expect_documented("mcp tools hostile" + tail, "nucleo mcp tools --json");
+    EXPECT_EQ(tools["tools"].Size(), 15u);
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace nucleo::cli_test

@@ -69,7 +69,7 @@ TEST(ConfigErrors, UnknownTopLevelKey) {
     EXPECT_EQ(refusal_of(file).message, file.string() +
                                             ":3:1: modles: unknown key (known keys: include, "
                                             "plugins, providers, stores, summarizer, "
-                                            "models, defaults)");
+                                            "models, defaults, mcp_servers)");
 }
 
 TEST(ConfigErrors, UnknownKeyInACatalogEntry) {

@@ -49,6 +49,7 @@ SPEC_FILES = {
     "cli.md": "cli",
     "catalog.md": "catalog",
     "config.md": "config",
+    "mcp.md": "mcp",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))
 _PREFIX_ALT = "|".join(PREFIXES)

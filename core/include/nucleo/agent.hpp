@@ -41,9 +41,12 @@ namespace nucleo {
 struct ToolOutput {
     std::string text;
     bool is_error = false;
+    /// When not empty, the result's content as blocks (text, images, JSON: an MCP tool's result,
+    /// mcp.30), sent instead of `text`, which then only tells the callbacks what happened.
+    std::vector<ContentBlock> blocks;
 
     /// A failed call: the text says what went wrong, for the model to read.
-    static ToolOutput error(std::string text) { return {std::move(text), true}; }
+    static ToolOutput error(std::string text) { return {std::move(text), true, {}}; }
 };
 
 /// One registered tool: its wire definition (input schema from the schema facility) and the
@@ -71,11 +74,27 @@ AgentTool make_tool(std::string name, std::string description, Fn fn) {
         if constexpr (std::is_same_v<R, ToolOutput>) {
             return fn(input);
         } else {
-            return ToolOutput{std::string(fn(input)), false};
+            return ToolOutput{std::string(fn(input)), false, {}};
         }
     };
     return tool;
 }
+
+/// Tools that come from outside the host's code and may change between rounds (an MCP server's,
+/// mcp.20). The agent asks for them before each round; a conversation keeps every tool it was
+/// once given (tools.1), so a tool a source drops stays declared and its calls are answered by
+/// answer_unknown.
+class ToolSource {
+  public:
+    virtual ~ToolSource() = default;
+    /// The source's tools now. `taken(name)` says whether a host tool or an earlier source
+    /// already has a name (the source renames its own, mcp.21). Names and schemas must pass the
+    /// declaration check (tools.102): the agent leaves out, and logs, one that does not.
+    virtual std::vector<AgentTool> tools(const std::function<bool(std::string_view)>& taken) = 0;
+    /// A call of `name` that none of the current tools answers: the source's answer when the name
+    /// was once its own (a removed tool, mcp.23), nullopt otherwise.
+    virtual std::optional<ToolOutput> answer_unknown(std::string_view name) = 0;
+};
 
 /// A tool call as the loop saw it: announced before it runs, reported with its result after.
 struct ToolCallEvent {
@@ -218,6 +237,9 @@ class Agent {
     void add_tool(std::string name, std::string description, Fn fn) {
         add_tool(make_tool<Input>(std::move(name), std::move(description), std::move(fn)));
     }
+    /// Adds a source of tools asked before every round (mcp.20); its tools follow the host's in
+    /// the palette.
+    void add_tool_source(std::shared_ptr<ToolSource> source);
     /// The palette: every registered tool's definition, in registration order (what add_tools
     /// declares and what Thinker::palette returns for a rehydrated conversation).
     [[nodiscard]] std::vector<ToolDefinitionBlock> palette() const;

@@ -103,6 +103,16 @@ struct PluginChoice {
     OptionsOrigin options_origin;
 };
 
+/// One MCP server of nucleo.yaml `mcp_servers:` (mcp.40): how to start it over stdio. Values are
+/// `${VAR}`-expanded; `env` may hold secrets (never logged; redacted() shows `***`).
+struct McpServerConfig {
+    std::string name;               ///< the key under mcp_servers: ([A-Za-z0-9_-]{1,32})
+    std::string command;            ///< the program (looked up on PATH without a slash)
+    std::vector<std::string> args;  ///< its arguments
+    std::vector<std::pair<std::string, std::string>> env;  ///< added to the host's environment
+    std::string where;  ///< "FILE:LINE:COLUMN" of the server's mapping
+};
+
 /// The model catalog (config/models.yaml): every ModelSpec the runtime may call, in file order.
 /// conversation.20, budget.1: the catalog entry is what translates a seat's rung and
 /// depth into tokens; a model that is not in the catalog cannot be called.
@@ -190,6 +200,12 @@ class Config {
     [[nodiscard]] const std::optional<PluginChoice>& summarizer() const noexcept {
         return summarizer_;
     }
+    /// `mcp_servers:`, in written order (mcp.40).
+    [[nodiscard]] const std::vector<McpServerConfig>& mcp_servers() const noexcept {
+        return mcp_servers_;
+    }
+    /// The MCP server with this name; Error kNotFound naming it and the configured names.
+    [[nodiscard]] const McpServerConfig& mcp_server(std::string_view name) const;
     /// `defaults:` {depth, output}: the declarations a conversation that declares nothing is
     /// sent with (budget.102): IMMEDIATE and MEDIUM unless the file sets them; `none` leaves
     /// that one undeclared, so such a conversation is refused as budget.2 says (budget.103).
@@ -227,6 +243,7 @@ class Config {
     std::optional<PluginChoice> session_store_;
     std::optional<PluginChoice> persistent_store_;
     std::optional<PluginChoice> summarizer_;
+    std::vector<McpServerConfig> mcp_servers_;
     std::vector<UnsetVariable> unset_;
     BindingDeclarations defaults_{OutputDeclaration{OutputSize::kMedium}, Depth::kImmediate};
     std::optional<std::string> default_model_id_;

@@ -82,6 +82,9 @@ struct Agent::Impl {
     ModelSpec model;
     AgentOptions options;
     std::vector<AgentTool> tools;
+    std::vector<std::shared_ptr<ToolSource>> sources;
+    mutable std::mutex sources_mutex;
+    std::vector<AgentTool> source_tools;  // the sources' tools as of the last refresh
     mutable std::mutex totals_mutex;
     UsageTotals totals;
 
@@ -96,7 +99,60 @@ struct Agent::Impl {
         std::vector<ToolDefinitionBlock> out;
         out.reserve(tools.size());
         for (const auto& t : tools) out.push_back(t.definition);
+        std::lock_guard<std::mutex> lock(sources_mutex);
+        for (const auto& t : source_tools) out.push_back(t.definition);
         return out;
+    }
+
+    std::optional<AgentTool> find_source_tool(std::string_view name) const {
+        std::lock_guard<std::mutex> lock(sources_mutex);
+        for (const auto& t : source_tools) {
+            if (t.definition.name == name) return t;
+        }
+        return std::nullopt;
+    }
+
+    /// mcp.20: the sources' tools, asked before each round. A name already taken or a
+    /// declaration no provider takes (tools.102) is left out and logged, never thrown into the
+    /// turn; a source that throws keeps the tools it had.
+    void refresh_sources() {
+        std::vector<std::shared_ptr<ToolSource>> asked;
+        {
+            std::lock_guard<std::mutex> lock(sources_mutex);
+            asked = sources;
+        }
+        if (asked.empty()) return;
+        std::unordered_set<std::string> names;
+        for (const auto& t : tools) names.insert(t.definition.name);
+        std::vector<AgentTool> fresh;
+        try {
+            for (const auto& source : asked) {
+                auto taken = [&names](std::string_view n) {
+                    return names.count(std::string(n)) > 0;
+                };
+                for (AgentTool& t : source->tools(taken)) {
+                    try {
+                        internal::check_tool_declaration(t.definition, "a tool source");
+                    } catch (const Error& e) {
+                        NUCLEO_LOG_WARN("agent: a source's tool is left out: {}", e.what());
+                        continue;
+                    }
+                    if (!names.insert(t.definition.name).second) {
+                        NUCLEO_LOG_WARN(
+                            "agent: a source's tool '{}' is left out: the name is taken",
+                            t.definition.name);
+                        continue;
+                    }
+                    fresh.push_back(std::move(t));
+                }
+            }
+        } catch (const std::exception& e) {
+            NUCLEO_LOG_WARN("agent: a tool source failed; its tools stay as they were: {}",
+                            e.what());
+            return;
+        }
+        std::lock_guard<std::mutex> lock(sources_mutex);
+        source_tools = std::move(fresh);
     }
 
     /// Runs one tool call. Every failure becomes an is_error result the model reads: an unknown
@@ -107,6 +163,9 @@ struct Agent::Impl {
     ToolOutput run_tool(const ToolUseBlock& use, const CancellationToken& cancel,
                         const ConversationContext& conversation) const {
         const AgentTool* tool = find(use.name);
+        const std::optional<AgentTool> sourced =
+            tool == nullptr ? find_source_tool(use.name) : std::nullopt;
+        if (sourced) tool = &*sourced;
         if (tool == nullptr) {
             if (auto answer = answer_artifact_tool(conversation.artifacts(), use)) {
                 ToolOutput out;
@@ -115,6 +174,14 @@ struct Agent::Impl {
                     if (const auto* text = b.get_if<TextBlock>()) out.text += text->text;
                 }
                 return out;
+            }
+            std::vector<std::shared_ptr<ToolSource>> asked;
+            {
+                std::lock_guard<std::mutex> lock(sources_mutex);
+                asked = sources;
+            }
+            for (const auto& source : asked) {
+                if (auto answer = source->answer_unknown(use.name)) return *answer;
             }
             return ToolOutput::error("unknown tool '" + use.name + "'");
         }
@@ -157,6 +224,7 @@ struct Agent::Impl {
 TurnReport Agent::Impl::run(ConversationContext& conversation, std::string user_message,
                             const TurnCallbacks& cb, const CancellationToken* cancel,
                             const std::function<void()>& save) {
+    refresh_sources();
     prepare_conversation(conversation);
     // caching.105: the agent's cache policy, when it names one, is the conversation's.
     if (options.cache_policy) conversation.set_cache_policy(options.cache_policy);
@@ -224,7 +292,9 @@ TurnReport Agent::Impl::run_rounds(ConversationContext& conversation, std::strin
         }
         RoundReport rr;
         rr.round = round;
-        // Add-only: a per-round refresh costs nothing (tools.1).
+        // Add-only: a per-round refresh costs nothing (tools.1); a source's new tools arrive here
+        // as late tools (tools.4, mcp.22).
+        if (round > 1) refresh_sources();
         conversation.add_tools(palette());
 
         // compaction.4: the window is checked before every call to the model.
@@ -325,7 +395,10 @@ TurnReport Agent::Impl::run_rounds(ConversationContext& conversation, std::strin
             block.tool_use_id = use.id;
             block.is_error = out.is_error;
             // A provider refuses an empty text block: an empty result says so in words.
-            block.content.emplace_back(TextBlock{out.text.empty() ? "(no output)" : out.text});
+            if (!out.blocks.empty())
+                block.content = std::move(out.blocks);
+            else
+                block.content.emplace_back(TextBlock{out.text.empty() ? "(no output)" : out.text});
             results.blocks.emplace_back(std::move(block));
         }
         conversation.add_message(std::move(results));
@@ -366,6 +439,12 @@ void Agent::add_tool(AgentTool tool) {
             ErrorKind::kInvalidArgument,
             "Agent::add_tool: a tool named '" + tool.definition.name + "' is already registered");
     impl_->tools.push_back(std::move(tool));
+}
+
+void Agent::add_tool_source(std::shared_ptr<ToolSource> source) {
+    if (!source) throw Error(ErrorKind::kInvalidArgument, "Agent::add_tool_source: no source");
+    std::lock_guard<std::mutex> lock(impl_->sources_mutex);
+    impl_->sources.push_back(std::move(source));
 }
 
 std::vector<ToolDefinitionBlock> Agent::palette() const {

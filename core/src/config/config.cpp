@@ -8,6 +8,7 @@
 
 #include "config/build_tree.hpp"
 #include "config/config_text.hpp"
+#include "config/mcp_servers.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 
@@ -339,6 +340,7 @@ std::string Config::redacted() const {
         out << YAML::EndMap;
     }
     emit_choice(out, "summarizer", summarizer_);
+    config_internal::emit_mcp_servers(out, mcp_servers_);
     // budget.102: the declarations in force, `none` where the config opted out.
     out << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
     if (default_model_id_) out << YAML::Key << "model" << YAML::Value << *default_model_id_;

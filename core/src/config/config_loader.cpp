@@ -16,6 +16,7 @@
 #include "common/log_internal.hpp"
 #include "config/config_text.hpp"
 #include "config/env_expand.hpp"
+#include "config/mcp_servers.hpp"
 #include "config/yaml_reader.hpp"
 #include "config/yaml_tree.hpp"
 #include "nucleo/config.hpp"
@@ -170,9 +171,9 @@ class ConfigBuilder {
                        (root.is_sequence() ? "a YAML sequence" : "one YAML scalar (plain text)") +
                        ", where a config is a mapping of keys such as providers: and models: "
                        "(the file's content is not shown)");
-        r.expect_map(
-            root, "",
-            {"include", "plugins", "providers", "stores", "summarizer", "models", "defaults"});
+        r.expect_map(root, "",
+                     {"include", "plugins", "providers", "stores", "summarizer", "models",
+                      "defaults", "mcp_servers"});
         if (auto n = Reader::get(root, "plugins"); Reader::present(n)) read_plugins(r, n, folder);
         if (auto n = Reader::get(root, "providers"); Reader::present(n)) read_providers(r, n);
         if (auto n = Reader::get(root, "stores"); Reader::present(n)) read_stores(r, n);
@@ -180,6 +181,8 @@ class ConfigBuilder {
             set_once(r, n, "summarizer", config_.summarizer_, read_choice(r, n, "summarizer"));
         if (auto n = Reader::get(root, "models"); Reader::present(n)) read_models(r, n);
         if (auto n = Reader::get(root, "defaults"); Reader::present(n)) read_defaults(r, n);
+        if (auto n = Reader::get(root, "mcp_servers"); Reader::present(n))
+            read_mcp_servers(r, n, config_.mcp_servers_);
         if (auto n = Reader::get(root, "include"); Reader::present(n)) {
             if (n.is_scalar()) {
                 include(r, n, folder, "include");

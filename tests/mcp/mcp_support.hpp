@@ -1,0 +1,51 @@
+// Shared by the MCP tests: the hostile fixture server and the official npm servers.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "nucleo/content.hpp"
+#include "nucleo/mcp.hpp"
+
+namespace mcp_test {
+
+/// The fixture server in `mode`, its tools `first` listed first (comma-separated).
+inline nucleo::mcp::ServerSpec hostile(const std::string& mode, const std::string& first = {}) {
+    nucleo::mcp::ServerSpec spec;
+    spec.name = "hostile";
+    spec.command = {HOSTILE_MCP_SERVER, mode};
+    if (!first.empty()) spec.command.push_back(first);
+    // Under AddressSanitizer the fixture's abort must stay a death by SIGABRT, as in a release
+    // build, whatever ASAN_OPTIONS the test run was given.
+    spec.env = {{"ASAN_OPTIONS", "handle_abort=0:handle_segv=0"}};
+    return spec;
+}
+
+/// The entry script of an npm server that scripts/fetch-mcp-servers installs, or empty when it is
+/// not installed.
+inline std::string npm_server(const std::string& package) {
+    const std::filesystem::path script = std::filesystem::path(NUCLEO_SOURCE_DIR) / ".cache" /
+                                         "mcp" / "npm" / "node_modules" / "@modelcontextprotocol" /
+                                         package / "dist" / "index.js";
+    return std::filesystem::exists(script) ? script.string() : std::string();
+}
+
+/// The text of a result's text blocks, one per line.
+inline std::string text_of(const std::vector<nucleo::ContentBlock>& blocks) {
+    std::string out;
+    for (const auto& b : blocks) {
+        if (const auto* t = b.get_if<nucleo::TextBlock>())
+            out += (out.empty() ? "" : "\n") + t->text;
+    }
+    return out;
+}
+
+}  // namespace mcp_test
+
+/// Skips the test when scripts/fetch-mcp-servers has not installed the official servers.
+#define MCP_REQUIRE_NPM_SERVER(path, package)               \
+    const std::string path = mcp_test::npm_server(package); \
+    if (path.empty())                                       \
+    GTEST_SKIP() << "@modelcontextprotocol/" << package     \
+                 << " is not installed: run scripts/fetch-mcp-servers (scripts/bootstrap does)"
