@@ -282,19 +282,26 @@ const CommandSpec& plugin_command() {
         "plugin",
         "check a plugin against the ABI and its wire: `nucleo plugin check PATH-OR-NAME`",
         {json_option(),
-         {"--family", "FAMILY", "audit against this wire family (anthropic-messages, openai-chat, bedrock-converse, none) "
-                                "instead of the one the plugin declares"},
-         {"--timeout", "SECONDS", "how long one case may run before it counts as hung (default 10)"},
+         {"--family", "FAMILY",
+          "audit against this wire family (anthropic-messages, openai-chat, bedrock-converse, "
+          "gemini-generate, none) "
+          "instead of the one the plugin declares"},
+         {"--timeout", "SECONDS",
+          "how long one case may run before it counts as hung (default 10)"},
          {"--store-config", "JSON", "the create() config of a store plugin (default {})"},
-         {"--save-requests", "DIR", "write the body of each corpus request encode gave to DIR/<case>.json"},
+         {"--save-requests", "DIR",
+          "write the body of each corpus request encode gave to DIR/<case>.json"},
          {"--path", "DIR", "search DIR first for a plugin given by name"},
          {"--config", "FILE", "search the config's plugins.paths for a plugin given by name"}},
         "ACTION",
         "`check` and the plugin: a path to nucleo-<name>.so, or a name found on the search path",
-        "Runs the conformance kit in a child process: the ABI, encode over the corpus audited by the "
+        "Runs the conformance kit in a child process: the ABI, encode over the corpus audited by "
+        "the "
         "rule book, decode and decode_event over documented and hostile answers, the store and "
-        "summarizer contracts. One line per finding (FAIL case [slot]: expected ...; got ...) and a "
-        "summary. Exit status: 0 nothing failed, 1 findings, 2 bad input (not a plugin, another ABI "
+        "summarizer contracts. One line per finding (FAIL case [slot]: expected ...; got ...) and "
+        "a "
+        "summary. Exit status: 0 nothing failed, 1 findings, 2 bad input (not a plugin, another "
+        "ABI "
         "major, a crash or hang while loading).",
         run_plugin};
     return spec;

@@ -234,7 +234,9 @@ void capabilities_case(Battery::State& s) {
         if (d.HasMember("wire_family") &&
             (!d["wire_family"].IsString() ||
              contract::wire_family_from_name(d["wire_family"].GetString()) == contract::WireFamily::kUnknown))
-            s.add("capabilities", "\"wire_family\" one of anthropic-messages, openai-chat, bedrock-converse, or absent",
+            s.add("capabilities",
+                  "\"wire_family\" one of anthropic-messages, openai-chat, bedrock-converse, "
+                  "gemini-generate, or absent",
                   to_json(d["wire_family"]));
         if (d.HasMember("stream_framing") &&
             (!d["stream_framing"].IsString() || (std::string_view(d["stream_framing"].GetString()) != "sse" &&
@@ -537,7 +539,8 @@ void decode_event_hostile_cases(Battery::State& s) {
 }
 
 void decode_family_cases(Battery::State& s) {
-    for (const char* family : {"anthropic-messages", "openai-chat", "bedrock-converse"}) {
+    for (const char* family :
+         {"anthropic-messages", "openai-chat", "bedrock-converse", "gemini-generate"}) {
         const fs::path file = s.options.corpus / "decode" / (std::string(family) + ".json");
         if (!fs::exists(file)) continue;
         auto corpus = std::make_shared<rapidjson::Document>();
