@@ -40,6 +40,18 @@ bool valid_model(std::string_view m) {
     return true;
 }
 
+/// Where a block is, named when it is refused: "turn T block B" (and "content K" inside a
+/// tool result).
+struct Where {
+    std::size_t turn;
+    std::size_t block;
+    long content;  ///< -1: the block itself
+    [[nodiscard]] std::string text() const {
+        return "turn " + std::to_string(turn) + " block " + std::to_string(block) +
+               (content < 0 ? "" : " content " + std::to_string(content));
+    }
+};
+
 /// Writes the parts of one `contents` entry: a run of same-role turns (gemini.2), with the
 /// signatures of gemini.6 placed on the part that follows them.
 class ContentWriter {
@@ -74,8 +86,8 @@ class ContentWriter {
 
     void block(const Value& b, std::size_t turn, std::size_t index) {
         const std::string_view type = text(member(b, "type"));
-        const std::string where =
-            "turn " + std::to_string(turn) + " block " + std::to_string(index);
+        // Named only for a refusal: this runs for every block of the conversation.
+        const Where where{turn, index, -1};
         if (type == "text") {
             const std::string_view t = text(member(b, "text"));
             if (!blank(t)) text_part(t);
@@ -88,10 +100,10 @@ class ContentWriter {
         } else if (type == "image" || type == "file") {
             media_part(b, where);
         } else if (type == "tool_use") {
-            if (!model_) refuse(where + ": a tool_use block in a user turn");
+            if (!model_) refuse(where.text() + ": a tool_use block in a user turn");
             call_part(b, where);
         } else if (type == "tool_result") {
-            if (model_) refuse(where + ": a tool_result block in an assistant turn");
+            if (model_) refuse(where.text() + ": a tool_result block in an assistant turn");
             result_parts(b, where);
         } else if (type == "thinking") {
             // gemini.5: a thought summary goes back only as the part its signature came on.
@@ -136,14 +148,14 @@ class ContentWriter {
         end_part(signature);
     }
 
-    void media_part(const Value& b, const std::string& where) {
+    void media_part(const Value& b, const Where& where) {
         const std::string_view mime = text(member(b, "media_type"));
         const Value* data = member(b, "data");
         const Value* url = member(b, "url");
-        if (mime.empty()) refuse(where + ": an image or file without media_type");
+        if (mime.empty()) refuse(where.text() + ": an image or file without media_type");
         const bool inline_data = data != nullptr && data->IsString();
         if (!inline_data && (url == nullptr || !url->IsString()))
-            refuse(where + ": an image or file with neither data nor url");
+            refuse(where.text() + ": an image or file with neither data nor url");
         begin_part();
         json::key(w_, inline_data ? "inlineData" : "fileData");
         w_.StartObject();
@@ -155,10 +167,10 @@ class ContentWriter {
         end_part(take_signature());
     }
 
-    void call_part(const Value& b, const std::string& where) {
+    void call_part(const Value& b, const Where& where) {
         const std::string_view id = text(member(b, "id"));
         const std::string_view name = text(member(b, "name"));
-        if (name.empty()) refuse(where + ": a tool_use without a name");
+        if (name.empty()) refuse(where.text() + ": a tool_use without a name");
         call_names_[id] = name;
         const Value* input = member(b, "input");
         begin_part();
@@ -182,11 +194,11 @@ class ContentWriter {
         end_part(signature);
     }
 
-    void result_parts(const Value& b, const std::string& where) {
+    void result_parts(const Value& b, const Where& where) {
         const std::string_view id = text(member(b, "tool_use_id"));
         const auto found = call_names_.find(id);
         if (found == call_names_.end())
-            refuse(where + ": a tool_result for tool_use id \"" + std::string(id) +
+            refuse(where.text() + ": a tool_result for tool_use id \"" + std::string(id) +
                    "\", which no earlier tool_use has (Gemini names the function it answers)");
         const Value* is_error = member(b, "is_error");
         const bool error = is_error != nullptr && is_error->IsTrue();
@@ -196,12 +208,11 @@ class ContentWriter {
         if (has_content) {
             for (const auto& c : content->GetArray()) {
                 const std::string_view t = text(member(c, "type"));
-                std::string piece;
-                if (t == "text") piece = std::string(text(member(c, "text")));
-                if (t == "json" && member(c, "json") != nullptr)
-                    piece = json::compact(*member(c, "json"));
-                if (piece.empty()) continue;
+                const Value* json_value = t == "json" ? member(c, "json") : nullptr;
+                const std::string_view piece = t == "text" ? text(member(c, "text")) : "";
+                if (piece.empty() && json_value == nullptr) continue;
                 if (!joined.empty()) joined += '\n';
+                if (json_value != nullptr) joined += json::compact(*json_value);
                 joined += piece;
             }
         }
@@ -222,7 +233,8 @@ class ContentWriter {
         std::size_t k = 0;
         for (const auto& c : content->GetArray()) {
             const std::string_view t = text(member(c, "type"));
-            if (t == "image" || t == "file") media_part(c, where + " content " + std::to_string(k));
+            if (t == "image" || t == "file")
+                media_part(c, Where{where.turn, where.block, static_cast<long>(k)});
             ++k;
         }
     }
@@ -360,9 +372,13 @@ void write_generation_config(Writer& w, const Value& req) {
 }  // namespace
 
 void encode_request(std::string_view request_json, std::string& head, std::string& body) {
+    // This thread's copy of the request, parsed in place; its capacity is kept from call to call
+    // (a fresh copy of a long conversation costs its pages again on every call: bench/encode).
+    thread_local std::string copy;
+    copy.assign(request_json);
     rapidjson::Document req;
     std::string why;
-    if (!json::parse(request_json, req, why)) refuse("the provider request is not JSON: " + why);
+    if (!json::parse_insitu(copy, req, why)) refuse("the provider request is not JSON: " + why);
     if (!req.IsObject()) refuse("the provider request is not a JSON object");
     const Value* prepared = member(req, "prepared");
     if (prepared == nullptr || !prepared->IsObject())
@@ -384,7 +400,9 @@ void encode_request(std::string_view request_json, std::string& head, std::strin
     head.append(streaming ? R"(:streamGenerateContent?alt=sse")" : R"(:generateContent")");
     head.append(R"(,"headers":{"content-type":"application/json"}})");
 
-    rapidjson::StringBuffer buffer;
+    // This thread's output buffer, its capacity kept from call to call as the copy's is.
+    thread_local rapidjson::StringBuffer buffer;
+    buffer.Clear();
     buffer.Reserve(request_json.size() + 1024);
     Writer w(buffer);
     w.StartObject();
@@ -425,6 +443,13 @@ void encode_request(std::string_view request_json, std::string& head, std::strin
     write_generation_config(w, req);
     w.EndObject();
     body.assign(buffer.GetString(), buffer.GetSize());
+    // limits.134's bound: a buffer grown past 64 MiB by one huge request is not kept.
+    constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
+    if (copy.capacity() > kKeepBytes) std::string().swap(copy);
+    if (buffer.GetSize() > kKeepBytes) {
+        buffer.Clear();
+        buffer.ShrinkToFit();
+    }
 }
 
 }  // namespace nucleo::gemini

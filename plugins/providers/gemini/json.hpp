@@ -60,15 +60,11 @@ class DepthGuard {
     unsigned depth_ = 0;
 };
 
-}  // namespace detail
-
-/// Parses `text` into `d`; false with `why` (where and what) when it is not one JSON value, is
-/// nested deeper than kMaxDepth or holds invalid UTF-8.
-inline bool parse(std::string_view text, rapidjson::Document& d, std::string& why) {
-    constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
-                                rapidjson::kParseValidateEncodingFlag |
-                                rapidjson::kParseStopWhenDoneFlag;
-    rapidjson::MemoryStream in(text.data(), text.size());
+/// Runs the guarded parse of `in` (whose first `size` bytes are the text) into `d`.
+template <unsigned Flags, class Stream>
+bool parse_stream(Stream& in, std::string_view text, rapidjson::Document& d, std::string& why) {
+    constexpr unsigned kFlags =
+        Flags | rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
     rapidjson::Reader reader;
     bool too_deep = false;
     auto generate = [&](rapidjson::Document& doc) {
@@ -79,7 +75,8 @@ inline bool parse(std::string_view text, rapidjson::Document& d, std::string& wh
     };
     d.Populate(generate);
     if (!reader.HasParseError()) {
-        // Only whitespace may follow the value.
+        // Only whitespace may follow the value (a NUL byte ends an in-situ text early: caught
+        // here).
         std::size_t pos = in.Tell();
         while (pos < text.size() &&
                (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\r' || text[pos] == '\n'))
@@ -93,6 +90,24 @@ inline bool parse(std::string_view text, rapidjson::Document& d, std::string& wh
                    : std::string(rapidjson::GetParseError_En(reader.GetParseErrorCode())) +
                          " at byte " + std::to_string(reader.GetErrorOffset());
     return false;
+}
+
+}  // namespace detail
+
+/// Parses `text` (a provider's answer or event) into `d`, its strings copied and UTF-8 validated;
+/// false with `why` (where and what) when it is not one JSON value, is nested deeper than
+/// kMaxDepth or holds invalid UTF-8.
+inline bool parse(std::string_view text, rapidjson::Document& d, std::string& why) {
+    rapidjson::MemoryStream in(text.data(), text.size());
+    return detail::parse_stream<rapidjson::kParseValidateEncodingFlag>(in, text, d, why);
+}
+
+/// Parses the core's provider request held in `buffer` in place (its strings point into it, which
+/// must outlive `d`): the encode path, where the text is the core's own UTF-8, checked before it
+/// was stored (bench/encode).
+inline bool parse_insitu(std::string& buffer, rapidjson::Document& d, std::string& why) {
+    rapidjson::InsituStringStream in(buffer.data());
+    return detail::parse_stream<rapidjson::kParseInsituFlag>(in, buffer, d, why);
 }
 
 inline std::string_view view(const Value& v) {

@@ -1,5 +1,5 @@
 // Every body nucleo-gemini renders from the kit's encode corpus (saved by `nucleo plugin check
-// --save-requests`, tests/sdk_types' sdk_types.corpus.gemini.render) is answered by
+// --save-requests`, tests/sdk_types' sdk_types.kit_corpus.gemini.render) is answered by
 // nucleo-emulator: the family's rule book (gemini.20-gemini.27) accepts what the plugin writes,
 // signatures and merged roles included (gemini.2, gemini.6). Posted to a model outside the catalog,
 // so the corpus's own thinking levels are not held to one model's record.

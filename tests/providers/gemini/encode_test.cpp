@@ -55,6 +55,40 @@ TEST(GeminiEncode, SystemGoesToSystemInstructionAndAdjacentTurnsMerge) {
     EXPECT_FALSE(body.HasMember("tools"));
 }
 
+TEST(GeminiEncode, EveryControlCharacterIsEscapedWhereverItSits) {
+    // gemini.13: control characters among escapes and multi-byte text, at every alignment of the
+    // string (where a vector scan takes over from a byte loop), are written as valid JSON and
+    // read back byte for byte.
+    std::string controls;
+    for (char c = 1; c < 0x20; ++c) controls += std::string("[") + c + "]";
+    for (std::size_t shift = 0; shift < 32; ++shift) {
+        const std::string text = std::string(shift, 'x') +
+                                 "quotes \" and \\; controls \x01\x07\x1b[0m\x1f\x7f; emoji "
+                                 "\xf0\x9f\x98\x80 and more text after it: " +
+                                 controls + " end";
+        rapidjson::Document turns(rapidjson::kArrayType);
+        auto& a = turns.GetAllocator();
+        rapidjson::Value block(rapidjson::kObjectType);
+        block.AddMember("type", "text", a);
+        block.AddMember(
+            "text",
+            rapidjson::Value(text.c_str(), static_cast<rapidjson::SizeType>(text.size()), a), a);
+        rapidjson::Value blocks(rapidjson::kArrayType);
+        blocks.PushBack(block, a);
+        rapidjson::Value turn(rapidjson::kObjectType);
+        turn.AddMember("role", "user", a);
+        turn.AddMember("blocks", blocks, a);
+        turns.PushBack(turn, a);
+        const auto parts = provider().encode_parts(request(compact(turns)));
+        std::size_t raw = 0;
+        for (const char c : parts.body) raw += static_cast<unsigned char>(c) < 0x20 ? 1 : 0;
+        ASSERT_EQ(raw, 0U) << "raw control bytes in the body at shift " << shift;
+        const auto body = parse(parts.body);
+        const auto& got = body["contents"][0]["parts"][0]["text"];
+        EXPECT_EQ(std::string(got.GetString(), got.GetStringLength()), text) << shift;
+    }
+}
+
 TEST(GeminiEncode, ImagesAndFilesAreInlineDataOrFileData) {
     const auto d = encode(request(
         R"([{"role":"user","blocks":[{"type":"image","media_type":"image/png","data":"iVBORw0KGgo="},)"
