@@ -63,6 +63,8 @@ std::string_view family_provider(contract::WireFamily family) {
             return "openai";
         case contract::WireFamily::kBedrockConverse:
             return "bedrock";
+        case contract::WireFamily::kGeminiGenerate:
+            return "gemini";
         case contract::WireFamily::kUnknown:
             break;
     }

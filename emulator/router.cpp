@@ -83,9 +83,9 @@ void record_cache(Stats& stats, const CacheUsage& usage) {
 }
 
 void Stats::reset() {
-    for (auto* c :
-         {&anthropic, &openai, &bedrock, &bedrock_stream, &count_tokens, &streams, &errors, &faults,
-          &cache_writes, &cache_reads, &cache_write_tokens, &cache_read_tokens, &request_bytes}) {
+    for (auto* c : {&anthropic, &openai, &bedrock, &bedrock_stream, &count_tokens, &gemini,
+                    &streams, &errors, &faults, &cache_writes, &cache_reads, &cache_write_tokens,
+                    &cache_read_tokens, &request_bytes}) {
         c->store(0);
     }
 }
@@ -94,7 +94,8 @@ Router::Router(Options options, ModelCatalog catalog)
     : anthropic_(make_anthropic()),
       openai_(make_openai()),
       bedrock_(make_bedrock(false)),
-      bedrock_stream_(make_bedrock(true)) {
+      bedrock_stream_(make_bedrock(true)),
+      gemini_(make_gemini()) {
     ctx_.options = std::move(options);
     ctx_.catalog = std::move(catalog);
     ctx_.fingerprints.set_capacity(static_cast<std::size_t>(ctx_.options.diagnostics_capacity));
@@ -127,6 +128,20 @@ Response Router::handle(const Request& req) {
         if (req.path == "/v1/chat/completions") {
             ctx_.stats.openai++;
             return provider_call(*openai_, req);
+        }
+        // gemini.30: /v1beta/models/{model}:generateContent and :streamGenerateContent (also v1).
+        for (const std::string_view prefix :
+             {std::string_view("/v1beta/models/"), std::string_view("/v1/models/")}) {
+            if (!req.path.starts_with(prefix)) continue;
+            const std::string rest = req.path.substr(prefix.size());
+            const auto colon = rest.rfind(':');
+            if (colon == std::string::npos || colon == 0) break;
+            const std::string op = rest.substr(colon + 1);
+            if (op != "generateContent" && op != "streamGenerateContent") break;
+            Request with_model = req;
+            with_model.path_params = {rest.substr(0, colon), op};
+            ctx_.stats.gemini++;
+            return provider_call(*gemini_, with_model);
         }
         // /model/{modelId}/converse and /model/{modelId}/converse-stream
         constexpr std::string_view kModel = "/model/";
@@ -300,7 +315,9 @@ Response Router::stats() {
     field("bedrock", s.bedrock);
     field("bedrock_stream", s.bedrock_stream);
     field("count_tokens", s.count_tokens);
-    field("total", s.anthropic + s.openai + s.bedrock + s.bedrock_stream + s.count_tokens);
+    field("gemini", s.gemini);
+    field("total",
+          s.anthropic + s.openai + s.bedrock + s.bedrock_stream + s.count_tokens + s.gemini);
     w.EndObject();
     field("streams", s.streams);
     field("errors", s.errors);

@@ -419,14 +419,13 @@ const CommandSpec& plugin_command() {
         {json_option(),
          {"--family", "FAMILY",
           "audit against this wire family (anthropic-messages, openai-chat, bedrock-converse, "
-          "none) "
+          "gemini-generate, none) "
           "instead of the one the plugin declares"},
          {"--timeout", "SECONDS",
           "how long one case may run before it counts as hung (default 10)"},
          {"--store-config", "JSON",
           "the create() config of a store plugin (default: a temporary database file for a store "
-          "whose "
-          "options take a \"path\", else {})"},
+          "whose options take a \"path\", else {})"},
          {"--save-requests", "DIR",
           "write the body of each corpus request encode gave to DIR/<case>.json"},
          {"--path", "DIR", "search DIR first for a plugin given by name"},

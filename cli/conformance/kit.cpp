@@ -237,7 +237,9 @@ void capabilities_case(Battery::State& s) {
         if (d.HasMember("wire_family") &&
             (!d["wire_family"].IsString() ||
              contract::wire_family_from_name(d["wire_family"].GetString()) == contract::WireFamily::kUnknown))
-            s.add("capabilities", "\"wire_family\" one of anthropic-messages, openai-chat, bedrock-converse, or absent",
+            s.add("capabilities",
+                  "\"wire_family\" one of anthropic-messages, openai-chat, bedrock-converse, "
+                  "gemini-generate, or absent",
                   to_json(d["wire_family"]));
         if (d.HasMember("stream_framing") &&
             (!d["stream_framing"].IsString() || (std::string_view(d["stream_framing"].GetString()) != "sse" &&
@@ -565,6 +567,10 @@ void decode_event_hostile_cases(Battery::State& s) {
     }});
 }
 
+/// The wire families whose documented answers the corpus holds (corpus/decode/FAMILY.json).
+constexpr const char* kDocumentedFamilies[] = {"anthropic-messages", "openai-chat",
+                                               "bedrock-converse", "gemini-generate"};
+
 /// The documented answers of `family` (corpus/decode/FAMILY.json), or null when it has none.
 std::shared_ptr<rapidjson::Document> decode_corpus(const Battery::State& s, const char* family,
                                                    fs::path& file) {
@@ -579,7 +585,7 @@ std::shared_ptr<rapidjson::Document> decode_corpus(const Battery::State& s, cons
 }
 
 void decode_family_cases(Battery::State& s) {
-    for (const char* family : {"anthropic-messages", "openai-chat", "bedrock-converse"}) {
+    for (const char* family : kDocumentedFamilies) {
         fs::path file;
         const auto corpus = decode_corpus(s, family, file);
         if (!corpus) continue;
@@ -679,7 +685,7 @@ void familyless_decode_cases(Battery::State& s) {
     // abi.131: a plugin that declares no wire family gets no documented answer of its own, so
     // each family's documented 2xx answers stand in: it may refuse them (any error), but an answer
     // it gives must be normalized (stop reasons, non-negative counts, block shapes).
-    for (const char* family : {"anthropic-messages", "openai-chat", "bedrock-converse"}) {
+    for (const char* family : kDocumentedFamilies) {
         fs::path file;
         const auto corpus = decode_corpus(s, family, file);
         if (!corpus) continue;

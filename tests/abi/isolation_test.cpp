@@ -82,7 +82,8 @@ fs::path config_with(const std::string& plugin, int deadline_ms, const std::stri
                         << "    isolation: " << isolation << "\n"
                         << "    transport: {deadline_ms: " << deadline_ms << "}\n"
                         << "  openai: {plugin: openai}\n"
-                        << "  bedrock: {plugin: bedrock}\n";
+                        << "  bedrock: {plugin: bedrock}\n"
+                        << "  gemini: {plugin: gemini}\n";
     return file;
 }
 

@@ -9,6 +9,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -168,6 +169,16 @@ TEST(CatalogRender, EveryModelAtEveryDepthSendsWhatItsRecordSays) {
                     EXPECT_EQ(string_at(*body, {"outputConfig", "effort"}), want.effort);
                 }
                 EXPECT_EQ((*body)["inferenceConfig"]["maxTokens"].GetInt64(),
+                          std::min(reserve, m.max_output_tokens));
+            } else if (family == "gemini") {
+                // gemini.5: the effort as thinkingLevel in the wire's upper case; no form is
+                // mapped on a Gemini 3 record.
+                std::string level = want.effort;
+                for (char& c : level)
+                    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+                EXPECT_EQ(string_at(*body, {"generationConfig", "thinkingConfig", "thinkingLevel"}),
+                          level);
+                EXPECT_EQ((*body)["generationConfig"]["maxOutputTokens"].GetInt64(),
                           std::min(reserve, m.max_output_tokens));
             } else {
                 ADD_FAILURE() << "a provider plugin this test does not know: " << family;

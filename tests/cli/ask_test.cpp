@@ -250,7 +250,8 @@ TEST(CliAsk, TheEmulatorOptionAnswersFromAnEmulatorOfItsOwn) {
         "OPENAI_BASE_URL=http://127.0.0.1:9/v1 AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:9 "
         "NUCLEO_PLUGIN_PATH=" +
         std::string(NUCLEO_BUILD_PLUGIN_DIR) + " '" + NUCLEO_CLI + "' ";
-    for (const char* model : {"claude-sonnet-5-5", "gpt-6-luna", "bedrock-claude-haiku-5-5"}) {
+    for (const char* model :
+         {"claude-sonnet-5-5", "gpt-6-luna", "bedrock-claude-haiku-5-5", "gemini-3-1-pro"}) {
         const CliRun r =
             test_support::run_command(env + "ask --emulator --model " + model + " --config " +
                                       quoted(kShippedConfig) + " Hello");

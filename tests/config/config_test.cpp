@@ -72,6 +72,22 @@ TEST(Config, ShippedBaseUrlsFollowTheEcosystemVariables) {
     EXPECT_EQ(Config::load(kShipped).provider("bedrock").base_url, "http://127.0.0.1:9003");
 }
 
+TEST(Config, ShippedGeminiInstanceTakesGoogleVariables) {
+    // gemini.8: GOOGLE_GEMINI_BASE_URL, and the key from GEMINI_API_KEY, else GOOGLE_API_KEY.
+    const ScopedEnv url("GOOGLE_GEMINI_BASE_URL", std::nullopt);
+    const ScopedEnv gemini_key("GEMINI_API_KEY", std::nullopt);
+    const ScopedEnv google_key("GOOGLE_API_KEY", "google-key");
+    const Config c = Config::load(kShipped);
+    EXPECT_EQ(c.provider("gemini").plugin, "gemini");
+    EXPECT_EQ(c.provider("gemini").base_url, "https://generativelanguage.googleapis.com");
+    EXPECT_EQ(c.provider("gemini").credentials.api_key, "google-key");
+    const ScopedEnv url2("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9004");
+    const ScopedEnv gemini_key2("GEMINI_API_KEY", "gemini-key");
+    const Config d = Config::load(kShipped);
+    EXPECT_EQ(d.provider("gemini").base_url, "http://127.0.0.1:9004");
+    EXPECT_EQ(d.provider("gemini").credentials.api_key, "gemini-key");
+}
+
 TEST(Config, AnUnknownLogLevelIsRefusedByTheLibrarysLoad) {
     // obs.108: a host program that loads nucleo.yaml refuses the typo as the command does,
     // naming the variable and the expected names.
@@ -96,12 +112,13 @@ TEST(Config, AnUnknownLogLevelIsRefusedByTheLibrarysLoad) {
 
 TEST(Config, ShippedConfigLoadsWithRealEntriesOfEachProvider) {
     const Config c = Config::load(kShipped);
-    int anthropic = 0, openai = 0, bedrock = 0;
+    int anthropic = 0, openai = 0, bedrock = 0, gemini = 0;
     for (const ModelSpec& m : c.catalog().all()) {
         const ProviderConfig& p = c.provider(m.provider);
         anthropic += p.plugin == "anthropic";
         openai += p.plugin == "openai";
         bedrock += p.plugin == "bedrock";
+        gemini += p.plugin == "gemini";
         SCOPED_TRACE(m.id);
         EXPECT_FALSE(m.wire_model.empty());
         EXPECT_GT(m.max_output_tokens, 0);
@@ -123,6 +140,7 @@ TEST(Config, ShippedConfigLoadsWithRealEntriesOfEachProvider) {
     }
     EXPECT_GE(anthropic, 2);
     EXPECT_GE(openai, 2);
+    EXPECT_GE(gemini, 1);
     EXPECT_GE(bedrock, 1);
     ASSERT_TRUE(c.session_store().has_value());
     ASSERT_TRUE(c.persistent_store().has_value());
@@ -170,7 +188,7 @@ TEST(Config, CatalogFindRefusesUnknownIdsListingTheKnownOnes) {
         FAIL() << "found azure";
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
-        EXPECT_NE(std::string(e.what()).find("(providers: anthropic, openai, bedrock)"),
+        EXPECT_NE(std::string(e.what()).find("(providers: anthropic, openai, bedrock, gemini)"),
                   std::string::npos)
             << e.what();
     }

@@ -48,8 +48,8 @@ class EmulatorProcess {
 /// The shipped model catalog, config/models.yaml of the source tree.
 std::string shipped_catalog();
 
-/// A nucleo.yaml text: the shipped catalog (included by its path) and its three provider
-/// instances (anthropic, openai, bedrock) on the emulator listening on `port`, key "test";
+/// A nucleo.yaml text: the shipped catalog (included by its path) and its four provider
+/// instances (anthropic, openai, bedrock, gemini) on the emulator listening on `port`, key "test";
 /// `anthropic_options`, when not empty, is the anthropic instance's `options` as YAML lines
 /// (`threads: true`).
 std::string shipped_config_yaml(int port, const std::string& anthropic_options = {});

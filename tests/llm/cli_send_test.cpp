@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -136,6 +138,80 @@ TEST(CliSend, LogFormatJsonWritesTheCallRecordAsOneJsonLine) {
     const CliRun bad_env = nucleo(env + " NUCLEO_LOG_FORMAT=xml", "send --in " + kDoc + " --model claude-sonnet-5-5");
     EXPECT_EQ(bad_env.status, 2);
     EXPECT_NE(bad_env.err.find("NUCLEO_LOG_FORMAT: unknown log format 'xml'"), std::string::npos) << bad_env.err;
+}
+
+/// A question with a tool, for Gemini.
+const char* const kGeminiToolDoc =
+    R"({"schema_version": 1, "conversation_id": "c-gemini", "user_id": "alice",
+ "objective": [{"key": "task", "value": "Answer customer questions about their orders."}],
+ "tools": [{"name": "search_orders", "description": "Search orders by text.",
+            "schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}],
+ "messages": [{"id": "m1", "direction": "outgoing", "blocks": [{"type": "text", "text": "Where is order 42?"}]}],
+ "declarations": {"grade": "LARGE", "depth": "IMMEDIATE", "output": {"rung": "SHORT"}}})";
+
+// gemini.6, answers.110: a Gemini answer's thought signature is kept in the conversation as a
+// provider block, goes back on the function call it came on (not the stand-in for calls Gemini
+// did not write), is left out for another provider, and the next call is answered.
+TEST(CliSend, GeminiThoughtSignaturesAreKeptAndGoBackOnTheirCall) {
+    emulator_test::EmulatorProcess emulator;
+    const std::string env = "GEMINI_API_KEY=gm-test GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:" +
+                            std::to_string(emulator.port()) + " OPENAI_API_KEY=sk-test";
+    const TempPath question("gemini-q.json");
+    std::ofstream(question.path) << kGeminiToolDoc;
+    const CliRun first =
+        nucleo(env, "send --in " + question.path.string() + " --model gemini-3-1-pro");
+    ASSERT_EQ(first.status, 0) << first.err;
+    rapidjson::Document doc;
+    doc.Parse(first.out.c_str());
+    ASSERT_FALSE(doc.HasParseError()) << first.out;
+    ASSERT_EQ(doc["messages"].Size(), 2U);
+    // The thought summary (includeThoughts), the signature, then the call it came on.
+    const auto& answer = doc["messages"][1]["blocks"];
+    ASSERT_EQ(answer.Size(), 3U) << first.out;
+    EXPECT_STREQ(answer[0]["type"].GetString(), "thinking");
+    ASSERT_STREQ(answer[1]["type"].GetString(), "provider_block");
+    EXPECT_STREQ(answer[1]["wire_family"].GetString(), "gemini-generate");
+    const std::string signature = answer[1]["block"]["thoughtSignature"].GetString();
+    EXPECT_NE(signature, "skip_thought_signature_validator");
+    ASSERT_STREQ(answer[2]["type"].GetString(), "tool_use");
+    const std::string call_id = answer[2]["id"].GetString();
+
+    // The tool's result, appended as the next outgoing message.
+    auto& a = doc.GetAllocator();
+    rapidjson::Document result(&a);
+    result.Parse(
+        (R"({"id": "m3", "direction": "outgoing", "blocks": [{"type": "tool_result", "tool_use_id": ")" +
+         call_id + R"(", "content": [{"type": "text", "text": "Order 42 shipped on Monday"}]}]})")
+            .c_str());
+    ASSERT_FALSE(result.HasParseError());
+    doc["messages"].PushBack(rapidjson::Value(result, a), a);
+    const TempPath next("gemini-next.json");
+    {
+        rapidjson::StringBuffer b;
+        rapidjson::Writer<rapidjson::StringBuffer> w(b);
+        doc.Accept(w);
+        std::ofstream(next.path) << b.GetString();
+    }
+    const CliRun rendered =
+        nucleo(env, "render --in " + next.path.string() + " --model gemini-3-1-pro");
+    ASSERT_EQ(rendered.status, 0) << rendered.err;
+    rapidjson::Document request;
+    request.Parse(rendered.out.c_str());
+    ASSERT_FALSE(request.HasParseError()) << rendered.out;
+    const auto& call_part = request["body"]["contents"][1]["parts"][0];
+    ASSERT_TRUE(call_part.HasMember("functionCall")) << rendered.out;
+    EXPECT_EQ(std::string(call_part["thoughtSignature"].GetString()), signature);
+    // Another provider gets no Gemini signature.
+    const CliRun openai = nucleo(env, "render --in " + next.path.string() + " --model gpt-4.1");
+    ASSERT_EQ(openai.status, 0) << openai.err;
+    EXPECT_EQ(openai.out.find(signature), std::string::npos) << openai.out;
+    // And Gemini answers the round.
+    const CliRun second =
+        nucleo(env, "send --in " + next.path.string() + " --model gemini-3-1-pro");
+    ASSERT_EQ(second.status, 0) << second.err;
+    EXPECT_NE(second.out.find("The tool search_orders returned: Order 42 shipped on Monday"),
+              std::string::npos)
+        << second.out;
 }
 
 /// The number that follows the first `key` at or after `from` in `text`; -1 when `key` is absent.

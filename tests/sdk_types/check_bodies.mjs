@@ -16,6 +16,11 @@
 //   bedrock    ConverseCommandInput (path .../converse), ConverseStreamCommandInput (path
 //              .../converse-stream), their union when the path is not known
 //              (@aws-sdk/client-bedrock-runtime)
+//   gemini     the generateContent REST body (@google/genai): `contents` Content[], and the optional
+//              `systemInstruction` Content, `tools` Tool[], `toolConfig` ToolConfig and
+//              `generationConfig` GenerationConfig, the SDK's own types of those members (the SDK
+//              builds this body from its GenerateContentParameters; it exports no type of the
+//              body as a whole)
 //
 // A Bedrock Converse wire body is not the SDK's input as it stands, and is mapped to it, minimally:
 //   - the model id travels in the URL path (/model/{modelId}/converse), not in the body, while the
@@ -29,9 +34,12 @@
 //     object) is left as it is, so the type check reports it.
 // Nothing else is changed: every other member has the same name and JSON shape on the wire as in
 // the SDK input.
+// A Gemini body's `thinkingLevel` is a string on the wire and the SDK's string enum ThinkingLevel
+// in its types, to which a string literal is not assignable: it is written ThinkingLevel["HIGH"],
+// so a value that is no member of the enum is reported.
 //
 // Usage:
-//   node tests/sdk_types/check_bodies.mjs --provider anthropic|openai|bedrock
+//   node tests/sdk_types/check_bodies.mjs --provider anthropic|openai|bedrock|gemini
 //        [--modules DIR] [--verbose] [--keep-ts FILE] FILE_OR_DIR...
 // A directory stands for the *.json files directly in it (sorted, not recursive). A file holds one
 // body, or an envelope {"method", "path" or "url", "headers", "body"}: the repository's golden
@@ -48,7 +56,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const usage = 'usage: check_bodies.mjs --provider anthropic|openai|bedrock [--modules DIR] ' +
+const usage = 'usage: check_bodies.mjs --provider anthropic|openai|bedrock|gemini [--modules DIR] ' +
   '[--verbose] [--keep-ts FILE] FILE_OR_DIR...';
 
 function fail(message) {
@@ -71,7 +79,7 @@ function parseArgs(argv) {
     else if (a.startsWith('--')) fail(`unknown option ${a}\n${usage}`);
     else opts.inputs.push(a);
   }
-  if (!['anthropic', 'openai', 'bedrock'].includes(opts.provider)) fail(`--provider is required\n${usage}`);
+  if (!['anthropic', 'openai', 'bedrock', 'gemini'].includes(opts.provider)) fail(`--provider is required\n${usage}`);
   if (!opts.modules) fail('no SDK modules: pass --modules DIR or set NUCLEO_SDK_MODULES');
   opts.modules = resolve(opts.modules);
   if (!existsSync(join(opts.modules, 'typescript'))) {
@@ -122,6 +130,14 @@ const providers = {
       return 'ConverseCommandInput';
     },
   },
+  gemini: {
+    prelude: "import type { Content, GenerationConfig, Tool, ToolConfig } from '@google/genai';\n" +
+      "import { ThinkingLevel } from '@google/genai';\n" +
+      '// The generateContent REST body, of the SDK\'s own member types.\n' +
+      'type GenerateContentBody = { contents: Content[]; systemInstruction?: Content; tools?: Tool[]; ' +
+      'toolConfig?: ToolConfig; generationConfig?: GenerationConfig };',
+    typeFor: () => 'GenerateContentBody',
+  },
 };
 
 // The Converse input's blob members (see the head of this file).
@@ -168,6 +184,9 @@ function literal(value, provider, key, path, patches) {
   if (patches.get(path) === 'any') return `(${literal(value, provider, key, path, new Map())} as any)`;
   if (provider === 'bedrock' && typeof value === 'string' && bedrockBlobKeys.has(key)) {
     return `wireBlob(${JSON.stringify(value)})`;
+  }
+  if (provider === 'gemini' && typeof value === 'string' && key === 'thinkingLevel') {
+    return `ThinkingLevel[${JSON.stringify(value)}]`;
   }
   if (Array.isArray(value)) {
     const items = value.map((v, i) => literal(v, provider, undefined, path + pathStep(i), patches));

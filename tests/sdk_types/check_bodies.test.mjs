@@ -4,7 +4,7 @@
 // model id in the body).
 //
 // Environment: NUCLEO_SDK_MODULES, the node_modules folder scripts/fetch-sdk-clients installs
-// (.cache/sdk/npm/node_modules), holding the three SDKs and typescript.
+// (.cache/sdk/npm/node_modules), holding the SDKs and typescript.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -47,6 +47,11 @@ const expectedFaults = {
     'bad_wrong_type.json': ['$.messages[0].content[0].image.source.bytes', "Type 'number' is not assignable to type 'Uint8Array"],
     'bad_model_id_in_body.json': ['$.modelId', 'carries no modelId'],
   },
+  gemini: {
+    'bad_unknown_field.json': ['$.contents[0].parts[0].cache_control', "'cache_control' does not exist in type 'Part'"],
+    'bad_wrong_type.json': ['$.generationConfig.maxOutputTokens', "Type 'string' is not assignable to type 'number'"],
+    'bad_thinking_level.json': ['$.generationConfig.thinkingConfig.thinkingLevel', "Property 'high' does not exist on type 'typeof ThinkingLevel'"],
+  },
 };
 
 // Besides its good_ and bad_ fixtures, a provider's folder may hold other fixtures (checked by the
@@ -76,7 +81,7 @@ function assertFault(blocks, out, name, path, words) {
   assert.ok(block.includes(words), `${name}: the report does not say "${words}":\n${block}`);
 }
 
-for (const provider of ['anthropic', 'openai', 'bedrock']) {
+for (const provider of ['anthropic', 'openai', 'bedrock', 'gemini']) {
   describe(provider, () => {
     test('the good bodies pass, all in one run', async () => {
       const good = fixtureFiles(provider, 'good_');

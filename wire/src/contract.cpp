@@ -21,6 +21,7 @@ WireFamily wire_family_from_name(std::string_view name) noexcept {
     if (name == "anthropic-messages") return WireFamily::kAnthropicMessages;
     if (name == "openai-chat") return WireFamily::kOpenAIChat;
     if (name == "bedrock-converse") return WireFamily::kBedrockConverse;
+    if (name == "gemini-generate") return WireFamily::kGeminiGenerate;
     return WireFamily::kUnknown;
 }
 
@@ -29,6 +30,8 @@ std::string_view wire_family_name(WireFamily family) noexcept {
         case WireFamily::kAnthropicMessages: return "anthropic-messages";
         case WireFamily::kOpenAIChat: return "openai-chat";
         case WireFamily::kBedrockConverse: return "bedrock-converse";
+        case WireFamily::kGeminiGenerate:
+            return "gemini-generate";
         case WireFamily::kUnknown: break;
     }
     return "unknown";
@@ -52,6 +55,7 @@ std::optional<Violation> check_shape(const Shape& body, Scope scope) {
         case WireFamily::kAnthropicMessages: return check_anthropic(body);
         case WireFamily::kOpenAIChat: return check_openai(body, scope);
         case WireFamily::kBedrockConverse: return check_bedrock(body);
+        case WireFamily::kGeminiGenerate:  // read from the DOM (check_gemini), never a Shape
         case WireFamily::kUnknown: break;
     }
     return std::nullopt;
@@ -62,6 +66,7 @@ std::optional<Violation> check_shape(const Shape& body, Scope scope) {
 std::optional<Violation> check_request(WireFamily family, const rapidjson::Value& body,
                                        Scope scope) {
     if (family == WireFamily::kUnknown) return std::nullopt;
+    if (family == WireFamily::kGeminiGenerate) return internal::check_gemini(body);
     Shape shape;
     if (!internal::shape_of(family, body, shape)) return std::nullopt;
     return internal::check_shape(shape, scope);
@@ -297,6 +302,7 @@ std::optional<Violation> not_an_object() { return broken("wire.152", "body", "th
 
 std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
                                        const CallPlan& plan) {
+    if (family == WireFamily::kGeminiGenerate) return internal::audit_gemini(request, plan);
     if (auto e = internal::generic_checks(request, request.body.size(), plan)) return e;
     // wire.164: one walk over the body (its bytes, validated as JSON on the way, or the value
     // the caller parsed) gathers what every check below reads.

@@ -29,6 +29,10 @@ inline std::optional<Violation> broken(const char* rule, std::string where, std:
 std::optional<Violation> check_anthropic(const Shape& body);
 std::optional<Violation> check_openai(const Shape& body, Scope scope);
 std::optional<Violation> check_bedrock(const Shape& body);
+/// Gemini's rule book over the parsed body (gemini.20-gemini.27), and the audit of its requests
+/// (generic checks, gemini.28's plan checks, then the rule book).
+std::optional<Violation> check_gemini(const rapidjson::Value& body);
+std::optional<Violation> audit_gemini(const OutgoingRequest& request, const CallPlan& plan);
 /// The family's rule book over a Shape (nullopt for kUnknown).
 std::optional<Violation> check_shape(const Shape& body, Scope scope);
 

@@ -4,6 +4,7 @@
 #include "nucleo/wire/model_rules.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <string_view>
 #include <utility>
 
@@ -236,6 +237,22 @@ std::optional<ModelViolation> bedrock_rules(const Value& body, const ModelRules&
     return std::nullopt;
 }
 
+/// gemini.29: a thinkingLevel the model's record does not list (the record's efforts, written in
+/// lower case; the wire takes the level in upper case). The text is the emulator's: Google's own
+/// wording for this refusal is not published.
+std::optional<ModelViolation> gemini_rules(const Value& body, const ModelRules& rules) {
+    const Value* level =
+        member(member(member(&body, "generationConfig"), "thinkingConfig"), "thinkingLevel");
+    if (level == nullptr) return std::nullopt;
+    std::string lower(string_of(level));
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (level->IsString() && contains(rules.efforts, lower)) return std::nullopt;
+    return refusal("gemini.29", "generationConfig.thinkingConfig.thinkingLevel",
+                   "Thinking level " + std::string(string_of(level)) +
+                       " is not supported for model " + rules.wire_model + ".",
+                   400, "INVALID_ARGUMENT");
+}
+
 }  // namespace
 
 std::optional<ModelViolation> check_model_available(WireFamily family, const ModelRules& rules) {
@@ -254,6 +271,12 @@ std::optional<ModelViolation> check_model_available(WireFamily family, const Mod
                            "This model version has reached the end of its life. Please refer to "
                            "the AWS documentation for more details.",
                            404, "ResourceNotFoundException");
+        case WireFamily::kGeminiGenerate:
+            return refusal("wire.185", "model",
+                           "models/" + rules.wire_model +
+                               " is not found for API version v1beta, or is not supported for "
+                               "generateContent.",
+                           404, "NOT_FOUND");
         case WireFamily::kUnknown:
             break;
     }
@@ -271,6 +294,8 @@ std::optional<ModelViolation> check_model_request(WireFamily family, const rapid
             return openai_rules(body, rules);
         case WireFamily::kBedrockConverse:
             return bedrock_rules(body, rules);
+        case WireFamily::kGeminiGenerate:  // the record's thinking levels: gemini.29
+            return gemini_rules(body, rules);
         case WireFamily::kUnknown:
             break;
     }

@@ -198,6 +198,7 @@ internal::PieceSummary summarize(const Shape& s, bool first_in_request) {
             internal::openai_piece(s, first_in_request, out);
             break;
         case WireFamily::kBedrockConverse:
+        case WireFamily::kGeminiGenerate:
         case WireFamily::kUnknown:
             out.ok = false;
             break;
@@ -340,6 +341,8 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         return audit_request(family, in_one, plan);
     };
     if (read_whole != nullptr) *read_whole = false;
+    // Gemini's contents are not `messages` records: its bodies are audited whole (gemini.28).
+    if (family == WireFamily::kGeminiGenerate) return whole();
     if (request.parsed != nullptr || body_bytes != split.size()) return whole();
     for (const MessageChunk* c : split.chunks) {
         if (c == nullptr || !c->readable() || c->family() != family) return whole();

@@ -598,11 +598,12 @@ void ProviderClient::check_credentials() const {
                     who +
                         " has no base_url: set it in nucleo.yaml or the provider's "
                         "base URL variable");
-    if ((caps_.auth == "x-api-key" || caps_.auth == "bearer") &&
+    if ((caps_.auth == "x-api-key" || caps_.auth == "bearer" || caps_.auth == "x-goog-api-key") &&
         config_.credentials.api_key.empty())
         throw Error(ErrorKind::kConfig, who +
                                             " has no api_key: set it in nucleo.yaml (for example "
-                                            "through ${ANTHROPIC_API_KEY} or ${OPENAI_API_KEY})");
+                                            "through ${ANTHROPIC_API_KEY}, ${OPENAI_API_KEY} or "
+                                            "${GEMINI_API_KEY})");
     if (caps_.auth == "sigv4" && (config_.credentials.access_key_id.empty() ||
                                   config_.credentials.secret_access_key.empty()))
         throw Error(ErrorKind::kConfig, who +
@@ -760,6 +761,8 @@ HttpRequest ProviderClient::build(ConversationContext& conversation, const Model
         if (redact_secrets) secret = secret.empty() ? "<unset>" : "***";
         if (caps_.auth == "x-api-key") req.headers.emplace_back("x-api-key", secret);
         if (caps_.auth == "bearer") req.headers.emplace_back("authorization", "Bearer " + secret);
+        // gemini.8: Gemini's API key header.
+        if (caps_.auth == "x-goog-api-key") req.headers.emplace_back("x-goog-api-key", secret);
         // wire.150: the request as it would leave, audited before anything is sent (or shown).
         internal::audit_encoded_request(
             config_, rules, std::string_view(req.url).substr(base.size()), req, audited);

@@ -18,9 +18,16 @@
 namespace nucleo::contract {
 
 /// The wire family a provider plugin declares in its capabilities ("wire_family", wire.149).
-enum class WireFamily { kUnknown, kAnthropicMessages, kOpenAIChat, kBedrockConverse };
+enum class WireFamily {
+    kUnknown,
+    kAnthropicMessages,
+    kOpenAIChat,
+    kBedrockConverse,
+    kGeminiGenerate
+};
 
-/// "anthropic-messages", "openai-chat", "bedrock-converse"; anything else is kUnknown.
+/// "anthropic-messages", "openai-chat", "bedrock-converse", "gemini-generate"; anything else is
+/// kUnknown.
 WireFamily wire_family_from_name(std::string_view name) noexcept;
 /// The name wire_family_from_name reads ("unknown" for kUnknown).
 std::string_view wire_family_name(WireFamily family) noexcept;
