@@ -119,7 +119,12 @@ TEST(ModelsCommand, BadConfigExitsTwoWithOneLine) {
     const auto bad = write_file(dir / "bad.yaml", "providers:\n  a: {plugin: x, colour: red}\n");
     const CliRun r = run_cli("models --json --config '" + bad.string() + "'");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.out, "");
+    // cli.103: with --json the failure is a document on stdout too.
+    rapidjson::Document doc;
+    doc.Parse(r.out.c_str());
+    ASSERT_FALSE(doc.HasParseError()) << r.out;
+    EXPECT_STREQ(doc["error"]["kind"].GetString(), "config");
+    EXPECT_EQ(doc["error"]["exit_status"].GetInt(), 2);
     EXPECT_EQ(r.err,
               "nucleo models: " + bad.string() +
                   ":2:18: providers.a.colour: unknown key (known keys: plugin, base_url, api_key, "

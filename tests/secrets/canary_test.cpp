@@ -95,6 +95,7 @@ TEST_F(Canaries, NoCommandPrintsTheKeyOrTheUrlPassword) {
         {"compact --model claude-sonnet-5-5 --report" + doc + config, "", true},
         {"chat --model claude-sonnet-5-5 --user canary --new" + config, "hello there", true},
         {"conversations --user canary list" + config, "", true},
+        {"mcp list" + config, "", true},
         {"demo --emulator" + config, "", false},
     };
     // Every subcommand `nucleo --help` lists is run above: a new command must join this list.
