@@ -1,10 +1,10 @@
 // McpClient: the lifecycle (initialize, initialized, close), requests with their deadlines and
 // cancellation, and what the server sends unasked (mcp.1 to mcp.15).
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "common/json_text.hpp"
@@ -217,8 +217,12 @@ ServerSpec server_spec(const McpServerConfig& config) {
 }
 
 McpClient::McpClient(ServerSpec spec, ClientLimits limits) : impl_(std::make_unique<Impl>()) {
-    static const std::regex kName("^[A-Za-z0-9_-]{1,32}$");
-    if (!std::regex_match(spec.name, kName))
+    const bool name_ok =
+        !spec.name.empty() && spec.name.size() <= 32 &&
+        std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+        });
+    if (!name_ok)
         throw Error(ErrorKind::kInvalidArgument,
                     "MCP server name '" + internal::printable_utf8(spec.name) +
                         "' is not 1 to 32 of A-Z, a-z, 0-9, '_' and '-' (mcp.21 puts it in tool "
