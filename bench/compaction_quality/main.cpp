@@ -15,6 +15,7 @@
 #include <string>
 
 #include "long_session.hpp"
+#include "nucleo/log.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/tokens.hpp"
 #include "report.hpp"
@@ -46,14 +47,12 @@ int main(int argc, char** argv) {
     Results results;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        results.command += (i > 1 ? " " : "") + arg;
         if (arg == "--json") {
             o.json = true;
             continue;
         }
         if (i + 1 >= argc) return usage("missing value after " + arg);
         const std::string value = argv[++i];
-        results.command += " " + value;
         if (arg == "--sessions")
             o.sessions = std::atoi(value.c_str());
         else if (arg == "--seed")
@@ -68,6 +67,12 @@ int main(int argc, char** argv) {
             return usage("unknown option " + arg);
     }
     if (o.sessions < 1 || o.rounds < 1 || o.per_kind < 1) return usage("counts must be positive");
+    results.command = "--sessions " + std::to_string(o.sessions) + " --seed " +
+                      std::to_string(o.seed) + " --rounds " + std::to_string(o.rounds) +
+                      " --facts-per-kind " + std::to_string(o.per_kind);
+    // The ladder logs each summary over its target (compaction.41); the table counts them instead.
+    if (std::getenv("NUCLEO_LOG_LEVEL") == nullptr)
+        nucleo::log::set_level(nucleo::log::Level::kError);
     try {
         const auto start = std::chrono::steady_clock::now();
         const nucleo::SummarizerInstance extractive =

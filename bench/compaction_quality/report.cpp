@@ -105,7 +105,8 @@ void print_table(std::ostream& out, const Results& r) {
         << "), " << lo << ".." << hi << " tokens (mean "
         << (r.session_tokens.empty() ? 0 : sum / static_cast<std::int64_t>(r.session_tokens.size()))
         << "), " << (r.facts.empty() ? 0 : r.facts.front().size())
-        << " planted facts each; extractive summarizer, default counter\n";
+        << " planted facts each; extractive summarizer, default counter\n"
+        << "command: bench_compaction_quality " << r.command << "\n";
     int all_runs = 0;
     int all_within = 0;
     for (const auto& [level, t] : tally(r)) {
@@ -179,7 +180,7 @@ void print_table(std::ostream& out, const Results& r) {
 }
 
 void print_json(std::ostream& out, const Results& r) {
-    out << "{\"seed\":" << r.seed << ",\"levels\":[";
+    out << "{\"seed\":" << r.seed << ",\"command\":\"" << r.command << "\",\"levels\":[";
     bool first = true;
     for (const auto& [level, t] : tally(r)) {
         out << (first ? "" : ",") << "{\"level\":\"" << to_string(level) << "\",\"runs\":" << t.runs
@@ -198,6 +199,21 @@ void print_json(std::ostream& out, const Results& r) {
         }
         out << "]}";
         first = false;
+    }
+    out << "],\"runs\":[";
+    for (std::size_t i = 0; i < r.runs.size(); ++i) {
+        const Run& run = r.runs[i];
+        out << (i ? "," : "") << "{\"session\":" << run.session << ",\"level\":\""
+            << to_string(run.report.level) << "\",\"before\":" << run.report.tokens_before
+            << ",\"after\":" << run.report.tokens_after
+            << ",\"target\":" << run.report.target_tokens << ",\"methods\":[";
+        for (std::size_t m = 0; m < run.methods.size(); ++m) {
+            const MethodResult& mr = run.methods[m];
+            out << (m ? "," : "") << "{\"tokens\":" << mr.tokens
+                << ",\"reached\":" << (mr.reached ? "true" : "false")
+                << ",\"kept\":" << std::count(mr.kept.begin(), mr.kept.end(), true) << "}";
+        }
+        out << "]}";
     }
     const LongSession& ls = r.long_session;
     out << "],\"long_session\":{\"rounds\":" << ls.rounds << ",\"limit\":" << ls.limit
