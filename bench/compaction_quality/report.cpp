@@ -27,6 +27,8 @@ struct Tally {
     std::int64_t kind_total[kFactKinds] = {};
     std::int64_t by_age[kMethods][3] = {};
     std::int64_t age_total[3] = {};
+    std::int64_t in_results[kMethods] = {};  ///< kept of the facts planted in tool results
+    std::int64_t results_total = 0;
     std::int64_t saved[kMethods] = {};
     int over_budget[kMethods] = {};
 };
@@ -57,6 +59,7 @@ std::map<CompactionLevel, Tally> tally(const Results& r) {
         for (std::size_t f = 0; f < facts.size(); ++f) {
             t.kind_total[static_cast<int>(facts[f].kind)] += 1;
             t.age_total[age_bucket(facts[f].age)] += 1;
+            t.results_total += facts[f].host == Host::kToolResult ? 1 : 0;
         }
         for (int m = 0; m < kMethods; ++m) {
             const MethodResult& mr = run.methods[static_cast<std::size_t>(m)];
@@ -67,6 +70,7 @@ std::map<CompactionLevel, Tally> tally(const Results& r) {
                 t.kept[m] += 1;
                 t.by_kind[m][static_cast<int>(facts[f].kind)] += 1;
                 t.by_age[m][age_bucket(facts[f].age)] += 1;
+                t.in_results[m] += facts[f].host == Host::kToolResult ? 1 : 0;
             }
         }
     }
@@ -122,12 +126,15 @@ void print_table(std::ostream& out, const Results& r) {
         out << padded("method", 27) << padded("kept", 7);
         for (int k = 0; k < kFactKinds; ++k) out << padded(to_string(static_cast<FactKind>(k)), 11);
         out << padded("old", 7) << padded("middle", 7) << padded("recent", 7)
-            << padded("saved/lost", 11) << "over budget\n";
+            << padded("results", 8) << padded("texts", 7) << padded("saved/lost", 11)
+            << "over budget\n";
         for (int m = 0; m < kMethods; ++m) {
             out << padded(method_name(m), 27) << padded(pct(t.kept[m], t.facts), 7);
             for (int k = 0; k < kFactKinds; ++k)
                 out << padded(pct(t.by_kind[m][k], t.kind_total[k]), 11);
             for (int a = 0; a < 3; ++a) out << padded(pct(t.by_age[m][a], t.age_total[a]), 7);
+            out << padded(pct(t.in_results[m], t.results_total), 8)
+                << padded(pct(t.kept[m] - t.in_results[m], t.facts - t.results_total), 7);
             out << padded(per_loss(t.saved[m], t.facts - t.kept[m]), 11) << t.over_budget[m]
                 << "\n";
         }
