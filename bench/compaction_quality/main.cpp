@@ -15,6 +15,7 @@
 #include <string>
 
 #include "long_session.hpp"
+#include "nucleo/content.hpp"
 #include "nucleo/log.hpp"
 #include "nucleo/plugins.hpp"
 #include "nucleo/tokens.hpp"
@@ -85,6 +86,12 @@ int main(int argc, char** argv) {
             const Session session =
                 writer.session("session-" + std::to_string(s), size * 9 / 10, o.per_kind);
             results.session_tokens.push_back(counter.total_tokens(session.conversation));
+            for (const nucleo::Message& m : session.conversation.messages()) {
+                for (const nucleo::ContentBlock& b : m.blocks) {
+                    if (b.is<nucleo::ToolResultBlock>())
+                        results.result_tokens += counter.count_block(b);
+                }
+            }
             results.facts.push_back(session.facts);
             for (double share : aim_shares()) {
                 results.runs.push_back(

@@ -108,7 +108,8 @@ void print_table(std::ostream& out, const Results& r) {
     out << "compaction quality: " << r.session_tokens.size() << " sessions (random seed " << r.seed
         << "), " << lo << ".." << hi << " tokens (mean "
         << (r.session_tokens.empty() ? 0 : sum / static_cast<std::int64_t>(r.session_tokens.size()))
-        << "), " << (r.facts.empty() ? 0 : r.facts.front().size())
+        << ", " << pct(r.result_tokens, sum) << " in tool results), "
+        << (r.facts.empty() ? 0 : r.facts.front().size())
         << " planted facts each; extractive summarizer, default counter\n"
         << "command: bench_compaction_quality " << r.command << "\n";
     int all_runs = 0;

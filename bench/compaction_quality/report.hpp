@@ -17,6 +17,7 @@ struct Results {
     std::uint64_t seed = 0;
     std::string command;
     std::vector<std::int64_t> session_tokens;
+    std::int64_t result_tokens = 0;        ///< of all sessions, in tool results
     std::vector<std::vector<Fact>> facts;  ///< per session
     std::vector<Run> runs;
     LongSession long_session;
