@@ -54,30 +54,37 @@ std::string omitted(std::size_t n) {
     return "[... " + std::to_string(n) + " lines omitted ...]\n";
 }
 
-/// The first and last lines of `s` within `cap` tokens (by the per-line estimate), taken in
-/// turn from the head and the tail; `size` gets the estimate.
-std::string cut(const Slot& s, std::int64_t cap, std::int64_t marker, std::int64_t* size) {
-    std::string whole;
-    if (s.total <= cap) {
-        for (const std::string& l : s.lines) whole += l + "\n";
-        *size = s.total;
-        return whole;
-    }
+/// Which lines of a result a cap keeps: the first `head` and the last `tail` (all of them when
+/// `whole`), and the estimated size.
+struct Cut {
+    bool whole = true;
     std::size_t head = 0;
     std::size_t tail = 0;
-    std::int64_t used = marker;
+    std::int64_t size = 0;
+};
+
+/// The first and last lines of `s` within `cap` tokens (by the per-line estimate), taken in
+/// turn from the head and the tail, with the omission line between them.
+Cut plan(const Slot& s, std::int64_t cap, std::int64_t marker) {
+    if (s.total <= cap) return {true, 0, 0, s.total};
+    Cut c{false, 0, 0, marker};
     const std::size_t n = s.lines.size();
-    for (bool from_head = true; head + tail < n; from_head = !from_head) {
-        const std::size_t i = from_head ? head : n - 1 - tail;
-        if (used + s.tokens[i] > cap) break;
-        used += s.tokens[i];
-        (from_head ? head : tail) += 1;
+    for (bool from_head = true; c.head + c.tail < n; from_head = !from_head) {
+        const std::size_t i = from_head ? c.head : n - 1 - c.tail;
+        if (c.size + s.tokens[i] > cap) break;
+        c.size += s.tokens[i];
+        (from_head ? c.head : c.tail) += 1;
     }
-    *size = used;
+    return c;
+}
+
+std::string render(const Slot& s, const Cut& c) {
+    const std::size_t n = s.lines.size();
     std::string out;
-    for (std::size_t i = 0; i < head; ++i) out += s.lines[i] + "\n";
-    out += omitted(n - head - tail);
-    for (std::size_t i = n - tail; i < n; ++i) out += s.lines[i] + "\n";
+    for (std::size_t i = 0; i < (c.whole ? n : c.head); ++i) out += s.lines[i] + "\n";
+    if (c.whole) return out;
+    out += omitted(n - c.head - c.tail);
+    for (std::size_t i = n - c.tail; i < n; ++i) out += s.lines[i] + "\n";
     return out;
 }
 
@@ -113,11 +120,7 @@ Baseline head_tail_results(const ConversationContext& conversation, const ModelS
     }
     auto estimate = [&](std::int64_t cap) {
         std::int64_t kept = 0;
-        for (const Slot& s : slots) {
-            std::int64_t size = 0;
-            (void)cut(s, cap, marker, &size);
-            kept += size;
-        }
+        for (const Slot& s : slots) kept += plan(s, cap, marker).size;
         return before - all + kept;
     };
     // The largest equal cap whose estimate is at the goal; the goal tightens by what the exact
@@ -136,9 +139,8 @@ Baseline head_tail_results(const ConversationContext& conversation, const ModelS
         }
         std::vector<Message> msgs = conversation.messages();
         for (const Slot& s : slots) {
-            std::int64_t size = 0;
             auto& r = std::get<ToolResultBlock>(msgs[s.message].blocks[s.block].value);
-            r.content = {TextBlock{cut(s, lo, marker, &size)}};
+            r.content = {TextBlock{render(s, plan(s, lo, marker))}};
         }
         best = finish(conversation, std::move(msgs), identity(conversation.messages().size()),
                       counter, budget);
