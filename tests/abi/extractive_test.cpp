@@ -2,7 +2,9 @@
 // loader: names, numbers, paths, errors and decisions are what a summary keeps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <rapidjson/document.h>
 
@@ -115,6 +117,77 @@ TEST_F(Extractive, BadRequestsAreInvalidArgumentsNamingTheField) {
                 << e.what();
         }
     }
+}
+
+/// A pytest run: a command, many passing lines, one failure with its assertion, the tally.
+std::string pytest_log() {
+    std::string log = "$ pytest -q tests/net\\n";
+    for (int i = 0; i < 40; ++i) {
+        log += "tests/net/test_retry.py::test_case_" + std::to_string(i) + " PASSED\\n";
+    }
+    log += "tests/net/test_retry.py::test_backoff_jitter FAILED\\n";
+    log += "    assert delay == 17\\n";
+    log += "E   AssertionError: expected 17 got 23 in test_backoff_jitter\\n";
+    log += "tests/net/test_retry.py:88: AssertionError\\n";
+    for (int i = 0; i < 40; ++i) log += "-- Docs: https://docs.pytest.org/en/stable/how-to\\n";
+    log += "1 failed, 40 passed in 3.81s";
+    return log;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+        out.push_back(text.substr(start, nl - start));
+    }
+    out.push_back(text.substr(start));
+    return out;
+}
+
+TEST_F(Extractive, KeepsLinesAsLinesAndTheFailureWithItsContext) {
+    // compaction.113: a log keeps its shape; the command, the failing assertion with the lines
+    // around it and the tally are kept; the repeated footer never is.
+    const auto d =
+        summarize(R"({"schema_version":1,"target_tokens":120,"text":")" + pytest_log() + "\"}");
+    const std::string summary = d["summary"].GetString();
+    const std::vector<std::string> kept = lines_of(summary);
+    std::string source = pytest_log();
+    for (std::size_t p; (p = source.find("\\n")) != std::string::npos;) source.replace(p, 2, "\n");
+    const std::vector<std::string> lines = lines_of(source);
+    for (const std::string& line : kept) {
+        EXPECT_NE(std::find(lines.begin(), lines.end(), line), lines.end())
+            << "not a line of the log: " << line;
+    }
+    for (const char* must :
+         {"$ pytest -q tests/net", "E   AssertionError: expected 17 got 23 in test_backoff_jitter",
+          "tests/net/test_retry.py::test_backoff_jitter FAILED",
+          "tests/net/test_retry.py:88: AssertionError", "1 failed, 40 passed in 3.81s"}) {
+        EXPECT_NE(std::find(kept.begin(), kept.end(), must), kept.end())
+            << "lost: " << must << "\nsummary:\n"
+            << summary;
+    }
+    EXPECT_LE(
+        std::count(kept.begin(), kept.end(), "-- Docs: https://docs.pytest.org/en/stable/how-to"),
+        1)
+        << summary;
+    EXPECT_LE(d["summary_tokens"].GetUint64(), 120u);
+}
+
+TEST_F(Extractive, FragmentsAreNeverKeptForTheirOwnSake) {
+    // compaction.113: "1." and a lone backticked word are wrapped-line debris, not facts.
+    const auto d = summarize(
+        R"({"target_tokens":14,"text":"1.\n`x`.\nWhat does reasoning_effort do on gpt-6-sol?\n2."})");
+    EXPECT_STREQ(d["summary"].GetString(), "What does reasoning_effort do on gpt-6-sol?");
+}
+
+TEST_F(Extractive, AnUnknownCounterFallsBackToTheEstimateAndABadOneIsRefused) {
+    // abi.132: a counter name the host does not know (the request is over, or not the host's)
+    // leaves the plugin on its bytes/4 estimate; a counter that is not a string is bad input.
+    const auto d = summarize(std::string(R"({"target_tokens":45,"token_counter":"gone","text":")") +
+                             kChat + "\"}");
+    EXPECT_STREQ(d["token_estimate"].GetString(), "bytes/4");
+    EXPECT_THROW((void)s.summarize(R"({"target_tokens":5,"token_counter":7,"text":"x"})"),
+                 nucleo::Error);
 }
 
 TEST_F(Extractive, RefusesAConfigThatIsNotAnObject) {

@@ -133,8 +133,8 @@ inline ConversationContext aggressive_fixture(int exchanges = 380) {
     return c;
 }
 
-/// MAXIMUM is needed with a summarizer that overshoots: so long that even the whole rendered
-/// text, which AGGRESSIVE accepts as a "summary" smaller than its source, is above the trigger.
+/// MAXIMUM is needed when AGGRESSIVE's summary fails: long enough that MODERATE's per-exchange
+/// summaries cannot reach the trigger.
 inline ConversationContext maximum_fixture() {
     return aggressive_fixture(600);
 }

@@ -147,10 +147,10 @@ TEST(Ladder, AggressiveGivesTheLastToolResultASummaryOfItsOwn) {
 }
 
 TEST(Ladder, MaximumGuaranteesAFitWhereAggressiveDidNot) {
-    // A summarizer that answers three times the size asked for leaves AGGRESSIVE
-    // above the trigger; MAXIMUM cuts to its target and fits.
+    // AGGRESSIVE's summary fails (its originals kept, compaction.20); MAXIMUM asks for what the
+    // fit needs and cuts an overshooting answer to it.
     ConversationContext c = maximum_fixture();
-    const CompactionReport r = compact(c, R"({"overshoot":3.0})");
+    const CompactionReport r = compact(c, R"({"overshoot":3.0,"fail_levels":["AGGRESSIVE"]})");
     EXPECT_EQ(r.level, CompactionLevel::kMaximum);
     ASSERT_FALSE(r.summaries.empty());
     EXPECT_TRUE(std::any_of(r.summaries.begin(), r.summaries.end(),
@@ -158,6 +158,19 @@ TEST(Ladder, MaximumGuaranteesAFitWhereAggressiveDidNot) {
     for (const CompactionSummary& s : r.summaries) {
         if (s.level != CompactionLevel::kMaximum) continue;
         EXPECT_LE(s.summary_tokens, s.target_tokens) << "MAXIMUM's cut is bounded by the target";
+    }
+}
+
+TEST(Ladder, AnAnswerOverItsTargetIsCutToItAtEveryLevel) {
+    // compaction.111: a summarizer three times over its target no longer pushes the ladder up:
+    // AGGRESSIVE cuts its summary to the target and fits.
+    ConversationContext c = aggressive_fixture(600);
+    const CompactionReport r = compact(c, R"({"overshoot":3.0})");
+    EXPECT_EQ(r.level, CompactionLevel::kAggressive);
+    ASSERT_FALSE(r.summaries.empty());
+    for (const CompactionSummary& s : r.summaries) {
+        EXPECT_TRUE(s.cut) << s.message_id;
+        EXPECT_LE(s.summary_tokens, s.target_tokens) << s.message_id;
     }
 }
 

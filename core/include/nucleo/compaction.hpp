@@ -109,7 +109,8 @@ struct CompactionReport {
 /// at or under the trigger AND input plus the output reserve fits the hard limit (compaction.101:
 /// a reserve larger than the room between the trigger and the hard limit keeps the ladder
 /// climbing even under the trigger):
-///  - LIGHT: only tool results. Each ToolResultBlock of a compactable message (above
+///  - LIGHT: only tool results, oldest first, the kRecentToolResultsKept most recent kept whole
+///    and only as many as the aim needs (compaction.112). Each ToolResultBlock taken (above
 ///    kMinSummarizedTokens) gets its content replaced by one text summary; the block, its id and
 ///    its is_error stay, so pairing is untouched, and a pinned tool_use does not shield the
 ///    result that answers it; a compactable tool call next to a pinned result has its input
@@ -145,8 +146,9 @@ struct CompactionReport {
 /// summarizer's error, with the level named). A summary that would count at least as many tokens
 /// as what it replaces (framing included) is refused at every level and the originals stay
 /// (compaction.104). A summary summarized again enters without its header, so the new summary
-/// replaces it instead of nesting it (compaction.105). Each summary reports its size; the core
-/// counts it again and logs a summary over its target (cut only at MAXIMUM).
+/// replaces it instead of nesting it (compaction.105). Summarizers count with the conversation's
+/// own counter ("nucleo.host.tokens/1"); the core counts each summary again and cuts one over its
+/// target to it, at every level (compaction.111).
 ///
 /// After the ladder (compaction.21): still above the trigger is accepted while input plus the
 /// output reserve fits the model's hard limit; otherwise ContextOverflowException, naming the
@@ -162,6 +164,8 @@ class ContextWindowManager {
     static constexpr std::int64_t kMinSummarizedTokens = 64;
     static constexpr std::int64_t kMinSummaryTokens = 16;
     static constexpr std::size_t kMaxParallelSummaries = 8;
+    /// compaction.112: LIGHT keeps this many of the most recent tool results whole.
+    static constexpr std::size_t kRecentToolResultsKept = 3;
     static constexpr const char* kSummaryHeader = "[Summary of earlier messages]";
 
     explicit ContextWindowManager(SummarizerInstance summarizer,

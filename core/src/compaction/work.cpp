@@ -342,7 +342,8 @@ Work::Work(const TokenCounter& counter, const SummarizerInstance& summarizer,
       summarizer_(summarizer),
       report_(report),
       conversation_id_(conversation.conversation_id()),
-      registry_(&conversation.artifacts()) {
+      registry_(&conversation.artifacts()),
+      counter_lease_(counter) {
     origins.resize(msgs.size());
     std::iota(origins.begin(), origins.end(), 0);
     counts.reserve(msgs.size());
@@ -393,13 +394,15 @@ std::vector<Work::Outcome> Work::run_jobs(std::vector<Job>& jobs, CompactionLeve
         for (const std::string& s : job.segments) json_escape::write_string(w, s);
         w.EndArray();
         w.Key("target_tokens");
-        w.Int64(job.target);
+        w.Int64(body_target(job));
         w.Key("instructions");
         w.String(kInstructions);
         w.Key("level");
         w.String(to_string(level));
         w.Key("purpose");
         w.String("compaction");
+        w.Key("token_counter");
+        w.String(counter_lease_.id().c_str());
         w.EndObject();
         std::vector<std::string>().swap(job.segments);
         try {
@@ -468,18 +471,17 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
         return false;
     }
     // What must survive: every artifact reference of the summarized text.
-    const std::string header = job.input ? std::string(kInputSummaryHeader) + " "
-                               : job.block
-                                   ? std::string(kResultSummaryHeader) + " "
-                                   : std::string(ContextWindowManager::kSummaryHeader) + "\n";
+    const std::string header = header_of(job);
     std::string tail = refs_line(missing_refs(outcome.summary, job.refs));
     std::string body = outcome.summary;
     auto compose = [&] { return header + body + tail; };
     outcome.text = compose();
     outcome.tokens = counter_.count_text(outcome.text);
-    if (maximum && outcome.tokens > job.target) {
-        // The bounded cut of MAXIMUM: the body shrinks to what the target leaves after the header
-        // and the references, which are never cut (a reference cut out of the body is appended).
+    if (outcome.tokens > job.target) {
+        // compaction.111: a summary over its target is cut to it, at every level (the bounded cut
+        // of MAXIMUM, compaction.14, is the same cut): the body shrinks to what the target leaves
+        // after the header and the references, which are never cut (a reference cut out of the
+        // body is appended).
         const std::int64_t frame = counter_.count_text(header + refs_line(job.refs));
         body = cut_to_tokens(counter_, body, std::max<std::int64_t>(0, job.target - frame));
         tail = refs_line(missing_refs(body, job.refs));
@@ -509,6 +511,18 @@ bool Work::accept(const Job& job, Outcome& outcome, CompactionLevel level) {
                          where, outcome.tokens, job.target, outcome.reported);
     }
     return true;
+}
+
+std::string Work::header_of(const Job& job) {
+    return job.input   ? std::string(kInputSummaryHeader) + " "
+           : job.block ? std::string(kResultSummaryHeader) + " "
+                       : std::string(ContextWindowManager::kSummaryHeader) + "\n";
+}
+
+std::int64_t Work::body_target(const Job& job) const {
+    // compaction.111: the summarizer is asked for what the target leaves after the header, so the
+    // summary as it sits in the conversation lands on the target rather than just over it.
+    return std::max<std::int64_t>(1, job.target - counter_.count_text(header_of(job)));
 }
 
 std::int64_t Work::replacing_tokens(const Job& job, const std::string& text) const {
@@ -670,12 +684,29 @@ void Work::light(std::int64_t aim) {
                 }
                 continue;
             }
-            const auto* result = msgs[i].blocks[b].get_if<ToolResultBlock>();
-            if (result == nullptr || is_result_summary(*result)) continue;
+            // compaction.112: a result summarized by an earlier compaction is taken again (its
+            // body, compaction.105) before the ladder moves up to summarizing whole exchanges.
+            if (msgs[i].blocks[b].get_if<ToolResultBlock>() == nullptr) continue;
             Job job = in_place_job(i, b);
             if (job.source >= ContextWindowManager::kMinSummarizedTokens) jobs.push_back(job);
         }
     }
+    // compaction.112: results are taken oldest first and only as many as the aim needs (each at
+    // most halves, targets_for, so the taken ones hold twice what has to go), and LIGHT lands on
+    // the aim rather than far under it. The most recent results are what the model is working
+    // with: they are taken only when the older ones cannot give enough.
+    std::size_t older = jobs.size();
+    for (std::size_t recent = 0;
+         older > 0 && recent < ContextWindowManager::kRecentToolResultsKept;) {
+        if (!jobs[--older].input) ++recent;
+    }
+    const std::int64_t need = std::max<std::int64_t>(0, total() - aim);
+    std::int64_t held = 0;
+    for (std::size_t k = 0; k < older; ++k) held += jobs[k].source;
+    if (held < 2 * need) older = jobs.size();
+    std::size_t used = 0;
+    for (held = 0; used < older && held < 2 * need;) held += jobs[used++].source;
+    jobs.resize(used);
     std::vector<std::int64_t> sources;
     for (const Job& j : jobs) sources.push_back(j.source);
     const auto targets =

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compaction/host_tokens_internal.hpp"
 #include "nucleo/compaction.hpp"
 #include "nucleo/tokens.hpp"
 
@@ -61,6 +62,10 @@ struct Work {
     void execute(std::vector<Job>& jobs, CompactionLevel level);
     [[nodiscard]] Job in_place_job(std::size_t message, std::size_t block) const;
     [[nodiscard]] Job run_job(std::vector<std::size_t> members) const;
+    /// The first words of `job`'s summary: of messages, of a tool result or of a tool call input.
+    [[nodiscard]] static std::string header_of(const Job& job);
+    /// The tokens the summarizer is asked for: the target less the header's.
+    [[nodiscard]] std::int64_t body_target(const Job& job) const;
     /// What the summary `text` of `job` will count where it sits (its message or its block).
     [[nodiscard]] std::int64_t replacing_tokens(const Job& job, const std::string& text) const;
     void apply_in_place(std::size_t message, std::size_t block, const std::string& text);
@@ -71,6 +76,8 @@ struct Work {
     CompactionReport& report_;
     std::string conversation_id_;
     const ArtifactRegistry* registry_;  // the conversation's; compaction never changes it
+    /// compaction.111: the summarizer counts with counter_ through "nucleo.host.tokens/1".
+    internal::CounterLease counter_lease_;
 };
 
 }  // namespace nucleo::compaction

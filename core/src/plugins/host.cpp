@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "compaction/host_tokens_internal.hpp"
 #include "compaction/model_call_internal.hpp"
 #include "nucleo/log.hpp"
 #include "plugins/library.hpp"
@@ -61,10 +62,33 @@ int32_t host_model_call(void* /*host_ctx*/, nucleo_string_view request, const nu
 const nucleo_host_model_call kModelCallExtension = {sizeof(nucleo_host_model_call),
                                                     &host_model_call};
 
+int32_t host_count_tokens(void* /*host_ctx*/, nucleo_string_view counter, nucleo_string_view text,
+                          int64_t* tokens, nucleo_error* err) {
+    // compaction.111: the counter a request named; thread rule (plugin.h): any thread. No
+    // exception may leave (count_with_leased never throws).
+    if (tokens == nullptr) {
+        return nucleo_error_set(err, NUCLEO_ERR_INVALID_ARGUMENT, 0, "tokens: no out pointer");
+    }
+    const std::string_view id =
+        counter.data != nullptr ? std::string_view(counter.data, counter.size) : "";
+    const std::string_view body =
+        text.data != nullptr ? std::string_view(text.data, text.size) : "";
+    const auto n = internal::count_with_leased(id, body);
+    if (!n) {
+        return nucleo_error_set(err, NUCLEO_ERR_NOT_FOUND, 0,
+                                "tokens: no counter by that name (the request is over)");
+    }
+    *tokens = *n;
+    return NUCLEO_OK;
+}
+
+const nucleo_host_tokens kTokensExtension = {sizeof(nucleo_host_tokens), &host_count_tokens};
+
 const void* get_extension(const nucleo_host* /*host*/, const char* id) {
     if (id == nullptr) return nullptr;
     if (std::strcmp(id, NUCLEO_EXT_HOST_LOG) == 0) return &kLogExtension;
     if (std::strcmp(id, NUCLEO_EXT_HOST_MODEL_CALL) == 0) return &kModelCallExtension;
+    if (std::strcmp(id, NUCLEO_EXT_HOST_TOKENS) == 0) return &kTokensExtension;
     return nullptr;  // plugin.h: an unknown id answers NULL
 }
 

@@ -59,7 +59,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 5
+#define NUCLEO_PLUGIN_ABI_MINOR 6
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -138,6 +138,7 @@ extern "C" {
 #define NUCLEO_FACTORY_SUMMARIZER "nucleo.summarizer/1"
 #define NUCLEO_EXT_HOST_LOG "nucleo.host.log/1"
 #define NUCLEO_EXT_HOST_MODEL_CALL "nucleo.host.model_call/1" /* since 1.1 */
+#define NUCLEO_EXT_HOST_TOKENS "nucleo.host.tokens/1"         /* since 1.6 */
 
 /* A borrowed UTF-8 string, valid for the call only; not NUL-terminated unless stated.
  * The one struct without struct_size: it is two words passed by value and will never grow. */
@@ -218,6 +219,19 @@ typedef struct nucleo_host_model_call {
                     nucleo_error* err);
 } nucleo_host_model_call;
 
+/* "nucleo.host.tokens/1" (since 1.6): counts a text with the token counter the host measures a
+ * conversation with, so a plugin asked for N tokens can deliver N of the model's tokens rather than
+ * a bytes-per-token guess (compaction.111). `counter` is the opaque "token_counter" string of the
+ * request being served (every summarizer request carries one); it is valid while that request
+ * runs. An unknown or expired counter is NUCLEO_ERR_NOT_FOUND, and the plugin falls back to an
+ * estimate of its own. No struct changed in 1.6: a plugin built against 1.5 simply never asks.
+ * Thread rule: count is callable from any thread, concurrently. */
+typedef struct nucleo_host_tokens {
+    uint32_t struct_size;
+    int32_t (*count)(void* host_ctx, nucleo_string_view counter, nucleo_string_view text,
+                     int64_t* tokens, nucleo_error* err);
+} nucleo_host_tokens;
+
 /* ---------------------------------------------------------------------------------------------
  * The entry, returned by nucleo_plugin_entry_v1(). It points to static storage and stays valid
  * while the library is loaded. name (the <name> of nucleo-<name>.so), version and description are
@@ -276,7 +290,8 @@ typedef struct nucleo_summarizer_factory {
     int32_t (*create)(nucleo_string_view config_json, nucleo_instance** out, nucleo_error* err);
     void (*destroy)(nucleo_instance* instance);
     /* request_json: {"schema_version":1, "text":"..." | "segments":["...", ...],
-     *                "target_tokens":N, "instructions":"..." (optional)}
+     *                "target_tokens":N, "instructions":"..." (optional),
+     *                "token_counter":"..." (since 1.6: for "nucleo.host.tokens/1")}
      * out receives: {"schema_version":1, "summary":"...", "summary_tokens":N, ...}
      * (a plugin may add fields). Deterministic summarizers should say so in capabilities.
      * Thread rule: callable concurrently on one instance. */

@@ -153,6 +153,24 @@ class Host {
     static void warn(std::string_view message) noexcept { log(NUCLEO_LOG_LEVEL_WARN, message); }
     static void error(std::string_view message) noexcept { log(NUCLEO_LOG_LEVEL_ERROR, message); }
 
+    /// Tokens of `text` by the host's counter named `counter` (a request's "token_counter",
+    /// "nucleo.host.tokens/1"), or -1 when the host has no such service or no longer knows the
+    /// counter: the caller then estimates on its own.
+    static int64_t count_tokens(std::string_view counter, std::string_view text) noexcept {
+        const State& s = state();
+        if (s.host == nullptr || counter.empty() ||
+            !NUCLEO_HAS_SLOT(s.tokens, nucleo_host_tokens, count)) {
+            return -1;
+        }
+        int64_t tokens = -1;
+        if (s.tokens->count(s.host->host_ctx, nucleo_string_view{counter.data(), counter.size()},
+                            nucleo_string_view{text.data(), text.size()}, &tokens,
+                            nullptr) != NUCLEO_OK) {
+            return -1;
+        }
+        return tokens;
+    }
+
     /// The raw host (NULL outside init..deinit), for extensions this helper does not wrap.
     static const nucleo_host* raw() noexcept { return state().host; }
 
@@ -161,9 +179,12 @@ class Host {
         State& s = state();
         s.host = host;
         s.log = nullptr;
+        s.tokens = nullptr;
         if (NUCLEO_HAS_SLOT(host, nucleo_host, get_extension)) {
             s.log =
                 static_cast<const nucleo_host_log*>(host->get_extension(host, NUCLEO_EXT_HOST_LOG));
+            s.tokens = static_cast<const nucleo_host_tokens*>(
+                host->get_extension(host, NUCLEO_EXT_HOST_TOKENS));
         }
     }
     static void detach() noexcept { state() = State{}; }
@@ -172,6 +193,7 @@ class Host {
     struct State {
         const nucleo_host* host = nullptr;
         const nucleo_host_log* log = nullptr;
+        const nucleo_host_tokens* tokens = nullptr;
     };
     static State& state() noexcept {
         static State s;

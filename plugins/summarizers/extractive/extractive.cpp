@@ -2,25 +2,40 @@
 //
 // compaction.30-33: a summary must keep what the conversation cannot afford to lose
 // -- names, numbers, paths, errors and decisions. This plugin keeps whole sentences: each sentence
-// scores by the kinds of such facts it carries, and the best-scoring sentences are kept until the
-// target size; the kept sentences come back in their original order.
+// scores by the kinds of such facts it carries and by where it sits, and the best-scoring
+// sentences are kept until the target size; the kept sentences come back in their original order
+// and on their original lines (compaction.113).
 //
 // Decisions of our own:
-//  - Size is approximated as bytes/4 (rounded up): a plugin built against plugin-api/ alone has
-//    no token counter; the answer says so in "token_estimate".
+//  - Size is counted with the host's counter when the request names one ("token_counter",
+//    "nucleo.host.tokens/1", compaction.111): the summary is then within its target in the model's
+//    own tokens. Without one (another host, the conformance kit) it is approximated as bytes/4,
+//    rounded up, and the answer says which in "token_estimate".
 //  - A sentence ends at '.', '!' or '?' followed by whitespace or the end, or at a line break.
+//    Kept sentences of one line are joined by a space, of different lines or segments by a line
+//    break, so a log or a listing keeps its shape.
+//  - What a sentence scores (compaction.113): the facts it carries (an error 4, a path 3, a
+//    decision 2, a number 2, a name 2; an artifact reference always wins), a shell command line
+//    3, the first sentence of a segment (its role or the user's request) 1, the last (a run's
+//    tally) 2, a line next to an error line 1 (a failing assertion's expected and actual values), a
+//    name, path or number said nowhere else in the request 2 (what tells it from the boilerplate
+//    around it; digits read as one shape, so test_case_1 .. test_case_40 are not rare). A sentence
+//    seen before in the
+//    request, or one with fewer than three letters or digits (a wrapped fragment, "1."), scores
+//    nothing and is never kept for its facts.
 //  - Ties keep the earlier sentence; sentences that carry nothing are kept last, while room
-//    remains (filling the target is cheaper than a later compaction round).
+//    remains (filling the target is cheaper than a later compaction round), repeats never.
 //  - When no sentence that carries facts fits whole, the best one is cut at a word boundary to
 //    the target and ends with "..." (rather than keeping only filler, or nothing at all).
-//  - Sentences kept from different segments are separated by a line break, within a segment by
-//    a space. A request without "schema_version" is read as version 1; another version is refused.
+//  - A request without "schema_version" is read as version 1; another version is refused.
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -43,7 +58,10 @@ struct Sentence {
     std::size_t segment;
     std::size_t index;  // position across all segments
     std::string_view text;
-    int score = 0;
+    std::size_t line = 0;  // the line it sits on, counted across all segments
+    int score = 0;         // facts and place
+    int facts = 0;         // facts alone
+    bool error = false;    // carries an error word (its neighbours' lines score for context)
 };
 
 bool is_space(char c) {
@@ -57,23 +75,26 @@ std::string_view trim(std::string_view s) {
     return s.substr(b, e - b);
 }
 
-void split_sentences(std::string_view text, std::size_t segment, std::vector<Sentence>& out) {
+void split_sentences(std::string_view text, std::size_t segment, std::size_t& line,
+                     std::vector<Sentence>& out) {
     std::size_t start = 0;
     auto flush = [&](std::size_t end) {
         const std::string_view s = trim(text.substr(start, end - start));
-        if (!s.empty()) out.push_back({segment, out.size(), s});
+        if (!s.empty()) out.push_back({segment, out.size(), s, line});
         start = end;
     };
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (c == '\n') {
             flush(i + 1);
+            ++line;
         } else if ((c == '.' || c == '!' || c == '?') &&
                    (i + 1 == text.size() || is_space(text[i + 1]))) {
             flush(i + 1);
         }
     }
     flush(text.size());
+    ++line;  // a segment's last line ends with it
 }
 
 /// Calls `each` with every whitespace-separated word of `s`, in order, without storing them: a
@@ -128,8 +149,34 @@ bool looks_like_name(std::string_view w, bool first) {
     return upper0 && !first;
 }
 
-int score(std::string_view sentence) {
+/// An error word: one of the list, or a name ending in "error" or "exception" (AssertionError,
+/// TypeError, NullPointerException), or a test runner's FAIL/FAILED/ERROR in capitals.
+bool is_error_word(std::string_view word, std::string_view lowered) {
+    if (is_one_of(lowered,
+                  {"error",    "errors",  "exception", "fail",    "fails",     "failed",  "failure",
+                   "failing",  "refused", "denied",    "timeout", "crash",     "crashed", "panic",
+                   "panicked", "fatal",   "traceback", "errno",   "invalid",   "cannot",  "can't",
+                   "unable",   "bug",     "segfault",  "aborted", "undefined", "expected"})) {
+        return true;
+    }
+    if (lowered.size() > 5 && (lowered.ends_with("error") || lowered.ends_with("exception"))) {
+        return true;
+    }
+    return word == "FAIL" || word == "FAILED" || word == "ERROR" || word == "E";
+}
+
+struct Facts {
     bool number = false, path = false, name = false, error = false, decision = false;
+    bool reference = false;  // «artifact:...»: compaction.33 needs it kept
+    std::size_t alnum = 0;   // letters and digits: fewer than three is a fragment
+};
+
+Facts facts_of(std::string_view sentence) {
+    Facts f;
+    f.reference = sentence.find(
+                      "\xC2\xAB"
+                      "artifact:") != std::string_view::npos;
+    for (char c : sentence) f.alnum += std::isalnum(static_cast<unsigned char>(c)) != 0 ? 1 : 0;
     std::string lowered;  // one word at a time, its buffer reused
     bool first = true;
     for_each_word(sentence, [&](std::string_view raw) {
@@ -139,25 +186,102 @@ int score(std::string_view sentence) {
         if (w.empty()) return;
         lowered.assign(w);
         for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        number = number || std::any_of(w.begin(), w.end(), [](char c) {
-                     return std::isdigit(static_cast<unsigned char>(c)) != 0;
-                 });
-        path = path || looks_like_path(w);
-        name = name || looks_like_name(w, at_start);
-        error =
-            error ||
-            is_one_of(lowered,
-                      {"error",     "errors", "exception", "fail",   "fails",   "failed", "failure",
-                       "refused",   "denied", "timeout",   "crash",  "crashed", "panic",  "fatal",
-                       "traceback", "errno",  "invalid",   "cannot", "can't",   "unable", "bug"});
-        decision = decision ||
-                   is_one_of(lowered,
-                             {"decided", "decide", "decision", "agreed", "agree", "chose", "choose",
-                              "chosen", "will", "must", "should", "approved", "rejected", "plan",
-                              "resolved", "conclusion", "therefore", "instead", "we'll"});
+        f.number = f.number || std::any_of(w.begin(), w.end(), [](char c) {
+                       return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                   });
+        f.path = f.path || looks_like_path(w);
+        f.name = f.name || looks_like_name(w, at_start);
+        f.error = f.error || is_error_word(w, lowered);
+        f.decision =
+            f.decision || is_one_of(lowered, {"decided", "decide", "decision", "agreed", "agree",
+                                              "chose", "choose", "chosen", "will", "must", "should",
+                                              "approved", "rejected", "plan", "resolved",
+                                              "conclusion", "therefore", "instead", "we'll"});
     });
-    return (error ? 3 : 0) + (path ? 3 : 0) + (decision ? 2 : 0) + (number ? 2 : 0) +
-           (name ? 2 : 0);
+    return f;
+}
+
+int score_of(const Facts& f) {
+    if (f.reference) return 1000;
+    if (f.alnum < 3) return 0;
+    return (f.error ? 4 : 0) + (f.path ? 3 : 0) + (f.decision ? 2 : 0) + (f.number ? 2 : 0) +
+           (f.name ? 2 : 0);
+}
+
+/// A shell prompt's command line ("$ make", "> npm test", "+ cmake --build"): it says what the
+/// output below it is.
+bool is_command(std::string_view sentence) {
+    for (std::string_view prompt : {"$ ", "> ", "+ ", "% ", "# "}) {
+        if (sentence.starts_with(prompt) && sentence.size() > prompt.size() + 1) return true;
+    }
+    return false;
+}
+
+/// compaction.113: every sentence's score, by its facts and its place. Repeats and fragments
+/// score nothing; the first sentence of a segment (its role, command or request) and its last
+/// (a run's result line) score for their place; a line next to an error line scores for context.
+void score_all(std::vector<Sentence>& sentences) {
+    // A name, path or number said once in the whole request is what tells this text from others
+    // like it (a planted identifier among boilerplate, the one failing test among passes).
+    // Digits are read as one shape, so test_case_1 .. test_case_40 are one term said 40 times.
+    std::unordered_map<std::string, int> uses;
+    std::string shape;
+    auto for_each_term = [&shape](std::string_view text, auto&& each) {
+        bool first = true;
+        for_each_word(text, [&](std::string_view raw) {
+            const auto w = strip_punct(raw);
+            const bool at_start = first;
+            first = false;
+            if (w.size() < 4) return;
+            const bool digit = std::any_of(w.begin(), w.end(), [](char c) {
+                return std::isdigit(static_cast<unsigned char>(c)) != 0;
+            });
+            const bool alpha = std::any_of(w.begin(), w.end(), [](char c) {
+                return std::isalpha(static_cast<unsigned char>(c)) != 0;
+            });
+            if (!alpha || !(digit || looks_like_path(w) || looks_like_name(w, at_start))) return;
+            shape.clear();
+            for (char c : w) {
+                const bool d = std::isdigit(static_cast<unsigned char>(c)) != 0;
+                if (!d)
+                    shape += c;
+                else if (shape.empty() || shape.back() != '#')
+                    shape += '#';
+            }
+            each(shape);
+        });
+    };
+    for (const Sentence& s : sentences) {
+        for_each_term(s.text, [&](const std::string& w) { ++uses[w]; });
+    }
+    std::unordered_set<std::string_view> seen;
+    std::unordered_set<std::size_t> error_lines;
+    std::vector<bool> fragment(sentences.size(), false);
+    for (Sentence& s : sentences) {
+        const Facts f = facts_of(s.text);
+        s.score = score_of(f);
+        s.facts = s.score;
+        s.error = f.error && f.alnum >= 3;
+        fragment[s.index] = f.alnum < 3 && !f.reference;
+        if (s.error) error_lines.insert(s.line);
+    }
+    for (std::size_t i = 0; i < sentences.size(); ++i) {
+        Sentence& s = sentences[i];
+        if (!seen.insert(s.text).second || fragment[i]) {
+            s.score = -1;  // a repeat or a fragment: never kept for itself
+            continue;
+        }
+        bool rare = false;
+        for_each_term(s.text, [&](const std::string& w) { rare = rare || uses[w] == 1; });
+        if (rare) s.score += 2;
+        if (is_command(s.text)) s.score += 3;
+        if (i == 0 || sentences[i - 1].segment != s.segment) s.score += 1;
+        if (i + 1 == sentences.size() || sentences[i + 1].segment != s.segment) s.score += 2;
+        if (!s.error && (error_lines.contains(s.line + 1) ||
+                         (s.line > 0 && error_lines.contains(s.line - 1)))) {
+            s.score += 1;
+        }
+    }
 }
 
 std::string cut_to(std::string_view s, std::size_t max_bytes) {
@@ -168,6 +292,50 @@ std::string cut_to(std::string_view s, std::size_t max_bytes) {
     // Never split a UTF-8 sequence: back off continuation bytes.
     while (end > 0 && end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
     return std::string(s.substr(0, end)) + "...";
+}
+
+/// Tokens as the host counts them (compaction.111), or bytes/4 when it cannot.
+class Measure {
+  public:
+    explicit Measure(std::string_view counter) : counter_(counter) {
+        exact_ = !counter_.empty() && nucleo::plugin::Host::count_tokens(counter_, "") >= 0;
+    }
+    [[nodiscard]] bool exact() const noexcept { return exact_; }
+    [[nodiscard]] std::size_t tokens(std::string_view text) const {
+        if (exact_) {
+            const int64_t n = nucleo::plugin::Host::count_tokens(counter_, text);
+            if (n >= 0) return static_cast<std::size_t>(n);
+        }
+        return approx_tokens(text.size());
+    }
+
+  private:
+    std::string_view counter_;
+    bool exact_ = false;
+};
+
+std::size_t source_bytes_tokens(const Measure& measure, const std::vector<std::string_view>& texts,
+                                std::size_t bytes) {
+    if (!measure.exact()) return approx_tokens(bytes);
+    std::size_t n = 0;
+    for (std::string_view t : texts) n += measure.tokens(t);
+    return n;
+}
+
+/// The kept sentences in their order: a space between two of one line, a line break between
+/// lines and segments (compaction.113: the shape of a log or a listing survives).
+std::string join(const std::vector<Sentence>& sentences, const std::vector<bool>& keep) {
+    std::string out;
+    std::size_t last_line = 0;
+    bool any = false;
+    for (const Sentence& s : sentences) {
+        if (!keep[s.index]) continue;
+        if (any) out += s.line != last_line ? "\n" : " ";
+        out += s.text;
+        last_line = s.line;
+        any = true;
+    }
+    return out;
 }
 
 [[noreturn]] void bad_request(const std::string& what) {
@@ -205,8 +373,18 @@ class Extractive final : public nucleo::plugin::Summarizer {
         }
         const std::size_t target = req["target_tokens"].GetUint64();
 
+        std::string counter;
+        if (req.HasMember("token_counter")) {
+            if (!req["token_counter"].IsString()) bad_request("\"token_counter\" must be a string");
+            counter.assign(req["token_counter"].GetString(),
+                           req["token_counter"].GetStringLength());
+        }
+        const Measure measure{counter};
+
         std::vector<Sentence> sentences;
         std::size_t source_bytes = 0;
+        std::size_t line = 0;
+        std::vector<std::string_view> texts;
         if (req.HasMember("segments")) {
             const auto& segs = req["segments"];
             if (!segs.IsArray()) bad_request("\"segments\" must be an array of strings");
@@ -214,50 +392,71 @@ class Extractive final : public nucleo::plugin::Summarizer {
                 if (!segs[i].IsString()) {
                     bad_request("segments[" + std::to_string(i) + "] is not a string");
                 }
-                source_bytes += segs[i].GetStringLength();
-                split_sentences({segs[i].GetString(), segs[i].GetStringLength()}, i, sentences);
+                texts.emplace_back(segs[i].GetString(), segs[i].GetStringLength());
             }
         } else if (req.HasMember("text") && req["text"].IsString()) {
-            source_bytes = req["text"].GetStringLength();
-            split_sentences({req["text"].GetString(), req["text"].GetStringLength()}, 0, sentences);
+            texts.emplace_back(req["text"].GetString(), req["text"].GetStringLength());
         } else {
             bad_request("the request needs \"text\" (a string) or \"segments\"");
         }
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            source_bytes += texts[i].size();
+            split_sentences(texts[i], i, line, sentences);
+        }
 
-        for (auto& s : sentences) s.score = score(s.text);
+        score_all(sentences);
         std::vector<const Sentence*> ranked;
         for (const auto& s : sentences) ranked.push_back(&s);
         std::stable_sort(ranked.begin(), ranked.end(),
                          [](const Sentence* a, const Sentence* b) { return a->score > b->score; });
 
         // Greedy by rank: a sentence that does not fit is skipped, a shorter one may still fit.
+        // Each costs its own tokens and one for what joins it to the others.
+        // Without the host's counter the estimate is of the bytes kept so far, as a whole.
         std::vector<bool> keep(sentences.size(), false);
-        std::size_t used_bytes = 0;
+        std::size_t used = 0;
         std::size_t kept = 0;
         for (const Sentence* s : ranked) {
-            const std::size_t cost = s->text.size() + (kept > 0 ? 1 : 0);
-            if (approx_tokens(used_bytes + cost) > target) continue;
+            if (s->score < 0) break;  // repeats and fragments: never
+            const std::size_t joint = kept > 0 ? 1 : 0;
+            const std::size_t cost =
+                measure.exact() ? measure.tokens(s->text) + joint : s->text.size() + joint;
+            if ((measure.exact() ? used + cost : approx_tokens(used + cost)) > target) continue;
             keep[s->index] = true;
-            used_bytes += cost;
+            used += cost;
             ++kept;
         }
 
         // The best sentence carries facts but did not fit while filler did: facts win, cut.
-        const bool facts_lost = !ranked.empty() && ranked.front()->score > 0 &&
+        const Sentence* best = ranked.empty()
+                                   ? nullptr
+                                   : *std::max_element(ranked.begin(), ranked.end(),
+                                                       [](const Sentence* a, const Sentence* b) {
+                                                           return a->facts < b->facts;
+                                                       });
+        const bool facts_lost = best != nullptr && best->facts > 0 &&
                                 std::none_of(ranked.begin(), ranked.end(), [&](const Sentence* s) {
-                                    return s->score > 0 && keep[s->index];
+                                    return s->facts > 0 && keep[s->index];
                                 });
         std::string summary;
-        if ((kept == 0 || facts_lost) && !ranked.empty()) {
-            summary = cut_to(ranked.front()->text, target * 4);
+        if ((kept == 0 || facts_lost) && best != nullptr) {
+            std::size_t bytes = target * 4;
+            summary = cut_to(best->text, bytes);
+            while (bytes > 4 && measure.tokens(summary) > target) {
+                bytes = bytes * 3 / 4;
+                summary = cut_to(best->text, bytes);
+            }
             kept = 1;
         } else {
-            std::size_t last_segment = 0;
-            for (const auto& s : sentences) {
-                if (!keep[s.index]) continue;
-                if (!summary.empty()) summary += s.segment != last_segment ? "\n" : " ";
-                summary += s.text;
-                last_segment = s.segment;
+            summary = join(sentences, keep);
+            // Joined text may count a token more than its parts: drop the lowest-ranked kept
+            // sentence until the whole is within the target.
+            for (auto it = ranked.rbegin();
+                 it != ranked.rend() && kept > 1 && measure.tokens(summary) > target; ++it) {
+                if (!keep[(*it)->index]) continue;
+                keep[(*it)->index] = false;
+                --kept;
+                summary = join(sentences, keep);
             }
         }
 
@@ -269,23 +468,22 @@ class Extractive final : public nucleo::plugin::Summarizer {
         w.Key("summary");
         w.String(summary.data(), static_cast<rapidjson::SizeType>(summary.size()));
         w.Key("summary_tokens");
-        w.Uint64(approx_tokens(summary.size()));
+        w.Uint64(measure.tokens(summary));
         w.Key("summary_chars");
         w.Uint64(summary.size());
         w.Key("source_tokens");
-        w.Uint64(approx_tokens(source_bytes));
+        w.Uint64(source_bytes_tokens(measure, texts, source_bytes));
         w.Key("sentences_kept");
         w.Uint64(kept);
         w.Key("sentences_total");
         w.Uint64(sentences.size());
         w.Key("token_estimate");
-        w.String("bytes/4");
+        w.String(measure.exact() ? "host" : "bytes/4");
         w.EndObject();
         out.write({buf.GetString(), buf.GetSize()});
         nucleo::plugin::Host::log(NUCLEO_LOG_LEVEL_DEBUG,
-                                  "summarized " + std::to_string(approx_tokens(source_bytes)) +
-                                      " into " + std::to_string(approx_tokens(summary.size())) +
-                                      " approximate tokens");
+                                  "summarized " + std::to_string(source_bytes) + " bytes into " +
+                                      std::to_string(summary.size()));
     }
 };
 
