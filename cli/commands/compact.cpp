@@ -87,16 +87,12 @@ int run_compact(const Args& args) {
     const ModelSpec& model = config.catalog().find(args.require("model"));
 
     const PluginLoader loader(config.plugin_paths());
-    std::string summarizer_name = "extractive";
-    std::string summarizer_options = "{}";
-    if (config.summarizer()) {
-        summarizer_name = config.summarizer()->plugin;
-        summarizer_options = config.summarizer()->options_json;
-    }
-    if (auto v = args.get("summarizer"); v && *v != summarizer_name) {
-        summarizer_name = *v;
-        summarizer_options = "{}";
-    }
+    // The config's summarizer (in its helper process when it says so, abi.133), or the one
+    // --summarizer names, in process with its default options.
+    PluginChoice summarizer{.plugin = "extractive"};
+    if (config.summarizer()) summarizer = *config.summarizer();
+    if (auto v = args.get("summarizer"); v && *v != summarizer.plugin)
+        summarizer = PluginChoice{.plugin = *v};
     // The llm summarizer reaches models through the host: install the service for this run.
     ModelCallService models(config, loader);
     const ModelCallHandler previous = set_model_call_handler(models.handler());
@@ -112,8 +108,9 @@ int run_compact(const Args& args) {
     } catch (const UncorrectableLLMException&) {
         reserve_note = " (the document declares no output)";
     }
-    ContextWindowManager manager(loader.load(summarizer_name).make_summarizer(summarizer_options),
-                                 settings);
+    ContextWindowManager manager(
+        load_summarizer_plugin(loader, summarizer).make_summarizer(summarizer.options_json),
+        settings);
     const CompactionReport report = manager.ensure_fits(conversation, model, reserve);
     std::cout << write_conversation_document(conversation) << "\n";
     if (args.has("report")) print_report(report, reserve_note);

@@ -349,4 +349,123 @@ TEST(Isolation, AnIsolationThatIsNeitherIsRefusedWithItsPlace) {
         << run.err;
 }
 
+// ---- the summarizer (abi.133) ------------------------------------------------------------
+
+/// A config whose summarizer is `plugin` with `isolation` and, isolated, `deadline_ms`.
+fs::path summarizer_config(const std::string& plugin, const std::string& isolation,
+                           int deadline_ms) {
+    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "abi" / "isolation-config";
+    fs::create_directories(dir);
+    const fs::path file = dir / ("summarizer-" + plugin + "-" + isolation + ".yaml");
+    std::ofstream(file) << "include: " << NUCLEO_SOURCE_DIR << "/config/models.yaml\n"
+                        << "plugins: {paths: [" << kIsolated.string() << ", "
+                        << NUCLEO_BUILD_PLUGIN_DIR << "]}\n"
+                        << "providers:\n"
+                        << "  anthropic: {plugin: anthropic}\n"
+                        << "  openai: {plugin: openai}\n"
+                        << "  bedrock: {plugin: bedrock}\n"
+                        << "  gemini: {plugin: gemini}\n"
+                        << "summarizer: {plugin: " << plugin << ", isolation: " << isolation
+                        << ", deadline_ms: " << deadline_ms << "}\n";
+    return file;
+}
+
+/// A conversation of 40 questions and answers, each some 150 words that differ, so that a
+/// window of 5,000 tokens needs its summaries.
+fs::path long_document() {
+    const fs::path file =
+        fs::path(NUCLEO_BINARY_DIR) / "tests" / "abi" / "isolation-config" / "long.json";
+    std::ofstream out(file);
+    out << R"({"schema_version": 1, "conversation_id": "long", "messages": [)";
+    for (int i = 0; i < 40; ++i) {
+        std::string text;
+        for (int w = 0; w < 30; ++w)
+            text += "Order " + std::to_string(i * 100 + w) + " left depot " +
+                    std::to_string(w * 7 + i) + " today. ";
+        if (i > 0) out << ",";
+        out << R"({"id": "m)" << i << R"(", "direction": ")"
+            << (i % 2 == 0 ? "outgoing" : "incoming")
+            << R"(", "blocks": [{"type": "text", "text": ")" << text << R"("}]})";
+    }
+    out << R"(], "declarations": {"grade": "MEDIUM", "depth": "IMMEDIATE", )"
+        << R"("output": {"tokens": 1024}}})";
+    return file;
+}
+
+TEST(Isolation, TheConfigsSummarizerMayRunInAHelperAndAStoreMayNot) {
+    const auto config = nucleo::Config::parse(
+        "summarizer: {plugin: extractive, isolation: process, deadline_ms: 250}\n", "inline.yaml");
+    ASSERT_TRUE(config.summarizer().has_value());
+    EXPECT_TRUE(config.summarizer()->process_isolation);
+    EXPECT_EQ(config.summarizer()->deadline, 250ms);
+    const auto by_default =
+        nucleo::Config::parse("summarizer: {plugin: extractive}\n", "inline.yaml");
+    EXPECT_FALSE(by_default.summarizer()->process_isolation);
+    EXPECT_EQ(by_default.summarizer()->deadline, 60000ms);
+    const std::string store = error_of(ErrorKind::kConfig, [] {
+        (void)nucleo::Config::parse("stores:\n  persistent: {plugin: sqlite, isolation: process}\n",
+                                    "inline.yaml");
+    });
+    EXPECT_NE(store.find("inline.yaml:2:43: stores.persistent.isolation: a store runs in process "
+                         "only"),
+              std::string::npos)
+        << store;
+    const std::string sideways = error_of(ErrorKind::kConfig, [] {
+        (void)nucleo::Config::parse("summarizer: {plugin: extractive, isolation: sideways}\n",
+                                    "inline.yaml");
+    });
+    EXPECT_NE(sideways.find("summarizer.isolation: expected 'in-process' (the default) or "
+                            "'process', got 'sideways'"),
+              std::string::npos)
+        << sideways;
+    const auto shown = nucleo_cli("config --config \"" +
+                                  summarizer_config("extractive", "process", 900).string() + "\"");
+    ASSERT_EQ(shown.status, 0) << shown.err;
+    EXPECT_NE(shown.out.find("  isolation: process\n  deadline_ms: 900\n"), std::string::npos)
+        << shown.out;
+}
+
+TEST(Isolation, AnIsolatedSummarizerCompactsAsInProcessToTheSameTarget) {
+    // The helper has no host token counter (abi.133), so the summarizer there estimates bytes/4
+    // and the core cuts what overshoots: the words may differ, the compaction's shape may not.
+    const std::string args = "compact --model claude-sonnet-5-5 --comfort 5000 --report --in \"" +
+                             long_document().string() + "\" --config ";
+    const auto in_process = nucleo_cli(
+        args + "\"" + summarizer_config("extractive", "in-process", 10000).string() + "\"");
+    const auto isolated =
+        nucleo_cli(args + "\"" + summarizer_config("extractive", "process", 10000).string() + "\"");
+    ASSERT_EQ(in_process.status, 0) << in_process.err;
+    ASSERT_EQ(isolated.status, 0) << isolated.err;
+    for (const auto* run : {&in_process, &isolated}) {
+        EXPECT_NE(run->err.find("level           MODERATE\n"), std::string::npos) << run->err;
+        EXPECT_NE(run->err.find("summaries       20\n"), std::string::npos) << run->err;
+        EXPECT_NE(run->err.find("target          2990 tokens, met\n"), std::string::npos)
+            << run->err;
+        EXPECT_NE(
+            run->out.find(R"([Summary of earlier messages]\nAssistant: Order 300 left depot 3)"),
+            std::string::npos)
+            << run->out;
+    }
+}
+
+TEST(Isolation, ACompactionWhoseIsolatedSummarizerCrashesOrHangsLeavesItsInputAndTheHost) {
+    const fs::path document = long_document();
+    const std::string before = slurp(document);
+    for (const std::string plugin : {"iso_crash", "iso_hang"}) {
+        SCOPED_TRACE(plugin);
+        const auto run =
+            nucleo_cli("compact --model claude-sonnet-5-5 --comfort 5000 --report --in \"" +
+                       document.string() + "\" --config \"" +
+                       summarizer_config(plugin, "process", 300).string() + "\"");
+        EXPECT_NE(run.err.find(plugin == "iso_crash"
+                                   ? "crashed in its helper process (isolation: process): "
+                                     "signal 11"
+                                   : "did not answer by the call's deadline (300 ms, "
+                                     "summarizer.deadline_ms)"),
+                  std::string::npos)
+            << run.status << run.out << run.err;
+        EXPECT_EQ(slurp(document), before);
+    }
+}
+
 }  // namespace

@@ -185,6 +185,30 @@ TEST(Ladder, AFailureAtLightKeepsTheResultsAndMovesUp) {
     for (const CompactionSummary& s : r.summaries) EXPECT_EQ(s.level, CompactionLevel::kModerate);
 }
 
+TEST(Ladder, AnEmptyOrInvalidUtf8SummaryIsAFailureAndTheOriginalsStay) {
+    // compaction.115: a summarizer that answers nothing, or bytes that are not UTF-8, never puts
+    // them in the conversation: each is a failed summary, listed, and MAXIMUM fails the call with
+    // the conversation as it was.
+    for (const char* answer : {"empty", "bad_utf8"}) {
+        SCOPED_TRACE(answer);
+        ConversationContext c = light_fixture();
+        const std::string before = write_conversation_document(c);
+        ContextWindowManager manager(scripted(std::string(R"({"answer":")") + answer + "\"}"),
+                                     test_settings());
+        try {
+            (void)manager.ensure_fits(c, test_model(), 512);
+            ADD_FAILURE() << "a conversation took a summary that said nothing";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string(answer) == "empty"
+                                                     ? "the summary is empty"
+                                                     : "the summary is not valid UTF-8"),
+                      std::string::npos)
+                << e.what();
+        }
+        EXPECT_EQ(write_conversation_document(c), before);
+    }
+}
+
 TEST(Ladder, AFailureAtModerateKeepsTheExchangesAndMovesUp) {
     ConversationContext c = moderate_fixture();
     const CompactionReport r = compact(c, R"({"fail_levels":["MODERATE"]})");

@@ -1,12 +1,20 @@
-// LIGHT as a first step that takes only what the aim needs (compaction.111 to compaction.113):
+// LIGHT as a first step that takes only what the aim needs (compaction.111 to compaction.114):
 // summaries counted with the conversation's own counter and cut to their targets, the oldest tool
 // results taken first and the most recent kept whole, earlier summaries taken again before the
-// ladder moves up, and the extractive summarizer landing on its target in the model's tokens.
+// ladder moves up, the extractive summarizer landing on its target in the model's tokens, and what
+// each summary request asks for.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
 
 #include "compaction_support.hpp"
 #include "nucleo/tokens.hpp"
@@ -121,6 +129,54 @@ TEST(Light, TheExtractiveSummarizerCountsWithTheConversationsCounter) {
         EXPECT_LE(s.summary_tokens, s.target_tokens) << s.message_id;
         EXPECT_FALSE(s.cut) << s.message_id << ": the extractive summary needed the core's cut";
     }
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+    std::vector<std::string> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+TEST(SummaryRequests, AskForAHandoffOfMessagesAndAVerbatimShorteningOfToolOutput) {
+    // compaction.114: a run of messages is asked for as a handoff with headings, with the
+    // standing instructions as context; a tool result as a verbatim shortening; both within their
+    // targets in the model's tokens (compaction.111).
+    const std::string record =
+        ::testing::TempDir() + "requests-" + std::to_string(::getpid()) + ".jsonl";
+    std::remove(record.c_str());
+    ConversationContext c = moderate_fixture();
+    for (int k = 1; k <= 3; ++k) {
+        const std::string u = "t" + std::to_string(k);
+        c.add_message(tool_call("a" + std::to_string(k), {u}));
+        c.add_message(tool_results("r" + std::to_string(k), {u}, 40, k));
+    }
+    c.add_message(Message::outgoing_text("And now?"));
+    const CompactionReport r =
+        ContextWindowManager(scripted(R"({"record_to":")" + record + R"("})"), test_settings())
+            .ensure_fits(c, test_model(), 512);
+    ASSERT_TRUE(r.compacted());
+    int handoffs = 0, tool_outputs = 0;
+    for (const std::string& line : read_lines(record)) {
+        rapidjson::Document req;
+        ASSERT_FALSE(req.Parse(line.c_str()).HasParseError()) << line.substr(0, 200);
+        const std::string instructions = req["instructions"].GetString();
+        EXPECT_STREQ(req["objective"].GetString(), "You fix build failures in the repository.");
+        EXPECT_TRUE(req["token_counter"].IsString());
+        if (instructions.find("User requests:") != std::string::npos) {
+            ++handoffs;
+            for (const char* heading : {"Objective:", "Decisions:", "Files and identifiers:",
+                                        "Errors:", "Done:", "Next:"}) {
+                EXPECT_NE(instructions.find(heading), std::string::npos) << heading;
+            }
+        } else {
+            EXPECT_NE(instructions.find("one tool call"), std::string::npos) << instructions;
+            ++tool_outputs;
+        }
+    }
+    EXPECT_GT(handoffs, 0);
+    EXPECT_GT(tool_outputs, 0);
+    std::remove(record.c_str());
 }
 
 }  // namespace

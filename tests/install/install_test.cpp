@@ -197,7 +197,8 @@ TEST_F(Install, OutOfTreeHostApplicationLinksTheInstalledLibrary) {
     ASSERT_EQ(run(cmd, log), 0) << slurp(log);
     const std::string out = slurp(log);
     EXPECT_NE(out.find("loaded extractive"), std::string::npos) << out;
-    EXPECT_NE(out.find(R"("summary":"Hi. Error 7 in a.c.")"), std::string::npos) << out;
+    // "Hi." has fewer than three letters, so the summarizer never keeps it (compaction.113).
+    EXPECT_NE(out.find(R"("summary":"Error 7 in a.c.")"), std::string::npos) << out;
 }
 
 // ---- examples/host-agent: a C++ host running a two-tool agent ---------------------------------

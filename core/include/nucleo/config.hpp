@@ -101,6 +101,12 @@ struct PluginChoice {
     std::string where;
     /// Where options_json's keys were written (abi.109).
     OptionsOrigin options_origin;
+    /// abi.133: `isolation: process` (the summarizer's choice only; stores run in process) runs
+    /// the plugin in a helper process, each call bounded by `deadline`.
+    bool process_isolation = false;
+    /// abi.133: `deadline_ms:` of an isolated summarizer's call; 60 s unless set, since the
+    /// offline summarizers answer in milliseconds and the model-calling one cannot be isolated.
+    std::chrono::milliseconds deadline{60000};
 };
 
 /// One MCP server of nucleo.yaml `mcp_servers:` (mcp.40): how to start it over stdio. Values are

@@ -20,6 +20,7 @@ namespace nucleo {
 
 struct OptionsOrigin;  // nucleo/config.hpp
 struct ProviderConfig;
+struct PluginChoice;
 class Config;
 
 namespace plugins_detail {
@@ -139,6 +140,11 @@ void check_plugins(const Config& config, const PluginLoader& loader);
 /// `isolation: process` in a helper process whose calls end at its transport deadline (abi.130).
 /// Throws as PluginLoader::load and load_isolated do.
 [[nodiscard]] Plugin load_provider_plugin(const PluginLoader& loader, const ProviderConfig& provider);
+
+/// The summarizer's plugin as its config choice says to run it: loaded here, or with
+/// `isolation: process` in a helper process whose calls end at its `deadline_ms` (abi.133).
+/// Throws as PluginLoader::load and load_isolated do.
+[[nodiscard]] Plugin load_summarizer_plugin(const PluginLoader& loader, const PluginChoice& choice);
 
 /// Common part of the instance wrappers: copyable handles sharing one plugin instance, which is
 /// destroyed (and may let its library unload) when the last copy goes.

@@ -268,7 +268,7 @@ std::shared_ptr<const ArtifactSummarizer> default_artifact_summarizer(const Conf
         // abi.112: the choice's place names a plugin that cannot be loaded.
         std::optional<Plugin> plugin;
         try {
-            plugin.emplace(loader.load(choice->plugin));
+            plugin.emplace(load_summarizer_plugin(loader, *choice));
         } catch (const Error& e) {
             throw Error(e.kind(), (choice->where.empty() ? config.path().string() : choice->where) +
                                       ": summarizer: " + e.what());

@@ -17,23 +17,44 @@
 #include "artifacts/artifacts_internal.hpp"
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
+#include "common/utf8.hpp"
 #include "nucleo/errors.hpp"
-#include "nucleo/wire/json_escape.hpp"
 #include "nucleo/prepared.hpp"
+#include "nucleo/wire/json_escape.hpp"
 
 namespace nucleo::compaction {
 
 namespace {
 
-/// What every summary request asks for: a summary prompt that keeps file paths, identifiers,
-/// errors and decisions. The llm summarizer sends it to the model; the extractive
-/// one keeps such sentences by its own rules and ignores it.
-constexpr const char* kInstructions =
-    "Summarize this part of a conversation for an AI agent that will continue the work from your "
-    "summary alone. Keep, verbatim where you can: file paths, identifiers (function, variable, "
-    "tool and record names, ids), numbers, error messages, and every decision with its reason. "
-    "Keep every reference of the form «artifact:TYPE~ID» exactly as written. Drop greetings, "
-    "repetition and filler. Do not add anything that is not in the text.";
+/// compaction.114: what a summary of messages asks for, a handoff the agent can continue from.
+/// The llm summarizer sends it to the model; the extractive one keeps sentences by its own rules
+/// and ignores it.
+constexpr const char* kHandoffInstructions =
+    "Write a handoff summary of this part of a conversation for an AI agent that will continue "
+    "the work from your summary alone. Use these headings, each only when it has content:\n"
+    "Objective: what the user wants overall.\n"
+    "User requests: each request the user made, in their words where short.\n"
+    "Decisions: each decision with its reason.\n"
+    "Files and identifiers: paths, function, variable, tool and record names, ids, commands.\n"
+    "Errors: each error message verbatim, and whether it was fixed.\n"
+    "Done: what has been completed.\n"
+    "Next: what remains to do, and any open question.\n"
+    "An earlier summary in the text is the record of what came before: carry its facts into "
+    "yours. Keep every reference of the form «artifact:TYPE~ID» exactly as written. Do not add "
+    "anything that is not in the text.";
+
+/// compaction.114: what a summary of one tool result or tool call input asks for.
+constexpr const char* kToolOutputInstructions =
+    "Shorten the output of one tool call for an AI agent that will continue the work from it. "
+    "Keep lines verbatim rather than rephrasing them: the command or header lines, every error "
+    "and failure with the lines that explain it, file paths, identifiers, numbers, and the "
+    "result's conclusion (counts, status, the last lines). Drop repeated and boilerplate lines. "
+    "Keep every reference of the form «artifact:TYPE~ID» exactly as written. Do not add anything "
+    "that is not in the output.";
+
+/// compaction.114: the standing instructions a summarizer is given as context, at most this many
+/// bytes (a summary call should not cost a second copy of a long system prompt).
+constexpr std::size_t kObjectiveContextBytes = 4000;
 
 /// The first words of a tool result's summary (LIGHT, and the last result at AGGRESSIVE).
 constexpr std::string_view kResultSummaryHeader = "[Summary of the tool result]";
@@ -346,6 +367,18 @@ Work::Work(const TokenCounter& counter, const SummarizerInstance& summarizer,
       counter_lease_(counter) {
     origins.resize(msgs.size());
     std::iota(origins.begin(), origins.end(), 0);
+    // compaction.114: the standing instructions' text, as context for a summarizer.
+    for (const ObjectiveSlot& slot : conversation.main_objective()) {
+        const auto* text = slot.value.get_if<TextBlock>();
+        if (text == nullptr) continue;
+        if (!objective_.empty()) objective_ += "\n";
+        objective_ += text->text;
+    }
+    if (objective_.size() > kObjectiveContextBytes) {
+        std::size_t end = kObjectiveContextBytes;
+        while (end > 0 && (static_cast<unsigned char>(objective_[end]) & 0xC0) == 0x80) --end;
+        objective_.resize(end);
+    }
     counts.reserve(msgs.size());
     for (const Message& m : msgs) counts.push_back(counter_.count_message(m, registry_));
 }
@@ -396,7 +429,11 @@ std::vector<Work::Outcome> Work::run_jobs(std::vector<Job>& jobs, CompactionLeve
         w.Key("target_tokens");
         w.Int64(body_target(job));
         w.Key("instructions");
-        w.String(kInstructions);
+        w.String(job.block ? kToolOutputInstructions : kHandoffInstructions);
+        if (!objective_.empty()) {
+            w.Key("objective");
+            json_escape::write_string(w, objective_);
+        }
         w.Key("level");
         w.String(to_string(level));
         w.Key("purpose");
@@ -416,6 +453,18 @@ std::vector<Work::Outcome> Work::run_jobs(std::vector<Job>& jobs, CompactionLeve
                 return out;
             }
             out.summary.assign(doc["summary"].GetString(), doc["summary"].GetStringLength());
+            // compaction.115: a summary that says nothing, or says it in invalid UTF-8, is a
+            // failed summary (the originals stay), never text no dialect can send.
+            if (out.summary.find_first_not_of(" \t\r\n") == std::string::npos) {
+                out.kind = ErrorKind::kProtocol;
+                out.error = "the summary is empty";
+                return out;
+            }
+            if (!internal::is_valid_utf8(out.summary)) {
+                out.kind = ErrorKind::kProtocol;
+                out.error = "the summary is not valid UTF-8";
+                return out;
+            }
             if (doc.HasMember("summary_tokens") && doc["summary_tokens"].IsInt64()) {
                 out.reported = doc["summary_tokens"].GetInt64();
             }

@@ -76,6 +76,7 @@ struct Work {
     CompactionReport& report_;
     std::string conversation_id_;
     const ArtifactRegistry* registry_;  // the conversation's; compaction never changes it
+    std::string objective_;             // compaction.114: context for the summarizer
     /// compaction.111: the summarizer counts with counter_ through "nucleo.host.tokens/1".
     internal::CounterLease counter_lease_;
 };

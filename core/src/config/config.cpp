@@ -117,6 +117,11 @@ void emit_choice(YAML::Emitter& out, const char* key, const std::optional<Plugin
     out << YAML::Key << key << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "plugin" << YAML::Value << choice->plugin;
     emit_options(out, choice->options_json);
+    // abi.133: an isolated summarizer shows where it runs and its call's deadline.
+    if (choice->process_isolation) {
+        out << YAML::Key << "isolation" << YAML::Value << "process";
+        out << YAML::Key << "deadline_ms" << YAML::Value << choice->deadline.count();
+    }
     out << YAML::EndMap;
 }
 

@@ -178,7 +178,8 @@ class ConfigBuilder {
         if (auto n = Reader::get(root, "providers"); Reader::present(n)) read_providers(r, n);
         if (auto n = Reader::get(root, "stores"); Reader::present(n)) read_stores(r, n);
         if (auto n = Reader::get(root, "summarizer"); Reader::present(n))
-            set_once(r, n, "summarizer", config_.summarizer_, read_choice(r, n, "summarizer"));
+            set_once(r, n, "summarizer", config_.summarizer_,
+                     read_choice(r, n, "summarizer", true));
         if (auto n = Reader::get(root, "models"); Reader::present(n)) read_models(r, n);
         if (auto n = Reader::get(root, "defaults"); Reader::present(n)) read_defaults(r, n);
         if (auto n = Reader::get(root, "mcp_servers"); Reader::present(n))
@@ -278,15 +279,7 @@ class ConfigBuilder {
             p.options_json = r.options(body, path, p.options_origin);
             if (auto t = Reader::get(body, "transport"); Reader::present(t))
                 read_transport(r, t, child(path, "transport"), p.transport);
-            if (auto v = Reader::get(body, "isolation"); Reader::present(v)) {
-                // abi.130: where the plugin's code runs.
-                const std::string value = r.string(v, child(path, "isolation"));
-                if (value != "process" && value != "in-process")
-                    r.fail(v.mark(), child(path, "isolation"),
-                           "expected 'in-process' (the default) or 'process', got '" + value +
-                               "'");
-                p.process_isolation = value == "process";
-            }
+            p.process_isolation = read_isolation(r, body, path);
             provider_where_[p.name] = r.where(kv.first.mark());
             config_.providers_.push_back(std::move(p));
         }
@@ -310,12 +303,40 @@ class ConfigBuilder {
                 static_cast<std::size_t>(r.positive(v, child(path, "max_response_bytes")));
     }
 
-    PluginChoice read_choice(const Reader& r, const YamlNode& n, const std::string& path) {
-        r.expect_map(n, path, {"plugin", "options"});
+    /// abi.130: where a plugin's code runs; true for `process`, false for `in-process` or absent.
+    static bool read_isolation(const Reader& r, const YamlNode& body, const std::string& path) {
+        const YamlNode v = Reader::get(body, "isolation");
+        if (!Reader::present(v)) return false;
+        const std::string value = r.string(v, child(path, "isolation"));
+        if (value != "process" && value != "in-process")
+            r.fail(v.mark(), child(path, "isolation"),
+                   "expected 'in-process' (the default) or 'process', got '" + value + "'");
+        return value == "process";
+    }
+
+    /// A store's or the summarizer's choice. abi.133: only the summarizer may run in a helper
+    /// process; a store keeps connections and transactions a helper could not hand back, so its
+    /// `isolation:` is refused by name rather than as an unknown key.
+    PluginChoice read_choice(const Reader& r, const YamlNode& n, const std::string& path,
+                             bool may_isolate = false) {
+        if (!may_isolate) {
+            if (const YamlNode v = Reader::get(n, "isolation"); n.is_map() && Reader::present(v))
+                r.fail(v.mark(), child(path, "isolation"),
+                       "a store runs in process only (isolation: process is offered to providers "
+                       "and the summarizer)");
+            r.expect_map(n, path, {"plugin", "options"});
+        } else {
+            r.expect_map(n, path, {"plugin", "options", "isolation", "deadline_ms"});
+        }
         PluginChoice c;
         c.plugin = r.plugin_name(n, path);
         c.options_json = r.options(n, path, c.options_origin);
         c.where = r.where(n.mark());
+        if (may_isolate) {
+            c.process_isolation = read_isolation(r, n, path);
+            if (auto v = Reader::get(n, "deadline_ms"); Reader::present(v))
+                c.deadline = std::chrono::milliseconds(r.positive(v, child(path, "deadline_ms")));
+        }
         return c;
     }
 

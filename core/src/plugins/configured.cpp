@@ -53,8 +53,8 @@ ConfiguredStores open_configured_stores(const Config& config, const PluginLoader
 SummarizerInstance make_configured_summarizer(const Config& config, const PluginLoader& loader) {
     const auto& choice = config.summarizer();
     if (!choice) return loader.load("extractive").make_summarizer("{}");
-    const Plugin plugin =
-        made_at(config, *choice, "summarizer", [&] { return loader.load(choice->plugin); });
+    const Plugin plugin = made_at(config, *choice, "summarizer",
+                                  [&] { return load_summarizer_plugin(loader, *choice); });
     plugin.check_options(NUCLEO_FACTORY_SUMMARIZER, choice->options_json, &choice->options_origin);
     return made_at(config, *choice, "summarizer", [&] {
         return plugin.make_summarizer(choice->options_json, &choice->options_origin);

@@ -359,16 +359,26 @@ Plugin load_provider_plugin(const PluginLoader& loader, const ProviderConfig& pr
                                 "providers." + provider.name + ".transport.deadline_ms");
 }
 
+Plugin load_summarizer_plugin(const PluginLoader& loader, const PluginChoice& choice) {
+    if (!choice.process_isolation) return loader.load(choice.plugin);
+    return loader.load_isolated(choice.plugin, choice.deadline, "summarizer.deadline_ms");
+}
+
 void check_plugins(const Config& config, const PluginLoader& loader) {
     const std::string file = config.path().string();
     auto check = [&](const std::string& plugin, const std::string& where,
                      const std::string& key_path, const char* factory_id,
                      const std::string& options_json, const OptionsOrigin& origin,
-                     const ProviderConfig* provider = nullptr) {
+                     const ProviderConfig* provider = nullptr,
+                     const PluginChoice* summarizer = nullptr) {
         std::optional<Plugin> loaded;
         try {
-            loaded.emplace(provider != nullptr ? load_provider_plugin(loader, *provider)
-                                               : loader.load(plugin));
+            if (provider != nullptr)
+                loaded.emplace(load_provider_plugin(loader, *provider));
+            else if (summarizer != nullptr)
+                loaded.emplace(load_summarizer_plugin(loader, *summarizer));
+            else
+                loaded.emplace(loader.load(plugin));
         } catch (const Error& e) {
             throw Error(e.kind(),
                         (where.empty() ? file : where) + ": " + key_path + ": " + e.what());
@@ -391,7 +401,7 @@ void check_plugins(const Config& config, const PluginLoader& loader) {
               c->options_origin);
     if (const auto& c = config.summarizer())
         check(c->plugin, c->where, "summarizer", NUCLEO_FACTORY_SUMMARIZER, c->options_json,
-              c->options_origin);
+              c->options_origin, nullptr, &*c);
 }
 
 PluginInstance::PluginInstance(std::shared_ptr<InstanceHandle> handle)

@@ -11,9 +11,11 @@
 // "model": "<catalog id>" (wins over grade)}.
 //
 // Decisions of our own:
-//  - The prompt is the request's "instructions" (the core's: keep paths, identifiers, errors,
-//    decisions, artifact references) or this plugin's own prompt of the same intent, then the size
-//    asked for, then the segments, each under a "--- part N ---" line.
+//  - The prompt is the request's "instructions" (the core's, compaction.114: a handoff with
+//    headings for a run of messages, a verbatim shortening for one tool output) or this plugin's
+//    own prompt of the same intent, then the conversation's standing instructions as context when
+//    the request carries them ("objective"), then the size asked for, then the segments, each
+//    under a "--- part N ---" line. The system prompt says what the writer is for.
 //  - The answer is capped at 2 × target_tokens + 64 output tokens: room for a model that
 //    overshoots a little, never an unbounded bill; the core checks the size anyway.
 //  - "summary_tokens" is the answer's output token count as the provider reported it.
@@ -30,6 +32,11 @@
 namespace {
 
 using nucleo::plugin::Failure;
+
+/// compaction.114: who the model is while it writes a summary.
+constexpr const char* kSystem =
+    "You write the working memory of an AI agent: summaries it continues its work from. Be exact "
+    "and terse; copy names, paths, numbers and error messages verbatim; never invent.";
 
 constexpr const char* kDefaultInstructions =
     "Summarize this part of a conversation for an AI agent that will continue the work from your "
@@ -97,6 +104,12 @@ class Llm final : public nucleo::plugin::Summarizer {
         std::string prompt = req.HasMember("instructions") && req["instructions"].IsString()
                                  ? req["instructions"].GetString()
                                  : kDefaultInstructions;
+        if (req.HasMember("objective") && req["objective"].IsString() &&
+            req["objective"].GetStringLength() > 0) {
+            prompt +=
+                "\n\nThe agent's standing instructions, as context (do not summarize them):\n";
+            prompt.append(req["objective"].GetString(), req["objective"].GetStringLength());
+        }
         prompt += "\n\nWrite at most about " + std::to_string(target) +
                   " tokens. Answer with the summary only.\n";
         if (req.HasMember("segments") && req["segments"].IsArray()) {
@@ -178,6 +191,8 @@ class Llm final : public nucleo::plugin::Summarizer {
         w.Int(1);
         w.Key("prompt");
         w.String(prompt.data(), static_cast<rapidjson::SizeType>(prompt.size()));
+        w.Key("system");
+        w.String(kSystem);
         if (!model_.empty()) {
             w.Key("model");
             w.String(model_.c_str());
