@@ -34,7 +34,8 @@ namespace mcp {
 inline constexpr std::array<std::string_view, 3> kProtocolRevisions = {"2025-11-25", "2025-06-18",
                                                                        "2025-03-26"};
 
-/// How to start one MCP server over stdio.
+/// How to reach one MCP server: a command started over stdio, or the URL of a Streamable HTTP
+/// endpoint (mcp.42), exactly one of them.
 struct ServerSpec {
     /// The server's name in errors, log lines and namespaced tool names (`name__tool`, mcp.21):
     /// `^[A-Za-z0-9_-]{1,32}$`.
@@ -43,6 +44,10 @@ struct ServerSpec {
     std::vector<std::string> command;
     /// Variables set for the server on top of the host's environment (mcp.5).
     std::vector<std::pair<std::string, std::string>> env;
+    /// The Streamable HTTP endpoint (http:// or https://); empty for a stdio server.
+    std::string url;
+    /// Headers sent with every HTTP request (a bearer token, mcp.48).
+    std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// The spec of a server configured under nucleo.yaml `mcp_servers:` (mcp.40): its name, its
@@ -80,9 +85,10 @@ struct CallResult {
     bool is_error = false;
 };
 
-/// A connection to one MCP server over stdio. Construction starts the server and runs the
-/// initialization; destruction ends it, its whole process group with it (mcp.6). Calls from
-/// several threads are served one at a time.
+/// A connection to one MCP server, over stdio or Streamable HTTP. Construction starts the server
+/// (or opens the session) and runs the initialization; destruction ends it, its whole process
+/// group with it (mcp.6), or the HTTP session (mcp.49). Calls from several threads are served one
+/// at a time.
 class McpClient {
   public:
     /// Starts and initializes the server. Throws Error(kTransport) when it cannot be started, dies
