@@ -4,6 +4,8 @@
 // first argument picks its GET endpoint:
 //   well      GET answers 405 (no server stream; the default)
 //   listen    GET opens an event stream, where `grow` announces its new tool
+// A second argument, comma-separated tool names, lists those first (the emulator calls the first
+// declared tool).
 // Tools: echo (a JSON answer), sse_echo (an event-stream answer with a log notification first),
 // slow (never answers), fail500 (HTTP 500), html (200 text/html), cut (an event stream cut before
 // the answer, which a GET with Last-Event-ID then gives), cutdead (cut, with no event ids), huge
@@ -11,7 +13,8 @@
 // expire (ends the first session with 404; in a later session answers its number), cancelled
 // (names the request ids it was told were cancelled), heard (the Authorization and
 // MCP-Protocol-Version headers of the call, and the sessions ended with DELETE), grow (adds a tool
-// and announces it on the GET stream).
+// and announces it on the GET stream), grow_sse (adds a tool and announces it in its own
+// event-stream answer, before the answer).
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -41,6 +44,7 @@ std::vector<std::string> deleted;  // ended with DELETE
 std::vector<std::string> cancelled_ids;
 std::vector<std::string> extra_tools;
 std::vector<int> listeners;  // sockets of open GET streams
+std::vector<std::string> front;  // tools listed first
 
 struct Request {
     std::string method;
@@ -206,6 +210,13 @@ void call(int fd, const Request& r, const std::string& id, const std::string& na
             "\n\n";
         for (int l : listeners) write_all(l, event);
         answer(fd, 200, "application/json", text_result(id, "grew " + extra_tools.back()));
+    } else if (name == "grow_sse") {
+        extra_tools.push_back("extra_" + std::to_string(extra_tools.size() + 1));
+        sse_head(fd);
+        write_all(fd, "data: " +
+                          std::string(
+                              R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})") +
+                          "\n\ndata: " + text_result(id, "grew " + extra_tools.back()) + "\n\n");
     } else {
         answer(fd, 200, "application/json",
                R"({"jsonrpc":"2.0","id":)" + id +
@@ -304,7 +315,13 @@ void serve(int fd) {
         std::string list = R"({"tools":[)";
         std::vector<std::string> names = {"echo",   "sse_echo",  "slow",  "fail500",    "html",
                                           "cut",    "cutdead",   "huge",  "huge_event", "garbage",
-                                          "expire", "cancelled", "heard", "grow"};
+                                          "expire", "cancelled", "heard", "grow",       "grow_sse"};
+        for (auto f = front.rbegin(); f != front.rend(); ++f) {
+            const auto at = std::find(names.begin(), names.end(), *f);
+            if (at == names.end()) continue;
+            names.erase(at);
+            names.insert(names.begin(), *f);
+        }
         {
             std::lock_guard<std::mutex> lock(state_mutex);
             names.insert(names.end(), extra_tools.begin(), extra_tools.end());
@@ -330,6 +347,14 @@ void serve(int fd) {
 
 int main(int argc, char** argv) {
     if (argc > 1) mode = argv[1];
+    if (argc > 2) {
+        std::string list = argv[2];
+        for (std::size_t at = 0; at <= list.size();) {
+            const std::size_t comma = std::min(list.find(',', at), list.size());
+            front.push_back(list.substr(at, comma - at));
+            at = comma + 1;
+        }
+    }
     const int server = ::socket(AF_INET, SOCK_STREAM, 0);
     const int one = 1;
     ::setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);

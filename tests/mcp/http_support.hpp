@@ -66,12 +66,15 @@ class ServerProcess {
     pid_t pid_ = -1;
 };
 
-/// The hostile HTTP fixture in `mode`; its URL, or empty when it did not name its port.
+/// The hostile HTTP fixture in `mode`, its tools `first` listed first (comma-separated); its URL,
+/// or empty when it did not name its port.
 inline std::string start_hostile_http(std::unique_ptr<ServerProcess>& process,
-                                      const std::string& mode = "well") {
+                                      const std::string& mode = "well",
+                                      const std::string& first = {}) {
     int out = -1;
-    process = std::make_unique<ServerProcess>(std::vector<std::string>{HOSTILE_HTTP_SERVER, mode},
-                                              std::vector<std::string>{}, &out);
+    std::vector<std::string> argv = {HOSTILE_HTTP_SERVER, mode};
+    if (!first.empty()) argv.push_back(first);
+    process = std::make_unique<ServerProcess>(argv, std::vector<std::string>{}, &out);
     std::string line;
     char c = 0;
     while (out >= 0 && ::read(out, &c, 1) == 1 && c != '\n') line += c;

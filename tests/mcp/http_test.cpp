@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "http_support.hpp"
+#include "mcp/sse.hpp"
 #include "mcp_support.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/mcp.hpp"
@@ -157,4 +158,27 @@ TEST(McpHttp, AUrlThatIsNotHttpOrAServerNotListeningIsRefusedByName) {
     EXPECT_EQ(refused.kind(), ErrorKind::kTransport);
     EXPECT_THAT(refused.what(), HasSubstr("MCP server 'hostile-http'"));
     EXPECT_THAT(refused.what(), HasSubstr("during initialize"));
+}
+
+TEST(McpSse, EventsAreReadAcrossChunksWhateverTheLineEnds) {
+    mcp_internal::SseReader reader(64);
+    std::vector<std::string> data;
+    std::vector<std::string> ids;
+    const auto on_event = [&](mcp_internal::SseEvent& e) {
+        data.push_back(e.data);
+        ids.push_back(e.id.value_or("-"));
+        return true;
+    };
+    // mcp.44: LF, CR LF and CR end lines; an event may be split anywhere between chunks; a
+    // comment and an event without data (a priming event) are nothing to the reader, but its id
+    // and the retry count.
+    for (const char* chunk : {": keep-alive\n\nid: p1\nretry: 250\ndata:\n\n", "data: {\"a\"",
+                              ":1}\r", "\nid: e2\r\n\r\ndata: x\rdata: y\r\r"})
+        ASSERT_TRUE(reader.feed(chunk, on_event));
+    EXPECT_EQ(data, (std::vector<std::string>{R"({"a":1})", "x\ny"}));
+    EXPECT_EQ(ids, (std::vector<std::string>{"e2", "-"}));
+    EXPECT_EQ(reader.last_event_id(), std::optional<std::string>("e2"));
+    EXPECT_EQ(reader.retry_ms(), std::optional<long>(250));
+    // Past the bound, one event or one line, the reader refuses.
+    EXPECT_FALSE(reader.feed("data: " + std::string(100, 'z') + "\n\n", on_event));
 }
