@@ -216,6 +216,63 @@ TEST_F(McpAgent, AnHttpServersListChangeInItsAnswerStreamDeclaresALateTool) {
     EXPECT_NE(*where, "head");
 }
 
+TEST_F(McpAgent, ALargeTextResultIsKeptWholeAsAnArtifact) {
+    std::unique_ptr<mcp_test::ServerProcess> process;
+    Agent agent(client_, model_, options());
+    mcp::attach_mcp_server(agent, std::make_shared<mcp::McpClient>(remote(process, "long")));
+    ConversationContext c = fresh();
+    const TurnReport r = agent.run_turn(c, "Long please");
+    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    EXPECT_EQ(r.tool_errors, 0U);
+    // mcp.34: past kArtifactBytes the text went to the registry; the result carries a note and
+    // the artifact, which the registry holds whole.
+    const auto results = results_in(c);
+    ASSERT_EQ(results.size(), 1U);
+    ASSERT_EQ(results[0]->content.size(), 2U);
+    EXPECT_THAT(text_in(*results[0]), HasSubstr("bytes of text, kept whole as an artifact"));
+    ASSERT_NE(results[0]->content[1].get_if<PojoBlock>(), nullptr);
+    ASSERT_EQ(c.artifacts().all_artifacts().size(), 1U);
+    const Artifact& a = c.artifacts().all_artifacts().front();
+    EXPECT_EQ(a.type, "mcp:text");
+    EXPECT_THAT(a.value_json, HasSubstr(R"("server":"remote","tool":"long")"));
+    EXPECT_THAT(a.value_json, HasSubstr("line 0 of the long result"));
+    EXPECT_GT(a.value_json.size(), mcp::kArtifactBytes);
+    // Under the threshold a text stays a text block.
+    std::unique_ptr<mcp_test::ServerProcess> second;
+    ConversationContext small = fresh();
+    Agent plain(client_, model_, options());
+    mcp::attach_mcp_server(plain, std::make_shared<mcp::McpClient>(remote(second, "echo")),
+                           mcp::kArtifactBytes);
+    plain.run_turn(small, "Echo please");
+    EXPECT_TRUE(small.artifacts().all_artifacts().empty());
+}
+
+TEST_F(McpAgent, ALargeTextArtifactIsSavedAndRestored) {
+    std::unique_ptr<mcp_test::ServerProcess> process;
+    const std::string path = store_test::temp_sqlite_path();
+    std::string id;
+    std::string saved;
+    {
+        auto service = sqlite_service(path);
+        Agent agent(client_, model_, options());
+        mcp::attach_mcp_server(agent, std::make_shared<mcp::McpClient>(remote(process, "long")));
+        auto thinker = agent.make_thinker("alice", OutputSize::kShort);
+        id = thinker->mint_conversation_id();
+        EXPECT_EQ(agent.run_turn(*service, thinker, "Long please").end, TurnEnd::kFinalAnswer);
+    }
+    // mcp.34, artifacts.10: a new service reads the artifact back whole, with its reference.
+    auto reader = reader_thinker(id);
+    auto fresh_service = sqlite_service(path);
+    auto restored = fresh_service->obtain_conversation(reader).get();
+    ASSERT_EQ(restored->artifacts().all_artifacts().size(), 1U);
+    const Artifact& a = restored->artifacts().all_artifacts().front();
+    EXPECT_EQ(a.type, "mcp:text");
+    EXPECT_THAT(a.value_json, HasSubstr("of the long result"));
+    EXPECT_NE(restored->artifacts().get(a.ref), nullptr);
+    fresh_service->release(*reader);
+    std::filesystem::remove(path);
+}
+
 TEST_F(McpAgent, SeveralRoundsOfEverythingAreSavedAndRestored) {
     MCP_REQUIRE_NPM_SERVER(script, "server-everything");
     mcp::ServerSpec spec;

@@ -14,7 +14,7 @@
 // (names the request ids it was told were cancelled), heard (the Authorization and
 // MCP-Protocol-Version headers of the call, and the sessions ended with DELETE), grow (adds a tool
 // and announces it on the GET stream), grow_sse (adds a tool and announces it in its own
-// event-stream answer, before the answer).
+// event-stream answer, before the answer), long (a text of 20,000 bytes or so).
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -193,6 +193,11 @@ void call(int fd, const Request& r, const std::string& id, const std::string& na
         } else {
             answer(fd, 200, "application/json", text_result(id, "session " + session));
         }
+    } else if (name == "long") {
+        std::string text;
+        for (int i = 0; text.size() < 20000; ++i)
+            text += "line " + std::to_string(i) + " of the long result\n";
+        answer(fd, 200, "application/json", text_result(id, text));
     } else if (name == "cancelled") {
         std::string text;
         for (const auto& c : cancelled_ids) text += (text.empty() ? "" : ",") + c;
@@ -313,9 +318,9 @@ void serve(int fd) {
     const std::string id = id_of(doc);
     if (method == "tools/list") {
         std::string list = R"({"tools":[)";
-        std::vector<std::string> names = {"echo",   "sse_echo",  "slow",  "fail500",    "html",
-                                          "cut",    "cutdead",   "huge",  "huge_event", "garbage",
-                                          "expire", "cancelled", "heard", "grow",       "grow_sse"};
+        std::vector<std::string> names = {
+            "echo",       "sse_echo", "slow",   "fail500",   "html",  "cut",  "cutdead",  "huge",
+            "huge_event", "garbage",  "expire", "cancelled", "heard", "grow", "grow_sse", "long"};
         for (auto f = front.rbegin(); f != front.rend(); ++f) {
             const auto at = std::find(names.begin(), names.end(), *f);
             if (at == names.end()) continue;

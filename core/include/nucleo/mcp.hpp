@@ -34,6 +34,9 @@ namespace mcp {
 inline constexpr std::array<std::string_view, 3> kProtocolRevisions = {"2025-11-25", "2025-06-18",
                                                                        "2025-03-26"};
 
+/// mcp.34: the size past which a tool's text result is kept as an artifact.
+inline constexpr std::size_t kArtifactBytes = 8 * 1024;
+
 /// How to reach one MCP server: a command started over stdio, or the URL of a Streamable HTTP
 /// endpoint (mcp.42), exactly one of them.
 struct ServerSpec {
@@ -133,8 +136,11 @@ class McpClient {
 /// Declares `client`'s tools as tools of `agent` (mcp.20): the list is read again before each
 /// round once the server said it changed, new tools arrive as late tools (tools.4), a tool the
 /// server removed is refused when called (mcp.23), and a failing server gives the model a tool
-/// error (mcp.24). The agent keeps the client alive.
-void attach_mcp_server(Agent& agent, std::shared_ptr<McpClient> client);
+/// error (mcp.24). The agent keeps the client alive. A text result over `artifact_bytes` (0:
+/// never) is kept whole in the conversation's artifact registry, and the model reads its
+/// reference (mcp.34).
+void attach_mcp_server(Agent& agent, std::shared_ptr<McpClient> client,
+                       std::size_t artifact_bytes = kArtifactBytes);
 
 }  // namespace mcp
 }  // namespace nucleo

@@ -21,6 +21,9 @@ constexpr std::chrono::milliseconds kDefaultRetry{200};
 constexpr int kMaxListenFailures = 5;
 // A GET stream is read this long before it is opened anew (the server may keep it silent).
 constexpr std::chrono::milliseconds kListenSpan{std::chrono::minutes(10)};
+// mcp.46: what the server sent unasked and nobody read yet is kept up to this many messages; past
+// it, its notifications are dropped (an answer or a failure of a request never is).
+constexpr std::size_t kMaxUnread = 1024;
 // What of a refusal's body a failure quotes.
 constexpr std::size_t kQuotedBody = 200;
 
@@ -237,6 +240,12 @@ void HttpSession::note_session(const HttpResponse& head) {
 void HttpSession::push(HttpItem item) {
     {
         const std::lock_guard<std::mutex> lock(mutex_);
+        if (queue_.size() >= kMaxUnread && !item.failed &&
+            item.message.kind == Incoming::Kind::kNotification) {
+            NUCLEO_LOG_WARN("MCP server at {}: {} messages unread; its {} is dropped", shown_url_,
+                            queue_.size(), item.message.method);
+            return;
+        }
         queue_.push_back(std::move(item));
     }
     ready_.notify_all();
