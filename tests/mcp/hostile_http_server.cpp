@@ -4,15 +4,19 @@
 // first argument picks its GET endpoint:
 //   well      GET answers 405 (no server stream; the default)
 //   listen    GET opens an event stream, where `grow` announces its new tool
+//   badid     initialize names the session "s 1" (not visible ASCII), and requests without a
+//             session are served
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
 // Tools: echo (a JSON answer), sse_echo (an event-stream answer with a log notification first),
 // slow (never answers), fail500 (HTTP 500), html (200 text/html), cut (an event stream cut before
 // the answer, which a GET with Last-Event-ID then gives), cutdead (cut, with no event ids), huge
 // (a JSON answer of 1 MiB), huge_event (one event of 1 MiB), garbage (a body that is not JSON),
-// expire (ends the first session with 404; in a later session answers its number), cancelled
-// (names the request ids it was told were cancelled), heard (the Authorization and
-// MCP-Protocol-Version headers of the call, and the sessions ended with DELETE), grow (adds a tool
+// expire (ends the first session with 404; in a later session answers its number),
+// expire_always (ends every session with 404), expire_refuse (ends the session with 404 and
+// answers every later initialize with HTTP 500), cancelled (names the request ids it was told
+// were cancelled), heard (the Authorization, MCP-Protocol-Version and Mcp-Session-Id headers of
+// the call, and the sessions ended with DELETE), grow (adds a tool
 // and announces it on the GET stream), grow_sse (adds a tool and announces it in its own
 // event-stream answer, before the answer), long (a text of 20,000 bytes or so).
 #include <rapidjson/document.h>
@@ -45,6 +49,7 @@ std::vector<std::string> cancelled_ids;
 std::vector<std::string> extra_tools;
 std::vector<int> listeners;  // sockets of open GET streams
 std::vector<std::string> front;  // tools listed first
+bool refuse_initialize = false;  // set by expire_refuse
 
 struct Request {
     std::string method;
@@ -198,13 +203,19 @@ void call(int fd, const Request& r, const std::string& id, const std::string& na
         for (int i = 0; text.size() < 20000; ++i)
             text += "line " + std::to_string(i) + " of the long result\n";
         answer(fd, 200, "application/json", text_result(id, text));
+    } else if (name == "expire_always" || name == "expire_refuse") {
+        sessions.clear();
+        if (name == "expire_refuse") refuse_initialize = true;
+        answer(fd, 404, "application/json",
+               R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}})");
     } else if (name == "cancelled") {
         std::string text;
         for (const auto& c : cancelled_ids) text += (text.empty() ? "" : ",") + c;
         answer(fd, 200, "application/json", text_result(id, "cancelled: " + text));
     } else if (name == "heard") {
         std::string text = "authorization=" + r.header("authorization") +
-                           " version=" + r.header("mcp-protocol-version") + " deleted=";
+                           " version=" + r.header("mcp-protocol-version") +
+                           " session=" + r.header("mcp-session-id") + " deleted=";
         for (const auto& d : deleted) text += d + ";";
         answer(fd, 200, "application/json", text_result(id, text));
     } else if (name == "grow") {
@@ -288,7 +299,11 @@ void serve(int fd) {
         std::string id;
         {
             std::lock_guard<std::mutex> lock(state_mutex);
-            id = "s" + std::to_string(++session_count);
+            if (refuse_initialize) {
+                answer(fd, 500, "text/plain", "no more sessions");
+                return void(::close(fd));
+            }
+            id = mode == "badid" ? "s 1" : "s" + std::to_string(++session_count);
             sessions.insert(id);
         }
         answer(
@@ -299,7 +314,7 @@ void serve(int fd) {
             "Mcp-Session-Id: " + id + "\r\n");
         return void(::close(fd));
     }
-    if (session.empty() || !known) {
+    if ((session.empty() && mode != "badid") || (!session.empty() && !known)) {
         answer(fd, session.empty() ? 400 : 404, "application/json",
                R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}})");
         return void(::close(fd));
@@ -319,8 +334,9 @@ void serve(int fd) {
     if (method == "tools/list") {
         std::string list = R"({"tools":[)";
         std::vector<std::string> names = {
-            "echo",       "sse_echo", "slow",   "fail500",   "html",  "cut",  "cutdead",  "huge",
-            "huge_event", "garbage",  "expire", "cancelled", "heard", "grow", "grow_sse", "long"};
+            "echo",    "sse_echo", "slow",       "fail500", "html",          "cut",
+            "cutdead", "huge",     "huge_event", "garbage", "expire",        "cancelled",
+            "heard",   "grow",     "grow_sse",   "long",    "expire_always", "expire_refuse"};
         for (auto f = front.rbegin(); f != front.rend(); ++f) {
             const auto at = std::find(names.begin(), names.end(), *f);
             if (at == names.end()) continue;

@@ -120,6 +120,40 @@ TEST(McpHttp, AnExpiredSessionIsInitializedAgainAndTheRequestSentAgain) {
     EXPECT_EQ(mcp_test::text_of(client.call_tool("echo", R"({"text":"x"})").content), "echo: x");
 }
 
+TEST(McpHttp, ASessionEndedAgainAtOnceGivesTheServerUp) {
+    Fixture f;
+    McpClient client(http_spec(f.url));
+    const Error e = mcp_test::error_of([&] { client.call_tool("expire_always", "{}"); });
+    EXPECT_EQ(e.kind(), ErrorKind::kTransport);
+    EXPECT_THAT(e.what(),
+                HasSubstr("MCP server 'hostile-http': ended the new session too, at once, "
+                          "during tools/call 'expire_always'"));
+    // mcp.47, mcp.15: once only; then the client is given up on.
+    EXPECT_FALSE(client.alive());
+    EXPECT_THAT(mcp_test::error_of([&] { client.ping(); }).what(), HasSubstr("is not running"));
+}
+
+TEST(McpHttp, ANewSessionThatCannotBeBegunGivesTheServerUp) {
+    Fixture f;
+    McpClient client(http_spec(f.url));
+    const Error e = mcp_test::error_of([&] { client.call_tool("expire_refuse", "{}"); });
+    // mcp.47: the session ended, and the initialize of a new one was answered HTTP 500.
+    EXPECT_EQ(e.kind(), ErrorKind::kTransport);
+    EXPECT_THAT(e.what(), HasSubstr("MCP server 'hostile-http': could not begin a new session: "
+                                    "answered HTTP 500: no more sessions"));
+    EXPECT_FALSE(client.alive());
+    EXPECT_THAT(mcp_test::error_of([&] { client.ping(); }).what(),
+                HasSubstr("is not running: could not begin a new session"));
+}
+
+TEST(McpHttp, ASessionIdThatIsNotVisibleAsciiIsNotSentBack) {
+    Fixture f("badid");
+    McpClient client(http_spec(f.url));
+    // mcp.43: the server named "s 1"; the client speaks to it without a session.
+    const std::string heard = mcp_test::text_of(client.call_tool("heard", "{}").content);
+    EXPECT_THAT(heard, HasSubstr("version=2025-11-25 session= deleted="));
+}
+
 TEST(McpHttp, ClosingTheClientEndsItsSessionWithDelete) {
     Fixture f;
     { McpClient first(http_spec(f.url)); }

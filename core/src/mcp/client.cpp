@@ -161,7 +161,14 @@ struct McpClient::Impl {
             give_up(ErrorKind::kTransport, "answered HTTP 404 to initialize");
         NUCLEO_LOG_INFO("{}: its session ended; initializing a new one", prefix());
         http->reset();
-        initialize();
+        try {
+            initialize();
+        } catch (const Error& e) {
+            if (dead) throw;
+            std::string why = e.what();
+            if (why.rfind(prefix() + ": ", 0) == 0) why.erase(0, prefix().size() + 2);
+            give_up(e.kind(), "could not begin a new session: " + why);
+        }
         answer = exchange(method, params, timeout, cancel, during, cancellable);
         if (!answer)
             give_up(ErrorKind::kTransport, "ended the new session too, at once, during " + during);

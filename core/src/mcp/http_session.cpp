@@ -232,6 +232,12 @@ HttpRequest HttpSession::make_request(const std::string& method, std::string bod
 void HttpSession::note_session(const HttpResponse& head) {
     const auto id = head.header("mcp-session-id");
     if (!id || id->empty()) return;
+    // mcp.43: a session id is visible ASCII; another one is not sent back in a header.
+    if (!std::all_of(id->begin(), id->end(), [](char c) { return c >= 0x21 && c <= 0x7e; })) {
+        NUCLEO_LOG_WARN("MCP server at {} named a session id that is not visible ASCII; ignored",
+                        shown_url_);
+        return;
+    }
     const std::lock_guard<std::mutex> lock(mutex_);
     // mcp.43: the id the initialize answer named is the session's; later answers do not change it.
     if (session_id_.empty()) session_id_ = *id;
