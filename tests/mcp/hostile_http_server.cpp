@@ -6,6 +6,8 @@
 //   listen    GET opens an event stream, where `grow` announces its new tool
 //   badid     initialize names the session "s 1" (not visible ASCII), and requests without a
 //             session are served
+//   modern    initialize is answered as a server of the stateless revision 2026-07-28 only
+//             answers it: HTTP 400 with an UnsupportedProtocolVersionError
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
 // Tools: echo (a JSON answer), sse_echo (an event-stream answer with a log notification first),
@@ -16,7 +18,8 @@
 // expire_always (ends every session with 404), expire_refuse (ends the session with 404 and
 // answers every later initialize with HTTP 500), cancelled (names the request ids it was told
 // were cancelled), heard (the Authorization, MCP-Protocol-Version and Mcp-Session-Id headers of
-// the call, and the sessions ended with DELETE), grow (adds a tool
+// the call, and the sessions ended with DELETE), refuse400 (HTTP 400 whose JSON body is the error
+// answering the call), bad400 (HTTP 400 with a JSON-RPC error of no id), grow (adds a tool
 // and announces it on the GET stream), grow_sse (adds a tool and announces it in its own
 // event-stream answer, before the answer), long (a text of 20,000 bytes or so).
 #include <rapidjson/document.h>
@@ -208,6 +211,13 @@ void call(int fd, const Request& r, const std::string& id, const std::string& na
         if (name == "expire_refuse") refuse_initialize = true;
         answer(fd, 404, "application/json",
                R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}})");
+    } else if (name == "refuse400") {
+        answer(fd, 400, "application/json",
+               R"({"jsonrpc":"2.0","id":)" + id +
+                   R"(,"error":{"code":-32602,"message":"Invalid arguments"}})");
+    } else if (name == "bad400") {
+        answer(fd, 400, "application/json",
+               R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Bad request"}})");
     } else if (name == "cancelled") {
         std::string text;
         for (const auto& c : cancelled_ids) text += (text.empty() ? "" : ",") + c;
@@ -295,6 +305,13 @@ void serve(int fd) {
         return void(::close(fd));
     }
     const std::string method = doc["method"].GetString();
+    if (method == "initialize" && mode == "modern") {
+        answer(
+            fd, 400, "application/json",
+            R"({"jsonrpc":"2.0","id":)" + id_of(doc) +
+                R"(,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}})");
+        return void(::close(fd));
+    }
     if (method == "initialize") {
         std::string id;
         {
@@ -334,9 +351,10 @@ void serve(int fd) {
     if (method == "tools/list") {
         std::string list = R"({"tools":[)";
         std::vector<std::string> names = {
-            "echo",    "sse_echo", "slow",       "fail500", "html",          "cut",
-            "cutdead", "huge",     "huge_event", "garbage", "expire",        "cancelled",
-            "heard",   "grow",     "grow_sse",   "long",    "expire_always", "expire_refuse"};
+            "echo",   "sse_echo",      "slow",          "fail500",    "html",
+            "cut",    "cutdead",       "huge",          "huge_event", "garbage",
+            "expire", "cancelled",     "heard",         "grow",       "grow_sse",
+            "long",   "expire_always", "expire_refuse", "refuse400",  "bad400"};
         for (auto f = front.rbegin(); f != front.rend(); ++f) {
             const auto at = std::find(names.begin(), names.end(), *f);
             if (at == names.end()) continue;

@@ -74,6 +74,7 @@ TEST(McpHttp, EveryBadAnswerFailsItsCallNamingTheServerAndTheServerStays) {
         {"huge", ErrorKind::kProtocol, "an answer over 65536 bytes"},
         {"huge_event", ErrorKind::kProtocol, "an event over 65536 bytes"},
         {"garbage", ErrorKind::kProtocol, "sent "},
+        {"bad400", ErrorKind::kTransport, "answered HTTP 400: {\"jsonrpc\""},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.tool);
@@ -83,6 +84,11 @@ TEST(McpHttp, EveryBadAnswerFailsItsCallNamingTheServerAndTheServerStays) {
         EXPECT_THAT(e.what(), HasSubstr(c.says));
         EXPECT_THAT(e.what(), HasSubstr(std::string("during tools/call '") + c.tool + "'"));
     }
+    // mcp.44: a 400 whose JSON body is the error answering the call is the server's refusal.
+    const Error refused = mcp_test::error_of([&] { client.call_tool("refuse400", "{}"); });
+    EXPECT_EQ(refused.kind(), ErrorKind::kProtocol);
+    EXPECT_THAT(refused.what(), HasSubstr("MCP server 'hostile-http' refused tools/call "
+                                          "'refuse400': code -32602: Invalid arguments"));
     // mcp.42: a failed exchange is not a dead server.
     EXPECT_TRUE(client.alive());
     EXPECT_EQ(mcp_test::text_of(client.call_tool("echo", R"({"text":"after"})").content),
@@ -152,6 +158,15 @@ TEST(McpHttp, ASessionIdThatIsNotVisibleAsciiIsNotSentBack) {
     // mcp.43: the server named "s 1"; the client speaks to it without a session.
     const std::string heard = mcp_test::text_of(client.call_tool("heard", "{}").content);
     EXPECT_THAT(heard, HasSubstr("version=2025-11-25 session= deleted="));
+}
+
+TEST(McpHttp, AServerOfTheStatelessRevisionOnlyIsRefusedNamingWhatItSpeaks) {
+    Fixture f("modern");
+    const Error e = mcp_test::error_of([&] { McpClient client(http_spec(f.url)); });
+    // mcp.2, mcp.44: its 400 carried an UnsupportedProtocolVersionError naming 2026-07-28.
+    EXPECT_EQ(e.kind(), ErrorKind::kProtocol);
+    EXPECT_THAT(e.what(), HasSubstr("MCP server 'hostile-http' refused initialize: code -32022: "
+                                    "Unsupported protocol version (it speaks 2026-07-28)"));
 }
 
 TEST(McpHttp, ClosingTheClientEndsItsSessionWithDelete) {

@@ -26,6 +26,8 @@ constexpr std::chrono::milliseconds kListenSpan{std::chrono::minutes(10)};
 constexpr std::size_t kMaxUnread = 1024;
 // What of a refusal's body a failure quotes.
 constexpr std::size_t kQuotedBody = 200;
+// mcp.44: what of a 4xx JSON body is kept, to be read as the JSON-RPC error it may be.
+constexpr std::size_t kErrorBody = 16 * 1024;
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -45,6 +47,16 @@ std::string media_type(const HttpResponse& head) {
 std::chrono::milliseconds left(Clock::time_point deadline) {
     return std::max(std::chrono::milliseconds(1),
                     std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+}
+
+/// Whether `body` is a JSON-RPC error response to request `id`.
+bool answers_with_error(const std::string& body, std::int64_t id) {
+    try {
+        const Incoming in = parse_incoming(body);
+        return in.kind == Incoming::Kind::kResponse && in.id == id && in.doc.HasMember("error");
+    } catch (const Error&) {
+        return false;
+    }
 }
 
 }  // namespace
@@ -126,10 +138,12 @@ struct HttpSession::Reader {
                 body += bytes;
                 return true;
             case Mode::kOther:
-            case Mode::kNone:
+            case Mode::kNone: {
                 other_bytes += bytes.size();
-                if (body.size() < kQuotedBody) body += bytes.substr(0, kQuotedBody - body.size());
+                const std::size_t keep = error_body() ? kErrorBody : kQuotedBody;
+                if (body.size() < keep) body += bytes.substr(0, keep - body.size());
                 return other_bytes <= session.max_bytes_;
+            }
         }
         return false;
     }
@@ -143,12 +157,18 @@ struct HttpSession::Reader {
         return c;
     }
 
+    /// A client error answered with JSON: the body may be the JSON-RPC error answering the
+    /// request (mcp.44).
+    [[nodiscard]] bool error_body() const {
+        return status >= 400 && status < 500 && type == "application/json";
+    }
+
     /// Why a finished answer that was not a message stream is a failure ("answered HTTP 500:
     /// …"), or nullopt.
     [[nodiscard]] std::optional<std::string> refusal() const {
         if (mode == Mode::kOther && (status < 200 || status >= 300)) {
             std::string what = "answered HTTP " + std::to_string(status);
-            if (!body.empty()) what += ": " + internal::printable_utf8(body);
+            if (!body.empty()) what += ": " + internal::printable_utf8(body.substr(0, kQuotedBody));
             return what;
         }
         if (mode == Mode::kOther || mode == Mode::kNone)
@@ -321,6 +341,14 @@ void HttpSession::run_request(Worker& w, std::int64_t id, const std::string& bod
         if (reader.failure) return fail(id, reader.failure->first, reader.failure->second);
         if (stream == 0 && reader.status == 404 && had_session)
             return fail(id, ErrorKind::kTransport, "answered HTTP 404: its session ended", true);
+        // mcp.44: a 4xx whose JSON body is the JSON-RPC error answering this request (as a
+        // server of the stateless revision refuses a revision it does not speak) is the
+        // server's refusal of it, read as any answer.
+        if (stream == 0 && reader.error_body() && reader.other_bytes == reader.body.size() &&
+            answers_with_error(reader.body, id)) {
+            reader.deliver(reader.body);
+            return;
+        }
         if (auto why = reader.refusal()) {
             return fail(id, ErrorKind::kTransport,
                         stream == 0 ? *why : "could not resume its event stream: " + *why);
