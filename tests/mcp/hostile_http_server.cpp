@@ -16,7 +16,8 @@
 // (a JSON answer of 1 MiB), huge_event (one event of 1 MiB), garbage (a body that is not JSON),
 // expire (ends the first session with 404; in a later session answers its number),
 // expire_always (ends every session with 404), expire_refuse (ends the session with 404 and
-// answers every later initialize with HTTP 500), cancelled (names the request ids it was told
+// answers every later initialize with HTTP 500), expire_upgrade (ends the session with 404 and
+// answers every later initialize as `modern` does), cancelled (names the request ids it was told
 // were cancelled), heard (the Authorization, MCP-Protocol-Version and Mcp-Session-Id headers of
 // the call, and the sessions ended with DELETE), refuse400 (HTTP 400 whose JSON body is the error
 // answering the call), bad400 (HTTP 400 with a JSON-RPC error of no id), grow (adds a tool
@@ -53,6 +54,7 @@ std::vector<std::string> extra_tools;
 std::vector<int> listeners;  // sockets of open GET streams
 std::vector<std::string> front;  // tools listed first
 bool refuse_initialize = false;  // set by expire_refuse
+bool upgraded = false;           // set by expire_upgrade: initialize answered as `modern` does
 
 struct Request {
     std::string method;
@@ -206,9 +208,10 @@ void call(int fd, const Request& r, const std::string& id, const std::string& na
         for (int i = 0; text.size() < 20000; ++i)
             text += "line " + std::to_string(i) + " of the long result\n";
         answer(fd, 200, "application/json", text_result(id, text));
-    } else if (name == "expire_always" || name == "expire_refuse") {
+    } else if (name == "expire_always" || name == "expire_refuse" || name == "expire_upgrade") {
         sessions.clear();
         if (name == "expire_refuse") refuse_initialize = true;
+        if (name == "expire_upgrade") upgraded = true;
         answer(fd, 404, "application/json",
                R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}})");
     } else if (name == "refuse400") {
@@ -305,7 +308,12 @@ void serve(int fd) {
         return void(::close(fd));
     }
     const std::string method = doc["method"].GetString();
-    if (method == "initialize" && mode == "modern") {
+    bool modern = mode == "modern";
+    {
+        std::lock_guard<std::mutex> lock(state_mutex);
+        modern = modern || upgraded;
+    }
+    if (method == "initialize" && modern) {
         answer(
             fd, 400, "application/json",
             R"({"jsonrpc":"2.0","id":)" + id_of(doc) +

@@ -152,6 +152,18 @@ TEST(McpHttp, ANewSessionThatCannotBeBegunGivesTheServerUp) {
                 HasSubstr("is not running: could not begin a new session"));
 }
 
+TEST(McpHttp, ANewSessionRefusedByAServerNowOfTheStatelessRevisionSaysSoOnce) {
+    Fixture f;
+    McpClient client(http_spec(f.url));
+    const Error e = mcp_test::error_of([&] { client.call_tool("expire_upgrade", "{}"); });
+    // mcp.47, mcp.2: the server's name is said once, in front of the refusal of initialize.
+    EXPECT_EQ(e.kind(), ErrorKind::kProtocol);
+    EXPECT_EQ(std::string(e.what()),
+              "MCP server 'hostile-http': could not begin a new session: refused initialize: "
+              "code -32022: Unsupported protocol version (it speaks 2026-07-28)");
+    EXPECT_FALSE(client.alive());
+}
+
 TEST(McpHttp, ASessionIdThatIsNotVisibleAsciiIsNotSentBack) {
     Fixture f("badid");
     McpClient client(http_spec(f.url));

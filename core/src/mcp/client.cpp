@@ -166,7 +166,11 @@ struct McpClient::Impl {
         } catch (const Error& e) {
             if (dead) throw;
             std::string why = e.what();
-            if (why.rfind(prefix() + ": ", 0) == 0) why.erase(0, prefix().size() + 2);
+            // The server's name is said once, in front ("... refused initialize: ...").
+            if (why.rfind(prefix() + ": ", 0) == 0)
+                why.erase(0, prefix().size() + 2);
+            else if (why.rfind(prefix() + " ", 0) == 0)
+                why.erase(0, prefix().size() + 1);
             give_up(e.kind(), "could not begin a new session: " + why);
         }
         answer = exchange(method, params, timeout, cancel, during, cancellable);
