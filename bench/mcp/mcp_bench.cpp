@@ -1,9 +1,14 @@
 // What the MCP client adds to a tool call and to a server's tool list: a tools/call round trip
 // over stdio to a server that answers at once (so the time is the client's, the pipes' and the
-// kernel's), and listing 1,000 tools (two pages) and declaring them to a conversation.
+// kernel's), the same over Streamable HTTP on loopback (the fixture closes every connection, so
+// each call includes a TCP connect and a thread of the client's), and listing 1,000 tools (two
+// pages) and declaring them to a conversation.
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <vector>
+
+#include "http_support.hpp"
 
 #include "nucleo/conversation.hpp"
 #include "nucleo/mcp.hpp"
@@ -25,6 +30,23 @@ void BM_McpCallRoundTrip(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_McpCallRoundTrip)->Unit(benchmark::kMicrosecond);
+
+void BM_McpHttpCallRoundTrip(benchmark::State& state) {
+    std::unique_ptr<mcp_test::ServerProcess> process;
+    nucleo::mcp::ServerSpec spec;
+    spec.name = "bench";
+    spec.url = mcp_test::start_hostile_http(process);
+    if (spec.url.empty()) {
+        state.SkipWithError("the HTTP fixture server named no port");
+        return;
+    }
+    nucleo::mcp::McpClient client(spec);
+    for (auto _ : state) {
+        nucleo::mcp::CallResult r = client.call_tool("echo", R"({"text":"ping"})");
+        benchmark::DoNotOptimize(r);
+    }
+}
+BENCHMARK(BM_McpHttpCallRoundTrip)->Unit(benchmark::kMicrosecond);
 
 void BM_McpListAndDeclare1000Tools(benchmark::State& state) {
     nucleo::mcp::McpClient client(server("thousand"));

@@ -20,6 +20,7 @@ using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 /// The command line a server is started with, as one line for people.
 std::string command_line(const McpServerConfig& s) {
+    if (!s.url.empty()) return redact_url(s.url);  // an HTTP server (mcp.48)
     std::string out = s.command;
     for (const auto& a : s.args) out += " " + a;
     return out;
@@ -52,6 +53,17 @@ int list_servers(const Config& config, bool json) {
                 w.StartObject();
                 w.Key("name");
                 w.String(s.name);
+                if (!s.url.empty()) {
+                    // mcp.48: the URL without its userinfo, and the header names only.
+                    w.Key("url");
+                    w.String(redact_url(s.url));
+                    w.Key("headers");
+                    w.StartArray();
+                    for (const auto& kv : s.headers) w.String(kv.first);
+                    w.EndArray();
+                    w.EndObject();
+                    continue;
+                }
                 w.Key("command");
                 w.String(s.command);
                 w.Key("args");

@@ -25,6 +25,7 @@
 #include <rapidjson/writer.h>
 
 #include "emulator_client.hpp"
+#include "error_of.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/plugins.hpp"
@@ -479,17 +480,7 @@ std::string body_of(const std::string& http_request) {
     return {b.GetString(), b.GetSize()};
 }
 
-/// The error a call throws; fails the test when it throws none.
-template <class Fn>
-nucleo::Error error_of(Fn&& fn) {
-    try {
-        fn();
-    } catch (const nucleo::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error was thrown";
-    return nucleo::Error(nucleo::ErrorKind::kInternal, "none");
-}
+using test_support::error_of;
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "agent_support.hpp"
+#include "http_support.hpp"
 #include "mcp_support.hpp"
 #include "nucleo/agent.hpp"
 #include "nucleo/errors.hpp"
@@ -169,6 +170,107 @@ TEST_F(McpAgent, AServerThatCrashesMidTurnIsAToolErrorAndTheTurnGoesOn) {
     EXPECT_TRUE(after[1]->is_error);
     EXPECT_THAT(text_in(*after[1]), HasSubstr("tool 'crash' cannot be called: MCP server 'hostile' "
                                               "is not running: was killed by signal 6"));
+}
+
+/// The hostile HTTP fixture, its tools `first` listed first, as server "remote".
+mcp::ServerSpec remote(std::unique_ptr<mcp_test::ServerProcess>& process,
+                       const std::string& first) {
+    mcp::ServerSpec spec;
+    spec.name = "remote";
+    spec.url = mcp_test::start_hostile_http(process, "well", first);
+    EXPECT_FALSE(spec.url.empty());
+    return spec;
+}
+
+TEST_F(McpAgent, AnHttpServersBadAnswerIsAToolErrorAndTheTurnGoesOn) {
+    std::unique_ptr<mcp_test::ServerProcess> process;
+    auto server = std::make_shared<mcp::McpClient>(remote(process, "fail500"));
+    Agent agent(client_, model_, options());
+    mcp::attach_mcp_server(agent, server);
+    ConversationContext c = fresh();
+    const TurnReport r = agent.run_turn(c, "Fail now");
+    // mcp.24, mcp.42: the model reads the failure naming the server; the server stays.
+    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    EXPECT_EQ(r.tool_errors, 1U);
+    const auto results = results_in(c);
+    ASSERT_EQ(results.size(), 1U);
+    EXPECT_TRUE(results[0]->is_error);
+    EXPECT_THAT(text_in(*results[0]),
+                HasSubstr("MCP server 'remote': answered HTTP 500: internal trouble during "
+                          "tools/call 'fail500'"));
+    EXPECT_TRUE(server->alive());
+}
+
+TEST_F(McpAgent, AnHttpServersListChangeInItsAnswerStreamDeclaresALateTool) {
+    std::unique_ptr<mcp_test::ServerProcess> process;
+    Agent agent(client_, model_, options());
+    mcp::attach_mcp_server(agent, std::make_shared<mcp::McpClient>(remote(process, "grow_sse")));
+    ConversationContext c = fresh();
+    const TurnReport r = agent.run_turn(c, "Grow please");
+    ASSERT_EQ(r.rounds, 2);
+    // mcp.44, mcp.22: the announcement came in the call's event stream before its answer; before
+    // round 2 extra_1 went out as a late tool.
+    EXPECT_EQ(c.announced_in("grow_sse"), std::optional<std::string>("head"));
+    const std::optional<std::string> where = c.announced_in("extra_1");
+    ASSERT_TRUE(where.has_value());
+    EXPECT_NE(*where, "head");
+}
+
+TEST_F(McpAgent, ALargeTextResultIsKeptWholeAsAnArtifact) {
+    std::unique_ptr<mcp_test::ServerProcess> process;
+    Agent agent(client_, model_, options());
+    mcp::attach_mcp_server(agent, std::make_shared<mcp::McpClient>(remote(process, "long")));
+    ConversationContext c = fresh();
+    const TurnReport r = agent.run_turn(c, "Long please");
+    EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
+    EXPECT_EQ(r.tool_errors, 0U);
+    // mcp.34: past kArtifactBytes the text went to the registry; the result carries a note and
+    // the artifact, which the registry holds whole.
+    const auto results = results_in(c);
+    ASSERT_EQ(results.size(), 1U);
+    ASSERT_EQ(results[0]->content.size(), 2U);
+    EXPECT_THAT(text_in(*results[0]), HasSubstr("bytes of text, kept whole as an artifact"));
+    ASSERT_NE(results[0]->content[1].get_if<PojoBlock>(), nullptr);
+    ASSERT_EQ(c.artifacts().all_artifacts().size(), 1U);
+    const Artifact& a = c.artifacts().all_artifacts().front();
+    EXPECT_EQ(a.type, "mcp:text");
+    EXPECT_THAT(a.value_json, HasSubstr(R"("server":"remote","tool":"long")"));
+    EXPECT_THAT(a.value_json, HasSubstr("line 0 of the long result"));
+    EXPECT_GT(a.value_json.size(), mcp::kArtifactBytes);
+    // Under the threshold a text stays a text block.
+    std::unique_ptr<mcp_test::ServerProcess> second;
+    ConversationContext small = fresh();
+    Agent plain(client_, model_, options());
+    mcp::attach_mcp_server(plain, std::make_shared<mcp::McpClient>(remote(second, "echo")),
+                           mcp::kArtifactBytes);
+    plain.run_turn(small, "Echo please");
+    EXPECT_TRUE(small.artifacts().all_artifacts().empty());
+}
+
+TEST_F(McpAgent, ALargeTextArtifactIsSavedAndRestored) {
+    std::unique_ptr<mcp_test::ServerProcess> process;
+    const std::string path = store_test::temp_sqlite_path();
+    std::string id;
+    std::string saved;
+    {
+        auto service = sqlite_service(path);
+        Agent agent(client_, model_, options());
+        mcp::attach_mcp_server(agent, std::make_shared<mcp::McpClient>(remote(process, "long")));
+        auto thinker = agent.make_thinker("alice", OutputSize::kShort);
+        id = thinker->mint_conversation_id();
+        EXPECT_EQ(agent.run_turn(*service, thinker, "Long please").end, TurnEnd::kFinalAnswer);
+    }
+    // mcp.34, artifacts.10: a new service reads the artifact back whole, with its reference.
+    auto reader = reader_thinker(id);
+    auto fresh_service = sqlite_service(path);
+    auto restored = fresh_service->obtain_conversation(reader).get();
+    ASSERT_EQ(restored->artifacts().all_artifacts().size(), 1U);
+    const Artifact& a = restored->artifacts().all_artifacts().front();
+    EXPECT_EQ(a.type, "mcp:text");
+    EXPECT_THAT(a.value_json, HasSubstr("of the long result"));
+    EXPECT_NE(restored->artifacts().get(a.ref), nullptr);
+    fresh_service->release(*reader);
+    std::filesystem::remove(path);
 }
 
 TEST_F(McpAgent, SeveralRoundsOfEverythingAreSavedAndRestored) {

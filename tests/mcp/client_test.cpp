@@ -16,22 +16,6 @@ using namespace nucleo;
 using namespace nucleo::mcp;
 using ::testing::HasSubstr;
 
-namespace {
-
-/// The error `fn` throws (fails the test when it throws none).
-template <typename Fn>
-Error error_of(Fn&& fn) {
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error was thrown";
-    return Error(ErrorKind::kInternal, "none");
-}
-
-}  // namespace
-
 TEST(McpClient, NegotiatesTheNewestRevisionAndReadsTheServersDeclarations) {
     McpClient client(mcp_test::hostile("well"));
     EXPECT_EQ(client.name(), "hostile");
@@ -45,7 +29,7 @@ TEST(McpClient, NegotiatesTheNewestRevisionAndReadsTheServersDeclarations) {
 }
 
 TEST(McpClient, ARevisionItDoesNotSpeakIsRefusedByName) {
-    const Error e = error_of([] { McpClient client(mcp_test::hostile("old")); });
+    const Error e = mcp_test::error_of([] { McpClient client(mcp_test::hostile("old")); });
     EXPECT_EQ(e.kind(), ErrorKind::kProtocol);
     EXPECT_THAT(e.what(), HasSubstr("MCP server 'hostile'"));
     EXPECT_THAT(e.what(), HasSubstr("'2024-11-05'"));
@@ -67,7 +51,7 @@ TEST(McpClient, ListsEveryPageInOrder) {
 TEST(McpClient, TenThousandToolsAreRefusedOverTheLimitAndListedUnderIt) {
     {
         McpClient client(mcp_test::hostile("many"));
-        const Error e = error_of([&] { client.list_tools(); });
+        const Error e = mcp_test::error_of([&] { client.list_tools(); });
         EXPECT_EQ(e.kind(), ErrorKind::kProtocol);
         EXPECT_THAT(e.what(), HasSubstr("MCP server 'hostile' lists more than 2000 tools"));
         EXPECT_TRUE(client.alive());  // a listing refused is not a server given up
@@ -109,7 +93,7 @@ TEST(McpClient, ResultsBecomeBlocks) {
 
 TEST(McpClient, AnUnknownToolIsTheServersRefusalAndTheServerStays) {
     McpClient client(mcp_test::hostile("well"));
-    const Error e = error_of([&] { client.call_tool("nope", "{}"); });
+    const Error e = mcp_test::error_of([&] { client.call_tool("nope", "{}"); });
     EXPECT_EQ(e.kind(), ErrorKind::kProtocol);
     EXPECT_THAT(e.what(), HasSubstr("MCP server 'hostile' refused tools/call 'nope': code -32602"));
     EXPECT_TRUE(client.alive());
@@ -119,7 +103,7 @@ TEST(McpClient, AnUnknownToolIsTheServersRefusalAndTheServerStays) {
 
 TEST(McpClient, ArgumentsThatAreNotAnObjectAreRefusedBeforeSending) {
     McpClient client(mcp_test::hostile("well"));
-    const Error e = error_of([&] { client.call_tool("echo", "[1]"); });
+    const Error e = mcp_test::error_of([&] { client.call_tool("echo", "[1]"); });
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
     EXPECT_THAT(e.what(), HasSubstr("not a JSON object"));
     EXPECT_TRUE(client.alive());
@@ -127,8 +111,8 @@ TEST(McpClient, ArgumentsThatAreNotAnObjectAreRefusedBeforeSending) {
 
 TEST(McpClient, AHangingCallTimesOutAndTheServerIsToldItWasCancelled) {
     McpClient client(mcp_test::hostile("well"));
-    const Error e =
-        error_of([&] { client.call_tool("hang", "{}", nullptr, std::chrono::milliseconds(200)); });
+    const Error e = mcp_test::error_of(
+        [&] { client.call_tool("hang", "{}", nullptr, std::chrono::milliseconds(200)); });
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(),
                 HasSubstr("MCP server 'hostile': tools/call 'hang': no answer within 200 ms"));
@@ -142,7 +126,7 @@ TEST(McpClient, ACancelledTokenCancelsTheCall) {
     McpClient client(mcp_test::hostile("well"));
     CancellationToken cancel;
     cancel.cancel();
-    const Error e = error_of([&] { client.call_tool("hang", "{}", &cancel); });
+    const Error e = mcp_test::error_of([&] { client.call_tool("hang", "{}", &cancel); });
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(), HasSubstr("tools/call 'hang': cancelled"));
     const CallResult seen = client.call_tool("cancelled", "{}");
@@ -163,13 +147,13 @@ TEST_P(McpClientGivesUp, AndSaysWhy) {
     ClientLimits limits;
     limits.max_message_bytes = 1u << 20;  // the 1 GB answer is cut at 1 MiB
     McpClient client(mcp_test::hostile("well"), limits);
-    const Error e = error_of([&] { client.call_tool(GetParam().tool, "{}"); });
+    const Error e = mcp_test::error_of([&] { client.call_tool(GetParam().tool, "{}"); });
     EXPECT_EQ(e.kind(), GetParam().kind);
     EXPECT_THAT(e.what(), HasSubstr("MCP server 'hostile': "));
     EXPECT_THAT(e.what(), HasSubstr(GetParam().says));
     EXPECT_THAT(e.what(), HasSubstr("during tools/call '" + GetParam().tool + "'"));
     EXPECT_FALSE(client.alive());
-    const Error later = error_of([&] { client.call_tool("echo", R"({"text":"x"})"); });
+    const Error later = mcp_test::error_of([&] { client.call_tool("echo", R"({"text":"x"})"); });
     EXPECT_EQ(later.kind(), ErrorKind::kTransport);
     EXPECT_THAT(later.what(), HasSubstr("MCP server 'hostile' is not running: "));
     EXPECT_THAT(later.what(), HasSubstr(GetParam().says));
@@ -188,14 +172,15 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(McpClient, ASilentServerFailsToStartWithinTheBound) {
     ClientLimits limits;
     limits.start_timeout = std::chrono::milliseconds(300);
-    const Error e = error_of([&] { McpClient client(mcp_test::hostile("silent"), limits); });
+    const Error e =
+        mcp_test::error_of([&] { McpClient client(mcp_test::hostile("silent"), limits); });
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(),
                 HasSubstr("MCP server 'hostile': gave no answer within 300 ms to initialize"));
 }
 
 TEST(McpClient, AServerThatExitsAtOnceSaysHow) {
-    const Error e = error_of([] { McpClient client(mcp_test::hostile("exit")); });
+    const Error e = mcp_test::error_of([] { McpClient client(mcp_test::hostile("exit")); });
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(),
                 HasSubstr("MCP server 'hostile': exited with status 3 during initialize"));
@@ -205,7 +190,7 @@ TEST(McpClient, ACommandThatDoesNotExistIsAStartError) {
     ServerSpec spec;
     spec.name = "ghost";
     spec.command = {"nucleo-no-such-mcp-server"};
-    const Error e = error_of([&] { McpClient client(spec); });
+    const Error e = mcp_test::error_of([&] { McpClient client(spec); });
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(),
                 HasSubstr("MCP server 'ghost': cannot start 'nucleo-no-such-mcp-server'"));
@@ -215,7 +200,7 @@ TEST(McpClient, ABadNameIsRefusedBeforeAnythingStarts) {
     ServerSpec spec;
     spec.name = "has space";
     spec.command = {HOSTILE_MCP_SERVER};
-    const Error e = error_of([&] { McpClient client(spec); });
+    const Error e = mcp_test::error_of([&] { McpClient client(spec); });
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
     EXPECT_THAT(e.what(), HasSubstr("'has space'"));
 }

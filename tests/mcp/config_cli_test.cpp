@@ -66,13 +66,44 @@ mcp_servers:
 TEST(McpConfig, WhatIsWrongIsRefusedWithItsPlace) {
     EXPECT_THAT(refusal("mcp_servers:\n  files:\n    command: x\n    cmd: y\n"),
                 HasSubstr("nucleo.yaml:4:5: mcp_servers.files.cmd: unknown key (known keys: "
-                          "command, args, env)"));
+                          "command, args, env, url, headers)"));
     EXPECT_THAT(refusal("mcp_servers:\n  files:\n    args: [a]\n"),
                 HasSubstr("nucleo.yaml:3:5: mcp_servers.files.command: required value missing"));
     EXPECT_THAT(refusal("mcp_servers:\n  files:\n    command: x\n    args: a b\n"),
                 HasSubstr("mcp_servers.files.args: expected a list of strings"));
     EXPECT_THAT(refusal("mcp_servers:\n  my.files:\n    command: x\n"),
                 HasSubstr("nucleo.yaml:2:3: mcp_servers.my.files: a server name is 1 to 32 of"));
+}
+
+TEST(McpConfig, AnHttpServerIsAUrlWithHeadersWhoseValuesAreSecrets) {
+    ::setenv("NUCLEO_MCP_TEST_BEARER", "bearer-secret-9", 1);
+    const Config config = parse(R"(
+mcp_servers:
+  remote:
+    url: https://mcp.example.com/mcp
+    headers:
+      Authorization: Bearer ${NUCLEO_MCP_TEST_BEARER}
+      X-Team: nucleo
+)");
+    const mcp::ServerSpec spec = mcp::server_spec(config.mcp_server("remote"));
+    EXPECT_EQ(spec.url, "https://mcp.example.com/mcp");
+    EXPECT_TRUE(spec.command.empty());
+    ASSERT_EQ(spec.headers.size(), 2U);
+    EXPECT_EQ(spec.headers[0],
+              (std::pair<std::string, std::string>{"Authorization", "Bearer bearer-secret-9"}));
+    // mcp.48: header values are secrets.
+    EXPECT_THAT(config.redacted(), HasSubstr("Authorization: \"***\""));
+    EXPECT_THAT(config.redacted(), ::testing::Not(HasSubstr("bearer-secret-9")));
+    EXPECT_THAT(refusal("mcp_servers:\n  r:\n    url: http://x/mcp\n    command: y\n"),
+                HasSubstr("nucleo.yaml:3:10: mcp_servers.r.url: command and url are both set"));
+    EXPECT_THAT(refusal("mcp_servers:\n  r:\n    url: ftp://x/mcp\n"),
+                HasSubstr("mcp_servers.r.url: expected an http:// or https:// URL"));
+    EXPECT_THAT(refusal("mcp_servers:\n  r:\n    url: http://x/mcp\n    env: {A: b}\n"),
+                HasSubstr("nucleo.yaml:4:10: mcp_servers.r.env: only a command (stdio) server"));
+    EXPECT_THAT(refusal("mcp_servers:\n  r:\n    command: x\n    headers: {A: b}\n"),
+                HasSubstr("mcp_servers.r.headers: only a url (HTTP) server has headers"));
+    EXPECT_THAT(refusal("mcp_servers:\n  r:\n    url: http://x/mcp\n    header: {A: b}\n"),
+                HasSubstr("nucleo.yaml:4:5: mcp_servers.r.header: unknown key"));
 }
 
 TEST(McpConfig, AServerNotConfiguredIsNotFoundWithTheNamesThatAre) {

@@ -109,11 +109,14 @@ struct PluginChoice {
     std::chrono::milliseconds deadline{60000};
 };
 
-/// One MCP server of nucleo.yaml `mcp_servers:` (mcp.40): how to start it over stdio. Values are
-/// `${VAR}`-expanded; `env` may hold secrets (never logged; redacted() shows `***`).
+/// One MCP server of nucleo.yaml `mcp_servers:` (mcp.40, mcp.48): how to start it over stdio, or
+/// the URL of its Streamable HTTP endpoint. Values are `${VAR}`-expanded; `env` and `headers` may
+/// hold secrets (never logged; redacted() shows `***`).
 struct McpServerConfig {
     std::string name;               ///< the key under mcp_servers: ([A-Za-z0-9_-]{1,32})
-    std::string command;            ///< the program (looked up on PATH without a slash)
+    std::string command;            ///< the program (looked up on PATH without a slash); or
+    std::string url;                ///< the HTTP endpoint (exactly one of command and url)
+    std::vector<std::pair<std::string, std::string>> headers;  ///< sent with every HTTP request
     std::vector<std::string> args;  ///< its arguments
     std::vector<std::pair<std::string, std::string>> env;  ///< added to the host's environment
     std::string where;  ///< "FILE:LINE:COLUMN" of the server's mapping

@@ -34,7 +34,11 @@ namespace mcp {
 inline constexpr std::array<std::string_view, 3> kProtocolRevisions = {"2025-11-25", "2025-06-18",
                                                                        "2025-03-26"};
 
-/// How to start one MCP server over stdio.
+/// mcp.34: the size past which a tool's text result is kept as an artifact.
+inline constexpr std::size_t kArtifactBytes = 8 * 1024;
+
+/// How to reach one MCP server: a command started over stdio, or the URL of a Streamable HTTP
+/// endpoint (mcp.42), exactly one of them.
 struct ServerSpec {
     /// The server's name in errors, log lines and namespaced tool names (`name__tool`, mcp.21):
     /// `^[A-Za-z0-9_-]{1,32}$`.
@@ -43,6 +47,10 @@ struct ServerSpec {
     std::vector<std::string> command;
     /// Variables set for the server on top of the host's environment (mcp.5).
     std::vector<std::pair<std::string, std::string>> env;
+    /// The Streamable HTTP endpoint (http:// or https://); empty for a stdio server.
+    std::string url;
+    /// Headers sent with every HTTP request (a bearer token, mcp.48).
+    std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// The spec of a server configured under nucleo.yaml `mcp_servers:` (mcp.40): its name, its
@@ -80,9 +88,10 @@ struct CallResult {
     bool is_error = false;
 };
 
-/// A connection to one MCP server over stdio. Construction starts the server and runs the
-/// initialization; destruction ends it, its whole process group with it (mcp.6). Calls from
-/// several threads are served one at a time.
+/// A connection to one MCP server, over stdio or Streamable HTTP. Construction starts the server
+/// (or opens the session) and runs the initialization; destruction ends it, its whole process
+/// group with it (mcp.6), or the HTTP session (mcp.49). Calls from several threads are served one
+/// at a time.
 class McpClient {
   public:
     /// Starts and initializes the server. Throws Error(kTransport) when it cannot be started, dies
@@ -127,8 +136,11 @@ class McpClient {
 /// Declares `client`'s tools as tools of `agent` (mcp.20): the list is read again before each
 /// round once the server said it changed, new tools arrive as late tools (tools.4), a tool the
 /// server removed is refused when called (mcp.23), and a failing server gives the model a tool
-/// error (mcp.24). The agent keeps the client alive.
-void attach_mcp_server(Agent& agent, std::shared_ptr<McpClient> client);
+/// error (mcp.24). The agent keeps the client alive. A text result over `artifact_bytes` (0:
+/// never) is kept whole in the conversation's artifact registry, and the model reads its
+/// reference (mcp.34).
+void attach_mcp_server(Agent& agent, std::shared_ptr<McpClient> client,
+                       std::size_t artifact_bytes = kArtifactBytes);
 
 }  // namespace mcp
 }  // namespace nucleo

@@ -119,6 +119,21 @@ struct TransportOptions {
 /// Receives each chunk of a streamed body as it arrives (server-sent events, event streams).
 using BodyChunkCallback = std::function<void(std::string_view chunk)>;
 
+/// One call's own bounds and its reader of a streamed answer (the MCP client's Streamable HTTP
+/// transport, mcp.42 and mcp.45): a request waits as long as its caller allows, and a stream of
+/// events is read as it comes and left as soon as the caller has what it waited for.
+struct SendControl {
+    /// Replace TransportLimits::deadline and idle_timeout for this call when set.
+    std::optional<std::chrono::milliseconds> deadline;
+    std::optional<std::chrono::milliseconds> idle_timeout;
+    /// Given the status and headers once they are complete (before the first byte of the body).
+    std::function<void(const HttpResponse& head)> on_head;
+    /// Given each chunk of the body, which is then not kept in HttpResponse::body (the reader
+    /// bounds what it keeps). Returning false ends the transfer there: send returns the response
+    /// as it stands, not an error.
+    std::function<bool(std::string_view chunk)> on_chunk;
+};
+
 /// The delay before retry `attempt` (1-based: the wait after the first failure is attempt 1):
 /// Retry-After when given (capped by policy.max_retry_after; HttpTransport fails the call instead
 /// of waiting out a longer one, limits.140), else exponential backoff capped at max_backoff.
@@ -147,11 +162,16 @@ public:
     /// chunk arrived). Thread-safe: concurrent calls use separate pooled handles.
     HttpResponse send(const HttpRequest& request, const CancellationToken* cancel = nullptr,
                       const BodyChunkCallback& on_chunk = {});
+    /// Sends with `control`'s bounds and reader (see SendControl); otherwise as above.
+    HttpResponse send(const HttpRequest& request, const CancellationToken* cancel,
+                      const SendControl& control);
 
     [[nodiscard]] const TransportOptions& options() const noexcept { return options_; }
 
 private:
     struct Pool;
+    HttpResponse send_impl(const HttpRequest& request, const CancellationToken* cancel,
+                           const BodyChunkCallback& on_chunk, const SendControl* control);
     TransportOptions options_;
     std::unique_ptr<Pool> pool_;
 };

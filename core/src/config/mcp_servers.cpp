@@ -26,11 +26,39 @@ void read_mcp_servers(const Reader& r, const YamlNode& n, std::vector<McpServerC
                                         [&](const McpServerConfig& s) { return s.name == name; });
         if (twice != out.end())
             r.fail(key.mark(), path, "set twice (also at " + twice->where + ")");
-        r.expect_map(value, path, {"command", "args", "env"});
+        r.expect_map(value, path, {"command", "args", "env", "url", "headers"});
         McpServerConfig server;
         server.name = name;
         server.where = r.where(value.mark());
-        server.command = r.name(value, "command", path);
+        // mcp.48: a server is a command (stdio) or a URL (Streamable HTTP), exactly one.
+        const bool has_command = Reader::present(Reader::get(value, "command"));
+        const bool has_url = Reader::present(Reader::get(value, "url"));
+        if (has_command && has_url)
+            r.fail(Reader::get(value, "url").mark(), child(path, "url"),
+                   "command and url are both set; a server is one or the other");
+        if (has_url) {
+            server.url = r.name(value, "url", path);
+            if (server.url.rfind("http://", 0) != 0 && server.url.rfind("https://", 0) != 0)
+                r.fail(Reader::get(value, "url").mark(), child(path, "url"),
+                       "expected an http:// or https:// URL, got " + quote(redact_url(server.url)));
+            for (const char* stdio_only : {"args", "env"})
+                if (const YamlNode n = Reader::get(value, stdio_only); Reader::present(n))
+                    r.fail(n.mark(), child(path, stdio_only),
+                           "only a command (stdio) server has " + std::string(stdio_only));
+        } else {
+            server.command = r.name(value, "command", path);
+            if (const YamlNode n = Reader::get(value, "headers"); Reader::present(n))
+                r.fail(n.mark(), child(path, "headers"), "only a url (HTTP) server has headers");
+        }
+        if (const YamlNode headers = Reader::get(value, "headers"); Reader::present(headers)) {
+            r.expect_map(headers, child(path, "headers"));
+            for (const auto& [k, v] : headers.entries()) {
+                const std::string& header = r.key_of(k, child(path, "headers"));
+                // A header value may be a token (Authorization: Bearer …): never quoted.
+                server.headers.emplace_back(
+                    header, r.string(v, child(child(path, "headers"), header), true));
+            }
+        }
         if (const YamlNode args = Reader::get(value, "args"); Reader::present(args)) {
             if (!args.is_sequence())
                 r.fail(args.mark(), child(path, "args"),
@@ -56,6 +84,16 @@ void emit_mcp_servers(YAML::Emitter& out, const std::vector<McpServerConfig>& se
     out << YAML::Key << "mcp_servers" << YAML::Value << YAML::BeginMap;
     for (const auto& s : servers) {
         out << YAML::Key << s.name << YAML::Value << YAML::BeginMap;
+        if (!s.url.empty()) {
+            out << YAML::Key << "url" << YAML::Value << redact_url(s.url);
+            if (!s.headers.empty()) {
+                out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
+                for (const auto& [k, v] : s.headers) out << YAML::Key << k << YAML::Value << "***";
+                out << YAML::EndMap;
+            }
+            out << YAML::EndMap;
+            continue;
+        }
         out << YAML::Key << "command" << YAML::Value << s.command;
         out << YAML::Key << "args" << YAML::Value << YAML::Flow << YAML::BeginSeq;
         for (const auto& a : s.args) out << redact_url(a);

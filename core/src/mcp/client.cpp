@@ -10,6 +10,7 @@
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "common/utf8.hpp"
+#include "mcp/http_session.hpp"
 #include "mcp/jsonrpc.hpp"
 #include "mcp/results.hpp"
 #include "mcp/stdio_process.hpp"
@@ -21,6 +22,8 @@
 namespace nucleo::mcp {
 
 using mcp_internal::Clock;
+using mcp_internal::HttpItem;
+using mcp_internal::HttpSession;
 using mcp_internal::Incoming;
 using mcp_internal::StdioProcess;
 
@@ -28,6 +31,13 @@ namespace {
 
 // How often a request waiting for its answer looks at its cancellation token.
 constexpr std::chrono::milliseconds kCancelCheck{50};
+// mcp.42: an HTTP exchange's own deadline lies this far past the client's, so that the client's
+// timeout (mcp.12) is what a caller sees.
+constexpr std::chrono::milliseconds kExchangeGrace{5000};
+
+bool http_url(std::string_view url) {
+    return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+}
 
 std::string revisions_list() {
     std::string out;
@@ -44,6 +54,7 @@ struct McpClient::Impl {
     ServerSpec spec;
     ClientLimits limits;
     std::optional<StdioProcess> process;
+    std::unique_ptr<HttpSession> http;  // the Streamable HTTP transport instead (mcp.42)
     std::atomic<bool> dead{false};  // alive() reads it without the lock
     std::string dead_reason;
     std::int64_t next_id = 1;
@@ -71,6 +82,13 @@ struct McpClient::Impl {
     }
 
     void send(const std::string& line, const std::string& during) {
+        if (http) {
+            // mcp.42: a failed exchange fails what it was for; the server is not given up on.
+            if (auto failure = http->post_message(line, Clock::now() + limits.request_timeout))
+                throw Error(ErrorKind::kTransport,
+                            prefix() + ": " + *failure + " during " + during);
+            return;
+        }
         const auto deadline = Clock::now() + limits.request_timeout;
         if (!process->write(line, deadline)) {
             if (Clock::now() >= deadline)
@@ -89,11 +107,16 @@ struct McpClient::Impl {
         }
         if (in.kind != Incoming::Kind::kRequest) return;  // a late answer to a cancelled request
         const std::string id = internal::json_compact(in.doc["id"]);
-        if (in.method == "ping")
-            send(mcp_internal::result_line(id, "{}"), "an answer to its ping");
-        else
-            send(mcp_internal::error_line(id, -32601, "method not found: " + in.method),
-                 "an answer to its " + in.method + " request");
+        try {
+            if (in.method == "ping")
+                send(mcp_internal::result_line(id, "{}"), "an answer to its ping");
+            else
+                send(mcp_internal::error_line(id, -32601, "method not found: " + in.method),
+                     "an answer to its " + in.method + " request");
+        } catch (const Error& e) {
+            if (!http) throw;
+            NUCLEO_LOG_WARN("{}", e.what());  // over HTTP, the exchange waited for goes on
+        }
     }
 
     /// Reads one message before `deadline`; nullopt on timeout. Gives the server up when it ended,
@@ -130,9 +153,44 @@ struct McpClient::Impl {
                                 std::chrono::milliseconds timeout, const CancellationToken* cancel,
                                 const std::string& during, bool cancellable = true) {
         require_alive();
+        std::optional<rapidjson::Document> answer =
+            exchange(method, params, timeout, cancel, during, cancellable);
+        if (answer) return std::move(*answer);
+        // mcp.47: the server ended the session (404): a new one, once, and the request again.
+        if (method == "initialize")
+            give_up(ErrorKind::kTransport, "answered HTTP 404 to initialize");
+        NUCLEO_LOG_INFO("{}: its session ended; initializing a new one", prefix());
+        http->reset();
+        try {
+            initialize();
+        } catch (const Error& e) {
+            if (dead) throw;
+            std::string why = e.what();
+            // The server's name is said once, in front ("... refused initialize: ...").
+            if (why.rfind(prefix() + ": ", 0) == 0)
+                why.erase(0, prefix().size() + 2);
+            else if (why.rfind(prefix() + " ", 0) == 0)
+                why.erase(0, prefix().size() + 1);
+            give_up(e.kind(), "could not begin a new session: " + why);
+        }
+        answer = exchange(method, params, timeout, cancel, during, cancellable);
+        if (!answer)
+            give_up(ErrorKind::kTransport, "ended the new session too, at once, during " + during);
+        return std::move(*answer);
+    }
+
+    /// One request and its answer; nullopt when an HTTP server answered that the session ended.
+    std::optional<rapidjson::Document> exchange(std::string_view method, const std::string& params,
+                                                std::chrono::milliseconds timeout,
+                                                const CancellationToken* cancel,
+                                                const std::string& during, bool cancellable) {
         const std::int64_t id = next_id++;
-        send(mcp_internal::request_line(id, method, params), during);
         const auto deadline = Clock::now() + timeout;
+        if (http)
+            http->post_request(id, mcp_internal::request_line(id, method, params),
+                               deadline + kExchangeGrace);
+        else
+            send(mcp_internal::request_line(id, method, params), during);
         for (;;) {
             const bool was_cancelled = cancel != nullptr && cancel->cancelled();
             if (was_cancelled || Clock::now() >= deadline) {
@@ -140,16 +198,34 @@ struct McpClient::Impl {
                     was_cancelled ? "cancelled"
                                   : "no answer within " + std::to_string(timeout.count()) + " ms";
                 if (!cancellable) give_up(ErrorKind::kTransport, "gave " + why + " to " + during);
-                send(mcp_internal::notification_line("notifications/cancelled",
-                                                     R"({"requestId":)" + std::to_string(id) +
-                                                         R"(,"reason":)" +
-                                                         mcp_internal::json_string(why) + "}"),
-                     "the cancellation of " + during);
+                if (http) http->abandon(id);
+                try {
+                    send(mcp_internal::notification_line("notifications/cancelled",
+                                                         R"({"requestId":)" + std::to_string(id) +
+                                                             R"(,"reason":)" +
+                                                             mcp_internal::json_string(why) + "}"),
+                         "the cancellation of " + during);
+                } catch (const Error& e) {
+                    if (!http) throw;
+                    NUCLEO_LOG_WARN("{}", e.what());  // mcp.12's answer stands
+                }
                 throw Error(ErrorKind::kTransport, prefix() + ": " + during + ": " + why);
             }
             auto wake = deadline;
             if (cancel != nullptr) wake = std::min(wake, Clock::now() + kCancelCheck);
-            std::optional<Incoming> in = read_one(wake, during);
+            std::optional<Incoming> in;
+            if (http) {
+                std::optional<HttpItem> item = http->next(wake);
+                if (!item) continue;
+                if (item->failed) {
+                    if (item->request_id != id) continue;  // an exchange given up before
+                    if (item->session_expired) return std::nullopt;
+                    throw Error(item->kind, prefix() + ": " + item->what + " during " + during);
+                }
+                in = std::move(item->message);
+            } else {
+                in = read_one(wake, during);
+            }
             if (!in) continue;
             if (in->kind != Incoming::Kind::kResponse || in->id != id) {
                 handle_unasked(*in);
@@ -202,6 +278,12 @@ struct McpClient::Impl {
             if (v != info->value.MemberEnd() && v->value.IsString())
                 info_version = v->value.GetString();
         }
+        if (http) {
+            http->set_protocol_revision(revision);
+            // mcp.46: the GET stream is open before the server hears it may send (a list change
+            // it announces right after notifications/initialized then reaches this client).
+            http->listen(Clock::now() + limits.request_timeout);
+        }
         send(mcp_internal::notification_line("notifications/initialized", ""),
              "notifications/initialized");
     }
@@ -210,9 +292,13 @@ struct McpClient::Impl {
 ServerSpec server_spec(const McpServerConfig& config) {
     ServerSpec spec;
     spec.name = config.name;
-    spec.command.push_back(config.command);
-    spec.command.insert(spec.command.end(), config.args.begin(), config.args.end());
+    if (!config.command.empty()) {  // an HTTP server has a URL instead (mcp.48)
+        spec.command.push_back(config.command);
+        spec.command.insert(spec.command.end(), config.args.begin(), config.args.end());
+    }
     spec.env = config.env;
+    spec.url = config.url;
+    spec.headers = config.headers;
     return spec;
 }
 
@@ -227,9 +313,23 @@ McpClient::McpClient(ServerSpec spec, ClientLimits limits) : impl_(std::make_uni
                     "MCP server name '" + internal::printable_utf8(spec.name) +
                         "' is not 1 to 32 of A-Z, a-z, 0-9, '_' and '-' (mcp.21 puts it in tool "
                         "names)");
+    if (spec.url.empty() == spec.command.empty())
+        throw Error(ErrorKind::kInvalidArgument, "MCP server '" + spec.name +
+                                                     "' needs a command or a URL, not " +
+                                                     (spec.url.empty() ? "neither" : "both"));
+    if (!spec.url.empty() && !http_url(spec.url))
+        throw Error(ErrorKind::kInvalidArgument, "MCP server '" + spec.name + "': the URL " +
+                                                     redact_url(spec.url) +
+                                                     " is not http:// or https://");
     impl_->spec = std::move(spec);
     impl_->limits = limits;
-    impl_->process.emplace(impl_->spec.name, impl_->spec.command, impl_->spec.env);
+    if (impl_->spec.url.empty()) {
+        impl_->process.emplace(impl_->spec.name, impl_->spec.command, impl_->spec.env);
+    } else {
+        HttpHeaders headers(impl_->spec.headers.begin(), impl_->spec.headers.end());
+        impl_->http = std::make_unique<HttpSession>(impl_->spec.url, std::move(headers),
+                                                    limits.max_message_bytes);
+    }
     impl_->initialize();
     NUCLEO_LOG_INFO("{} ({} {}) speaks revision {}", impl_->prefix(), impl_->info_name,
                     impl_->info_version, impl_->revision);
@@ -324,7 +424,11 @@ void McpClient::ping() {
 
 std::uint64_t McpClient::list_changes() {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
-    if (!impl_->dead) {
+    if (impl_->dead) return impl_->list_changes;
+    if (impl_->http) {
+        while (auto item = impl_->http->next(Clock::now()))
+            if (!item->failed) impl_->handle_unasked(item->message);
+    } else {
         while (auto in = impl_->read_one(Clock::now(), "a wait between calls"))
             impl_->handle_unasked(*in);
     }

@@ -11,6 +11,8 @@ namespace {
 // mcp.13: the depth every wire reader of the core allows (limits.120); a server's 100,000-deep
 // answer is refused by the iterative reader without recursing.
 constexpr unsigned kMaxDepth = json_guard::kMaxDepth;
+// How much of a refusal's list of revisions is quoted.
+constexpr std::size_t kMaxNamedRevisions = 200;
 
 [[noreturn]] void refuse(const std::string& what) {
     throw Error(ErrorKind::kProtocol, what);
@@ -100,6 +102,22 @@ std::string describe_error(const rapidjson::Value& error) {
         out += internal::printable_utf8(message->value.GetString());
     else
         out += "(no message)";
+    // mcp.2: an UnsupportedProtocolVersionError (2026-07-28) names the revisions the server
+    // speaks; a refusal says them.
+    const auto data = error.FindMember("data");
+    if (data == error.MemberEnd() || !data->value.IsObject()) return out;
+    const auto supported = data->value.FindMember("supported");
+    if (supported == data->value.MemberEnd() || !supported->value.IsArray()) return out;
+    std::string revisions;
+    for (const auto& r : supported->value.GetArray()) {
+        if (!r.IsString()) continue;
+        if (revisions.size() > kMaxNamedRevisions) {
+            revisions += ", ...";
+            break;
+        }
+        revisions += (revisions.empty() ? "" : ", ") + internal::printable_utf8(r.GetString());
+    }
+    if (!revisions.empty()) out += " (it speaks " + revisions + ")";
     return out;
 }
 

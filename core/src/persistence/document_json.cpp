@@ -157,14 +157,16 @@ ContentBlock read_block(const rapidjson::Value& v, const JsonPath& path, bool in
     expect_object(v, path);
     const std::string type = required_string(v, "type", path);
     const JsonPath type_path = path.key("type");
+    // A tool's result may carry a pojo (artifacts.4: its artifacts are registered from there, as
+    // an MCP tool's large text is, mcp.34); it is read back as it was written.
     if (inside_tool_result && type != "text" && type != "json" && type != "image" &&
-        type != "file") {
-        if (type == "pojo" || type == "tool_use" || type == "tool_result" || type == "thinking" ||
+        type != "file" && type != "pojo") {
+        if (type == "tool_use" || type == "tool_result" || type == "thinking" ||
             type == "redacted_thinking" || type == "skill" || type == "tool_definition" ||
             type == "provider_block") {
             refuse(type_path, "block type \"" + type +
                                   "\" is not allowed inside a tool_result (text, json, image, "
-                                  "file)");
+                                  "file, pojo)");
         }
         refuse(type_path, "unknown block type \"" + type + "\"");
     }

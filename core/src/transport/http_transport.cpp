@@ -48,12 +48,14 @@ using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 using Clock = std::chrono::steady_clock;
 
 /// Which bound of TransportLimits ended a transfer (limits.101-104).
-enum class Tripped { kNone, kIdle, kSize, kCancelled };
+enum class Tripped { kNone, kIdle, kSize, kCancelled, kStopped };
 
 /// State one transfer's callbacks write into.
 struct Transfer {
     HttpResponse response;
     const BodyChunkCallback* on_chunk = nullptr;
+    const SendControl* control = nullptr;  // a caller's own reader (SendControl)
+    bool head_given = false;
     const CancellationToken* cancel = nullptr;
     bool chunks_delivered = false;
     std::size_t max_bytes = 0;
@@ -89,6 +91,15 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
     const size_t n = size * count;
     t->last_byte = Clock::now();
+    if (t->control != nullptr && t->control->on_chunk) {
+        // The caller's reader bounds what it keeps; false from it ends the transfer here.
+        if (!t->control->on_chunk(std::string_view(data, n))) {
+            t->tripped = Tripped::kStopped;
+            return 0;
+        }
+        t->chunks_delivered = true;
+        return n;
+    }
     // limits.103: the body is cut at the cap, never buffered past it; returning less than `n`
     // makes libcurl end the transfer.
     if (n > t->max_bytes - std::min(t->max_bytes, t->response.body.size())) {
@@ -108,6 +119,15 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     const size_t n = size * count;
     t->last_byte = Clock::now();
     std::string_view line(data, n);
+    if (trim(line).empty()) {
+        // The end of a header block: the final one (not a 1xx) goes to the caller's reader.
+        if (t->control != nullptr && t->control->on_head && !t->head_given &&
+            t->response.status >= 200) {
+            t->head_given = true;
+            t->control->on_head(t->response);
+        }
+        return n;
+    }
     if (line.rfind("HTTP/", 0) == 0) {
         // A new status line (after 100-continue or a redirect): headers start over.
         t->response.headers.clear();
@@ -267,8 +287,21 @@ HttpTransport::~HttpTransport() = default;
 
 HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationToken* cancel,
                                  const BodyChunkCallback& on_chunk) {
+    return send_impl(request, cancel, on_chunk, nullptr);
+}
+
+HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationToken* cancel,
+                                 const SendControl& control) {
+    return send_impl(request, cancel, {}, &control);
+}
+
+HttpResponse HttpTransport::send_impl(const HttpRequest& request, const CancellationToken* cancel,
+                                      const BodyChunkCallback& on_chunk,
+                                      const SendControl* control) {
     const RetryPolicy& policy = options_.retry;
-    const TransportLimits& limits = options_.limits;
+    TransportLimits limits = options_.limits;
+    if (control != nullptr && control->deadline) limits.deadline = *control->deadline;
+    if (control != nullptr && control->idle_timeout) limits.idle_timeout = *control->idle_timeout;
     const int max_attempts = std::max(1, policy.max_attempts);
     const std::string shown_url = url_for_messages(request.url);
     const std::string host = host_of(shown_url);
@@ -294,6 +327,7 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
         CURL* h = handle.get();
         Transfer transfer;
         transfer.on_chunk = &on_chunk;
+        transfer.control = control;
         transfer.cancel = cancel;
         transfer.max_bytes = limits.max_response_bytes;
         transfer.idle = limits.idle_timeout;
@@ -373,6 +407,12 @@ HttpResponse HttpTransport::send(const HttpRequest& request, const CancellationT
             code == CURLE_OK ? std::string_view() : std::string_view(curl_easy_strerror(code)));
 
         std::optional<std::chrono::milliseconds> delay;
+        if (transfer.tripped == Tripped::kStopped) {
+            // The caller's reader had what it waited for (SendControl::on_chunk).
+            transfer.response.status = status;
+            transfer.response.attempts = attempt;
+            return std::move(transfer.response);
+        }
         if (transfer.tripped == Tripped::kCancelled) throw Error(ErrorKind::kTransport, "call to " + shown_url + " cancelled");
         if (transfer.tripped == Tripped::kSize)
             throw Error(ErrorKind::kTransport, "answer from " + host + " exceeds the maximum response size of " +
