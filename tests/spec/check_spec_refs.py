@@ -50,6 +50,7 @@ SPEC_FILES = {
     "catalog.md": "catalog",
     "config.md": "config",
     "mcp.md": "mcp",
+    "openai-responses.md": "responses",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))
 _PREFIX_ALT = "|".join(PREFIXES)
