@@ -9,11 +9,11 @@
 //   NUCLEO_EMULATOR     the nucleo-emulator binary
 //   NUCLEO_SDK_MODULES  the node_modules folder holding the clients
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useEmulator } from './start_emulator.mjs';
 
 const emulatorBinary = process.env.NUCLEO_EMULATOR;
 const modules = process.env.NUCLEO_SDK_MODULES;
@@ -22,27 +22,11 @@ assert.ok(modules, 'NUCLEO_SDK_MODULES must name the node_modules folder of the 
 assert.ok(existsSync(join(modules, 'openai')), `openai is not installed in ${modules}: run scripts/fetch-sdk-clients`);
 const OpenAI = createRequire(join(modules, 'noop.js'))('openai');
 
-let emulator;
-let baseUrl;
-
-before(async () => {
-  emulator = spawn(emulatorBinary, ['--port', '0', '--exit-with-parent'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  baseUrl = await new Promise((resolve, reject) => {
-    let out = '';
-    emulator.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    emulator.on('exit', (code) => reject(new Error(`nucleo-emulator exited with ${code}: ${out}`)));
-  });
-});
-
-after(() => emulator?.kill('SIGTERM'));
+const emulator = useEmulator(emulatorBinary);
 
 // The shipped catalog's GPT-6 Sol record for this dialect: efforts none..max, explicit breakpoints.
 const model = 'gpt-6-sol';
-const client = (headers = {}) => new OpenAI({ apiKey: 'sk-emu', baseURL: `${baseUrl}/v1`, maxRetries: 0, defaultHeaders: headers });
+const client = (headers = {}) => new OpenAI({ apiKey: 'sk-emu', baseURL: `${emulator.baseUrl}/v1`, maxRetries: 0, defaultHeaders: headers });
 const weather = [{
   type: 'function', name: 'get_weather', description: 'The weather of a city.', strict: true,
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
@@ -169,7 +153,7 @@ describe('openai responses', () => {
       await assert.rejects(client({ 'x-emulator-fault': fault }).responses.create({ model, input: 'x' }),
         (e) => { assert.equal(e.status, status, fault); return true; });
     }
-    const raw = await fetch(`${baseUrl}/v1/responses`, {
+    const raw = await fetch(`${emulator.baseUrl}/v1/responses`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, input: 'x' }) });
     assert.equal(raw.status, 401);
     const body = await raw.json();
