@@ -65,6 +65,8 @@ std::string_view family_provider(contract::WireFamily family) {
             return "bedrock";
         case contract::WireFamily::kGeminiGenerate:
             return "gemini";
+        case contract::WireFamily::kOpenAIResponses:
+            return "openai-responses";
         case contract::WireFamily::kUnknown:
             break;
     }

@@ -87,7 +87,7 @@ enum class ErrorClass {
 /// Counters served by GET /stats (for tests and the demo).
 struct Stats {
     std::atomic<std::int64_t> anthropic{0}, openai{0}, bedrock{0}, bedrock_stream{0},
-        count_tokens{0}, gemini{0};
+        count_tokens{0}, gemini{0}, responses{0};
     std::atomic<std::int64_t> streams{0}, errors{0}, faults{0};
     std::atomic<std::int64_t> cache_writes{0}, cache_reads{0};
     std::atomic<std::int64_t> cache_write_tokens{0}, cache_read_tokens{0};
@@ -109,7 +109,8 @@ struct Context {
     FailFirstCounter fail_first;
 };
 
-/// A provider wire format. Implementations: anthropic.cpp, openai.cpp, bedrock.cpp, gemini.cpp.
+/// A provider wire format. Implementations: anthropic.cpp, openai.cpp, bedrock.cpp, gemini.cpp,
+/// responses.cpp.
 class Dialect {
   public:
     virtual ~Dialect() = default;
@@ -132,6 +133,7 @@ std::unique_ptr<Dialect> make_anthropic();
 std::unique_ptr<Dialect> make_openai();
 std::unique_ptr<Dialect> make_bedrock(bool streaming);
 std::unique_ptr<Dialect> make_gemini();
+std::unique_ptr<Dialect> make_responses();
 
 /// Routes a request: health and stats, provider routes with authentication and faults.
 class Router {
@@ -151,7 +153,7 @@ class Router {
 
     Context ctx_;
     std::atomic<std::uint64_t> next_request_id_{1};
-    std::unique_ptr<Dialect> anthropic_, openai_, bedrock_, bedrock_stream_, gemini_;
+    std::unique_ptr<Dialect> anthropic_, openai_, bedrock_, bedrock_stream_, gemini_, responses_;
 };
 
 /// A JSON response with the given status.

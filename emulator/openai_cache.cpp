@@ -79,10 +79,13 @@ std::optional<OpenAiParamError> check_options(const json::Value& opts) {
 /// caching.120: a content part's marker is `{"mode":"explicit"}` on a text, image_url,
 /// input_audio or file part.
 std::optional<OpenAiParamError> check_marker(const json::Value& part, const json::Value& marker,
-                                             const std::string& at) {
+                                             const std::string& at, OpenAiApi api) {
     const std::string type = json::string_member(part, "type");
-    if (type != "text" && type != "image_url" && type != "input_audio" && type != "file")
-        return unknown(at);
+    const bool takes =
+        api == OpenAiApi::kChat
+            ? type == "text" || type == "image_url" || type == "input_audio" || type == "file"
+            : type == "input_text" || type == "input_image" || type == "input_file";
+    if (!takes) return unknown(at);
     if (!marker.IsObject()) return invalid_type(at, "an object", marker);
     const json::Value* mode = json::member(marker, "mode");
     if (mode == nullptr) {
@@ -97,17 +100,31 @@ std::optional<OpenAiParamError> check_marker(const json::Value& part, const json
     return std::nullopt;
 }
 
-/// Calls `f(message_index, part_index, part)` for every object part of an array content.
+/// The list of a request's messages or items, and the member of one that holds its parts.
+const char* list_key(OpenAiApi api) {
+    return api == OpenAiApi::kChat ? "messages" : "input";
+}
+const char* parts_key(const json::Value& entry, OpenAiApi api) {
+    if (api == OpenAiApi::kResponses &&
+        json::string_member(entry, "type") == "function_call_output")
+        return "output";
+    return "content";
+}
+
+/// Calls `f(at, part)` for every object part of an array content (`at`: the part's path).
 template <typename F>
-std::optional<OpenAiParamError> each_part(const json::Value& doc, F&& f) {
-    const json::Value* messages = json::member(doc, "messages");
+std::optional<OpenAiParamError> each_part(const json::Value& doc, OpenAiApi api, F&& f) {
+    const json::Value* messages = json::member(doc, list_key(api));
     if (messages == nullptr || !messages->IsArray()) return std::nullopt;
     for (rapidjson::SizeType i = 0; i < messages->Size(); ++i) {
-        const json::Value* content = json::member((*messages)[i], "content");
+        const char* key = parts_key((*messages)[i], api);
+        const json::Value* content = json::member((*messages)[i], key);
         if (content == nullptr || !content->IsArray()) continue;
         for (rapidjson::SizeType j = 0; j < content->Size(); ++j) {
             if (!(*content)[j].IsObject()) continue;
-            if (auto e = f(i, j, (*content)[j])) return e;
+            const std::string at = std::string(list_key(api)) + "[" + std::to_string(i) + "]." +
+                                   key + "[" + std::to_string(j) + "]";
+            if (auto e = f(at, (*content)[j])) return e;
         }
     }
     return std::nullopt;
@@ -129,7 +146,7 @@ OpenAiCaching openai_caching(std::string_view record_breakpoints) {
 
 std::optional<OpenAiParamError> check_prompt_cache_params(const json::Value& doc,
                                                           OpenAiCaching caching,
-                                                          std::string_view model) {
+                                                          std::string_view model, OpenAiApi api) {
     // caching.124: a routing hint every model takes.
     if (const json::Value* key = json::member(doc, "prompt_cache_key");
         key != nullptr && !key->IsNull() && !key->IsString()) {
@@ -140,30 +157,36 @@ std::optional<OpenAiParamError> check_prompt_cache_params(const json::Value& doc
         if (caching == OpenAiCaching::kAutomatic) return unsupported("prompt_cache_options", model);
         if (auto e = check_options(*opts)) return e;
     }
-    return each_part(doc,
-                     [&](rapidjson::SizeType i, rapidjson::SizeType j,
+    return each_part(doc, api,
+                     [&](const std::string& part_at,
                          const json::Value& part) -> std::optional<OpenAiParamError> {
                          const json::Value* marker = json::member(part, kMarker.data());
                          if (marker == nullptr) return std::nullopt;
-                         const std::string at = "messages[" + std::to_string(i) + "].content[" +
-                                                std::to_string(j) + "]." + std::string(kMarker);
+                         const std::string at = part_at + "." + std::string(kMarker);
                          if (caching == OpenAiCaching::kAutomatic) return unsupported(at, model);
-                         return check_marker(part, *marker, at);
+                         return check_marker(part, *marker, at, api);
                      });
 }
 
 BreakpointCacheResult breakpoint_cache(PrefixCache& cache, const json::Value& doc,
-                                       std::string_view model, std::int64_t min_tokens) {
+                                       std::string_view model, std::int64_t min_tokens,
+                                       OpenAiApi api) {
     // caching.121: the prompt is the tools, then each message (its members but the content)
     // and its content parts in order; a marker is not part of the bytes it marks, so moving
     // it changes no prefix.
-    PrefixHasher hasher("openai-breakpoints\x1f" + std::string(model));
+    PrefixHasher hasher(
+        (api == OpenAiApi::kChat ? "openai-breakpoints\x1f" : "responses-breakpoints\x1f") +
+        std::string(model));
     if (const json::Value* tools = json::member(doc, "tools"); tools != nullptr && tools->IsArray())
         for (const auto& t : tools->GetArray()) hasher.append(json::write(t));
+    // responses.31: the instructions come before the input.
+    if (const json::Value* instructions = json::member(doc, "instructions"))
+        hasher.append(json::write(*instructions));
     std::vector<std::size_t> marks;  // the hasher's mark index at each explicit breakpoint
-    for (const auto& m : json::member(doc, "messages")->GetArray()) {
-        hasher.append(json::canonical(m, "content"));
-        const json::Value* content = json::member(m, "content");
+    for (const auto& m : json::member(doc, list_key(api))->GetArray()) {
+        const char* key = parts_key(m, api);
+        hasher.append(json::canonical(m, key));
+        const json::Value* content = json::member(m, key);
         if (content == nullptr) continue;
         if (!content->IsArray()) {
             hasher.append(json::write(*content));

@@ -17,6 +17,10 @@
 
 namespace nucleo::emulator {
 
+/// The OpenAI API a request came to: Chat Completions (`messages` of content parts) or Responses
+/// (`input` items whose `content` or `output` holds the parts, responses.31).
+enum class OpenAiApi { kChat, kResponses };
+
 /// How an OpenAI model caches, from its record's `caching.breakpoints`.
 enum class OpenAiCaching {
     kNoRecord,   ///< no record, or it names no breakpoints: today's automatic caching, no checks
@@ -39,7 +43,8 @@ struct OpenAiParamError {
 /// The first problem, or nullopt.
 std::optional<OpenAiParamError> check_prompt_cache_params(const json::Value& doc,
                                                           OpenAiCaching caching,
-                                                          std::string_view model);
+                                                          std::string_view model,
+                                                          OpenAiApi api = OpenAiApi::kChat);
 
 /// The documented limits (caching.122, caching.123).
 inline constexpr std::size_t kOpenAiConsideredBreakpoints = 80;
@@ -55,6 +60,7 @@ struct BreakpointCacheResult {
 
 /// caching.121-caching.123 over a request already checked by check_prompt_cache_params.
 BreakpointCacheResult breakpoint_cache(PrefixCache& cache, const json::Value& doc,
-                                       std::string_view model, std::int64_t min_tokens);
+                                       std::string_view model, std::int64_t min_tokens,
+                                       OpenAiApi api = OpenAiApi::kChat);
 
 }  // namespace nucleo::emulator

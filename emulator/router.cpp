@@ -84,8 +84,8 @@ void record_cache(Stats& stats, const CacheUsage& usage) {
 
 void Stats::reset() {
     for (auto* c : {&anthropic, &openai, &bedrock, &bedrock_stream, &count_tokens, &gemini,
-                    &streams, &errors, &faults, &cache_writes, &cache_reads, &cache_write_tokens,
-                    &cache_read_tokens, &request_bytes}) {
+                    &responses, &streams, &errors, &faults, &cache_writes, &cache_reads,
+                    &cache_write_tokens, &cache_read_tokens, &request_bytes}) {
         c->store(0);
     }
 }
@@ -95,7 +95,8 @@ Router::Router(Options options, ModelCatalog catalog)
       openai_(make_openai()),
       bedrock_(make_bedrock(false)),
       bedrock_stream_(make_bedrock(true)),
-      gemini_(make_gemini()) {
+      gemini_(make_gemini()),
+      responses_(make_responses()) {
     ctx_.options = std::move(options);
     ctx_.catalog = std::move(catalog);
     ctx_.fingerprints.set_capacity(static_cast<std::size_t>(ctx_.options.diagnostics_capacity));
@@ -128,6 +129,11 @@ Response Router::handle(const Request& req) {
         if (req.path == "/v1/chat/completions") {
             ctx_.stats.openai++;
             return provider_call(*openai_, req);
+        }
+        // responses.30: the Responses API.
+        if (req.path == "/v1/responses") {
+            ctx_.stats.responses++;
+            return provider_call(*responses_, req);
         }
         // gemini.30: /v1beta/models/{model}:generateContent and :streamGenerateContent (also v1).
         for (const std::string_view prefix :
@@ -316,8 +322,9 @@ Response Router::stats() {
     field("bedrock_stream", s.bedrock_stream);
     field("count_tokens", s.count_tokens);
     field("gemini", s.gemini);
-    field("total",
-          s.anthropic + s.openai + s.bedrock + s.bedrock_stream + s.count_tokens + s.gemini);
+    field("responses", s.responses);
+    field("total", s.anthropic + s.openai + s.bedrock + s.bedrock_stream + s.count_tokens +
+                       s.gemini + s.responses);
     w.EndObject();
     field("streams", s.streams);
     field("errors", s.errors);

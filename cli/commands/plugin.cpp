@@ -419,7 +419,7 @@ const CommandSpec& plugin_command() {
         {json_option(),
          {"--family", "FAMILY",
           "audit against this wire family (anthropic-messages, openai-chat, bedrock-converse, "
-          "gemini-generate, none) "
+          "gemini-generate, openai-responses, none) "
           "instead of the one the plugin declares"},
          {"--timeout", "SECONDS",
           "how long one case may run before it counts as hung (default 10)"},

@@ -239,7 +239,7 @@ void capabilities_case(Battery::State& s) {
              contract::wire_family_from_name(d["wire_family"].GetString()) == contract::WireFamily::kUnknown))
             s.add("capabilities",
                   "\"wire_family\" one of anthropic-messages, openai-chat, bedrock-converse, "
-                  "gemini-generate, or absent",
+                  "gemini-generate, openai-responses, or absent",
                   to_json(d["wire_family"]));
         if (d.HasMember("stream_framing") &&
             (!d["stream_framing"].IsString() || (std::string_view(d["stream_framing"].GetString()) != "sse" &&
@@ -568,8 +568,8 @@ void decode_event_hostile_cases(Battery::State& s) {
 }
 
 /// The wire families whose documented answers the corpus holds (corpus/decode/FAMILY.json).
-constexpr const char* kDocumentedFamilies[] = {"anthropic-messages", "openai-chat",
-                                               "bedrock-converse", "gemini-generate"};
+constexpr const char* kDocumentedFamilies[] = {
+    "anthropic-messages", "openai-chat", "bedrock-converse", "gemini-generate", "openai-responses"};
 
 /// The documented answers of `family` (corpus/decode/FAMILY.json), or null when it has none.
 std::shared_ptr<rapidjson::Document> decode_corpus(const Battery::State& s, const char* family,

@@ -299,7 +299,8 @@ TEST(ThroughCoreRows, EveryCheckedRuleOfTheSpecHasARow) {
     // the emulator's bound thinking (emulator_binding_test.cpp), and wire.199-wire.205 its
     // message threads (emulator_threads_test.cpp). wire.211 is the core's use of those threads,
     // which takes a conversation over several calls (tests/llm/threads_test.cpp); wire.212 is
-    // the emulator's port (emulator_test.cpp).
+    // the emulator's port (emulator_test.cpp); wire.213 routes the openai-responses family to its
+    // rule book, whose rules tests/providers/openai_responses/rules_test.cpp holds.
     std::ifstream in(std::string(NUCLEO_SOURCE_DIR) + "/docs/spec/wire.md");
     ASSERT_TRUE(in.good());
     std::stringstream text;
@@ -316,8 +317,9 @@ TEST(ThroughCoreRows, EveryCheckedRuleOfTheSpecHasARow) {
     for (const std::string& rule : rules) {
         if (rule == "wire.149" || rule == "wire.164" || rule == "wire.172" || rule == "wire.173" ||
             rule == "wire.174" || rule == "wire.210" ||  // wire.210: how the audit reads
-            rule == "wire.211" ||                         // wire.211: calls, not a refusal
-            rule == "wire.212")                           // wire.212: the emulator's port
+            rule == "wire.211" ||                        // wire.211: calls, not a refusal
+            rule == "wire.212" ||                        // wire.212: the emulator's port
+            rule == "wire.213")  // wire.213: routes to the Responses rule book (rules_test.cpp)
             continue;
         if (const int n = std::stoi(rule.substr(5)); n >= 176 && n <= 205) continue;
         EXPECT_EQ(covered.count(rule), 1U) << rule << " has no through-the-core row";

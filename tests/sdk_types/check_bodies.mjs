@@ -21,6 +21,8 @@
 //              `generationConfig` GenerationConfig, the SDK's own types of those members (the SDK
 //              builds this body from its GenerateContentParameters; it exports no type of the
 //              body as a whole)
+//   openai-responses  ResponseCreateParams (openai/resources/responses/responses; streaming or
+//              not), the POST /responses body (responses.1)
 //
 // A Bedrock Converse wire body is not the SDK's input as it stands, and is mapped to it, minimally:
 //   - the model id travels in the URL path (/model/{modelId}/converse), not in the body, while the
@@ -39,7 +41,7 @@
 // so a value that is no member of the enum is reported.
 //
 // Usage:
-//   node tests/sdk_types/check_bodies.mjs --provider anthropic|openai|bedrock|gemini
+//   node tests/sdk_types/check_bodies.mjs --provider anthropic|openai|bedrock|gemini|openai-responses
 //        [--modules DIR] [--verbose] [--keep-ts FILE] FILE_OR_DIR...
 // A directory stands for the *.json files directly in it (sorted, not recursive). A file holds one
 // body, or an envelope {"method", "path" or "url", "headers", "body"}: the repository's golden
@@ -56,7 +58,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const usage = 'usage: check_bodies.mjs --provider anthropic|openai|bedrock|gemini [--modules DIR] ' +
+const usage = 'usage: check_bodies.mjs --provider anthropic|openai|bedrock|gemini|openai-responses ' +
+  '[--modules DIR] ' +
   '[--verbose] [--keep-ts FILE] FILE_OR_DIR...';
 
 function fail(message) {
@@ -79,7 +82,7 @@ function parseArgs(argv) {
     else if (a.startsWith('--')) fail(`unknown option ${a}\n${usage}`);
     else opts.inputs.push(a);
   }
-  if (!['anthropic', 'openai', 'bedrock', 'gemini'].includes(opts.provider)) fail(`--provider is required\n${usage}`);
+  if (!['anthropic', 'openai', 'bedrock', 'gemini', 'openai-responses'].includes(opts.provider)) fail(`--provider is required\n${usage}`);
   if (!opts.modules) fail('no SDK modules: pass --modules DIR or set NUCLEO_SDK_MODULES');
   opts.modules = resolve(opts.modules);
   if (!existsSync(join(opts.modules, 'typescript'))) {
@@ -118,6 +121,10 @@ const providers = {
   openai: {
     prelude: "import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';",
     typeFor: () => 'ChatCompletionCreateParams',
+  },
+  'openai-responses': {
+    prelude: "import type { ResponseCreateParams } from 'openai/resources/responses/responses';",
+    typeFor: () => 'ResponseCreateParams',
   },
   bedrock: {
     prelude: "import type { ConverseCommandInput, ConverseStreamCommandInput } from " +

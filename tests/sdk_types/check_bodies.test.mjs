@@ -47,6 +47,11 @@ const expectedFaults = {
     'bad_wrong_type.json': ['$.messages[0].content[0].image.source.bytes', "Type 'number' is not assignable to type 'Uint8Array"],
     'bad_model_id_in_body.json': ['$.modelId', 'carries no modelId'],
   },
+  'openai-responses': {
+    'bad_unknown_field.json': ['$.input[0].content[0].cache_control', "'cache_control' does not exist in type"],
+    'bad_wrong_type.json': ['$.max_output_tokens', "Type 'string' is not assignable to type 'number'"],
+    'bad_output_text_in_user_message.json': ['$.input[0].content[0].type', "'\"output_text\"' is not assignable"],
+  },
   gemini: {
     'bad_unknown_field.json': ['$.contents[0].parts[0].cache_control', "'cache_control' does not exist in type 'Part'"],
     'bad_wrong_type.json': ['$.generationConfig.maxOutputTokens', "Type 'string' is not assignable to type 'number'"],
@@ -81,7 +86,7 @@ function assertFault(blocks, out, name, path, words) {
   assert.ok(block.includes(words), `${name}: the report does not say "${words}":\n${block}`);
 }
 
-for (const provider of ['anthropic', 'openai', 'bedrock', 'gemini']) {
+for (const provider of ['anthropic', 'openai', 'bedrock', 'gemini', 'openai-responses']) {
   describe(provider, () => {
     test('the good bodies pass, all in one run', async () => {
       const good = fixtureFiles(provider, 'good_');

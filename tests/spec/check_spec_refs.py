@@ -51,6 +51,7 @@ SPEC_FILES = {
     "config.md": "config",
     "mcp.md": "mcp",
     "gemini.md": "gemini",
+    "openai-responses.md": "responses",
 }
 PREFIXES = sorted(set(SPEC_FILES.values()))
 _PREFIX_ALT = "|".join(PREFIXES)

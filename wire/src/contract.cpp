@@ -22,6 +22,7 @@ WireFamily wire_family_from_name(std::string_view name) noexcept {
     if (name == "openai-chat") return WireFamily::kOpenAIChat;
     if (name == "bedrock-converse") return WireFamily::kBedrockConverse;
     if (name == "gemini-generate") return WireFamily::kGeminiGenerate;
+    if (name == "openai-responses") return WireFamily::kOpenAIResponses;
     return WireFamily::kUnknown;
 }
 
@@ -32,6 +33,8 @@ std::string_view wire_family_name(WireFamily family) noexcept {
         case WireFamily::kBedrockConverse: return "bedrock-converse";
         case WireFamily::kGeminiGenerate:
             return "gemini-generate";
+        case WireFamily::kOpenAIResponses:
+            return "openai-responses";
         case WireFamily::kUnknown: break;
     }
     return "unknown";
@@ -56,6 +59,7 @@ std::optional<Violation> check_shape(const Shape& body, Scope scope) {
         case WireFamily::kOpenAIChat: return check_openai(body, scope);
         case WireFamily::kBedrockConverse: return check_bedrock(body);
         case WireFamily::kGeminiGenerate:  // read from the DOM (check_gemini), never a Shape
+        case WireFamily::kOpenAIResponses:  // wire.213: read from the DOM (check_responses)
         case WireFamily::kUnknown: break;
     }
     return std::nullopt;
@@ -67,6 +71,7 @@ std::optional<Violation> check_request(WireFamily family, const rapidjson::Value
                                        Scope scope) {
     if (family == WireFamily::kUnknown) return std::nullopt;
     if (family == WireFamily::kGeminiGenerate) return internal::check_gemini(body);
+    if (family == WireFamily::kOpenAIResponses) return internal::check_responses(body);
     Shape shape;
     if (!internal::shape_of(family, body, shape)) return std::nullopt;
     return internal::check_shape(shape, scope);
@@ -303,6 +308,7 @@ std::optional<Violation> not_an_object() { return broken("wire.152", "body", "th
 std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
                                        const CallPlan& plan) {
     if (family == WireFamily::kGeminiGenerate) return internal::audit_gemini(request, plan);
+    if (family == WireFamily::kOpenAIResponses) return internal::audit_responses(request, plan);
     if (auto e = internal::generic_checks(request, request.body.size(), plan)) return e;
     // wire.164: one walk over the body (its bytes, validated as JSON on the way, or the value
     // the caller parsed) gathers what every check below reads.

@@ -33,6 +33,10 @@ std::optional<Violation> check_bedrock(const Shape& body);
 /// (generic checks, gemini.28's plan checks, then the rule book).
 std::optional<Violation> check_gemini(const rapidjson::Value& body);
 std::optional<Violation> audit_gemini(const OutgoingRequest& request, const CallPlan& plan);
+/// The OpenAI Responses rule book over the parsed body (responses.20-responses.27), and the audit
+/// of its requests (generic checks, responses.28's plan checks, then the rule book; wire.213).
+std::optional<Violation> check_responses(const rapidjson::Value& body);
+std::optional<Violation> audit_responses(const OutgoingRequest& request, const CallPlan& plan);
 /// The family's rule book over a Shape (nullopt for kUnknown).
 std::optional<Violation> check_shape(const Shape& body, Scope scope);
 

@@ -253,6 +253,26 @@ std::optional<ModelViolation> gemini_rules(const Value& body, const ModelRules& 
                    400, "INVALID_ARGUMENT");
 }
 
+/// responses.29: `reasoning.effort` the model's record does not list (the Chat Completions
+/// refusal's wording for the Responses field; no tools-with-reasoning refusal: the Responses API is
+/// where those models take tools with reasoning).
+std::optional<ModelViolation> responses_rules(const Value& body, const ModelRules& rules) {
+    const Value* effort = member(member(&body, "reasoning"), "effort");
+    if (effort == nullptr || effort->IsNull()) return std::nullopt;
+    if (rules.efforts.empty())
+        return refusal("responses.29", "reasoning.effort",
+                       "Unsupported parameter: 'reasoning.effort' is not supported with this "
+                       "model.",
+                       400, "invalid_request_error", "reasoning.effort", "unsupported_parameter");
+    const std::string_view value = string_of(effort);
+    if (effort->IsString() && contains(rules.efforts, value)) return std::nullopt;
+    return refusal("responses.29", "reasoning.effort",
+                   "Unsupported value: 'reasoning.effort' does not support '" + std::string(value) +
+                       "' with this model. Supported values are: " + openai_choices(rules.efforts) +
+                       ".",
+                   400, "invalid_request_error", "reasoning.effort", "unsupported_value");
+}
+
 }  // namespace
 
 std::optional<ModelViolation> check_model_available(WireFamily family, const ModelRules& rules) {
@@ -277,6 +297,11 @@ std::optional<ModelViolation> check_model_available(WireFamily family, const Mod
                                " is not found for API version v1beta, or is not supported for "
                                "generateContent.",
                            404, "NOT_FOUND");
+        case WireFamily::kOpenAIResponses:
+            return refusal("wire.185", "model",
+                           "The model `" + rules.wire_model +
+                               "` does not exist or you do not have access to it.",
+                           404, "invalid_request_error", "", "model_not_found");
         case WireFamily::kUnknown:
             break;
     }
@@ -296,6 +321,8 @@ std::optional<ModelViolation> check_model_request(WireFamily family, const rapid
             return bedrock_rules(body, rules);
         case WireFamily::kGeminiGenerate:  // the record's thinking levels: gemini.29
             return gemini_rules(body, rules);
+        case WireFamily::kOpenAIResponses:  // the record's efforts: responses.29
+            return responses_rules(body, rules);
         case WireFamily::kUnknown:
             break;
     }

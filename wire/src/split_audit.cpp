@@ -199,6 +199,7 @@ internal::PieceSummary summarize(const Shape& s, bool first_in_request) {
             break;
         case WireFamily::kBedrockConverse:
         case WireFamily::kGeminiGenerate:
+        case WireFamily::kOpenAIResponses:
         case WireFamily::kUnknown:
             out.ok = false;
             break;
@@ -343,6 +344,8 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
     if (read_whole != nullptr) *read_whole = false;
     // Gemini's contents are not `messages` records: its bodies are audited whole (gemini.28).
     if (family == WireFamily::kGeminiGenerate) return whole();
+    // wire.213: so are the Responses API's `input` items.
+    if (family == WireFamily::kOpenAIResponses) return whole();
     if (request.parsed != nullptr || body_bytes != split.size()) return whole();
     for (const MessageChunk* c : split.chunks) {
         if (c == nullptr || !c->readable() || c->family() != family) return whole();

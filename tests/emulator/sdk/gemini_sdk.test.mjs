@@ -9,11 +9,11 @@
 //   NUCLEO_EMULATOR     the nucleo-emulator binary
 //   NUCLEO_SDK_MODULES  the node_modules folder holding the clients
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { useEmulator } from './start_emulator.mjs';
 
 const emulatorBinary = process.env.NUCLEO_EMULATOR;
 const modules = process.env.NUCLEO_SDK_MODULES;
@@ -23,27 +23,11 @@ assert.ok(existsSync(join(modules, '@google', 'genai')),
   `@google/genai is not installed in ${modules}: run scripts/fetch-sdk-clients`);
 const { GoogleGenAI, ApiError } = createRequire(join(modules, 'noop.js'))('@google/genai');
 
-let emulator;
-let baseUrl;
-
-before(async () => {
-  emulator = spawn(emulatorBinary, ['--port', '0', '--exit-with-parent'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  baseUrl = await new Promise((resolve, reject) => {
-    let out = '';
-    emulator.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    emulator.on('exit', (code) => reject(new Error(`nucleo-emulator exited with ${code}: ${out}`)));
-  });
-});
-
-after(() => emulator?.kill('SIGTERM'));
+const emulator = useEmulator(emulatorBinary);
 
 // The shipped catalog's record (config/models.yaml): levels low, medium and high.
 const model = 'gemini-3.1-pro-preview';
-const client = (headers = {}) => new GoogleGenAI({ apiKey: 'emu-key', httpOptions: { baseUrl, headers } });
+const client = (headers = {}) => new GoogleGenAI({ apiKey: 'emu-key', httpOptions: { baseUrl: emulator.baseUrl, headers } });
 const weather = [{ functionDeclarations: [{
   name: 'get_weather', description: 'The weather of a city.',
   parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
@@ -151,7 +135,7 @@ describe('@google/genai', () => {
         (e) => { assert.equal(e.status, status, fault); return true; });
     }
     // No key at all: the envelope {"error": {"code", "message", "status"}} with 403.
-    const raw = await fetch(`${baseUrl}/v1beta/models/${model}:generateContent`, {
+    const raw = await fetch(`${emulator.baseUrl}/v1beta/models/${model}:generateContent`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }) });
     assert.equal(raw.status, 403);

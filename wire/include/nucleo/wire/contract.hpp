@@ -23,11 +23,12 @@ enum class WireFamily {
     kAnthropicMessages,
     kOpenAIChat,
     kBedrockConverse,
-    kGeminiGenerate
+    kGeminiGenerate,
+    kOpenAIResponses
 };
 
-/// "anthropic-messages", "openai-chat", "bedrock-converse", "gemini-generate"; anything else is
-/// kUnknown.
+/// "anthropic-messages", "openai-chat", "bedrock-converse", "gemini-generate",
+/// "openai-responses"; anything else is kUnknown.
 WireFamily wire_family_from_name(std::string_view name) noexcept;
 /// The name wire_family_from_name reads ("unknown" for kUnknown).
 std::string_view wire_family_name(WireFamily family) noexcept;

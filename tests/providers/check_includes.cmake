@@ -1,7 +1,9 @@
-# gemini.14: every #include of the Gemini plugin is one of its own files, the plugin API
-# (nucleo/plugin.h, nucleo/plugin.hpp), RapidJSON or the C++ standard library, and its
-# CMakeLists.txt links nothing but RapidJSON (nucleo_add_plugin adds the plugin API).
-# Usage: cmake -DPLUGIN_DIR=<plugins/providers/gemini> -P check_includes.cmake
+# A plugin built the way a vendor builds one (gemini.14, responses.14): every #include is one of
+# its own files, the plugin API (nucleo/plugin.h, nucleo/plugin.hpp), RapidJSON or the C++
+# standard library, and its CMakeLists.txt links nothing but RapidJSON (nucleo_add_plugin adds
+# the plugin API).
+# Usage: cmake -DPLUGIN_DIR=<plugins/providers/NAME> -DTARGET=<its target> -DRULE=<its rule>
+#        -P check_includes.cmake
 file(GLOB sources "${PLUGIN_DIR}/*.cpp" "${PLUGIN_DIR}/*.hpp")
 if(NOT sources)
   message(FATAL_ERROR "no sources under ${PLUGIN_DIR}")
@@ -30,7 +32,7 @@ endforeach()
 file(READ "${PLUGIN_DIR}/CMakeLists.txt" cmake_text)
 string(REGEX MATCHALL "target_link_libraries\\([^)]*\\)" links "${cmake_text}")
 foreach(link IN LISTS links)
-  if(NOT link MATCHES "^target_link_libraries\\(gemini PRIVATE nucleo_rapidjson\\)$")
+  if(NOT link STREQUAL "target_link_libraries(${TARGET} PRIVATE nucleo_rapidjson)")
     list(APPEND bad "CMakeLists.txt: ${link}")
   endif()
 endforeach()
@@ -40,7 +42,7 @@ foreach(dir IN LISTS dirs)
 endforeach()
 if(bad)
   string(REPLACE ";" "\n  " listing "${bad}")
-  message(FATAL_ERROR "gemini.14: the Gemini plugin reaches past plugin-api/ and public packages:\n  ${listing}")
+  message(FATAL_ERROR "${RULE}: ${TARGET} reaches past plugin-api/ and public packages:\n  ${listing}")
 endif()
 list(LENGTH sources n)
-message(STATUS "gemini.14: ${n} files include only their own headers, the plugin API, RapidJSON and the standard library")
+message(STATUS "${RULE}: ${n} files include only their own headers, the plugin API, RapidJSON and the standard library")
