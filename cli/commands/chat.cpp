@@ -66,6 +66,7 @@
 #include "commands.hpp"
 #include "commands/chat_terminal.hpp"
 #include "commands/chat_tools.hpp"
+#include "commands/conversation_ids.hpp"
 #include "commands/demo_support.hpp"
 #include "commands/provider_output.hpp"
 #include "config_loading.hpp"
@@ -703,6 +704,29 @@ std::optional<std::string> latest_conversation(const PersistentStore& store,
     return latest->conversation_id;
 }
 
+/// chat.113: the session's model: --model, else the one that last answered the resumed
+/// conversation (its prior_spec_id, persistence.22) when the catalog still has it, else the
+/// default (chat.107). `note` says why when a resumed conversation's model is not used.
+const ModelSpec& chosen_model(const Args& args, const Config& config, const PersistentStore* store,
+                              const std::string& user, const std::optional<std::string>& resume,
+                              std::string& note) {
+    if (auto id = args.get("model")) return config.catalog().find(*id);
+    if (resume && store != nullptr) {
+        std::optional<std::string> used;
+        try {
+            used = store->load(user, *resume).prior_spec_id;
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::kNotFound) throw;  // ChatSession::open names the missing id
+        }
+        if (used) {
+            if (const ModelSpec* m = config.catalog().try_find(*used)) return *m;
+            note = "conversation " + *resume + " was answered by " + *used +
+                   ", which the catalog no longer has; using " + config.default_model().id;
+        }
+    }
+    return config.default_model();
+}
+
 /// A word for the shell: quoted when it holds anything but letters, digits and -_./:=@.
 std::string shell_word(const std::string& word) {
     const bool plain = !word.empty() && word.find_first_not_of(
@@ -749,11 +773,34 @@ int run_chat(const Args& args) {
     if (config.catalog().empty()) {
         throw Error(ErrorKind::kConfig, config.path().string() + ": the model catalog is empty");
     }
-    const ModelSpec& model =
-        args.get("model") ? config.catalog().find(*args.get("model")) : config.default_model();
+    if (auto id = args.get("model")) (void)config.catalog().find(*id);  // a bad id fails first
     const PluginLoader loader(config.plugin_paths());
     // persistence.106: both configured stores, opened at start (before any provider call).
     ConfiguredStores stores = open_configured_stores(config, loader);
+    const std::string store_where = stores.persistent_where;
+    if (!stores.persistent && args.has("conversation")) {
+        throw Error(ErrorKind::kConfig, config.path().string() +
+                                            ": stores.persistent is not configured, so there is "
+                                            "no conversation to resume");
+    }
+    std::optional<std::string> resume;
+    bool nothing_to_continue = false;
+    if (auto given = args.get("conversation")) {
+        // cli.106: the id, or a unique prefix of it.
+        resume = resolve_conversation_id(*stores.persistent, user, *given, "--conversation");
+    } else if (args.has("continue")) {
+        if (!stores.persistent) {
+            throw Error(ErrorKind::kConfig,
+                        config.path().string() +
+                            ": stores.persistent is not configured, so there is "
+                            "no conversation to continue");
+        }
+        resume = latest_conversation(*stores.persistent, user);
+        nothing_to_continue = !resume;
+    }
+    std::string model_note;
+    const ModelSpec& model = chosen_model(
+        args, config, stores.persistent ? &*stores.persistent : nullptr, user, resume, model_note);
     // The llm summarizer reaches models through the host: install the service for the session.
     ModelCallService models(config, loader);
     struct Restore {
@@ -764,27 +811,9 @@ int run_chat(const Args& args) {
     ProviderClient client = provider_client_for(config, model);
     check_provider(client, model);
 
-    std::optional<std::string> resume = args.get("conversation");
-    bool nothing_to_continue = false;
-    if (args.has("continue")) {
-        if (!stores.persistent) {
-            throw Error(ErrorKind::kConfig,
-                        config.path().string() +
-                            ": stores.persistent is not configured, so there is "
-                            "no conversation to continue");
-        }
-        resume = latest_conversation(*stores.persistent, user);
-        nothing_to_continue = !resume;
-    }
     ConversationServiceOptions so;
     so.persistent = std::move(stores.persistent);
     so.session = std::move(stores.session);
-    const std::string store_where = stores.persistent_where;
-    if (!so.persistent && args.has("conversation")) {
-        throw Error(ErrorKind::kConfig, config.path().string() +
-                                            ": stores.persistent is not configured, so there is "
-                                            "no conversation to resume");
-    }
     so.cleanup_thread = false;  // one conversation at a time: nothing to evict in the background
     ConversationService service(std::move(so));
 
@@ -842,6 +871,7 @@ int run_chat(const Args& args) {
         std::cerr << "nucleo chat: user '" << user << "' has no conversation in " << store_where
                   << " to continue; starting a new one\n";
     }
+    if (!model_note.empty()) std::cerr << "nucleo chat: " << model_note << "\n";
     session.open(resume);
     // chat.112: the agent puts its instructions only on a conversation that has none, so a
     // resumed one keeps those it started with; --system is said to be unused, not dropped
@@ -864,9 +894,12 @@ const CommandSpec& chat_command() {
     static const CommandSpec spec{
         "chat",
         "an interactive agent session, streamed and saved",
-        {{"--model", "ID", "a catalog id (default: the first whose provider has its key set)"},
+        {{"--model", "ID",
+          "a catalog id (default: a resumed conversation's, else the first whose provider has its "
+          "key set)"},
          {"--user", "U", "the user the conversations belong to (default: $USER, else local)"},
-         {"--conversation", "ID", "resume a stored conversation of this user"},
+         {"--conversation", "ID",
+          "resume a stored conversation of this user (its id or a unique prefix of it)"},
          {"-c,--continue", "", "resume this user's latest conversation"},
          {"--new", "", "start a new conversation (the default); its id is printed"},
          {"--system", "TEXT", "the instructions the model gets (default: a terminal assistant's)"},
