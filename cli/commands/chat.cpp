@@ -24,10 +24,12 @@
 //    else the catalog's first; the user is --user, else $USER, else "local". The seat declares a
 //    MEDIUM output and IMMEDIATE depth. --system replaces the default instructions.
 //  - At a terminal (chat.102-chat.106): libedit edits the line and keeps the history; Ctrl-C
-//    cancels the running turn, and a second Ctrl-C (or Ctrl-C or Ctrl-D at the prompt) ends the
-//    session; a status line says why the turn waits; every byte from the model or a tool is made
-//    safe before it reaches the screen (chat.101). On exit the command that resumes the
-//    conversation is printed (chat.108). -c/--continue resumes the user's latest conversation.
+//    cancels the running turn, and a second Ctrl-C (or Ctrl-C at an empty prompt, or Ctrl-D) ends
+//    the session; at the prompt Ctrl-C clears a half-typed line, Alt-Enter and a bracketed paste
+//    put newlines in one message (chat.114); a status line says why the turn waits; every byte from
+//    the model or a tool is made safe before it reaches the screen (chat.101). On exit the command
+//    that resumes the conversation is printed (chat.108). -c/--continue resumes the user's latest
+//    conversation.
 //  - Tools: none unless --tools-dir DIR, then list_files and read_file confined to DIR
 //    (chat_tools.hpp says why).
 //  - Caching: every message is marked for caching (AgentOptions::cache_all_messages).
@@ -102,7 +104,8 @@ constexpr const char* kHelp =
     "/quit, /exit      end the session (so do Ctrl-D and end of input)\n"
     "/help             this list\n"
     "//text            send a message that starts with /\n"
-    "Ctrl-C            cancel the running answer; at the prompt, end the session\n";
+    "Alt-Enter         a new line in the message (a pasted block is one message too)\n"
+    "Ctrl-C            cancel the running answer; clear a half-typed line; at an empty one, end\n";
 
 /// How long the argument preview of a tool call may be on its note line.
 constexpr std::size_t kArgsPreview = 80;
@@ -307,7 +310,8 @@ class ChatSession {
             if (!line.empty() && line.back() == '\r') line.pop_back();
             return true;
         }
-        // chat.104: Ctrl-C at the prompt ends the session as Ctrl-D does.
+        // chat.104, chat.114: Ctrl-C at an empty prompt ends the session as Ctrl-D does (the
+        // editor clears a half-typed line itself).
         return editor_->read(line) == LineEditor::Read::kLine;
     }
 
@@ -918,7 +922,9 @@ const CommandSpec& chat_command() {
         "",
         "With a terminal, type messages at the prompt; without one, one message per line.\n"
         "At a terminal: line editing and history (kept in $XDG_STATE_HOME/nucleo/chat_history);\n"
-        "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session.\n"
+        "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session;\n"
+        "at the prompt Ctrl-C clears a half-typed line. Alt-Enter starts a new line in the\n"
+        "message, and a pasted block of lines is one message.\n"
         "Commands: /history /transcript /compact [TOKENS] /cost /new /quit /exit /help",
         run_chat};
     return spec;

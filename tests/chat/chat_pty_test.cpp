@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include "chat_support.hpp"
@@ -177,6 +178,86 @@ TEST(ChatTerminal, ASecondCtrlCDuringATurnEndsTheSession) {
     EXPECT_EQ(chat.everything().find("This is the emulator's answer"), std::string::npos)
         << chat.everything();
     EXPECT_NE(chat.everything().find(resume_line(id)), std::string::npos) << chat.everything();
+}
+
+/// How many requests the emulator answered for Anthropic's dialect (its /stats).
+int anthropic_calls(emulator_test::EmulatorProcess& emulator) {
+    const std::string stats = emulator.get("/stats").body;
+    std::smatch m;
+    return std::regex_search(stats, m, std::regex("\"anthropic\":(\\d+)")) ? std::stoi(m[1]) : -1;
+}
+
+// chat.114: a bracketed paste of three lines is one message, sent by Enter; Alt-Enter puts a
+// newline in a typed message.
+TEST(ChatTerminal, APasteOfSeveralLinesIsOneMessage) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    PtyChat chat(emulator.port(), dir.path, {});
+    ASSERT_TRUE(chat.started());
+    chat.until(kPrompt);
+    chat.edit("\x1b[200~line one\rline two\rline three\x1b[201~\r");
+    EXPECT_NE(chat.until(kPrompt).find("This is the emulator's answer to: line one"),
+              std::string::npos);
+    EXPECT_EQ(anthropic_calls(emulator), 1);
+    chat.edit("first part\x1b\rsecond part\r");
+    chat.until(kPrompt);
+    EXPECT_EQ(anthropic_calls(emulator), 2);
+    chat.type("/history");
+    const std::string history = chat.until(kPrompt);
+    EXPECT_NE(history.find("1. user: line one line two line three"), std::string::npos) << history;
+    EXPECT_NE(history.find("3. user: first part second part"), std::string::npos) << history;
+    EXPECT_EQ(history.find("5. "), std::string::npos) << history;
+    chat.type("/quit");
+    EXPECT_EQ(chat.finish(), 0) << chat.everything();
+}
+
+// chat.114: Ctrl-C at a half-typed line clears it and the session goes on; at an empty line it
+// ends the session (chat.104).
+TEST(ChatTerminal, CtrlCClearsAHalfTypedLineAndEndsTheSessionAtAnEmptyOne) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    PtyChat chat(emulator.port(), dir.path, {});
+    ASSERT_TRUE(chat.started());
+    const std::string id = minted_id(chat.until(kPrompt));
+    // Ctrl-C once the line is on screen: the terminal flushes keys not yet read when it sends
+    // SIGINT, as it would after a person's slower typing.
+    chat.edit("a half-typed thought");
+    chat.until("a half-typed thought");
+    chat.keys("\x03");
+    chat.until(kPrompt);  // a fresh prompt, the session still on
+    chat.edit("kept\r");
+    const std::string answer = chat.until(kPrompt);
+    EXPECT_NE(answer.find("This is the emulator's answer to: kept\r\n"), std::string::npos)
+        << answer;
+    EXPECT_EQ(answer.find("half-typed thought kept"), std::string::npos) << answer;
+    EXPECT_EQ(anthropic_calls(emulator), 1);
+    chat.edit("\x03");
+    EXPECT_EQ(chat.finish(), 0) << chat.everything();
+    EXPECT_NE(chat.everything().find(resume_line(id)), std::string::npos) << chat.everything();
+}
+
+// chat.112: /retry at a terminal asks the last message again and replaces its answer.
+TEST(ChatTerminal, RetryReplacesTheLastAnswer) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    PtyChat chat(emulator.port(), dir.path, {});
+    ASSERT_TRUE(chat.started());
+    chat.until(kPrompt);
+    chat.type("once more");
+    chat.until(kPrompt);
+    chat.type("/retry");
+    const std::string retried = chat.until(kPrompt);
+    EXPECT_NE(retried.find("[took back \"once more\" and 1 message after it]"), std::string::npos)
+        << retried;
+    EXPECT_NE(retried.find("This is the emulator's answer to: once more"), std::string::npos)
+        << retried;
+    EXPECT_EQ(anthropic_calls(emulator), 2);
+    chat.type("/history");
+    const std::string history = chat.until(kPrompt);
+    EXPECT_NE(history.find("1. user: once more"), std::string::npos) << history;
+    EXPECT_EQ(history.find("3. "), std::string::npos) << history;
+    chat.type("/quit");
+    EXPECT_EQ(chat.finish(), 0) << chat.everything();
 }
 
 // chat.106, chat.109, --system: /history labels tool results as such; -c resumes the user's
