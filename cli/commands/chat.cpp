@@ -21,8 +21,10 @@
 //    may summarize older user messages and answers, so a long chat keeps going inside its window
 //    (compaction.109).
 //  - The model is --model, else the catalog's first entry whose provider has its key (chat.107),
-//    else the catalog's first; the user is --user, else $USER, else "local". The seat declares a
-//    MEDIUM output and IMMEDIATE depth. --system replaces the default instructions.
+//    else the catalog's first; a resumed conversation keeps the model that answered it last
+//    (chat.113) and /model switches it (chat.115); the user is --user, else $USER, else "local".
+//    The seat declares a MEDIUM output and IMMEDIATE depth. --system replaces the default
+//    instructions.
 //  - At a terminal (chat.102-chat.106): libedit edits the line and keeps the history; Ctrl-C
 //    cancels the running turn, and a second Ctrl-C (or Ctrl-C at an empty prompt, or Ctrl-D) ends
 //    the session; at the prompt Ctrl-C clears a half-typed line, Alt-Enter and a bracketed paste
@@ -54,6 +56,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -63,6 +66,7 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -91,13 +95,15 @@ namespace nucleo::cli {
 namespace {
 
 constexpr const char* kCommands =
-    "/history, /transcript, /undo, /retry, /compact [TOKENS], /cost, /new, /quit, /exit, /help";
+    "/history, /transcript, /undo, /retry, /model [ID], /compact [TOKENS], /cost, /new, /quit, "
+    "/exit, /help";
 
 constexpr const char* kHelp =
     "/history          the messages so far, one line each\n"
     "/transcript       the conversation as text for a reader\n"
     "/undo             take back your last message and everything after it\n"
     "/retry            ask your last message again (its answer is replaced)\n"
+    "/model [ID]       the model answering; with ID, the catalog's ID answers from now on\n"
     "/compact [TOKENS] compact now to TOKENS (default: half the conversation), report the level\n"
     "/cost             tokens, cache hit rate and spend of this session\n"
     "/new              start a new conversation\n"
@@ -208,11 +214,21 @@ class Borrowed {
 };
 
 /// What the session is wired to; built at start-up, where every failure is an exit status.
+/// The agent of one model, with the provider client it calls through (chat.115: /model builds
+/// another).
+struct ModelSeat {
+    const ModelSpec* model = nullptr;
+    std::unique_ptr<ProviderClient> client;
+    std::unique_ptr<Agent> agent;
+};
+
 struct ChatSetup {
     const Config& config;
-    const ModelSpec& model;
     const PluginLoader& loader;
-    Agent& agent;
+    /// Builds the seat of a model: its client (checked, as at start-up) and an agent with the
+    /// session's options and tools.
+    std::function<ModelSeat(const ModelSpec&)> seat_for;
+    ModelSeat seat;
     ConversationService& service;
     std::string user;
     std::string store_where;   ///< "stores.persistent (sqlite) at FILE:LINE:COL", or ""
@@ -270,7 +286,7 @@ class ChatSession {
     /// /quit).
     int run() {
         if (s_.interactive) {
-            note("model " + s_.model.id + ", user " + s_.user + ", " + s_.tools +
+            note("model " + model().id + ", user " + s_.user + ", " + s_.tools +
                  "; /help for commands, Ctrl-D or /exit to end");
             interrupts_ = std::make_unique<Interrupts>();
             editor_ =
@@ -378,7 +394,7 @@ class ChatSession {
     // ---- conversations ---------------------------------------------------------------------
 
     std::shared_ptr<Thinker> fresh_thinker() const {
-        return s_.agent.make_thinker(s_.user, OutputSize::kMedium, Depth::kImmediate);
+        return s_.seat.agent->make_thinker(s_.user, OutputSize::kMedium, Depth::kImmediate);
     }
 
     void start_new() {
@@ -447,7 +463,7 @@ class ChatSession {
             run_turn(std::move(message), nullptr);
             return;
         }
-        show_status("sending to " + s_.model.id);
+        show_status("sending to " + model().id);
         std::thread worker([&] {
             sigset_t block;
             sigemptyset(&block);
@@ -491,8 +507,8 @@ class ChatSession {
                  "; conversation " + thinker_->conversation_id() + " holds your message]");
         };
         try {
-            const TurnReport r =
-                s_.agent.run_turn(s_.service, thinker_, std::move(message), callbacks(), cancel);
+            const TurnReport r = s_.seat.agent->run_turn(s_.service, thinker_, std::move(message),
+                                                         callbacks(), cancel);
             {
                 std::lock_guard<std::mutex> lock(screen_);
                 clear_status_locked();
@@ -530,7 +546,7 @@ class ChatSession {
             // ownership.105: the agent put the conversation (and the store) back as it was
             // before this message, so a retry sends the same conversation, not a longer one.
             failed_turns_ = true;
-            error_line("model " + s_.model.id + " (provider " + s_.model.provider +
+            error_line("model " + model().id + " (provider " + model().provider +
                        "): the turn failed and was not kept (conversation " +
                        thinker_->conversation_id() +
                        " is as it was before this message): " + one_line(e.what(), 400));
@@ -565,6 +581,8 @@ class ChatSession {
                 cost();
             } else if (name == "/new") {
                 start_new();
+            } else if (name == "/model") {
+                switch_model(arg);
             } else {
                 error_line("unknown command '" + name + "' (commands: " + kCommands + ")");
             }
@@ -575,6 +593,28 @@ class ChatSession {
                        one_line(e.what(), 400));
         }
         return true;
+    }
+
+    [[nodiscard]] const ModelSpec& model() const { return *s_.seat.model; }
+
+    /// chat.115: `/model` names the session's model; `/model ID` answers the next messages with
+    /// the catalog's ID (its client checked first; a bad id or a missing key changes nothing).
+    void switch_model(const std::string& id) {
+        if (id.empty()) {
+            std::cout << "model: " << model().id << " (provider " << model().provider << ")\n"
+                      << std::flush;
+            return;
+        }
+        ModelSeat next = s_.seat_for(s_.config.catalog().find(id));
+        const UsageTotals t = s_.seat.agent->totals();
+        earlier_.turns += t.turns;
+        earlier_.rounds += t.rounds;
+        earlier_.usage += t.usage;
+        earlier_.cost += t.cost;
+        earlier_.compaction_cost += t.compaction_cost;
+        // The thinker stays: its seat and palette are the same under every model's agent.
+        s_.seat = std::move(next);
+        note("[model " + model().id + " (provider " + model().provider + ") answers from now on]");
     }
 
     /// chat.112: removes the user's last message and everything after it (its answer, tool
@@ -631,18 +671,18 @@ class ChatSession {
     void compact(const std::string& arg) {
         const Borrowed b(s_.service, thinker_);
         ConversationContext& conversation = b.conversation();
-        const std::int64_t before = get_total_tokens(conversation, s_.model);
+        const std::int64_t before = get_total_tokens(conversation, model());
         const std::int64_t target =
             arg.empty() ? std::max<std::int64_t>(before / 2, 1) : parse_positive("TOKENS", arg);
         std::int64_t reserve = 0;
         try {
-            reserve = output_reserve(conversation, s_.model);
+            reserve = output_reserve(conversation, model());
         } catch (const Error&) {
             // No output declared on a conversation of another seat: nothing reserved.
         }
         ContextWindowManager manager(make_configured_summarizer(s_.config, s_.loader),
                                      ContextWindowSettings{target, 1.0});
-        const CompactionReport r = manager.ensure_fits(conversation, s_.model, reserve);
+        const CompactionReport r = manager.ensure_fits(conversation, model(), reserve);
         s_.service.save_conversation(conversation, *thinker_);
         compaction_cost_ += r.cost();
         std::cout << "compaction: level " << to_string(r.level) << ", " << r.tokens_before << " -> "
@@ -654,7 +694,12 @@ class ChatSession {
     }
 
     void cost() {
-        const UsageTotals t = s_.agent.totals();
+        UsageTotals t = s_.seat.agent->totals();
+        t.turns += earlier_.turns;
+        t.rounds += earlier_.rounds;
+        t.usage += earlier_.usage;
+        t.cost += earlier_.cost;
+        t.compaction_cost += earlier_.compaction_cost;
         std::cout << "cost: " << t.turns << (t.turns == 1 ? " turn, " : " turns, ") << t.rounds
                   << (t.rounds == 1 ? " round" : " rounds") << "; tokens in "
                   << t.usage.total_input_tokens() << " (cache read " << t.usage.cache_read_tokens
@@ -666,6 +711,7 @@ class ChatSession {
     }
 
     ChatSetup s_;
+    UsageTotals earlier_;  ///< what the agents of the models used before /model ran
     std::ostream& notes_;
     std::shared_ptr<Thinker> thinker_;
     std::unique_ptr<Interrupts> interrupts_;  ///< at a terminal only
@@ -812,9 +858,6 @@ int run_chat(const Args& args) {
         ~Restore() { set_model_call_handler(std::move(handler)); }
     } restore{set_model_call_handler(models.handler())};
 
-    ProviderClient client = provider_client_for(config, model);
-    check_provider(client, model);
-
     ConversationServiceOptions so;
     so.persistent = std::move(stores.persistent);
     so.session = std::move(stores.session);
@@ -831,14 +874,12 @@ int run_chat(const Args& args) {
     // keeps to the provider's breakpoint limit and minimum cacheable size).
     options.cache_all_messages = true;
     options.pinned_exchanges = pinned;
-    Agent agent(client, model, std::move(options));
     std::string tools_note = "tools: off (--tools-dir DIR gives list_files and read_file)";
-    if (auto dir = args.get("tools-dir")) {
-        for (AgentTool& tool : folder_tools(*dir)) agent.add_tool(std::move(tool));
-        tools_note = "tools: list_files, read_file in " + *dir;
-    }
+    const std::optional<std::string> tools_dir = args.get("tools-dir");
+    if (tools_dir) tools_note = "tools: list_files, read_file in " + *tools_dir;
     // mcp.40: each server named by --mcp is started now (one that cannot start ends the chat
     // with its error) and its tools are the agent's (mcp.20).
+    std::vector<std::shared_ptr<mcp::McpClient>> servers;
     if (auto names = args.get("mcp")) {
         std::string started;
         for (std::size_t start = 0; start <= names->size();) {
@@ -846,13 +887,25 @@ int run_chat(const Args& args) {
             const std::string name = names->substr(start, comma - start);
             start = comma + 1;
             if (name.empty()) throw UsageError{"--mcp: an empty server name"};
-            auto server =
-                std::make_shared<mcp::McpClient>(mcp::server_spec(config.mcp_server(name)));
-            mcp::attach_mcp_server(agent, server);
+            servers.push_back(
+                std::make_shared<mcp::McpClient>(mcp::server_spec(config.mcp_server(name))));
             started += (started.empty() ? "" : ", ") + name;
         }
         tools_note += "; MCP servers: " + started;
     }
+    // chat.115: the agent of a model; /model builds another with the same options and tools.
+    const auto seat_for = [&config, options, tools_dir, servers](const ModelSpec& m) {
+        ModelSeat seat;
+        seat.model = &m;
+        seat.client = std::make_unique<ProviderClient>(provider_client_for(config, m));
+        check_provider(*seat.client, m);
+        seat.agent = std::make_unique<Agent>(*seat.client, m, options);
+        if (tools_dir)
+            for (AgentTool& tool : folder_tools(*tools_dir)) seat.agent->add_tool(std::move(tool));
+        for (const auto& server : servers) mcp::attach_mcp_server(*seat.agent, server);
+        return seat;
+    };
+    ModelSeat seat = seat_for(model);
 
     const bool interactive = ::isatty(STDIN_FILENO) == 1;
     const char* term = std::getenv("TERM");
@@ -868,9 +921,9 @@ int run_chat(const Args& args) {
         if (user != default_user()) resume_command += " --user " + shell_word(user);
         if (emulator) resume_command += " --emulator";
     }
-    ChatSession session(ChatSetup{config, model, loader, agent, service, user, store_where,
-                                  tools_note, interactive, ansi, ::isatty(STDOUT_FILENO) == 1,
-                                  resume_command});
+    ChatSession session(ChatSetup{config, loader, seat_for, std::move(seat), service, user,
+                                  store_where, tools_note, interactive, ansi,
+                                  ::isatty(STDOUT_FILENO) == 1, resume_command});
     if (nothing_to_continue) {
         std::cerr << "nucleo chat: user '" << user << "' has no conversation in " << store_where
                   << " to continue; starting a new one\n";
@@ -925,7 +978,8 @@ const CommandSpec& chat_command() {
         "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session;\n"
         "at the prompt Ctrl-C clears a half-typed line. Alt-Enter starts a new line in the\n"
         "message, and a pasted block of lines is one message.\n"
-        "Commands: /history /transcript /compact [TOKENS] /cost /new /quit /exit /help",
+        "Commands: /history /transcript /undo /retry /model [ID] /compact [TOKENS] /cost /new\n"
+        "/quit /exit /help",
         run_chat};
     return spec;
 }

@@ -126,5 +126,37 @@ TEST(ChatPipe, AResumedConversationKeepsItsModelUnlessModelIsGiven) {
     EXPECT_NE(stats.find("\"anthropic\":1,"), std::string::npos) << stats;
 }
 
+// chat.115: /model switches the model that answers the same conversation; a bad id changes
+// nothing; /cost counts across the switch; -c then resumes with the model that answered last.
+TEST(ChatPipe, ModelSwitchesTheModelThatAnswersTheConversation) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const std::string openai = "OPENAI_API_KEY=sk-test\nOPENAI_BASE_URL=" + emulator.url("/v1");
+    const ChatRun r = run_piped(emulator.port(), dir.path, {},
+                                "hello\n/model gpt-4.1\nagain\n/model no-such-model\n/model\n"
+                                "/history\n/cost\n",
+                                openai);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string id = minted_id(r.err);
+    auto stats = emulator.get("/stats").body;
+    EXPECT_NE(stats.find("\"anthropic\":1,"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"openai\":1,"), std::string::npos) << stats;
+    EXPECT_NE(r.err.find("[model gpt-4.1 (provider openai) answers from now on]"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("no-such-model"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("model: gpt-4.1 (provider openai)\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("3. user: again\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cost: 2 turns"), std::string::npos) << r.out;
+
+    const ChatRun resumed =
+        run_piped(emulator.port(), dir.path, {"--default-model", "-c"}, "more\n", openai);
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("conversation " + id + " (resumed, 4 messages)"), std::string::npos)
+        << resumed.err;
+    stats = emulator.get("/stats").body;
+    EXPECT_NE(stats.find("\"openai\":2,"), std::string::npos) << stats;
+}
+
 }  // namespace
 }  // namespace nucleo
