@@ -52,6 +52,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <clocale>
 #include <cstdint>
 #include <cstdio>
@@ -95,7 +96,8 @@ namespace nucleo::cli {
 namespace {
 
 constexpr const char* kCommands =
-    "/history, /transcript, /undo, /retry, /model [ID], /compact [TOKENS], /cost, /new, /quit, "
+    "/history, /transcript, /undo, /retry, /system [TEXT], /model [ID], /compact [TOKENS], /cost, "
+    "/new, /quit, "
     "/exit, /help";
 
 constexpr const char* kHelp =
@@ -103,6 +105,7 @@ constexpr const char* kHelp =
     "/transcript       the conversation as text for a reader\n"
     "/undo             take back your last message and everything after it\n"
     "/retry            ask your last message again (its answer is replaced)\n"
+    "/system [TEXT]    this conversation's instructions; with TEXT, replace them\n"
     "/model [ID]       the model answering; with ID, the catalog's ID answers from now on\n"
     "/compact [TOKENS] compact now to TOKENS (default: half the conversation), report the level\n"
     "/cost             tokens, cache hit rate and spend of this session\n"
@@ -112,6 +115,9 @@ constexpr const char* kHelp =
     "//text            send a message that starts with /\n"
     "Alt-Enter         a new line in the message (a pasted block is one message too)\n"
     "Ctrl-C            cancel the running answer; clear a half-typed line; at an empty one, end\n";
+
+/// The objective slot where the agent puts its instructions (AgentOptions::objective).
+constexpr const char* kInstructionsSlot = "task";
 
 /// How long the argument preview of a tool call may be on its note line.
 constexpr std::size_t kArgsPreview = 80;
@@ -581,6 +587,8 @@ class ChatSession {
                 cost();
             } else if (name == "/new") {
                 start_new();
+            } else if (name == "/system") {
+                system(arg);
             } else if (name == "/model") {
                 switch_model(arg);
             } else {
@@ -596,6 +604,35 @@ class ChatSession {
     }
 
     [[nodiscard]] const ModelSpec& model() const { return *s_.seat.model; }
+
+    /// chat.116: `/system` shows this conversation's instructions; `/system TEXT` replaces them
+    /// and saves. The conversation is rebuilt from its parts, since its head froze at its first
+    /// render (conversation.14) and a rebuilt one is not frozen (conversation.15).
+    void system(const std::string& text) {
+        const Borrowed b(s_.service, thinker_);
+        ConversationContext& conversation = b.conversation();
+        if (text.empty()) {
+            const ContentBlock* slot = conversation.objective_slot(kInstructionsSlot);
+            const TextBlock* current = slot == nullptr ? nullptr : slot->get_if<TextBlock>();
+            std::cout << (current == nullptr ? std::string("(no instructions yet)")
+                                             : shown(current->text))
+                      << "\n"
+                      << std::flush;
+            return;
+        }
+        ConversationParts parts = conversation.parts();
+        auto slot = std::find_if(parts.objective.begin(), parts.objective.end(),
+                                 [](const ObjectiveSlot& o) { return o.key == kInstructionsSlot; });
+        if (slot == parts.objective.end()) {
+            parts.objective.push_back({kInstructionsSlot, ContentBlock(TextBlock{text})});
+        } else {
+            slot->value = ContentBlock(TextBlock{text});
+        }
+        conversation = ConversationContext::from_parts(std::move(parts));
+        s_.service.save_conversation(conversation, *thinker_);
+        note("[the instructions of conversation " + thinker_->conversation_id() +
+             " are replaced; the next answer follows them]");
+    }
 
     /// chat.115: `/model` names the session's model; `/model ID` answers the next messages with
     /// the catalog's ID (its client checked first; a bad id or a missing key changes nothing).
@@ -978,7 +1015,8 @@ const CommandSpec& chat_command() {
         "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session;\n"
         "at the prompt Ctrl-C clears a half-typed line. Alt-Enter starts a new line in the\n"
         "message, and a pasted block of lines is one message.\n"
-        "Commands: /history /transcript /undo /retry /model [ID] /compact [TOKENS] /cost /new\n"
+        "Commands: /history /transcript /undo /retry /system [TEXT] /model [ID]\n"
+        "/compact [TOKENS] /cost /new\n"
         "/quit /exit /help",
         run_chat};
     return spec;

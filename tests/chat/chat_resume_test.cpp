@@ -158,5 +158,32 @@ TEST(ChatPipe, ModelSwitchesTheModelThatAnswersTheConversation) {
     EXPECT_NE(stats.find("\"openai\":2,"), std::string::npos) << stats;
 }
 
+// chat.116: /system replaces the conversation's instructions after it has been answered; they
+// are saved, the next turn goes out with them, and a resumed session shows them.
+TEST(ChatPipe, SystemReplacesTheInstructionsOfTheConversation) {
+    emulator_test::EmulatorProcess emulator;
+    TempDir dir;
+    const ChatRun r =
+        run_piped(emulator.port(), dir.path, {}, "hello\n/system Answer like a pirate.\nagain\n");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string id = minted_id(r.err);
+    EXPECT_NE(r.err.find("[the instructions of conversation " + id + " are replaced"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("This is the emulator's answer to: again"), std::string::npos) << r.out;
+    EXPECT_NE(emulator.get("/stats").body.find("\"anthropic\":2,"), std::string::npos);
+
+    const ChatRun exported =
+        run_command(conversations_argv({"export", id}), emulator.port(), dir.path, "");
+    ASSERT_EQ(exported.status, 0) << exported.err;
+    EXPECT_NE(exported.out.find("Answer like a pirate."), std::string::npos) << exported.out;
+    EXPECT_EQ(exported.out.find("a helpful assistant in a terminal chat"), std::string::npos)
+        << exported.out;
+
+    const ChatRun shown = run_piped(emulator.port(), dir.path, {"-c"}, "/system\n");
+    ASSERT_EQ(shown.status, 0) << shown.err;
+    EXPECT_EQ(shown.out, "Answer like a pirate.\n");
+}
+
 }  // namespace
 }  // namespace nucleo
