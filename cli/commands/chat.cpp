@@ -21,13 +21,17 @@
 //    may summarize older user messages and answers, so a long chat keeps going inside its window
 //    (compaction.109).
 //  - The model is --model, else the catalog's first entry whose provider has its key (chat.107),
-//    else the catalog's first; the user is --user, else $USER, else "local". The seat declares a
-//    MEDIUM output and IMMEDIATE depth. --system replaces the default instructions.
+//    else the catalog's first; a resumed conversation keeps the model that answered it last
+//    (chat.113) and /model switches it (chat.115); the user is --user, else $USER, else "local".
+//    The seat declares a MEDIUM output and IMMEDIATE depth. --system replaces the default
+//    instructions.
 //  - At a terminal (chat.102-chat.106): libedit edits the line and keeps the history; Ctrl-C
-//    cancels the running turn, and a second Ctrl-C (or Ctrl-C or Ctrl-D at the prompt) ends the
-//    session; a status line says why the turn waits; every byte from the model or a tool is made
-//    safe before it reaches the screen (chat.101). On exit the command that resumes the
-//    conversation is printed (chat.108). -c/--continue resumes the user's latest conversation.
+//    cancels the running turn, and a second Ctrl-C (or Ctrl-C at an empty prompt, or Ctrl-D) ends
+//    the session; at the prompt Ctrl-C clears a half-typed line, Alt-Enter and a bracketed paste
+//    put newlines in one message (chat.114); a status line says why the turn waits; every byte from
+//    the model or a tool is made safe before it reaches the screen (chat.101). On exit the command
+//    that resumes the conversation is printed (chat.108). -c/--continue resumes the user's latest
+//    conversation.
 //  - Tools: none unless --tools-dir DIR, then list_files and read_file confined to DIR
 //    (chat_tools.hpp says why).
 //  - Caching: every message is marked for caching (AgentOptions::cache_all_messages).
@@ -48,10 +52,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <clocale>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -61,11 +67,13 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "commands/chat_terminal.hpp"
 #include "commands/chat_tools.hpp"
+#include "commands/conversation_ids.hpp"
 #include "commands/demo_support.hpp"
 #include "commands/provider_output.hpp"
 #include "config_loading.hpp"
@@ -88,20 +96,28 @@ namespace nucleo::cli {
 namespace {
 
 constexpr const char* kCommands =
-    "/history, /transcript, /undo, /retry, /compact [TOKENS], /cost, /new, /quit, /exit, /help";
+    "/history, /transcript, /undo, /retry, /system [TEXT], /model [ID], /compact [TOKENS], /cost, "
+    "/new, /quit, "
+    "/exit, /help";
 
 constexpr const char* kHelp =
     "/history          the messages so far, one line each\n"
     "/transcript       the conversation as text for a reader\n"
     "/undo             take back your last message and everything after it\n"
     "/retry            ask your last message again (its answer is replaced)\n"
+    "/system [TEXT]    this conversation's instructions; with TEXT, replace them\n"
+    "/model [ID]       the model answering; with ID, the catalog's ID answers from now on\n"
     "/compact [TOKENS] compact now to TOKENS (default: half the conversation), report the level\n"
     "/cost             tokens, cache hit rate and spend of this session\n"
     "/new              start a new conversation\n"
     "/quit, /exit      end the session (so do Ctrl-D and end of input)\n"
     "/help             this list\n"
     "//text            send a message that starts with /\n"
-    "Ctrl-C            cancel the running answer; at the prompt, end the session\n";
+    "Alt-Enter         a new line in the message (a pasted block is one message too)\n"
+    "Ctrl-C            cancel the running answer; clear a half-typed line; at an empty one, end\n";
+
+/// The objective slot where the agent puts its instructions (AgentOptions::objective).
+constexpr const char* kInstructionsSlot = "task";
 
 /// How long the argument preview of a tool call may be on its note line.
 constexpr std::size_t kArgsPreview = 80;
@@ -204,11 +220,21 @@ class Borrowed {
 };
 
 /// What the session is wired to; built at start-up, where every failure is an exit status.
+/// The agent of one model, with the provider client it calls through (chat.115: /model builds
+/// another).
+struct ModelSeat {
+    const ModelSpec* model = nullptr;
+    std::unique_ptr<ProviderClient> client;
+    std::unique_ptr<Agent> agent;
+};
+
 struct ChatSetup {
     const Config& config;
-    const ModelSpec& model;
     const PluginLoader& loader;
-    Agent& agent;
+    /// Builds the seat of a model: its client (checked, as at start-up) and an agent with the
+    /// session's options and tools.
+    std::function<ModelSeat(const ModelSpec&)> seat_for;
+    ModelSeat seat;
     ConversationService& service;
     std::string user;
     std::string store_where;   ///< "stores.persistent (sqlite) at FILE:LINE:COL", or ""
@@ -266,7 +292,7 @@ class ChatSession {
     /// /quit).
     int run() {
         if (s_.interactive) {
-            note("model " + s_.model.id + ", user " + s_.user + ", " + s_.tools +
+            note("model " + model().id + ", user " + s_.user + ", " + s_.tools +
                  "; /help for commands, Ctrl-D or /exit to end");
             interrupts_ = std::make_unique<Interrupts>();
             editor_ =
@@ -306,7 +332,8 @@ class ChatSession {
             if (!line.empty() && line.back() == '\r') line.pop_back();
             return true;
         }
-        // chat.104: Ctrl-C at the prompt ends the session as Ctrl-D does.
+        // chat.104, chat.114: Ctrl-C at an empty prompt ends the session as Ctrl-D does (the
+        // editor clears a half-typed line itself).
         return editor_->read(line) == LineEditor::Read::kLine;
     }
 
@@ -373,7 +400,7 @@ class ChatSession {
     // ---- conversations ---------------------------------------------------------------------
 
     std::shared_ptr<Thinker> fresh_thinker() const {
-        return s_.agent.make_thinker(s_.user, OutputSize::kMedium, Depth::kImmediate);
+        return s_.seat.agent->make_thinker(s_.user, OutputSize::kMedium, Depth::kImmediate);
     }
 
     void start_new() {
@@ -442,7 +469,7 @@ class ChatSession {
             run_turn(std::move(message), nullptr);
             return;
         }
-        show_status("sending to " + s_.model.id);
+        show_status("sending to " + model().id);
         std::thread worker([&] {
             sigset_t block;
             sigemptyset(&block);
@@ -486,8 +513,8 @@ class ChatSession {
                  "; conversation " + thinker_->conversation_id() + " holds your message]");
         };
         try {
-            const TurnReport r =
-                s_.agent.run_turn(s_.service, thinker_, std::move(message), callbacks(), cancel);
+            const TurnReport r = s_.seat.agent->run_turn(s_.service, thinker_, std::move(message),
+                                                         callbacks(), cancel);
             {
                 std::lock_guard<std::mutex> lock(screen_);
                 clear_status_locked();
@@ -525,7 +552,7 @@ class ChatSession {
             // ownership.105: the agent put the conversation (and the store) back as it was
             // before this message, so a retry sends the same conversation, not a longer one.
             failed_turns_ = true;
-            error_line("model " + s_.model.id + " (provider " + s_.model.provider +
+            error_line("model " + model().id + " (provider " + model().provider +
                        "): the turn failed and was not kept (conversation " +
                        thinker_->conversation_id() +
                        " is as it was before this message): " + one_line(e.what(), 400));
@@ -560,6 +587,10 @@ class ChatSession {
                 cost();
             } else if (name == "/new") {
                 start_new();
+            } else if (name == "/system") {
+                system(arg);
+            } else if (name == "/model") {
+                switch_model(arg);
             } else {
                 error_line("unknown command '" + name + "' (commands: " + kCommands + ")");
             }
@@ -570,6 +601,57 @@ class ChatSession {
                        one_line(e.what(), 400));
         }
         return true;
+    }
+
+    [[nodiscard]] const ModelSpec& model() const { return *s_.seat.model; }
+
+    /// chat.116: `/system` shows this conversation's instructions; `/system TEXT` replaces them
+    /// and saves. The conversation is rebuilt from its parts, since its head froze at its first
+    /// render (conversation.14) and a rebuilt one is not frozen (conversation.15).
+    void system(const std::string& text) {
+        const Borrowed b(s_.service, thinker_);
+        ConversationContext& conversation = b.conversation();
+        if (text.empty()) {
+            const ContentBlock* slot = conversation.objective_slot(kInstructionsSlot);
+            const TextBlock* current = slot == nullptr ? nullptr : slot->get_if<TextBlock>();
+            std::cout << (current == nullptr ? std::string("(no instructions yet)")
+                                             : shown(current->text))
+                      << "\n"
+                      << std::flush;
+            return;
+        }
+        ConversationParts parts = conversation.parts();
+        auto slot = std::find_if(parts.objective.begin(), parts.objective.end(),
+                                 [](const ObjectiveSlot& o) { return o.key == kInstructionsSlot; });
+        if (slot == parts.objective.end()) {
+            parts.objective.push_back({kInstructionsSlot, ContentBlock(TextBlock{text})});
+        } else {
+            slot->value = ContentBlock(TextBlock{text});
+        }
+        conversation = ConversationContext::from_parts(std::move(parts));
+        s_.service.save_conversation(conversation, *thinker_);
+        note("[the instructions of conversation " + thinker_->conversation_id() +
+             " are replaced; the next answer follows them]");
+    }
+
+    /// chat.115: `/model` names the session's model; `/model ID` answers the next messages with
+    /// the catalog's ID (its client checked first; a bad id or a missing key changes nothing).
+    void switch_model(const std::string& id) {
+        if (id.empty()) {
+            std::cout << "model: " << model().id << " (provider " << model().provider << ")\n"
+                      << std::flush;
+            return;
+        }
+        ModelSeat next = s_.seat_for(s_.config.catalog().find(id));
+        const UsageTotals t = s_.seat.agent->totals();
+        earlier_.turns += t.turns;
+        earlier_.rounds += t.rounds;
+        earlier_.usage += t.usage;
+        earlier_.cost += t.cost;
+        earlier_.compaction_cost += t.compaction_cost;
+        // The thinker stays: its seat and palette are the same under every model's agent.
+        s_.seat = std::move(next);
+        note("[model " + model().id + " (provider " + model().provider + ") answers from now on]");
     }
 
     /// chat.112: removes the user's last message and everything after it (its answer, tool
@@ -626,18 +708,18 @@ class ChatSession {
     void compact(const std::string& arg) {
         const Borrowed b(s_.service, thinker_);
         ConversationContext& conversation = b.conversation();
-        const std::int64_t before = get_total_tokens(conversation, s_.model);
+        const std::int64_t before = get_total_tokens(conversation, model());
         const std::int64_t target =
             arg.empty() ? std::max<std::int64_t>(before / 2, 1) : parse_positive("TOKENS", arg);
         std::int64_t reserve = 0;
         try {
-            reserve = output_reserve(conversation, s_.model);
+            reserve = output_reserve(conversation, model());
         } catch (const Error&) {
             // No output declared on a conversation of another seat: nothing reserved.
         }
         ContextWindowManager manager(make_configured_summarizer(s_.config, s_.loader),
                                      ContextWindowSettings{target, 1.0});
-        const CompactionReport r = manager.ensure_fits(conversation, s_.model, reserve);
+        const CompactionReport r = manager.ensure_fits(conversation, model(), reserve);
         s_.service.save_conversation(conversation, *thinker_);
         compaction_cost_ += r.cost();
         std::cout << "compaction: level " << to_string(r.level) << ", " << r.tokens_before << " -> "
@@ -649,7 +731,12 @@ class ChatSession {
     }
 
     void cost() {
-        const UsageTotals t = s_.agent.totals();
+        UsageTotals t = s_.seat.agent->totals();
+        t.turns += earlier_.turns;
+        t.rounds += earlier_.rounds;
+        t.usage += earlier_.usage;
+        t.cost += earlier_.cost;
+        t.compaction_cost += earlier_.compaction_cost;
         std::cout << "cost: " << t.turns << (t.turns == 1 ? " turn, " : " turns, ") << t.rounds
                   << (t.rounds == 1 ? " round" : " rounds") << "; tokens in "
                   << t.usage.total_input_tokens() << " (cache read " << t.usage.cache_read_tokens
@@ -661,6 +748,7 @@ class ChatSession {
     }
 
     ChatSetup s_;
+    UsageTotals earlier_;  ///< what the agents of the models used before /model ran
     std::ostream& notes_;
     std::shared_ptr<Thinker> thinker_;
     std::unique_ptr<Interrupts> interrupts_;  ///< at a terminal only
@@ -701,6 +789,29 @@ std::optional<std::string> latest_conversation(const PersistentStore& store,
     } while (cursor);
     if (!latest) return std::nullopt;
     return latest->conversation_id;
+}
+
+/// chat.113: the session's model: --model, else the one that last answered the resumed
+/// conversation (its prior_spec_id, persistence.22) when the catalog still has it, else the
+/// default (chat.107). `note` says why when a resumed conversation's model is not used.
+const ModelSpec& chosen_model(const Args& args, const Config& config, const PersistentStore* store,
+                              const std::string& user, const std::optional<std::string>& resume,
+                              std::string& note) {
+    if (auto id = args.get("model")) return config.catalog().find(*id);
+    if (resume && store != nullptr) {
+        std::optional<std::string> used;
+        try {
+            used = store->load(user, *resume).prior_spec_id;
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::kNotFound) throw;  // ChatSession::open names the missing id
+        }
+        if (used) {
+            if (const ModelSpec* m = config.catalog().try_find(*used)) return *m;
+            note = "conversation " + *resume + " was answered by " + *used +
+                   ", which the catalog no longer has; using " + config.default_model().id;
+        }
+    }
+    return config.default_model();
 }
 
 /// A word for the shell: quoted when it holds anything but letters, digits and -_./:=@.
@@ -749,24 +860,22 @@ int run_chat(const Args& args) {
     if (config.catalog().empty()) {
         throw Error(ErrorKind::kConfig, config.path().string() + ": the model catalog is empty");
     }
-    const ModelSpec& model =
-        args.get("model") ? config.catalog().find(*args.get("model")) : config.default_model();
+    if (auto id = args.get("model")) (void)config.catalog().find(*id);  // a bad id fails first
     const PluginLoader loader(config.plugin_paths());
     // persistence.106: both configured stores, opened at start (before any provider call).
     ConfiguredStores stores = open_configured_stores(config, loader);
-    // The llm summarizer reaches models through the host: install the service for the session.
-    ModelCallService models(config, loader);
-    struct Restore {
-        ModelCallHandler handler;
-        ~Restore() { set_model_call_handler(std::move(handler)); }
-    } restore{set_model_call_handler(models.handler())};
-
-    ProviderClient client = provider_client_for(config, model);
-    check_provider(client, model);
-
-    std::optional<std::string> resume = args.get("conversation");
+    const std::string store_where = stores.persistent_where;
+    if (!stores.persistent && args.has("conversation")) {
+        throw Error(ErrorKind::kConfig, config.path().string() +
+                                            ": stores.persistent is not configured, so there is "
+                                            "no conversation to resume");
+    }
+    std::optional<std::string> resume;
     bool nothing_to_continue = false;
-    if (args.has("continue")) {
+    if (auto given = args.get("conversation")) {
+        // cli.106: the id, or a unique prefix of it.
+        resume = resolve_conversation_id(*stores.persistent, user, *given, "--conversation");
+    } else if (args.has("continue")) {
         if (!stores.persistent) {
             throw Error(ErrorKind::kConfig,
                         config.path().string() +
@@ -776,15 +885,19 @@ int run_chat(const Args& args) {
         resume = latest_conversation(*stores.persistent, user);
         nothing_to_continue = !resume;
     }
+    std::string model_note;
+    const ModelSpec& model = chosen_model(
+        args, config, stores.persistent ? &*stores.persistent : nullptr, user, resume, model_note);
+    // The llm summarizer reaches models through the host: install the service for the session.
+    ModelCallService models(config, loader);
+    struct Restore {
+        ModelCallHandler handler;
+        ~Restore() { set_model_call_handler(std::move(handler)); }
+    } restore{set_model_call_handler(models.handler())};
+
     ConversationServiceOptions so;
     so.persistent = std::move(stores.persistent);
     so.session = std::move(stores.session);
-    const std::string store_where = stores.persistent_where;
-    if (!so.persistent && args.has("conversation")) {
-        throw Error(ErrorKind::kConfig, config.path().string() +
-                                            ": stores.persistent is not configured, so there is "
-                                            "no conversation to resume");
-    }
     so.cleanup_thread = false;  // one conversation at a time: nothing to evict in the background
     ConversationService service(std::move(so));
 
@@ -798,14 +911,12 @@ int run_chat(const Args& args) {
     // keeps to the provider's breakpoint limit and minimum cacheable size).
     options.cache_all_messages = true;
     options.pinned_exchanges = pinned;
-    Agent agent(client, model, std::move(options));
     std::string tools_note = "tools: off (--tools-dir DIR gives list_files and read_file)";
-    if (auto dir = args.get("tools-dir")) {
-        for (AgentTool& tool : folder_tools(*dir)) agent.add_tool(std::move(tool));
-        tools_note = "tools: list_files, read_file in " + *dir;
-    }
+    const std::optional<std::string> tools_dir = args.get("tools-dir");
+    if (tools_dir) tools_note = "tools: list_files, read_file in " + *tools_dir;
     // mcp.40: each server named by --mcp is started now (one that cannot start ends the chat
     // with its error) and its tools are the agent's (mcp.20).
+    std::vector<std::shared_ptr<mcp::McpClient>> servers;
     if (auto names = args.get("mcp")) {
         std::string started;
         for (std::size_t start = 0; start <= names->size();) {
@@ -813,13 +924,25 @@ int run_chat(const Args& args) {
             const std::string name = names->substr(start, comma - start);
             start = comma + 1;
             if (name.empty()) throw UsageError{"--mcp: an empty server name"};
-            auto server =
-                std::make_shared<mcp::McpClient>(mcp::server_spec(config.mcp_server(name)));
-            mcp::attach_mcp_server(agent, server);
+            servers.push_back(
+                std::make_shared<mcp::McpClient>(mcp::server_spec(config.mcp_server(name))));
             started += (started.empty() ? "" : ", ") + name;
         }
         tools_note += "; MCP servers: " + started;
     }
+    // chat.115: the agent of a model; /model builds another with the same options and tools.
+    const auto seat_for = [&config, options, tools_dir, servers](const ModelSpec& m) {
+        ModelSeat seat;
+        seat.model = &m;
+        seat.client = std::make_unique<ProviderClient>(provider_client_for(config, m));
+        check_provider(*seat.client, m);
+        seat.agent = std::make_unique<Agent>(*seat.client, m, options);
+        if (tools_dir)
+            for (AgentTool& tool : folder_tools(*tools_dir)) seat.agent->add_tool(std::move(tool));
+        for (const auto& server : servers) mcp::attach_mcp_server(*seat.agent, server);
+        return seat;
+    };
+    ModelSeat seat = seat_for(model);
 
     const bool interactive = ::isatty(STDIN_FILENO) == 1;
     const char* term = std::getenv("TERM");
@@ -835,13 +958,14 @@ int run_chat(const Args& args) {
         if (user != default_user()) resume_command += " --user " + shell_word(user);
         if (emulator) resume_command += " --emulator";
     }
-    ChatSession session(ChatSetup{config, model, loader, agent, service, user, store_where,
-                                  tools_note, interactive, ansi, ::isatty(STDOUT_FILENO) == 1,
-                                  resume_command});
+    ChatSession session(ChatSetup{config, loader, seat_for, std::move(seat), service, user,
+                                  store_where, tools_note, interactive, ansi,
+                                  ::isatty(STDOUT_FILENO) == 1, resume_command});
     if (nothing_to_continue) {
         std::cerr << "nucleo chat: user '" << user << "' has no conversation in " << store_where
                   << " to continue; starting a new one\n";
     }
+    if (!model_note.empty()) std::cerr << "nucleo chat: " << model_note << "\n";
     session.open(resume);
     // chat.112: the agent puts its instructions only on a conversation that has none, so a
     // resumed one keeps those it started with; --system is said to be unused, not dropped
@@ -864,9 +988,12 @@ const CommandSpec& chat_command() {
     static const CommandSpec spec{
         "chat",
         "an interactive agent session, streamed and saved",
-        {{"--model", "ID", "a catalog id (default: the first whose provider has its key set)"},
+        {{"--model", "ID",
+          "a catalog id (default: a resumed conversation's, else the first whose provider has its "
+          "key set)"},
          {"--user", "U", "the user the conversations belong to (default: $USER, else local)"},
-         {"--conversation", "ID", "resume a stored conversation of this user"},
+         {"--conversation", "ID",
+          "resume a stored conversation of this user (its id or a unique prefix of it)"},
          {"-c,--continue", "", "resume this user's latest conversation"},
          {"--new", "", "start a new conversation (the default); its id is printed"},
          {"--system", "TEXT", "the instructions the model gets (default: a terminal assistant's)"},
@@ -885,8 +1012,12 @@ const CommandSpec& chat_command() {
         "",
         "With a terminal, type messages at the prompt; without one, one message per line.\n"
         "At a terminal: line editing and history (kept in $XDG_STATE_HOME/nucleo/chat_history);\n"
-        "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session.\n"
-        "Commands: /history /transcript /compact [TOKENS] /cost /new /quit /exit /help",
+        "Ctrl-C cancels the running answer, a second Ctrl-C or Ctrl-D ends the session;\n"
+        "at the prompt Ctrl-C clears a half-typed line. Alt-Enter starts a new line in the\n"
+        "message, and a pasted block of lines is one message.\n"
+        "Commands: /history /transcript /undo /retry /system [TEXT] /model [ID]\n"
+        "/compact [TOKENS] /cost /new\n"
+        "/quit /exit /help",
         run_chat};
     return spec;
 }

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cwchar>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 namespace nucleo::cli {
@@ -209,20 +211,21 @@ struct LineEditor::Impl {
                 if (errno == EINTR) continue;
                 return -1;
             }
-            if (fds[1].revents != 0 && self->interrupts->take()) {
-                self->interrupted = true;
-                return -1;
+            // chat.114: Ctrl-C (a signal, or the byte when the terminal delivers it raw) is a
+            // key bound to ctrl_c(): it clears a half-typed line, at an empty one it ends the read.
+            // Keys typed before the Ctrl-C are read before it.
+            if (fds[0].revents == 0) {
+                if (fds[1].revents != 0 && self->interrupts->take()) {
+                    *out = L'\x03';
+                    return 1;
+                }
+                continue;
             }
-            if (fds[0].revents == 0) continue;
             char c = 0;
             const ssize_t n = ::read(STDIN_FILENO, &c, 1);
             if (n == 0) return 0;
             if (n < 0) {
                 if (errno == EINTR || errno == EAGAIN) continue;
-                return -1;
-            }
-            if (c == '\x03') {
-                self->interrupted = true;
                 return -1;
             }
             wchar_t wc = 0;
@@ -235,6 +238,39 @@ struct LineEditor::Impl {
             *out = wc;
             return 1;
         }
+    }
+
+    /// chat.114: Ctrl-C at the prompt: a half-typed line is cleared (left on screen marked ^C,
+    /// the prompt drawn again below it); at an empty line the read ends as interrupted.
+    static unsigned char ctrl_c(EditLine* el, int) {
+        const LineInfo* li = el_line(el);
+        if (li->lastchar == li->buffer) {
+            of(el)->interrupted = true;
+            return CC_EOF;
+        }
+        el_cursor(el, static_cast<int>(li->lastchar - li->cursor));
+        el_deletestr(el, static_cast<int>(li->lastchar - li->buffer));
+        std::fputs("^C\n", stdout);
+        std::fflush(stdout);
+        return CC_REDISPLAY;
+    }
+
+    /// chat.114: Alt-Enter (Esc then Enter) puts a newline in the message instead of sending it.
+    static unsigned char newline(EditLine* el, int) {
+        el_insertstr(el, "\n");
+        return CC_REFRESH;
+    }
+
+    /// chat.114: a bracketed paste (the terminal wraps it in ESC[200~ ... ESC[201~) is inserted
+    /// whole, its newlines kept, so a pasted block is one message that Enter sends.
+    static unsigned char paste(EditLine* el, int) {
+        static constexpr std::wstring_view kEnd = L"\x1b[201~";
+        std::wstring text;
+        wchar_t wc = 0;
+        while (!text.ends_with(kEnd) && el_wgetc(el, &wc) == 1) text += wc == L'\r' ? L'\n' : wc;
+        if (text.ends_with(kEnd)) text.resize(text.size() - kEnd.size());
+        if (!text.empty()) el_winsertstr(el, text.c_str());
+        return CC_REFRESH;
     }
 };
 
@@ -257,6 +293,14 @@ LineEditor::LineEditor(std::string prompt, fs::path history_file, Interrupts& in
     el_set(impl_->el, EL_GETCFN, &Impl::read_char);
     // Ctrl-R searches the history backwards, as in bash.
     el_set(impl_->el, EL_BIND, "^R", "em-inc-search-prev", nullptr);
+    el_set(impl_->el, EL_ADDFN, "nucleo-ctrl-c", "clear the line, or end at an empty one",
+           &Impl::ctrl_c);
+    el_set(impl_->el, EL_BIND, "^C", "nucleo-ctrl-c", nullptr);
+    el_set(impl_->el, EL_ADDFN, "nucleo-newline", "a newline in the message", &Impl::newline);
+    el_set(impl_->el, EL_BIND, "\\e\\r", "nucleo-newline", nullptr);
+    el_set(impl_->el, EL_BIND, "\\e\\n", "nucleo-newline", nullptr);
+    el_set(impl_->el, EL_ADDFN, "nucleo-paste", "a bracketed paste, whole", &Impl::paste);
+    el_set(impl_->el, EL_BIND, "\\e[200~", "nucleo-paste", nullptr);
     el_source(impl_->el, nullptr);  // the user's ~/.editrc, when there is one
 
     if (impl_->history_path.empty()) {
@@ -282,7 +326,12 @@ LineEditor::~LineEditor() = default;
 LineEditor::Read LineEditor::read(std::string& line) {
     impl_->interrupted = false;
     int count = 0;
+    // chat.114: bracketed paste on while the line is edited, off while a turn prints.
+    std::fputs("\x1b[?2004h", stdout);
+    std::fflush(stdout);
     const char* text = el_gets(impl_->el, &count);
+    std::fputs("\x1b[?2004l", stdout);
+    std::fflush(stdout);
     if (impl_->interrupted) {
         el_reset(impl_->el);
         std::fputs("\n", stdout);

@@ -59,8 +59,9 @@ class LineEditor {
     LineEditor(const LineEditor&) = delete;
     LineEditor& operator=(const LineEditor&) = delete;
 
-    /// One line without its newline; kEnd on Ctrl-D at an empty line or end of input;
-    /// kInterrupted on Ctrl-C (the typed text is dropped).
+    /// One message without its final newline (a paste or Alt-Enter may put newlines inside it,
+    /// chat.114); kEnd on Ctrl-D at an empty line or end of input; kInterrupted on Ctrl-C at an
+    /// empty line (Ctrl-C clears a half-typed one and the read goes on).
     Read read(std::string& line);
 
     /// A note when the history cannot be written ("" when it can), said once at start.

@@ -13,7 +13,8 @@
 //                                is its first human utterance's first line
 //   delete ID                    deletes the conversation and its history
 //
-// Every id is the acting user's: another user's conversation is "not found" (exit 2).
+// Every id is the acting user's: another user's conversation is "not found" (exit 2). An ID may
+// be a unique prefix of the id (cli.106): an ambiguous one is an error listing the candidates.
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -24,6 +25,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/conversation_ids.hpp"
 #include "config_loading.hpp"
 #include "nucleo/configured.hpp"
 #include "nucleo/document.hpp"
@@ -59,6 +61,13 @@ std::string operand(const Args& args, const char* verb, const char* what) {
         throw UsageError{std::string("usage: nucleo conversations [--user U] ") + verb + " " + what};
     }
     return args.positionals()[1];
+}
+
+/// The conversation id `verb`'s operand names: the id or a unique prefix of it (cli.106).
+std::string conversation_operand(const Args& args, const ConfiguredStores& stores,
+                                 const std::string& user, const char* verb, const char* what) {
+    return resolve_conversation_id(*stores.persistent, user, operand(args, verb, what),
+                                   "conversation");
 }
 
 std::string read_input(const std::string& path) {
@@ -157,8 +166,9 @@ int run_conversations(const Args& args) {
             }
         }
     } else if (verb == "show") {
-        const std::string id = operand(args, "show", "ID");
-        const PersistentStore store = open_persistent_store(args);
+        const ConfiguredStores stores = open_stores_of(args);
+        const std::string id = conversation_operand(args, stores, user, "show", "ID");
+        const PersistentStore& store = *stores.persistent;
         const ConversationParts parts = store.load(user, id);  // kNotFound when absent
         const auto summary = find_summary(store, user, id);
         const auto versions = store.versions(user, id);
@@ -182,8 +192,9 @@ int run_conversations(const Args& args) {
                   << "versions: " << versions.size() << '\n'
                   << "messages: " << parts.messages.size() << '\n';
     } else if (verb == "history") {
-        const std::string id = operand(args, "history", "ID");
-        const auto versions = open_persistent_store(args).versions(user, id);
+        const ConfiguredStores stores = open_stores_of(args);
+        const std::string id = conversation_operand(args, stores, user, "history", "ID");
+        const auto versions = stores.persistent->versions(user, id);
         if (json) {
             print_json([&](JsonWriter& w) {
                 put(w, "id", id);
@@ -201,15 +212,18 @@ int run_conversations(const Args& args) {
         }
         for (const auto& v : versions) std::cout << v.version << '\t' << v.saved_at << '\n';
     } else if (verb == "transcript") {
-        const std::string id = operand(args, "transcript", "ID [--version V]");
-        const PersistentStore store = open_persistent_store(args);
+        const ConfiguredStores stores = open_stores_of(args);
+        const std::string id =
+            conversation_operand(args, stores, user, "transcript", "ID [--version V]");
+        const PersistentStore& store = *stores.persistent;
         const auto version = args.get("version");
         ConversationParts parts =
             version ? store.load_version(user, id, *version) : store.load(user, id);
         std::cout << Transcript::render(ConversationContext::from_parts(std::move(parts)));
     } else if (verb == "export") {
-        const std::string id = operand(args, "export", "ID");
-        std::cout << open_persistent_store(args).load_document(user, id) << '\n';
+        const ConfiguredStores stores = open_stores_of(args);
+        const std::string id = conversation_operand(args, stores, user, "export", "ID");
+        std::cout << stores.persistent->load_document(user, id) << '\n';
     } else if (verb == "import") {
         const std::string file = operand(args, "import", "FILE");
         const std::string document = read_input(file);
@@ -233,8 +247,8 @@ int run_conversations(const Args& args) {
             std::cout << "imported " << parts.conversation_id << " version " << saved.version << '\n';
         }
     } else if (verb == "delete") {
-        const std::string id = operand(args, "delete", "ID");
         ConfiguredStores stores = open_stores_of(args);
+        const std::string id = conversation_operand(args, stores, user, "delete", "ID");
         stores.persistent->remove(user, id);
         if (stores.session) stores.session->invalidate(user, id);
         if (json) {
@@ -269,6 +283,7 @@ const CommandSpec& conversations_command() {
         "ARGS",
         "list | show ID | history ID | transcript ID | export ID | import FILE | delete ID",
         "Every id is the acting user's: another user's conversation is not found (exit 2).\n"
+        "An ID may be a unique prefix of the id, or of its part after conv-.\n"
         "export prints the stored conversation document; import FILE (- reads stdin) creates one.",
         run_conversations};
     return spec;

@@ -64,8 +64,8 @@ TEST(ConversationIdentity, MintedIdsAreReadableAndRandom) {
     EXPECT_EQ(t.conversation_id(), "job-1");  // the temporary default: keyed by the job id
     EXPECT_EQ(t.intent(), nucleo::ConversationIntent::kTemporary);
     const std::string a = t.mint_conversation_id();
-    // ownership.1: "e.g. ChatThinker-conv-a26f-52b01fa3bd75".
-    EXPECT_TRUE(std::regex_match(a, std::regex("ChatThinker-conv-[0-9a-f]{4}-[0-9a-f]{12}"))) << a;
+    // ownership.1: "e.g. conv-a26f-52b01fa3bd75", without the thinker's name.
+    EXPECT_TRUE(std::regex_match(a, std::regex("conv-[0-9a-f]{4}-[0-9a-f]{12}"))) << a;
     EXPECT_EQ(t.intent(), nucleo::ConversationIntent::kMinted);
     EXPECT_EQ(t.conversation_id(), a);
     EXPECT_NE(t.mint_conversation_id(), a);

@@ -30,7 +30,7 @@ enum class ConversationIntent {
 /// fields are set by the job before it obtains its conversation and not changed while it owns
 /// it; the service only reads them.
 struct Thinker {
-    std::string name;         ///< e.g. "ChatThinker": the prefix of minted ids
+    std::string name;         ///< e.g. "ChatThinker": who drives the conversation (logs, errors)
     std::string job_id;       ///< unique per job; the key of the temporary default conversation
     std::string user_id;      ///< the acting principal for every store call
     std::string workflow_id;  ///< stamped on the context at acquisition
@@ -55,7 +55,7 @@ struct Thinker {
     /// spans more than this turn cancels the rest of it here). Empty: the token alone.
     std::function<void()> cancel_workflow;
 
-    /// ownership.1: a readable `<name>-conv-xxxx-xxxxxxxxxxxx` (random hex),
+    /// ownership.1: a readable `conv-xxxx-xxxxxxxxxxxx` (random hex),
     /// remembered as this thinker's conversation with intent kMinted. Returns it.
     std::string mint_conversation_id();
     /// ownership.1: adopt an existing conversation (intent kAdopted).
