@@ -293,13 +293,16 @@ LineEditor::LineEditor(std::string prompt, fs::path history_file, Interrupts& in
     el_set(impl_->el, EL_GETCFN, &Impl::read_char);
     // Ctrl-R searches the history backwards, as in bash.
     el_set(impl_->el, EL_BIND, "^R", "em-inc-search-prev", nullptr);
-    el_set(impl_->el, EL_ADDFN, "nucleo-ctrl-c", "clear the line, or end at an empty one",
-           &Impl::ctrl_c);
+    // Functions are added through el_wset with wide literals: libedit keeps the name and help
+    // pointers for its life and never frees them, so the narrow el_set, which copies them with
+    // wcsdup first, leaks those copies.
+    el_wset(impl_->el, EL_ADDFN, L"nucleo-ctrl-c", L"clear the line, or end at an empty one",
+            &Impl::ctrl_c);
     el_set(impl_->el, EL_BIND, "^C", "nucleo-ctrl-c", nullptr);
-    el_set(impl_->el, EL_ADDFN, "nucleo-newline", "a newline in the message", &Impl::newline);
+    el_wset(impl_->el, EL_ADDFN, L"nucleo-newline", L"a newline in the message", &Impl::newline);
     el_set(impl_->el, EL_BIND, "\\e\\r", "nucleo-newline", nullptr);
     el_set(impl_->el, EL_BIND, "\\e\\n", "nucleo-newline", nullptr);
-    el_set(impl_->el, EL_ADDFN, "nucleo-paste", "a bracketed paste, whole", &Impl::paste);
+    el_wset(impl_->el, EL_ADDFN, L"nucleo-paste", L"a bracketed paste, whole", &Impl::paste);
     el_set(impl_->el, EL_BIND, "\\e[200~", "nucleo-paste", nullptr);
     el_source(impl_->el, nullptr);  // the user's ~/.editrc, when there is one
 
