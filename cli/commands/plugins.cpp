@@ -121,10 +121,14 @@ const ProviderConfig* isolated_provider(const Config& config, const PluginLoader
 
 int run_plugins(const Args& args) {
     const std::chrono::milliseconds timeout = timeout_option(args);
-    // A child checking one plugin searches where this command does.
+    // A child checking one plugin searches where this command does. `--path FILE.so` is not
+    // passed on: the child is given that file as its one target already, and with both it would
+    // list the file twice and its listing would not be the one plugin checked (abi.134).
     std::vector<std::string> child_options;
-    for (const char* key : {"config", "path"})
-        if (auto v = args.get(key)) child_options.insert(child_options.end(), {"--" + std::string(key), *v});
+    if (auto v = args.get("config")) child_options.insert(child_options.end(), {"--config", *v});
+    std::error_code not_a_folder;
+    if (auto v = args.get("path"); v && fs::is_directory(*v, not_a_folder))
+        child_options.insert(child_options.end(), {"--path", *v});
     std::vector<fs::path> config_paths;
     std::optional<Config> config;
     if (args.has(kConfigOption)) {

@@ -158,6 +158,11 @@ TEST(HostilePlugins, ACheckOfAGoodPluginListsWhatAnInProcessListingDoes) {
     EXPECT_EQ(in_process.status, 0) << in_process.err;
     EXPECT_EQ(checked.status, 0) << checked.err;
     EXPECT_EQ(checked.out, in_process.out);
+    // abi.134: the same file given as `--path FILE.so` is checked once, not refused because the
+    // child listed it twice.
+    const auto by_path = run("--check --path ");
+    EXPECT_EQ(by_path.status, 0) << by_path.err;
+    EXPECT_EQ(by_path.out, in_process.out);
 }
 
 }  // namespace

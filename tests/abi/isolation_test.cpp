@@ -83,7 +83,8 @@ fs::path config_with(const std::string& plugin, int deadline_ms, const std::stri
                         << "    transport: {deadline_ms: " << deadline_ms << "}\n"
                         << "  openai: {plugin: openai}\n"
                         << "  bedrock: {plugin: bedrock}\n"
-                        << "  gemini: {plugin: gemini}\n";
+                        << "  gemini: {plugin: gemini}\n"
+                        << "  openai-responses: {plugin: openai-responses}\n";
     return file;
 }
 
@@ -365,6 +366,7 @@ fs::path summarizer_config(const std::string& plugin, const std::string& isolati
                         << "  openai: {plugin: openai}\n"
                         << "  bedrock: {plugin: bedrock}\n"
                         << "  gemini: {plugin: gemini}\n"
+                        << "  openai-responses: {plugin: openai-responses}\n"
                         << "summarizer: {plugin: " << plugin << ", isolation: " << isolation
                         << ", deadline_ms: " << deadline_ms << "}\n";
     return file;

@@ -204,7 +204,7 @@ TEST(CatalogRecord, MidConversationListsSystemMessagesAndToolChanges) {
     const Config shipped = Config::parse(
         std::string("include: models.yaml\nproviders:\n  anthropic: {plugin: anthropic}\n"
                     "  openai: {plugin: openai}\n  bedrock: {plugin: bedrock}\n"
-                    "  gemini: {plugin: gemini}\n"),
+                    "  gemini: {plugin: gemini}\n  openai-responses: {plugin: openai-responses}\n"),
         std::string(NUCLEO_SOURCE_DIR) + "/config/catalog_records_test.yaml");
     const ModelSpec& first = shipped.catalog().all().front();
     EXPECT_EQ(first.id, "claude-sonnet-5-5");

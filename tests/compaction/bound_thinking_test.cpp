@@ -28,9 +28,9 @@ std::size_t thinking_blocks(const ConversationContext& c) {
 
 TEST(BoundThinking, ACompactedConversationIsAcceptedAndOneThatKeptItsThinkingIsNot) {
     const emulator_test::EmulatorProcess emulator;  // the shipped catalog: wire.193 applies
-    // The shipped catalog needs its four provider instances; only anthropic is called.
+    // The shipped catalog needs its five provider instances; only anthropic is called.
     std::string providers = "include: models.yaml\nproviders:\n";
-    for (const char* p : {"anthropic", "openai", "bedrock", "gemini"}) {
+    for (const char* p : {"anthropic", "openai", "bedrock", "gemini", "openai-responses"}) {
         providers += std::string("  ") + p + ":\n    plugin: " + p +
                      "\n    base_url: http://127.0.0.1:" + std::to_string(emulator.port()) +
                      "\n    api_key: test\n";

@@ -63,7 +63,8 @@ TEST(ModelsCommand, JsonListsTheShippedCatalog) {
         EXPECT_EQ(m["output_budget"].MemberCount(), 4u);
     }
     EXPECT_GE(models.Size(), 5u);
-    EXPECT_EQ(providers, (std::set<std::string>{"anthropic", "openai", "bedrock", "gemini"}));
+    EXPECT_EQ(providers, (std::set<std::string>{"anthropic", "openai", "bedrock", "gemini",
+                                                "openai-responses"}));
     EXPECT_EQ(ids.count("claude-haiku-4-5"), 1u);
     const auto& first = models[0];
     EXPECT_STREQ(first["id"].GetString(), "claude-sonnet-5-5");

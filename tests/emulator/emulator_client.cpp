@@ -180,7 +180,7 @@ std::string shipped_catalog() {
 
 std::string shipped_config_yaml(int port, const std::string& anthropic_options) {
     std::string yaml = "include: " + shipped_catalog() + "\nproviders:\n";
-    for (const std::string p : {"anthropic", "openai", "bedrock", "gemini"}) {
+    for (const std::string p : {"anthropic", "openai", "bedrock", "gemini", "openai-responses"}) {
         yaml += "  " + p + ":\n    plugin: " + p +
                 "\n    base_url: http://127.0.0.1:" + std::to_string(port) +
                 "\n    api_key: test\n";

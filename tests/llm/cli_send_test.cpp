@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "cli_run.hpp"
 #include "emulator_client.hpp"
@@ -365,6 +366,30 @@ TEST(CliSend, AMissingKeyIsOneLineAndExitTwoBeforeAnyRequest) {
     EXPECT_TRUE(r.out.empty());
     const auto stats = emulator.get("/stats");
     EXPECT_NE(stats.body.find("\"total\":0"), std::string::npos) << stats.body;
+}
+
+// answers.113: Bedrock's Converse answer names no model; the answer's wire model is the one called,
+// never empty, and the dialects whose answers name one keep theirs.
+TEST(CliSend, TheWireModelOfAnAnswerIsNeverEmpty) {
+    const std::string env =
+        "env -u NUCLEO_EMULATOR -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u AWS_ACCESS_KEY_ID "
+        "-u AWS_SECRET_ACCESS_KEY NUCLEO_PLUGIN_PATH=" +
+        std::string(NUCLEO_BUILD_PLUGIN_DIR) + " " + NUCLEO_CLI + " ";
+    const std::string config = std::string(NUCLEO_SOURCE_DIR) + "/config/nucleo.yaml";
+    for (const auto& [model, wire] :
+         {std::pair<std::string, std::string>{"bedrock-claude-haiku-5-5",
+                                              "us.anthropic.claude-haiku-5-5"},
+          {"claude-sonnet-5-5", "claude-sonnet-5-5"},
+          {"gpt-6-luna", "gpt-6-luna"}}) {
+        const CliRun r = test_support::run_command(env + "ask --emulator --json --model " + model +
+                                                   " --config " + config + " Hello");
+        ASSERT_EQ(r.status, 0) << model << ": " << r.err;
+        rapidjson::Document d;
+        d.Parse(r.out.c_str());
+        ASSERT_FALSE(d.HasParseError()) << r.out;
+        ASSERT_TRUE(d.HasMember("wire_model") && d["wire_model"].IsString()) << r.out;
+        EXPECT_EQ(std::string(d["wire_model"].GetString()), wire) << model;
+    }
 }
 
 }  // namespace

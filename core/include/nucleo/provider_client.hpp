@@ -54,7 +54,7 @@ struct LLMResponse {
     std::string stop_reason;  ///< normalized: one of kStopReasons
     /// The totals over `calls`: every billed call of this response, the truncated ones included.
     Usage usage;
-    std::string model;              ///< the wire model that answered
+    std::string model;              ///< the wire model that answered (answers.113)
     std::string model_id;           ///< the catalog id it was called as
     std::int64_t max_tokens = 0;    ///< the output reserve sent as the wire maximum
     double cost = 0;                ///< dollars over `calls`, from the catalog entry's prices

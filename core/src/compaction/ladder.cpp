@@ -7,6 +7,7 @@
 
 #include "common/log_internal.hpp"
 #include "compaction/work.hpp"
+#include "conversation/context_internal.hpp"
 #include "nucleo/compaction.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/tokens.hpp"
@@ -36,28 +37,6 @@ double CompactionReport::cost() const noexcept {
 }
 
 namespace {
-
-/// wire.192: a model that binds a thinking block to the prefix it was produced after refuses
-/// it (or drops it) once that prefix changed; compaction changes it for every message from the
-/// first one it rewrote. The answers from there on lose their thinking and redacted thinking
-/// blocks here, once, so no later request sends one bound to another prefix (a tool loop whose
-/// assistant turn no longer begins with thinking then goes without thinking: wire.171). An
-/// answer of thinking alone keeps it: emptied, it could not be sent at all. Returns how many
-/// blocks were dropped.
-std::int64_t drop_rebound_thinking(std::vector<Message>& messages, std::size_t first_changed) {
-    std::int64_t dropped = 0;
-    const auto thinking = [](const ContentBlock& b) {
-        return b.is<ThinkingBlock>() || b.is<RedactedThinkingBlock>();
-    };
-    for (std::size_t i = first_changed; i < messages.size(); ++i) {
-        Message& m = messages[i];
-        if (!m.incoming() || std::all_of(m.blocks.begin(), m.blocks.end(), thinking)) continue;
-        const auto before = m.blocks.size();
-        std::erase_if(m.blocks, thinking);
-        dropped += static_cast<std::int64_t>(before - m.blocks.size());
-    }
-    return dropped;
-}
 
 using compaction::Work;
 
@@ -195,8 +174,9 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
         // A message rewritten in place keeps its own prefix; every one after it has a new one.
         const bool in_place =
             same < old.size() && same < work.msgs.size() && old[same].id == work.msgs[same].id;
+        // wire.192: the answers from the first changed message on follow a new prefix.
         report.thinking_blocks_dropped =
-            drop_rebound_thinking(work.msgs, same + (in_place ? 1 : 0));
+            internal::drop_thinking_from(work.msgs, same + (in_place ? 1 : 0));
         conversation.replace_messages(std::move(work.msgs), work.origins);
         report.tokens_after = counter.total_tokens(conversation);
     }

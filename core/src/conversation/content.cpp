@@ -1,5 +1,9 @@
 #include "nucleo/content.hpp"
 
+#include <algorithm>
+
+#include "conversation/context_internal.hpp"
+
 namespace nucleo {
 
 bool ToolResultBlock::operator==(const ToolResultBlock& other) const {
@@ -38,5 +42,24 @@ Message Message::incoming_text(std::string text) {
     m.blocks.emplace_back(TextBlock{std::move(text)});
     return m;
 }
+
+namespace internal {
+
+std::int64_t drop_thinking_from(std::vector<Message>& messages, std::size_t first) {
+    std::int64_t dropped = 0;
+    const auto thinking = [](const ContentBlock& b) {
+        return b.is<ThinkingBlock>() || b.is<RedactedThinkingBlock>();
+    };
+    for (std::size_t i = first; i < messages.size(); ++i) {
+        Message& m = messages[i];
+        if (!m.incoming() || std::all_of(m.blocks.begin(), m.blocks.end(), thinking)) continue;
+        const auto before = m.blocks.size();
+        std::erase_if(m.blocks, thinking);
+        dropped += static_cast<std::int64_t>(before - m.blocks.size());
+    }
+    return dropped;
+}
+
+}  // namespace internal
 
 }  // namespace nucleo

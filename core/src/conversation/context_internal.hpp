@@ -16,6 +16,13 @@
 
 namespace nucleo::internal {
 
+/// Takes the thinking and redacted thinking blocks out of the answers from `first` on, where a
+/// model that binds a thinking block to what it followed would refuse them: after compaction
+/// rewrote the prefix (wire.192) and after the conversation moved to another provider platform
+/// (conversation.111). An answer of thinking alone keeps it: emptied, it could not be sent at
+/// all. Returns how many blocks were taken out.
+std::int64_t drop_thinking_from(std::vector<Message>& messages, std::size_t first);
+
 /// announced_in() answer for a tool whose definition sits in the objective.
 inline constexpr std::string_view kAnnouncedInHead = "head";
 

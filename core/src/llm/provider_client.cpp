@@ -522,10 +522,55 @@ double LLMResponse::cache_hit_rate() const noexcept {
                       : static_cast<double>(usage.cache_read_tokens) / static_cast<double>(total);
 }
 
+namespace {
+
+std::vector<std::size_t> same_positions(std::size_t n) {
+    std::vector<std::size_t> origins(n);
+    for (std::size_t i = 0; i < n; ++i) origins[i] = i;
+    return origins;
+}
+
+void restore_messages(ConversationContext& conversation, std::vector<Message> messages) {
+    const std::vector<std::size_t> origins = same_positions(messages.size());
+    conversation.replace_messages(std::move(messages), origins);
+}
+
+/// conversation.111: a model that binds its thinking blocks to what they followed (wire.192)
+/// cannot check a block another platform wrote (the Claude API's block on Bedrock, or the
+/// reverse): when the model that answered the conversation last was served by another provider
+/// instance, the answers' thinking blocks are taken out before the call, once, so the call is not
+/// refused. Returns the messages as they were, for a failed call to put back; nothing when
+/// nothing was taken out.
+std::optional<std::vector<Message>> leave_thinking_of_another_platform(
+    ConversationContext& conversation, const ModelSpec& model,
+    const std::map<std::string, std::string>& model_providers, const std::string& provider) {
+    const std::optional<std::string>& prior = conversation.prior_spec_id();
+    if (!model.thinking.bound_to_prefix || !prior || *prior == model.id) return std::nullopt;
+    const auto it = model_providers.find(*prior);
+    if (it == model_providers.end() || it->second == provider) return std::nullopt;
+    std::vector<Message> before = conversation.messages();
+    std::vector<Message> messages = before;
+    const std::int64_t dropped = internal::drop_thinking_from(messages, 0);
+    if (dropped == 0) return std::nullopt;
+    restore_messages(conversation, std::move(messages));
+    NUCLEO_LOG_WARN(
+        "conversation '{}': conversation.111: {} thinking block(s) written through provider '{}' "
+        "(model '{}') left out of the conversation for model '{}' on provider '{}', which binds "
+        "thinking to the platform that wrote it",
+        conversation.conversation_id(), dropped, it->second, *prior, model.id, provider);
+    return before;
+}
+
+}  // namespace
+
 struct ProviderClient::Limits {
     std::mutex mutex;
     std::map<std::string, RateLimits> by_model;
     RateLimiterRegistry registry;
+    /// conversation.111: the provider instance of every catalog entry (from_config), so a call
+    /// knows when the model that answered last was served by another platform. Empty for a
+    /// client built directly: no switch is recognized.
+    std::map<std::string, std::string> model_providers;
 };
 
 ProviderClient::ProviderClient(ProviderConfig config, ProviderInstance dialect,
@@ -567,6 +612,8 @@ ProviderClient ProviderClient::from_config(const Config& config, const PluginLoa
     }
     ProviderClient client(pc, plugin->make_provider(pc.options_json, &pc.options_origin));
     client.set_declaration_defaults(config.defaults());  // budget.102
+    for (const ModelSpec& m : config.catalog().all())
+        client.limits_->model_providers.emplace(m.id, m.provider);
     return client;
 }
 
@@ -805,6 +852,8 @@ bool ProviderClient::streams(const CallOptions& options) const noexcept {
 LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelSpec& model,
                                  const CallOptions& options) {
     check_model(model);  // answers.108: before any request
+    std::optional<std::vector<Message>> before_switch = leave_thinking_of_another_platform(
+        conversation, model, limits_->model_providers, config_.name);
     std::vector<CallAttempt> record;
     LLMResponse r;
     try {
@@ -823,6 +872,11 @@ LLMResponse ProviderClient::call(ConversationContext& conversation, const ModelS
         // answers.109: the calls billed before the failure go out with the error, which is
         // rethrown as the same object (its type, ContextOverflowException for one, is kept).
         e.set_billed_calls(std::move(record));
+        // conversation.111: a failed call leaves the conversation as it was, thinking included.
+        if (before_switch) restore_messages(conversation, std::move(*before_switch));
+        throw;
+    } catch (...) {
+        if (before_switch) restore_messages(conversation, std::move(*before_switch));
         throw;
     }
     // answers.105: the response's usage and cost are those of every billed call.
@@ -990,7 +1044,10 @@ LLMResponse ProviderClient::call_once_unobserved(ConversationContext& conversati
     out.max_tokens = max_tokens;
     out.attempts = http.attempts;
     out.stop_reason = checked_stop_reason(d, who);
+    // answers.113: an answer that names no model (Bedrock's Converse never does) was given by the
+    // wire model called.
     if (d.HasMember("model") && d["model"].IsString()) out.model = d["model"].GetString();
+    if (out.model.empty()) out.model = model.wire_model.empty() ? model.id : model.wire_model;
     out.usage = checked_usage(d, who);
     if (limiter != nullptr)
         limiter->settle(reserved, out.usage.total_input_tokens() + out.usage.output_tokens);
