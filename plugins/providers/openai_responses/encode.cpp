@@ -21,6 +21,9 @@ using json::Writer;
 /// caching.2: "Each request can write up to four breakpoints" (the SDK's PromptCacheOptions).
 constexpr std::size_t kMaxBreakpoints = 4;
 
+/// limits.134's bound on the buffers a thread keeps from call to call.
+constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
+
 [[noreturn]] void refuse(const std::string& what) {
     throw plugin::Failure(NUCLEO_ERR_INVALID_ARGUMENT, "openai-responses: " + what);
 }
@@ -31,13 +34,17 @@ bool blank(std::string_view s) {
     return true;
 }
 
-/// The sendable text of a text, json or skill block ("" for any other or a blank one).
-std::string block_text(const Value& b, std::string_view type) {
-    std::string t;
-    if (type == "text") t = std::string(text(member(b, "text")));
-    if (type == "skill") t = std::string(text(member(b, "content")));
-    if (type == "json" && member(b, "json") != nullptr) t = json::compact(*member(b, "json"));
-    return blank(t) ? std::string() : t;
+/// The sendable text of a text, json or skill block ("" for any other or a blank one): a view of
+/// the request's own string, or of `scratch` for a json block's compact text, so a text is not
+/// copied before it is written (bench/encode).
+std::string_view block_text(const Value& b, std::string_view type,
+                            rapidjson::StringBuffer& scratch) {
+    std::string_view t;
+    if (type == "text") t = text(member(b, "text"));
+    if (type == "skill") t = text(member(b, "content"));
+    if (type == "json" && member(b, "json") != nullptr)
+        t = json::compact_into(*member(b, "json"), scratch);
+    return blank(t) ? std::string_view() : t;
 }
 
 /// Where a block is, named when it is refused.
@@ -222,18 +229,19 @@ class InputWriter {
     /// line breaks ("Error: " first for an error result, "(empty result)" for none); with an
     /// image or file, or on a model with explicit breakpoints, `output` is a list of parts.
     void tool_result(const Value& b, std::size_t t, std::size_t k) {
-        const std::string at = where(t, k);
         const std::string_view id = text(member(b, "tool_use_id"));
-        if (id.empty()) refuse(at + ": a tool_result without tool_use_id");
+        if (id.empty()) refuse(where(t, k) + ": a tool_result without tool_use_id");
         const Value* is_error = member(b, "is_error");
-        std::string joined;
+        // This writer's buffer, its capacity kept from result to result (bench/encode).
+        std::string& joined = joined_;
+        joined.clear();
         bool has_media = false;
         const Value* content = member(b, "content");
         if (content != nullptr && content->IsArray()) {
             for (const auto& c : content->GetArray()) {
                 const std::string_view type = text(member(c, "type"));
                 if (type == "image" || type == "file") has_media = true;
-                const std::string piece = block_text(c, type);
+                const std::string_view piece = block_text(c, type, scratch_);
                 if (piece.empty()) continue;
                 if (!joined.empty()) joined += '\n';
                 joined += piece;
@@ -257,7 +265,7 @@ class InputWriter {
                 const std::string_view type = text(member(part, "type"));
                 if (type == "image" || type == "file")
                     media(part, type, static_cast<std::size_t>(-1), 0,
-                          at + " content " + std::to_string(c));
+                          where(t, k) + " content " + std::to_string(c));
                 ++c;
             }
             w_.EndArray();
@@ -275,7 +283,7 @@ class InputWriter {
                 tool_result(b, t, k);
             else if (type == "tool_use")
                 refuse(where(t, k) + ": a tool_use block in a user turn");
-            else if (type == "image" || type == "file" || !block_text(b, type).empty())
+            else if (type == "image" || type == "file" || !block_text(b, type, scratch_).empty())
                 rest = true;
             ++k;
         }
@@ -293,7 +301,7 @@ class InputWriter {
             if (type == "image" || type == "file") {
                 media(b, type, t, k, where(t, k));
             } else if (type != "tool_result") {
-                const std::string s = block_text(b, type);
+                const std::string_view s = block_text(b, type, scratch_);
                 if (!s.empty()) input_text(s, t, k);
             }
             ++k;
@@ -306,20 +314,20 @@ class InputWriter {
         std::size_t k = 0;
         for (const auto& b : blocks.GetArray()) {
             const std::string_view type = text(member(b, "type"));
-            const std::string at = where(t, k);
             if (explicit_ && plan_.anchor_at(t, k) >= 0)
-                refuse("prepared.cache_plan.turn_anchors: " + at +
+                refuse("prepared.cache_plan.turn_anchors: " + where(t, k) +
                        " is in an assistant turn, and the Responses API takes no breakpoint on "
                        "assistant output (responses.6)");
             if (type == "tool_use") {
-                function_call(b, at);
+                function_call(b, t, k);
             } else if (type == "tool_result") {
-                refuse(at + ": a tool_result block in an assistant turn");
+                refuse(where(t, k) + ": a tool_result block in an assistant turn");
             } else if (type == "image" || type == "file") {
-                refuse(at + ": an image or file in an assistant turn (assistant output is text)");
+                refuse(where(t, k) +
+                       ": an image or file in an assistant turn (assistant output is text)");
             } else if (type == "provider_block") {
                 reasoning(b);
-            } else if (const std::string s = block_text(b, type); !s.empty()) {
+            } else if (const std::string_view s = block_text(b, type, scratch_); !s.empty()) {
                 // responses.2: assistant text as a message whose content is the text.
                 begin_item();
                 json::key(w_, "type");
@@ -335,11 +343,12 @@ class InputWriter {
         }
     }
 
-    void function_call(const Value& b, const std::string& at) {
+    void function_call(const Value& b, std::size_t t, std::size_t k) {
         const std::string_view id = text(member(b, "id"));
         const std::string_view name = text(member(b, "name"));
-        if (id.empty()) refuse(at + ": a tool_use without an id");
-        if (name.empty()) refuse(at + ": a tool_use without a name");
+        // A block's place is named only when it is refused (bench/encode).
+        if (id.empty()) refuse(where(t, k) + ": a tool_use without an id");
+        if (name.empty()) refuse(where(t, k) + ": a tool_use without a name");
         const Value* input = member(b, "input");
         begin_item();
         json::key(w_, "type");
@@ -349,7 +358,9 @@ class InputWriter {
         json::key(w_, "name");
         json::string(w_, name);
         json::key(w_, "arguments");
-        json::string(w_, input != nullptr && input->IsObject() ? json::compact(*input) : "{}");
+        json::string(w_, input != nullptr && input->IsObject()
+                             ? json::compact_into(*input, scratch_)
+                             : std::string_view("{}"));
         w_.EndObject();
     }
 
@@ -372,14 +383,19 @@ class InputWriter {
     bool explicit_;
     std::string_view family_;
     std::size_t items_ = 0;
+    /// A json block's or a call's input's compact text, written here and read before the next
+    /// use; its capacity is kept from block to block.
+    rapidjson::StringBuffer scratch_;
+    std::string joined_;
 };
 
 /// responses.2: the system texts joined by a blank line.
 std::string system_text(const Value* system_blocks) {
     std::string out;
     if (system_blocks == nullptr || !system_blocks->IsArray()) return out;
+    rapidjson::StringBuffer scratch;
     for (const auto& b : system_blocks->GetArray()) {
-        const std::string t = block_text(b, text(member(b, "type")));
+        const std::string_view t = block_text(b, text(member(b, "type")), scratch);
         if (t.empty()) continue;
         if (!out.empty()) out += "\n\n";
         out += t;
@@ -439,14 +455,14 @@ std::string_view model_family(std::string_view m) {
     return m;
 }
 
-void encode_request(std::string_view request_json, std::string& head, std::string& body) {
+std::string_view encode_request(std::string_view request_json, std::string& head) {
     // This thread's copy of the request, parsed in place; its capacity is kept from call to call
     // (bench/encode).
     thread_local std::string copy;
-    copy.assign(request_json);
     rapidjson::Document req;
     std::string why;
-    if (!json::parse_insitu(copy, req, why)) refuse("the provider request is not JSON: " + why);
+    if (!json::parse_insitu(request_json, copy, req, why))
+        refuse("the provider request is not JSON: " + why);
     if (!req.IsObject()) refuse("the provider request is not a JSON object");
     const Value* prepared = member(req, "prepared");
     if (prepared == nullptr || !prepared->IsObject())
@@ -472,8 +488,14 @@ void encode_request(std::string_view request_json, std::string& head, std::strin
 
     Plan plan = explicit_marks ? read_plan(*prepared) : Plan{};
 
-    // This thread's output buffer, its capacity kept from call to call as the copy's is.
+    // This thread's output buffer, its capacity kept from call to call as the copy's is; the
+    // body is returned as a view of it, so it is not copied once more before the sink's copy.
     thread_local rapidjson::StringBuffer buffer;
+    // limits.134's bound: a buffer the previous request grew past 64 MiB is not kept.
+    if (buffer.GetSize() > kKeepBytes) {
+        buffer.Clear();
+        buffer.ShrinkToFit();
+    }
     buffer.Clear();
     buffer.Reserve(request_json.size() + 1024);
     Writer w(buffer);
@@ -574,14 +596,10 @@ void encode_request(std::string_view request_json, std::string& head, std::strin
         w.Bool(true);
     }
     w.EndObject();
-    body.assign(buffer.GetString(), buffer.GetSize());
-    // limits.134's bound: a buffer grown past 64 MiB by one huge request is not kept.
-    constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
+    // limits.134's bound: a buffer grown past 64 MiB by one huge request is not kept (the input
+    // copy here; the output buffer at this thread's next call, once the caller has read it).
     if (copy.capacity() > kKeepBytes) std::string().swap(copy);
-    if (buffer.GetSize() > kKeepBytes) {
-        buffer.Clear();
-        buffer.ShrinkToFit();
-    }
+    return {buffer.GetString(), buffer.GetSize()};
 }
 
 }  // namespace nucleo::responses

@@ -41,8 +41,7 @@ class Responses final : public plugin::Provider {
 
     void encode(std::string_view prepared_json, plugin::Sink& out) override {
         std::string head;
-        std::string body;
-        encode_request(prepared_json, head, body);
+        const std::string_view body = encode_request(prepared_json, head);
         // The head is an object ending in '}': the body goes in as its last member.
         head.pop_back();
         out << head << R"(,"body":)" << body << "}";
@@ -51,8 +50,7 @@ class Responses final : public plugin::Provider {
     /// abi.106: the body bytes written here are the bytes the host sends.
     void encode_parts(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& body) {
         std::string h;
-        std::string b;
-        encode_request(prepared_json, h, b);
+        const std::string_view b = encode_request(prepared_json, h);
         head << h;
         body << b;
     }

@@ -22,8 +22,9 @@ inline constexpr std::string_view kReasoningBlock = "reasoning_item";
 /// snapshot suffix ("-YYYY-MM-DD").
 std::string_view model_family(std::string_view wire_model);
 
-/// responses.1-responses.8: the HTTP request document's head (without body) and the body bytes.
-void encode_request(std::string_view request_json, std::string& head, std::string& body);
+/// responses.1-responses.8: the HTTP request document's head (without body) into `head`; returns
+/// the body bytes, a view of this thread's buffer valid until the thread's next encode_request.
+std::string_view encode_request(std::string_view request_json, std::string& head);
 
 /// responses.9-responses.12: the normalized response of an HTTP answer.
 std::string decode_response(int32_t http_status, std::string_view headers_json,

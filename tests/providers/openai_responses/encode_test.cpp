@@ -251,5 +251,36 @@ TEST(ResponsesEncode, ControlCharactersAreEscapedAtEveryAlignment) {
     }
 }
 
+// responses.13: the plugin's own escaper writes the bytes RapidJSON's Writer writes (this test's
+// Writer is the byte-at-a-time one): every control byte, quotes, backslashes, '/', DEL and UTF-8,
+// in short strings (one reserved span) and long ones (the run scan), at every alignment, in texts,
+// a call's input, a json block, a tool result and the system text.
+TEST(ResponsesEncode, TheBodyIsWhatRapidJsonsWriterWritesBack) {
+    std::string tricky;
+    for (int c = 1; c < 0x20; ++c) tricky.push_back(static_cast<char>(c));
+    tricky += "\"\\/\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x99\x82 end";
+    auto quoted = [](const std::string& raw) {
+        rapidjson::StringBuffer b;
+        rapidjson::Writer<rapidjson::StringBuffer> w(b);
+        w.String(raw.data(), static_cast<rapidjson::SizeType>(raw.size()));
+        return std::string(b.GetString(), b.GetSize());
+    };
+    for (std::size_t pad = 0; pad < 80; pad += 7) {
+        const std::string text = quoted(std::string(pad, 'a') + tricky + std::string(pad, 'b'));
+        const std::string turns =
+            R"([{"role":"user","blocks":[{"type":"text","text":)" + text +
+            R"(},{"type":"json","json":{"k":)" + text +
+            R"(}}]},{"role":"assistant","blocks":[{"type":"text","text":)" + text +
+            R"(},{"type":"tool_use","id":"c1","name":"f","input":{"q":)" + text +
+            R"(}}]},{"role":"user","blocks":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":)" +
+            text + R"(}]}]}])";
+        const std::string body =
+            provider()
+                .encode_parts(request(turns, R"([{"type":"text","text":)" + text + "}]"))
+                .body;
+        ASSERT_EQ(body, compact(parse(body))) << "pad " << pad;
+    }
+}
+
 }  // namespace
 }  // namespace nucleo::responses_test
