@@ -39,13 +39,15 @@ inline nucleo::ModelSpec model_for(const std::string& dialect, std::int64_t max_
     nucleo::ModelSpec m;
     m.id = dialect + "-test";
     m.provider = dialect;
-    m.wire_model = dialect == "openai"    ? "gpt-4o"
-                   : dialect == "bedrock" ? "anthropic.claude-3-5-sonnet-20241022-v2:0"
-                                          : "claude-sonnet-5-5";
+    m.wire_model = dialect == "openai"             ? "gpt-4o"
+                   : dialect == "openai-responses" ? "gpt-6.1-terra"
+                   : dialect == "bedrock"          ? "anthropic.claude-3-5-sonnet-20241022-v2:0"
+                   : dialect == "gemini"           ? "gemini-3.1-pro-preview"
+                                                   : "claude-sonnet-5-5";
     m.max_context_tokens = 200000;
     m.max_output_tokens = max_output;
     m.output_budget = {{nucleo::OutputSize::kShort, 512}};
-    m.supports_caching = dialect != "openai";
+    m.supports_caching = dialect == "anthropic" || dialect == "bedrock";
     m.native_tools = true;
     m.prices = {.input = 3.0, .output = 15.0, .cache_write = 3.75, .cache_read = 0.30};
     return m;
@@ -58,7 +60,7 @@ inline nucleo::ProviderClient client_for(const nucleo::emulator_test::EmulatorPr
     config.plugin = dialect;
     config.base_url = "http://127.0.0.1:" + std::to_string(emulator.port());
     // OpenAI's base URL ends in /v1 (the SDKs' OPENAI_BASE_URL convention).
-    if (dialect == "openai") config.base_url += "/v1";
+    if (dialect == "openai" || dialect == "openai-responses") config.base_url += "/v1";
     config.credentials.api_key = "sk-test";
     config.credentials.access_key_id = "AKIDTEST";
     config.credentials.secret_access_key = "secret";

@@ -433,13 +433,18 @@ TEST_P(AgentInEveryDialect, AStreamedToolRoundThenTheAnswer) {
     stream.on_text_delta = [](std::size_t, std::string_view) {};
     CallOptions options;
     options.stream = &stream;
-    EXPECT_EQ(emulator_test::validate_wire(
-                  dialect, {pc.build_request(next, model_for(dialect), options).body}),
-              "");
+    const std::string body = pc.build_request(next, model_for(dialect), options).body;
+    EXPECT_NE(body.find("Z10"), std::string::npos) << body;
+    // The published schemas of ../shared/tools cover the three older dialects; the two newer
+    // ones are checked against their SDKs' types in tests/sdk_types.
+    if (dialect != "openai-responses" && dialect != "gemini") {
+        EXPECT_EQ(emulator_test::validate_wire(dialect, {body}), "");
+    }
 }
 
-INSTANTIATE_TEST_SUITE_P(ThreeDialects, AgentInEveryDialect,
-                         ::testing::Values("anthropic", "openai", "bedrock"));
+INSTANTIATE_TEST_SUITE_P(FiveDialects, AgentInEveryDialect,
+                         ::testing::Values("anthropic", "openai", "openai-responses", "bedrock",
+                                           "gemini"));
 
 TEST(AgentApi, BadRegistrationsAreRefusedByName) {
     emulator_test::EmulatorProcess emulator;

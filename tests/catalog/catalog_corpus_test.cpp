@@ -182,7 +182,7 @@ TEST(CatalogCorpus, EveryModelRendersEveryDocumentOrRefusesItAsDocumented) {
     }
     // The type check cannot silently check nothing: every provider keeps at least three requests
     // per document, and every document reaches every provider unless listed above.
-    for (const char* family : {"anthropic", "openai", "bedrock"}) {
+    for (const char* family : {"anthropic", "openai", "openai-responses", "bedrock"}) {
         EXPECT_GE(kept[family], 3U * documents.size()) << family;
         for (const std::string& doc : documents) {
             const auto key = std::make_pair(doc, std::string(family));

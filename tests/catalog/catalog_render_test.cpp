@@ -170,6 +170,16 @@ TEST(CatalogRender, EveryModelAtEveryDepthSendsWhatItsRecordSays) {
                 }
                 EXPECT_EQ((*body)["inferenceConfig"]["maxTokens"].GetInt64(),
                           std::min(reserve, m.max_output_tokens));
+            } else if (family == "openai-responses") {
+                // responses.7: the effort as reasoning.effort, none sent as none; no effort, no
+                // reasoning member.
+                EXPECT_EQ(member(*body, "thinking"), nullptr);
+                EXPECT_EQ(string_at(*body, {"reasoning", "effort"}), want.effort);
+                if (want.effort.empty()) {
+                    EXPECT_EQ(member(*body, "reasoning"), nullptr);
+                }
+                EXPECT_EQ((*body)["max_output_tokens"].GetInt64(),
+                          std::min(reserve, m.max_output_tokens));
             } else if (family == "gemini") {
                 // gemini.5: the effort as thinkingLevel in the wire's upper case; no form is
                 // mapped on a Gemini 3 record.
