@@ -17,6 +17,11 @@ std::optional<std::string> Args::get(const std::string& name) const {
     return it->second;
 }
 
+std::vector<std::string> Args::all(const std::string& name) const {
+    auto it = repeated_.find(name);
+    return it == repeated_.end() ? std::vector<std::string>() : it->second;
+}
+
 std::string Args::require(const std::string& name) const {
     auto v = get(name);
     if (!v) throw UsageError{"missing required option --" + name};

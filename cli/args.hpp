@@ -52,6 +52,8 @@ struct OptionSpec {
     std::string names;
     std::string value;  ///< what the value is, shown in the help ("ID", "FILE"); "" for a flag
     std::string help;
+    /// Given several times, every value is kept (Args::all); otherwise the last one counts.
+    bool repeatable = false;
 };
 
 /// The options every config-reading subcommand takes.
@@ -63,18 +65,24 @@ OptionSpec json_option();
 class Args {
 public:
     Args() = default;
-    Args(std::map<std::string, std::string> options, std::vector<std::string> positionals)
-        : options_(std::move(options)), positionals_(std::move(positionals)) {}
+    Args(std::map<std::string, std::string> options, std::vector<std::string> positionals,
+         std::map<std::string, std::vector<std::string>> repeated = {})
+        : options_(std::move(options)),
+          positionals_(std::move(positionals)),
+          repeated_(std::move(repeated)) {}
 
     [[nodiscard]] bool has(const std::string& name) const;
     [[nodiscard]] std::optional<std::string> get(const std::string& name) const;
     /// The value of a required option; UsageError naming it when absent.
     [[nodiscard]] std::string require(const std::string& name) const;
     [[nodiscard]] const std::vector<std::string>& positionals() const { return positionals_; }
+    /// Every value of a repeatable option, in the order given; empty when it was not given.
+    [[nodiscard]] std::vector<std::string> all(const std::string& name) const;
 
-private:
+  private:
     std::map<std::string, std::string> options_;
     std::vector<std::string> positionals_;
+    std::map<std::string, std::vector<std::string>> repeated_;
 };
 
 /// A subcommand: its name, one-line summary, options, positional arguments and what runs it.

@@ -17,6 +17,7 @@ const CommandSpec& compact_command();
 const CommandSpec& config_command();
 const CommandSpec& conversations_command();
 const CommandSpec& demo_command();
+const CommandSpec& logs_command();
 const CommandSpec& mcp_command();
 const CommandSpec& models_command();
 const CommandSpec& plugin_command();

@@ -138,13 +138,16 @@ void refuse_leftovers(const Bound& b) {
 
 nucleo::cli::Args args_of(const Bound& b) {
     std::map<std::string, std::string> options;
+    std::map<std::string, std::vector<std::string>> repeated;
     for (const auto& [key, option] : b.options) {
         if (option->count() == 0) continue;
         options[key] = option->get_expected_min() == 0 || option->results().empty()
                            ? std::string()
                            : option->results().back();
+        if (option->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll)
+            repeated[key] = option->results();
     }
-    return nucleo::cli::Args(std::move(options), b.positionals);
+    return nucleo::cli::Args(std::move(options), b.positionals, std::move(repeated));
 }
 
 /// Whether the command was given `--json`.
@@ -243,7 +246,8 @@ int main(int argc, char** argv) {
             } else {
                 option = b.app->add_option(o.names, o.help)
                              ->type_name(o.value)
-                             ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+                             ->multi_option_policy(o.repeatable ? CLI::MultiOptionPolicy::TakeAll
+                                                                : CLI::MultiOptionPolicy::TakeLast);
             }
             b.options.emplace_back(key_of(o.names), option);
         }

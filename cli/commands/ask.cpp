@@ -1,17 +1,24 @@
-// `nucleo ask [PROMPT...]`: one turn, no conversation kept. The prompt is the arguments joined by
-// spaces, then whatever is piped on stdin (cli.105).
+// `nucleo ask [PROMPT...]`: one turn. The prompt is the arguments joined by spaces, then whatever
+// is piped on stdin (cli.105), after the files of -a/--attach (cli.109).
 //
 // Decisions:
+//  - cli.108: every answered ask is saved to the configured persistent store as a conversation of
+//    the user (--user, else $USER, else "local"), through a ConversationService as chat's turns
+//    are; a failed call is not kept (ownership.105). Without a persistent store ask still answers
+//    and keeps nothing.
+//  - cli.107: -c/--continue asks in the user's latest conversation (chat.109), --conversation ID
+//    in that one (cli.106); it keeps the model that answered it unless -m says otherwise
+//    (chat.113) and the instructions it started with (chat.112).
 //  - The conversation declares what --depth and --max-tokens say, else nothing: its depth and
 //    output come from the config's `defaults:` (IMMEDIATE and MEDIUM unless set, budget.102), so a
 //    config that opts out (`none`) makes ask fail as budget.2 says.
-//  - The model is -m/--model, else the default model (config.2: NUCLEO_MODEL, `defaults.model`,
-//    the first catalog entry whose provider has a key).
+//  - The model is -m/--model, else a continued conversation's, else the default model (config.2:
+//    NUCLEO_MODEL, `defaults.model`, the first catalog entry whose provider has a key).
 //  - Without --json the answer streams to stdout as it arrives (control characters other than
 //    newline and tab shown as escapes when stdout is a terminal, so an answer cannot move the
 //    cursor), ends with a newline, and one usage line goes to stderr. With --json nothing
-//    streams: one document {schema_version, model, wire_model, text, stop_reason, usage, cost}
-//    (docs/cli-json.md); a failure is a document too (cli.103).
+//    streams: one document {schema_version, model, wire_model, text, stop_reason, usage, cost,
+//    calls, conversation_id} (docs/cli-json.md); a failure is a document too (cli.103).
 //  - While nothing has arrived, a terminal's stderr shows what the call is doing (cli.104).
 //  - --emulator starts nucleo-emulator for the run and aims every provider of the config at it
 //    with stand-in keys, as `nucleo demo` does (cli.102); a note on stderr names it.
@@ -29,16 +36,20 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "commands/attachments.hpp"
 #include "commands/chat_terminal.hpp"
+#include "commands/conversation_ids.hpp"
 #include "commands/demo_support.hpp"
 #include "commands/provider_output.hpp"
 #include "commands/spinner.hpp"
@@ -49,6 +60,8 @@
 #include "nucleo/log.hpp"
 #include "nucleo/observability.hpp"
 #include "nucleo/provider_client.hpp"
+#include "nucleo/service.hpp"
+#include "nucleo/thinker.hpp"
 
 namespace nucleo::cli {
 namespace {
@@ -101,7 +114,8 @@ std::string answer_text(const Message& message) {
     return text;
 }
 
-void print_json(const ModelSpec& model, const LLMResponse& r) {
+void print_json(const ModelSpec& model, const LLMResponse& r,
+                const std::optional<std::string>& saved_as) {
     rapidjson::StringBuffer buf;
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     w.StartObject();
@@ -131,28 +145,117 @@ void print_json(const ModelSpec& model, const LLMResponse& r) {
     w.Double(internal::rounded_usd(r.cost));  // obs.109
     w.Key("calls");
     w.Uint64(r.calls.size());
+    w.Key("conversation_id");  // cli.108: null when nothing was saved
+    if (saved_as) {
+        w.String(*saved_as);
+    } else {
+        w.Null();
+    }
     w.EndObject();
     std::cout << buf.GetString() << "\n";
 }
 
+/// cli.107, cli.108: the conversation an ask is one turn of, obtained from a ConversationService
+/// over the config's stores for an ask's own thinker and released when the ask ends.
+class AskConversation {
+  public:
+    AskConversation(ConfiguredStores stores, const std::string& user,
+                    const std::optional<std::string>& resume)
+        : where_(stores.persistent_where) {
+        ConversationServiceOptions so;
+        so.persistent = std::move(stores.persistent);
+        so.session = std::move(stores.session);
+        so.cleanup_thread = false;  // one conversation, one turn: nothing to evict
+        service_ = std::make_unique<ConversationService>(std::move(so));
+        thinker_->name = "AskThinker";
+        thinker_->user_id = user;
+        thinker_->job_id = "nucleo-ask";
+        if (!resume) {
+            thinker_->mint_conversation_id();
+        } else {
+            thinker_->set_conversation_id(*resume);
+        }
+        try {
+            conversation_ = service_->obtain_conversation(thinker_).get();
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::kNotFound || !resume) throw;
+            throw Error(ErrorKind::kNotFound, "--conversation " + *resume +
+                                                  ": no such conversation for user '" + user +
+                                                  "' in " + where_);
+        }
+    }
+    ~AskConversation() { service_->release(*thinker_); }
+    AskConversation(const AskConversation&) = delete;
+    AskConversation& operator=(const AskConversation&) = delete;
+
+    [[nodiscard]] ConversationContext& context() const { return *conversation_; }
+
+    /// Saves the answered turn; its id, or nullopt when there is no persistent store.
+    std::optional<std::string> save() {
+        if (!service_->save_conversation(*conversation_, *thinker_)) return std::nullopt;
+        return thinker_->conversation_id();
+    }
+
+  private:
+    std::string where_;
+    std::unique_ptr<ConversationService> service_;
+    std::shared_ptr<Thinker> thinker_ = std::make_shared<Thinker>();
+    std::shared_ptr<ConversationContext> conversation_;
+};
+
 int run_ask(const Args& args) {
+    if (args.has("conversation") && args.has("continue"))
+        throw UsageError{"--conversation and --continue exclude each other"};
     const std::string prompt = prompt_of(args);
     if (auto system = args.get("system"); system && system->empty())
         throw UsageError{"--system needs a text"};
+    const std::string user = args.get("user").value_or(default_user());
+    if (user.empty()) throw UsageError{"--user: empty user id"};
     // cli.102: --emulator answers from a nucleo-emulator of this run's own, every provider aimed
     // at it (stopped, with its folder, when ask returns).
     std::optional<demo::OwnEmulator> emulator;
     const Config config = args.has("emulator")
                               ? demo::with_own_emulator(load_config(args), emulator, "ask")
                               : load_config(args);
-    const ModelSpec& model =
-        args.get("model") ? config.catalog().find(*args.get("model")) : config.default_model();
+    // cli.107: continuing needs the store; a plain ask saves when there is one (cli.108).
+    const bool continuing = args.has("conversation") || args.has("continue");
+    ConfiguredStores stores =
+        open_stores(config, continuing ? ", so there is no conversation to continue" : "");
+    std::optional<std::string> resume;
+    if (auto given = args.get("conversation")) {
+        resume = resolve_conversation_id(*stores.persistent, user, *given, "--conversation");
+    } else if (args.has("continue")) {
+        resume = latest_conversation(*stores.persistent, user);
+        if (!resume) {
+            std::cerr << "nucleo ask: user '" << user << "' has no conversation in "
+                      << stores.persistent_where << " to continue; starting a new one\n";
+        }
+    }
+    std::string model_note;
+    const ModelSpec& model = chosen_model(
+        args, config, stores.persistent ? &*stores.persistent : nullptr, user, resume, model_note);
+    if (!model_note.empty()) std::cerr << "nucleo ask: " << model_note << "\n";
+    // cli.109: every attachment read and checked against the model before anything is called or
+    // saved.
+    std::vector<ContentBlock> attached = attachment_blocks(args.all("attach"), model);
     ProviderClient client = provider_client_for(config, model);
 
-    ConversationContext conversation;
-    if (auto system = args.get("system")) conversation.put_main_objective("system", *system);
+    AskConversation asked(std::move(stores), user, resume);
+    ConversationContext& conversation = asked.context();
+    if (auto system = args.get("system")) {
+        if (!resume) {
+            conversation.put_main_objective("system", *system);
+        } else {
+            // chat.112: a continued conversation keeps the instructions it started with.
+            std::cerr << "nucleo ask: --system is not applied: conversation " << *resume
+                      << " keeps the instructions it was started with\n";
+        }
+    }
     declare(args, conversation);
-    conversation.add_message(Message::outgoing_text(prompt));
+    Message question = Message::outgoing_text(prompt);
+    question.blocks.insert(question.blocks.begin(), std::make_move_iterator(attached.begin()),
+                           std::make_move_iterator(attached.end()));
+    conversation.add_message(std::move(question));
 
     const bool json = args.has("json");
     const bool terminal = ::isatty(STDOUT_FILENO) == 1;
@@ -182,8 +285,9 @@ int run_ask(const Args& args) {
     if (!json) options.stream = &stream;
     const LLMResponse r = client.call(conversation, model, options);
     spinner.stop();
+    const std::optional<std::string> saved_as = asked.save();  // cli.108
     if (json) {
-        print_json(model, r);
+        print_json(model, r, saved_as);
         return kExitOk;
     }
     // A dialect that does not stream delivers the answer at the end.
@@ -197,7 +301,9 @@ int run_ask(const Args& args) {
     std::cerr << "model " << model.id << " (" << r.model << "): stop " << r.stop_reason
               << ", input " << r.usage.input_tokens << ", output " << r.usage.output_tokens
               << ", cache read " << r.usage.cache_read_tokens << ", cost $" << std::fixed
-              << std::setprecision(6) << r.cost << "\n";
+              << std::setprecision(6) << r.cost;
+    if (saved_as) std::cerr << ", conversation " << *saved_as;
+    std::cerr << "\n";
     return kExitOk;
 }
 
@@ -210,7 +316,17 @@ const CommandSpec& ask_command() {
         {{"-m,--model", "ID",
           "a catalog id (default: NUCLEO_MODEL, else the config's defaults.model, else the first "
           "model whose provider has a key)"},
-         {"-s,--system", "TEXT", "standing instructions for the model"},
+         {"-s,--system", "TEXT",
+          "standing instructions for the model (a continued conversation keeps its own)"},
+         {"-a,--attach", "FILE",
+          "attach a png, jpeg, gif or webp image, a PDF or a plain-text file, if the model's "
+          "record accepts it (repeatable)",
+          true},
+         {"-c,--continue", "", "ask in this user's latest conversation, with its model"},
+         {"--conversation", "ID",
+          "ask in this stored conversation of the user (its id or a unique prefix), with its "
+          "model"},
+         {"--user", "U", "the user the conversation is saved for (default: $USER, else local)"},
          {"--max-tokens", "N",
           "the answer's budget in tokens (default: the config's defaults.output)"},
          {"--depth", "DEPTH",
@@ -224,8 +340,8 @@ const CommandSpec& ask_command() {
         "PROMPT",
         "the question; text piped on stdin is added after it (or is the question without it)",
         "The thinking depth and answer length are the config's `defaults:` (IMMEDIATE and MEDIUM "
-        "unless "
-        "set). Usage and cost go to stderr.",
+        "unless set). Usage and cost go to stderr.\n"
+        "Each answered ask is saved to the config's persistent store (nucleo logs lists them).",
         run_ask};
     return spec;
 }

@@ -773,47 +773,6 @@ void check_provider(ProviderClient& client, const ModelSpec& model) {
     (void)client.build_request(probe, model);
 }
 
-/// chat.109: the user's conversation saved last in `store` (their list, every page), if any.
-std::optional<std::string> latest_conversation(const PersistentStore& store,
-                                               const std::string& user) {
-    std::optional<ConversationSummary> latest;
-    std::optional<std::string> cursor;
-    do {
-        ConversationPage page = store.list(user, 1000, cursor);
-        for (ConversationSummary& c : page.conversations) {
-            // Timestamps are ISO 8601 in UTC: their text orders them; a tie goes to the later
-            // created (the list is in creation order).
-            if (!latest || c.updated_at >= latest->updated_at) latest = std::move(c);
-        }
-        cursor = page.next_cursor;
-    } while (cursor);
-    if (!latest) return std::nullopt;
-    return latest->conversation_id;
-}
-
-/// chat.113: the session's model: --model, else the one that last answered the resumed
-/// conversation (its prior_spec_id, persistence.22) when the catalog still has it, else the
-/// default (chat.107). `note` says why when a resumed conversation's model is not used.
-const ModelSpec& chosen_model(const Args& args, const Config& config, const PersistentStore* store,
-                              const std::string& user, const std::optional<std::string>& resume,
-                              std::string& note) {
-    if (auto id = args.get("model")) return config.catalog().find(*id);
-    if (resume && store != nullptr) {
-        std::optional<std::string> used;
-        try {
-            used = store->load(user, *resume).prior_spec_id;
-        } catch (const Error& e) {
-            if (e.kind() != ErrorKind::kNotFound) throw;  // ChatSession::open names the missing id
-        }
-        if (used) {
-            if (const ModelSpec* m = config.catalog().try_find(*used)) return *m;
-            note = "conversation " + *resume + " was answered by " + *used +
-                   ", which the catalog no longer has; using " + config.default_model().id;
-        }
-    }
-    return config.default_model();
-}
-
 /// A word for the shell: quoted when it holds anything but letters, digits and -_./:=@.
 std::string shell_word(const std::string& word) {
     const bool plain = !word.empty() && word.find_first_not_of(

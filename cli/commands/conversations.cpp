@@ -39,16 +39,9 @@ namespace nucleo::cli {
 namespace {
 
 ConfiguredStores open_stores_of(const Args& args) {
-    const Config config = load_config(args);
-    if (!config.persistent_store()) {
-        throw Error(ErrorKind::kConfig, config_path(args).string() +
-                                            ": stores.persistent is not configured (choose a "
-                                            "store plugin, e.g. sqlite)");
-    }
-    PluginLoader loader(config.plugin_paths());
     // persistence.106: the session store is opened too (a bad choice fails at start), and
     // delete drops the conversation's cached entry.
-    return open_configured_stores(config, loader);
+    return open_stores(load_config(args), " (choose a store plugin, e.g. sqlite)");
 }
 
 PersistentStore open_persistent_store(const Args& args) {
@@ -83,14 +76,9 @@ std::string read_input(const std::string& path) {
 
 std::optional<ConversationSummary> find_summary(const PersistentStore& store,
                                                 const std::string& user, const std::string& id) {
-    std::optional<std::string> cursor;
-    do {
-        ConversationPage page = store.list(user, 1000, cursor);
-        for (auto& c : page.conversations) {
-            if (c.conversation_id == id) return std::move(c);
-        }
-        cursor = std::move(page.next_cursor);
-    } while (cursor);
+    for (ConversationSummary& c : all_conversations(store, user)) {
+        if (c.conversation_id == id) return std::move(c);
+    }
     return std::nullopt;
 }
 
@@ -137,13 +125,7 @@ int run_conversations(const Args& args) {
     if (verb == "list") {
         if (args.positionals().size() != 1) throw UsageError{"usage: nucleo conversations list"};
         const PersistentStore store = open_persistent_store(args);
-        std::vector<ConversationSummary> all;
-        std::optional<std::string> cursor;
-        do {
-            ConversationPage page = store.list(user, 1000, cursor);
-            for (auto& c : page.conversations) all.push_back(std::move(c));
-            cursor = page.next_cursor;
-        } while (cursor);
+        const std::vector<ConversationSummary> all = all_conversations(store, user);
         if (json) {
             print_json([&](JsonWriter& w) {
                 put(w, "user", user);

@@ -29,15 +29,6 @@ CliRun ask_at(int port, const std::string& args, const std::string& config = kSh
         NUCLEO_CLI + "' " + args + " --config " + quoted(config));
 }
 
-/// A scratch folder for this test, emptied first.
-fs::path scratch() {
-    const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "cli" /
-                         ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
 /// A config that includes the shipped one and adds `extra` (a `defaults:` block from line 2),
 /// written into `dir`.
 std::string config_with(const fs::path& dir, const std::string& extra) {

@@ -171,6 +171,25 @@ TEST(CliJson, Ask) {
     EXPECT_EQ(answer["calls"].GetInt(), 1);
 }
 
+// cli.108: what `nucleo ask` saved, listed by `nucleo logs --json`.
+TEST(CliJson, Logs) {
+    emulator_test::EmulatorProcess emulator;
+    const std::string env = "ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=http://127.0.0.1:" +
+                            std::to_string(emulator.port()) +
+                            " NUCLEO_SQLITE_PATH=" + quoted((scratch() / "asks.db").string()) +
+                            " NUCLEO_PLUGIN_PATH=" + NUCLEO_BUILD_PLUGIN_DIR;
+    const std::string config = " --config " + quoted(kShippedConfig);
+    const auto asked = expect_documented("ask --json -m claude-sonnet-5-5 Hello" + config,
+                                         "nucleo ask --json", env);
+    ASSERT_TRUE(asked.IsObject());
+    const auto logs = expect_documented("logs --json" + config, "nucleo logs --json", env);
+    ASSERT_TRUE(logs.IsObject());
+    ASSERT_EQ(logs["conversations"].Size(), 1u);
+    EXPECT_EQ(std::string(logs["conversations"][0]["id"].GetString()),
+              asked["conversation_id"].GetString());
+    EXPECT_EQ(std::string(logs["conversations"][0]["title"].GetString()), "Hello");
+}
+
 TEST(CliJson, Conversations) {
     const fs::path dir = fs::path(NUCLEO_BINARY_DIR) / "tests" / "cli" / "conversations-json";
     fs::remove_all(dir);
