@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "doc_blocks.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/log.hpp"
 #include "nucleo/plugin.h"
@@ -27,6 +28,13 @@ using nucleo::Plugin;
 using nucleo::PluginLoader;
 
 const fs::path kGood = fs::path(ABI_FIXTURE_DIR) / "good";
+const fs::path kSource = fs::path(NUCLEO_SOURCE_DIR);
+const fs::path kFixtures = kSource / "tests" / "abi" / "fixtures";
+
+std::string slurp(const fs::path& file) {
+    std::ifstream in(file);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
 const fs::path kBad = fs::path(ABI_FIXTURE_DIR) / "bad";
 
 /// Captures every log record ("logger message") while alive.
@@ -80,21 +88,34 @@ TEST(Loader, TheReadmesProviderSnippetCompilesAndLoads) {
     EXPECT_EQ(p.info().factories, std::vector<std::string>{"nucleo.provider/1"});
     EXPECT_EQ(p.make_provider().capabilities(), R"({"schema_version":1,"auth":"bearer"})");
 
-    std::ifstream readme_file(fs::path(NUCLEO_SOURCE_DIR) / "README.md");
-    const std::string readme((std::istreambuf_iterator<char>(readme_file)), {});
-    std::ifstream fixture(fs::path(NUCLEO_SOURCE_DIR) / "tests" / "abi" / "fixtures" /
-                          "readme_provider.cpp");
-    std::string line;
-    std::string block;
-    bool in_snippet = false;
-    while (std::getline(fixture, line)) {
-        if (line.rfind("#include", 0) == 0) in_snippet = true;
-        if (!in_snippet) continue;
-        block += line + "\n";
-        if (line.rfind("NUCLEO_PLUGIN_ENTRY(", 0) == 0) break;
+    // The README's block of plugin.hpp is the fixture's, line for line.
+    int shown = 0;
+    const std::string fixture = slurp(kFixtures / "readme_provider.cpp");
+    for (const std::string& block :
+         nucleo::test_support::fenced_blocks(slurp(kSource / "README.md"), {"cpp"})) {
+        if (block.find("nucleo/plugin.hpp") == std::string::npos) continue;
+        EXPECT_GE(std::count(block.begin(), block.end(), '\n'), 8);
+        EXPECT_NE(fixture.find(block), std::string::npos) << "the fixture does not hold:\n"
+                                                          << block;
+        ++shown;
     }
-    EXPECT_GE(std::count(block.begin(), block.end(), '\n'), 8);
-    EXPECT_NE(readme.find(block), std::string::npos) << "the README does not show:\n" << block;
+    EXPECT_EQ(shown, 1);
+}
+
+// docs/plugin-authoring.md's C and C++ snippets compile (fixtures/authoring_summarizer.cpp holds
+// every one, as the doc shows it), and the plugin they make loads and publishes its schema.
+TEST(Loader, ThePluginAuthoringSnippetsCompileAndLoad) {
+    const Plugin p =
+        PluginLoader().load((fs::path(ABI_FIXTURE_DIR) / "authoring" / "nucleo-mine.so").string());
+    EXPECT_EQ(p.info().name, "mine");
+    EXPECT_EQ(p.info().factories, std::vector<std::string>{"nucleo.summarizer/1"});
+    const std::string fixture = slurp(kFixtures / "authoring_summarizer.cpp");
+    const auto blocks = nucleo::test_support::fenced_blocks(
+        slurp(kSource / "docs" / "plugin-authoring.md"), {"c", "cpp", "c++", "h"});
+    EXPECT_EQ(blocks.size(), 2u) << "a new C or C++ block of the doc belongs in the fixture too";
+    for (const std::string& block : blocks)
+        EXPECT_NE(fixture.find(block), std::string::npos) << "the fixture does not hold:\n"
+                                                          << block;
 }
 
 TEST(Loader, LoadsTheC11Plugin) {

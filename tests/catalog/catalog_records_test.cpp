@@ -1,4 +1,4 @@
-// The catalog's records (catalog.1-catalog.8): the fields read from YAML with their refusals,
+// The catalog's records (catalog.1-catalog.10): the fields read from YAML with their refusals,
 // the status gate, the depth mapping, tiered prices, and the token calibration (tokens.103).
 #include <gtest/gtest.h>
 
@@ -180,6 +180,60 @@ TEST(CatalogRecord, BadRecordsAreRefusedWithWhereAndWhat) {
     // An unknown key inside a record's mapping.
     r = refusal(record("x") + "    caching: {min_tokens: 512, breakpoint: explicit}\n" + kPrices);
     EXPECT_NE(r.find("models[0].caching.breakpoint: unknown key"), std::string::npos) << r;
+}
+
+// catalog.10: an operator's own model (an Ollama or vLLM server behind the openai plugin) needs
+// three fields; every other one takes its documented default.
+TEST(CatalogRecord, AnOperatorsModelNeedsOnlyIdProviderAndWireModel) {
+    const Config config =
+        parse("  - {id: llama3, provider: openai, wire_model: \"llama3.1:8b\"}\n");
+    const ModelSpec& m = config.catalog().find("llama3");
+    EXPECT_EQ(m.provider, "openai");
+    EXPECT_EQ(m.wire_model, "llama3.1:8b");
+    EXPECT_EQ(m.grade, Grade::kMedium);
+    EXPECT_EQ(m.status, ModelStatus::kActive);
+    EXPECT_TRUE(m.source.urls.empty());
+    EXPECT_EQ(m.max_context_tokens, 8192);
+    EXPECT_EQ(m.max_output_tokens, 2048);
+    EXPECT_FALSE(m.comfort_context_tokens.has_value());
+    EXPECT_EQ(m.output_budget_for(OutputSize::kShort), 1024);
+    EXPECT_EQ(m.output_budget_for(OutputSize::kMedium), 2048);
+    EXPECT_EQ(m.output_budget_for(OutputSize::kLong), 2048);
+    EXPECT_EQ(m.output_budget_for(OutputSize::kExtended), 2048);
+    for (Depth d : {Depth::kImmediate, Depth::kStandard, Depth::kDeep}) {
+        EXPECT_FALSE(m.thinks_at(d)) << to_string(d);
+        EXPECT_EQ(m.thinking_at(d).kind, DepthThinking::Kind::kNone) << to_string(d);
+    }
+    EXPECT_FALSE(m.supports_caching);
+    EXPECT_EQ(m.cache_breakpoints, "none");
+    EXPECT_TRUE(m.native_tools);
+    EXPECT_TRUE(m.accepted_inputs.empty());
+    EXPECT_EQ(m.token_counter, "o200k_base");
+    EXPECT_EQ(m.prices.input, 0);
+    EXPECT_EQ(m.prices.output, 0);
+    EXPECT_EQ(m.cost(1000, 1000, 0, 0), 0);
+    EXPECT_EQ(m.requests_per_minute, 0);
+
+    // A window given: the output ceiling defaults within it, the rungs within the ceiling.
+    const Config small =
+        parse("  - {id: a, provider: openai, wire_model: a, max_context_tokens: 1000}\n");
+    EXPECT_EQ(small.catalog().find("a").max_output_tokens, 1000);
+    EXPECT_EQ(small.catalog().find("a").output_budget_for(OutputSize::kShort), 1000);
+    const Config large = parse(
+        "  - {id: b, provider: openai, wire_model: b, max_context_tokens: 131072, "
+        "max_output_tokens: 32768}\n");
+    const ModelSpec& b = large.catalog().find("b");
+    EXPECT_EQ(b.output_budget_for(OutputSize::kShort), 1024);
+    EXPECT_EQ(b.output_budget_for(OutputSize::kMedium), 4096);
+    EXPECT_EQ(b.output_budget_for(OutputSize::kLong), 16384);
+    EXPECT_EQ(b.output_budget_for(OutputSize::kExtended), 32768);
+
+    // What is given is still checked whole: the three required fields, each named.
+    const std::string r = refusal("  - {grade: SMALL}\n");
+    EXPECT_EQ(r,
+              "catalog.yaml:5:5: models[0].id: required value missing\n"
+              "catalog.yaml:5:5: models[0].provider: required value missing\n"
+              "catalog.yaml:5:5: models[0].wire_model: required value missing");
 }
 
 // catalog.9: what a model takes inside `messages`, each item on its own; absent, neither; an item

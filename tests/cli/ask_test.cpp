@@ -339,6 +339,29 @@ TEST(CliAsk, ACostIsWrittenWithoutFloatingPointNoise) {
     EXPECT_NE(logged.err.find(R"("nucleo.cost.usd":0.00000705)"), std::string::npos) << logged.err;
 }
 
+// catalog.10: a model of an OpenAI-compatible server (Ollama, vLLM) is three fields under a
+// provider instance of the openai plugin; here the server is nucleo-emulator's /v1.
+TEST(CliAsk, AnOpenAICompatibleServersModelNeedsThreeFields) {
+    const fs::path dir = scratch();
+    emulator_test::EmulatorProcess emulator;
+    const fs::path config = dir / "nucleo.yaml";
+    std::ofstream(config) << "providers:\n"
+                             "  local:\n"
+                             "    plugin: openai\n"
+                             "    base_url: http://127.0.0.1:"
+                          << emulator.port()
+                          << "/v1\n"
+                             "    api_key: ollama\n"
+                             "models:\n"
+                             "  - {id: llama3, provider: local, wire_model: \"llama3.1:8b\"}\n";
+    const CliRun r = test_support::run_command(
+        "env NUCLEO_PLUGIN_PATH=" + std::string(NUCLEO_BUILD_PLUGIN_DIR) + " '" + NUCLEO_CLI +
+        "' ask -m llama3 hi --config " + quoted(config.string()));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "This is the emulator's answer to: hi\n");
+    EXPECT_NE(r.err.find("model llama3"), std::string::npos) << r.err;
+}
+
 /// `nucleo render` of a document that declares neither depth nor output under `config`.
 CliRun render_undeclared(const std::string& config) {
     const fs::path doc = fs::path(config).parent_path() / "undeclared.json";

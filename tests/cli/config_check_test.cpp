@@ -62,6 +62,30 @@ TEST_F(ConfigCheck, AWellFormedConfigChecksOk) {
     EXPECT_EQ(r.err, "");
 }
 
+// config.4: --check names every problem of the file, each with its place, and exits 2;
+// catalog.10: a three-field record of an OpenAI-compatible server is no problem.
+TEST_F(ConfigCheck, EveryProblemIsNamedInOneRun) {
+    const std::string config = write(
+        "providers:\n"
+        "  local: {plugin: openai, base_url: \"http://localhost:11434/v1\"}\n"
+        "models:\n"
+        "  - {id: llama3, provider: local, wire_model: \"llama3.1:8b\"}\n"
+        "  - {id: b, provider: local, wire_model: b, grade: HUGE,\n"
+        "     max_output_tokens: -1, prices: {input: 1}}\n"
+        "  - {provider: local}\n");
+    const CliRun r = run("config --check --config " + quoted(config));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err,
+              "nucleo config: " + config +
+                  ":5:52: models[1].grade: expected one of SMALL, MEDIUM, LARGE, got \"HUGE\"\n" +
+                  config +
+                  ":6:25: models[1].max_output_tokens: expected a positive integer, got -1\n" +
+                  config + ":6:37: models[1].prices.output: required value missing\n" + config +
+                  ":7:5: models[2].id: required value missing\n" + config +
+                  ":7:5: models[2].wire_model: required value missing\n");
+}
+
 TEST_F(ConfigCheck, AMissingPluginFolderIsAWarningNamingIt) {
     const std::string config = write("plugins:\n  paths: [\"" + (dir_ / "no-such-folder").string() + "\"]\n");
     const CliRun r = run("config --check --config " + quoted(config));

@@ -179,8 +179,77 @@ TEST(ConfigErrors, CachePricesAreRequiredWhenCachingIsSupported) {
     const auto dir = scratch_dir();
     const auto file =
         write_file(dir / "nucleo.yaml", with_models(entry("a") + "    supports_caching: true\n"));
+    // config.4: both cache prices are named.
     EXPECT_EQ(refusal_of(file).message,
-              file.string() + ":11:13: models[0].prices.cache_write: required value missing");
+              file.string() + ":11:13: models[0].prices.cache_write: required value missing\n" +
+                  file.string() + ":11:13: models[0].prices.cache_read: required value missing");
+}
+
+// config.4: one load names every problem of the file, each on its line with its place; a check
+// that needs a refused value (the rungs against a refused window) is not made against a default.
+TEST(ConfigErrors, EveryProblemOfAFileIsNamedAtOnce) {
+    const auto dir = scratch_dir();
+    const auto file = write_file(dir / "nucleo.yaml",
+                                 "providers:\n"
+                                 "  local:\n"
+                                 "    plugin: openai\n"
+                                 "    base_url: http://localhost:11434/v1\n"
+                                 "    colour: red\n"
+                                 "models:\n"
+                                 "  - id: a\n"
+                                 "    provider: local\n"
+                                 "    wire_model: a\n"
+                                 "    max_context_tokens: lots\n"
+                                 "    output_budget: {SHORT: 10}\n"
+                                 "  - id: b\n"
+                                 "    provider: elsewhere\n"
+                                 "    wire_model: b\n"
+                                 "    prices: {input: 1}\n"
+                                 "  - provider: local\n"
+                                 "    wire_model: c\n"
+                                 "defaults: {model: nope}\n");
+    const Refusal r = refusal_of(file);
+    EXPECT_EQ(r.kind, ErrorKind::kConfig);
+    const std::string f = file.string();
+    EXPECT_EQ(
+        r.message,
+        f +
+            ":5:5: providers.local.colour: unknown key (known keys: plugin, base_url, api_key, "
+            "credentials, options, transport, isolation)\n" +
+            f + ":10:25: models[0].max_context_tokens: expected an integer, got \"lots\"\n" + f +
+            ":15:13: models[1].prices.output: required value missing\n" + f +
+            ":16:5: models[2].id: required value missing\n" + f +
+            ":13:15: models[1].provider: unknown provider instance \"elsewhere\" "
+            "(providers: local)\n" +
+            f + ":18:19: defaults.model: \"nope\" is no model of the catalog (known: a, b)");
+}
+
+// config.4: every rung missing from an output_budget is named, and so is each wrong key of one
+// mapping; an included file's problems carry that file's name, after the includer's own.
+TEST(ConfigErrors, ProblemsAcrossRungsKeysAndIncludesAreAllNamed) {
+    const auto dir = scratch_dir();
+    std::string models = entry("a");
+    models.replace(models.find("{SHORT: 1024, MEDIUM: 4096, "), 28, "{MEDIUM: 4096, ");
+    models.replace(models.find(", EXTENDED: 64000"), 17, "");
+    const auto root = write_file(
+        dir / "nucleo.yaml", "include: sub.yaml\n" + with_models(models) + "    colour: blue\n");
+    write_file(dir / "sub.yaml", "modles: []\nstores: {sesion: {plugin: memory}}\n");
+    const std::string r = refusal_of(root).message;
+    const std::string f = root.string();
+    const std::string sub = (dir / "sub.yaml").string();
+    EXPECT_EQ(r,
+              f +
+                  ":13:5: models[0].colour: unknown key (known keys: id, provider, wire_model, "
+                  "grade, status, shutdown, retired_on, replacement, source, max_context_tokens, "
+                  "max_output_tokens, comfort_context_tokens, output_budget, thinking, "
+                  "thinking_budget, refuses, mid_conversation, caching, supports_caching, "
+                  "native_tools, min_cacheable_tokens, cache_ttls, prices, accepts, threads, "
+                  "tokenizer, token_counter, rate_limits)\n" +
+                  f + ":11:20: models[0].output_budget.SHORT: required value missing\n" + f +
+                  ":11:20: models[0].output_budget.EXTENDED: required value missing\n" + sub +
+                  ":1:1: modles: unknown key (known keys: include, plugins, providers, "
+                  "stores, summarizer, models, defaults, mcp_servers)\n" +
+                  sub + ":2:10: stores.sesion: unknown key (known keys: session, persistent)");
 }
 
 TEST(ConfigErrors, MalformedYamlCarriesTheParsersMarkAndWords) {

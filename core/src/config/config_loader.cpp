@@ -2,8 +2,9 @@
 //
 // Every refusal is an Error of kind kConfig whose message starts with `file:line:column: ` (from
 // the parser's marks, 1-based) followed by the key path (`models[1].max_output_tokens: `) and what
-// was wrong. Values at secret keys are never quoted. Messages are one line (values are escaped and
-// cut), so the CLI prints them as they are.
+// was wrong. Values at secret keys are never quoted. Each problem is one line (values are escaped
+// and cut), so the CLI prints them as they are; config.4: a load names every problem of its files,
+// one a line, in the order they are read, not only the first.
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -99,7 +100,11 @@ class ConfigBuilder {
             includer->fail(include_mark, include_path,
                            "include cycle: " + file.string() + " is already being read");
         stack_.push_back(identity);
-        Reader reader(file.string(), &config_.unset_);
+        // Popped however the reading ends: a refusal recorded by an includer's attempt() must not
+        // leave the file on the stack, or a later include of it would read as a cycle.
+        const std::unique_ptr<std::vector<fs::path>, void (*)(std::vector<fs::path>*)> pop(
+            &stack_, [](std::vector<fs::path>* stack) { stack->pop_back(); });
+        Reader reader(file.string(), &config_.unset_, &problems_);
         config_internal::YamlTree tree;
         try {
             tree = config_internal::YamlTree::parse(text, kMaxYamlNesting);
@@ -109,34 +114,61 @@ class ConfigBuilder {
         const YamlNode root = tree.root();
         check_node_count(reader, root);
         read_document(reader, root, file.parent_path());
-        stack_.pop_back();
     }
 
-    void finish() {
-        std::vector<std::string> names;
-        for (const auto& p : config_.providers_) names.push_back(p.name);
+    /// config.4: reads with `read` (the root file or text and its includes) and checks what
+    /// spans the files; every problem found is named in one Error, one a line.
+    template <typename F>
+    void build(F&& read) {
+        bool read_through = true;
+        try {
+            read();
+        } catch (const Error& e) {
+            // A refusal no attempt() took (the root not found, malformed YAML, the problem cap)
+            // ends the reading; with problems already found it is the last of them.
+            if (e.kind() != ErrorKind::kConfig || problems_.empty()) throw;
+            problems_.emplace_back(e.what());
+            if (problems_.size() > config_internal::kMaxConfigProblems)
+                problems_.emplace_back("(the check stopped after " +
+                                       std::to_string(config_internal::kMaxConfigProblems) +
+                                       " problems)");
+            read_through = false;
+        }
+        // What spans files is checked only over files read whole: a reference into a file that
+        // was not read would be a problem of the reading, not of the reference.
+        if (read_through) check_references();
+        if (problems_.empty()) {
+            config_.catalog_ = ModelCatalog(std::move(models_));
+            return;
+        }
+        std::string all;
+        for (const std::string& p : problems_) all += (all.empty() ? "" : "\n") + p;
+        throw Error(ErrorKind::kConfig, all);
+    }
+
+  private:
+    void check_references() {
+        // Every provider named, also one whose entry was refused, so a model of it is not
+        // refused again as naming none.
+        const std::vector<std::string>& names = provider_names_;
         for (const auto& ref : model_refs_) {
             if (std::find(names.begin(), names.end(), ref.provider) == names.end())
-                throw Error(ErrorKind::kConfig,
-                            ref.where + ": " + ref.path + ": unknown provider instance " +
-                                quote(ref.provider) + " (providers: " +
-                                (names.empty() ? std::string("none") : join(names)) + ")");
+                problems_.push_back(ref.where + ": " + ref.path + ": unknown provider instance " +
+                                    quote(ref.provider) + " (providers: " +
+                                    (names.empty() ? std::string("none") : join(names)) + ")");
         }
         for (const auto& ref : replacement_refs_) {
             if (model_where_.count(ref.provider) == 0)
-                throw Error(ErrorKind::kConfig, ref.where + ": " + ref.path + ": " +
-                                                    quote(ref.provider) +
-                                                    " is no model of the catalog");
+                problems_.push_back(ref.where + ": " + ref.path + ": " + quote(ref.provider) +
+                                    " is no model of the catalog");
         }
         if (config_.default_model_id_ && model_where_.count(*config_.default_model_id_) == 0) {
             std::string known;
-            for (const auto& m : models_) known += (known.empty() ? "" : ", ") + m.id;
-            throw Error(ErrorKind::kConfig,
-                        default_model_where_ + ": defaults.model: " +
-                            quote(*config_.default_model_id_) + " is no model of the catalog" +
-                            " (known: " + (known.empty() ? std::string("none") : known) + ")");
+            for (const auto& id : model_ids_) known += (known.empty() ? "" : ", ") + id;
+            problems_.push_back(default_model_where_ + ": defaults.model: " +
+                                quote(*config_.default_model_id_) + " is no model of the catalog" +
+                                " (known: " + (known.empty() ? std::string("none") : known) + ")");
         }
-        config_.catalog_ = ModelCatalog(std::move(models_));
     }
 
   private:
@@ -174,28 +206,33 @@ class ConfigBuilder {
         r.expect_map(root, "",
                      {"include", "plugins", "providers", "stores", "summarizer", "models",
                       "defaults", "mcp_servers"});
-        if (auto n = Reader::get(root, "plugins"); Reader::present(n)) read_plugins(r, n, folder);
-        if (auto n = Reader::get(root, "providers"); Reader::present(n)) read_providers(r, n);
-        if (auto n = Reader::get(root, "stores"); Reader::present(n)) read_stores(r, n);
-        if (auto n = Reader::get(root, "summarizer"); Reader::present(n))
+        // config.4: each part read on its own, so a problem in one leaves the others checked.
+        const auto part = [&](std::string_view key, const auto& read) {
+            if (auto n = Reader::get(root, key); Reader::present(n)) r.attempt([&] { read(n); });
+        };
+        part("plugins", [&](const YamlNode& n) { read_plugins(r, n, folder); });
+        part("providers", [&](const YamlNode& n) { read_providers(r, n); });
+        part("stores", [&](const YamlNode& n) { read_stores(r, n); });
+        part("summarizer", [&](const YamlNode& n) {
             set_once(r, n, "summarizer", config_.summarizer_,
                      read_choice(r, n, "summarizer", true));
-        if (auto n = Reader::get(root, "models"); Reader::present(n)) read_models(r, n);
-        if (auto n = Reader::get(root, "defaults"); Reader::present(n)) read_defaults(r, n);
-        if (auto n = Reader::get(root, "mcp_servers"); Reader::present(n))
-            read_mcp_servers(r, n, config_.mcp_servers_);
-        if (auto n = Reader::get(root, "include"); Reader::present(n)) {
+        });
+        part("models", [&](const YamlNode& n) { read_models(r, n); });
+        part("defaults", [&](const YamlNode& n) { read_defaults(r, n); });
+        part("mcp_servers",
+             [&](const YamlNode& n) { read_mcp_servers(r, n, config_.mcp_servers_); });
+        part("include", [&](const YamlNode& n) {
             if (n.is_scalar()) {
                 include(r, n, folder, "include");
             } else if (n.is_sequence()) {
                 std::size_t i = 0;
                 for (const auto& item : n.items())
-                    include(r, item, folder, element("include", i++));
+                    r.attempt([&] { include(r, item, folder, element("include", i++)); });
             } else {
                 r.fail(n.mark(), "include",
                        "expected a file name or a list of them, got " + describe(n));
             }
-        }
+        });
     }
 
     void include(const Reader& r, const YamlNode& n, const fs::path& folder,
@@ -226,63 +263,66 @@ class ConfigBuilder {
 
     void read_providers(const Reader& r, const YamlNode& n) {
         r.expect_map(n, "providers");
-        for (const auto& kv : n.entries()) {
-            ProviderConfig p;
-            p.name = kv.first.scalar();
-            const std::string path = child("providers", p.name);
-            const bool valid_name =
-                !p.name.empty() && std::all_of(p.name.begin(), p.name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
-                           c == '.';
-                });
-            if (!valid_name)
-                r.fail(kv.first.mark(), path,
-                       "a provider name is letters, digits, '_', '-' or '.'");
-            for (const auto& existing : config_.providers_)
-                if (existing.name == p.name)
-                    r.fail(kv.first.mark(), path,
-                           "provider instance defined twice (also at " + provider_where_[p.name] +
-                               ")");
-            const YamlNode& body = kv.second;
-            r.expect_map(body, path,
-                         {"plugin", "base_url", "api_key", "credentials", "options", "transport",
-                          "isolation"});
-            p.plugin = r.plugin_name(body, path);
-            p.where = r.where(Reader::get(body, "plugin").mark());
-            if (auto v = Reader::get(body, "base_url"); Reader::present(v)) {
-                p.base_url = r.string(v, child(path, "base_url"));
-                // answers.112: where the base URL was written and the variables it names, for
-                // the hint of a 404 at it (expanded again only to see which are looked up).
-                p.base_url_where = r.where(v.mark());
-                config_internal::expand_env(v.scalar(), [&](std::string_view name) {
-                    if (std::find(p.base_url_variables.begin(), p.base_url_variables.end(), name) ==
-                        p.base_url_variables.end())
-                        p.base_url_variables.emplace_back(name);
-                    return config_internal::process_env(name);
-                });
-            }
-            if (auto v = Reader::get(body, "api_key"); Reader::present(v))
-                p.credentials.api_key = r.string(v, child(path, "api_key"), true);
-            if (auto c = Reader::get(body, "credentials"); Reader::present(c)) {
-                const std::string cpath = child(path, "credentials");
-                r.expect_map(c, cpath,
-                             {"access_key_id", "secret_access_key", "session_token", "region"});
-                auto field = [&](std::string_view key, std::string& out, bool secret) {
-                    if (auto v = Reader::get(c, key); Reader::present(v))
-                        out = r.string(v, child(cpath, key), secret);
-                };
-                field("access_key_id", p.credentials.access_key_id, true);
-                field("secret_access_key", p.credentials.secret_access_key, true);
-                field("session_token", p.credentials.session_token, true);
-                field("region", p.credentials.region, false);
-            }
-            p.options_json = r.options(body, path, p.options_origin);
-            if (auto t = Reader::get(body, "transport"); Reader::present(t))
-                read_transport(r, t, child(path, "transport"), p.transport);
-            p.process_isolation = read_isolation(r, body, path);
-            provider_where_[p.name] = r.where(kv.first.mark());
-            config_.providers_.push_back(std::move(p));
+        std::set<std::string> seen;  // a repeated key is named by expect_map, and read once
+        for (const auto& kv : n.entries())
+            if (kv.first.is_scalar() && seen.insert(kv.first.scalar()).second)
+                r.attempt([&] { read_provider(r, kv.first, kv.second); });
+    }
+
+    void read_provider(const Reader& r, const YamlNode& name, const YamlNode& body) {
+        ProviderConfig p;
+        p.name = name.scalar();
+        provider_names_.push_back(p.name);
+        const std::string path = child("providers", p.name);
+        const bool valid_name =
+            !p.name.empty() && std::all_of(p.name.begin(), p.name.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                       c == '.';
+            });
+        if (!valid_name)
+            r.fail(name.mark(), path, "a provider name is letters, digits, '_', '-' or '.'");
+        for (const auto& existing : config_.providers_)
+            if (existing.name == p.name)
+                r.fail(name.mark(), path,
+                       "provider instance defined twice (also at " + provider_where_[p.name] + ")");
+        r.expect_map(
+            body, path,
+            {"plugin", "base_url", "api_key", "credentials", "options", "transport", "isolation"});
+        p.plugin = r.plugin_name(body, path);
+        p.where = r.where(Reader::get(body, "plugin").mark());
+        if (auto v = Reader::get(body, "base_url"); Reader::present(v)) {
+            p.base_url = r.string(v, child(path, "base_url"));
+            // answers.112: where the base URL was written and the variables it names, for
+            // the hint of a 404 at it (expanded again only to see which are looked up).
+            p.base_url_where = r.where(v.mark());
+            config_internal::expand_env(v.scalar(), [&](std::string_view name) {
+                if (std::find(p.base_url_variables.begin(), p.base_url_variables.end(), name) ==
+                    p.base_url_variables.end())
+                    p.base_url_variables.emplace_back(name);
+                return config_internal::process_env(name);
+            });
         }
+        if (auto v = Reader::get(body, "api_key"); Reader::present(v))
+            p.credentials.api_key = r.string(v, child(path, "api_key"), true);
+        if (auto c = Reader::get(body, "credentials"); Reader::present(c)) {
+            const std::string cpath = child(path, "credentials");
+            r.expect_map(c, cpath,
+                         {"access_key_id", "secret_access_key", "session_token", "region"});
+            auto field = [&](std::string_view key, std::string& out, bool secret) {
+                if (auto v = Reader::get(c, key); Reader::present(v))
+                    out = r.string(v, child(cpath, key), secret);
+            };
+            field("access_key_id", p.credentials.access_key_id, true);
+            field("secret_access_key", p.credentials.secret_access_key, true);
+            field("session_token", p.credentials.session_token, true);
+            field("region", p.credentials.region, false);
+        }
+        p.options_json = r.options(body, path, p.options_origin);
+        if (auto t = Reader::get(body, "transport"); Reader::present(t))
+            read_transport(r, t, child(path, "transport"), p.transport);
+        p.process_isolation = read_isolation(r, body, path);
+        provider_where_[p.name] = r.where(name.mark());
+        config_.providers_.push_back(std::move(p));
     }
 
     /// limits.101-104: a provider's transport limits, each a positive integer.
@@ -406,23 +446,29 @@ class ConfigBuilder {
         if (!n.is_sequence()) r.fail(n.mark(), "models", "expected a sequence, got " + describe(n));
         for (const auto& item : n.items()) {
             // Index across files, so "models[5]" names the same entry `nucleo models` lists sixth.
-            const std::string path = element("models", models_.size());
-            models_.push_back(read_model(r, item, path));
+            const std::string path = element("models", model_entries_++);
+            r.attempt([&] { read_model(r, item, path); });
         }
     }
 
-    ModelSpec read_model(const Reader& r, const YamlNode& n, const std::string& path) {
+    void read_model(const Reader& r, const YamlNode& n, const std::string& path) {
+        const std::size_t problems_before = r.problem_count();
         ModelSpec m = config_internal::read_model_record(r, n, path);
-        if (auto it = model_where_.find(m.id); it != model_where_.end())
-            r.fail(Reader::get(n, "id").mark(), child(path, "id"),
-                   "duplicate model id " + quote(m.id) + " (also at " + it->second + ")");
-        model_where_[m.id] = r.where(Reader::get(n, "id").mark());
-        model_refs_.push_back(
-            {r.where(Reader::get(n, "provider").mark()), child(path, "provider"), m.provider});
+        if (!m.id.empty()) {
+            if (auto it = model_where_.find(m.id); it != model_where_.end())
+                r.fail(Reader::get(n, "id").mark(), child(path, "id"),
+                       "duplicate model id " + quote(m.id) + " (also at " + it->second + ")");
+            // Known even when the record is refused, so what names it is not refused again.
+            model_where_[m.id] = r.where(Reader::get(n, "id").mark());
+            model_ids_.push_back(m.id);
+        }
+        if (!m.provider.empty())
+            model_refs_.push_back(
+                {r.where(Reader::get(n, "provider").mark()), child(path, "provider"), m.provider});
         if (!m.replacement.empty())
             replacement_refs_.push_back({r.where(Reader::get(n, "replacement").mark()),
                                          child(path, "replacement"), m.replacement});
-        return m;
+        if (r.problem_count() == problems_before) models_.push_back(std::move(m));
     }
 
     struct ModelRef {
@@ -433,7 +479,11 @@ class ConfigBuilder {
 
     Config& config_;
     std::vector<fs::path> stack_;
+    std::vector<std::string> problems_;        // config.4: every refusal attempt() recorded
+    std::vector<std::string> provider_names_;  // every providers: key, also of a refused entry
+    std::size_t model_entries_ = 0;            // models: items read, refused ones too
     std::vector<ModelSpec> models_;
+    std::vector<std::string> model_ids_;  // every id read, in catalog order
     std::vector<ModelRef> model_refs_;
     std::string default_model_where_;         // FILE:LINE:COLUMN of defaults.model
     std::vector<ModelRef> replacement_refs_;  // catalog.2: each names a catalog id
@@ -449,8 +499,7 @@ Config Config::load(const fs::path& path) {
     Config config;
     config.path_ = path;
     ConfigBuilder builder(config);
-    builder.read_file(path, nullptr, YamlMark{}, "");
-    builder.finish();
+    builder.build([&] { builder.read_file(path, nullptr, YamlMark{}, ""); });
     NUCLEO_LOG_DEBUG("config {}: {} provider(s), {} model(s), {} plugin path(s)", path.string(),
                      config.providers_.size(), config.catalog_.all().size(),
                      config.plugin_paths_.size());
@@ -465,8 +514,8 @@ Config Config::parse(std::string_view yaml_text, const fs::path& origin) {
     Config config;
     config.path_ = origin;
     ConfigBuilder builder(config);
-    builder.read_text(std::string(yaml_text), origin, nullptr, YamlMark{}, "");
-    builder.finish();
+    builder.build(
+        [&] { builder.read_text(std::string(yaml_text), origin, nullptr, YamlMark{}, ""); });
     return config;
 }
 

@@ -104,20 +104,41 @@ void read_status(const Reader& r, const YamlNode& n, const std::string& path, Mo
     }
 }
 
-/// budget.1, budget.2: the entry translates every rung, so all four are required (a rung the
-/// entry cannot translate would be a number invented at call time).
+/// catalog.10: the window and the output ceiling of a record that leaves them out. Small on
+/// purpose: a local server's window is often its runner's default (Ollama's num_ctx), and a
+/// window larger than the server's would be cut by the server, silently or with a 400.
+constexpr std::int64_t kDefaultContextTokens = 8192;
+constexpr std::int64_t kDefaultOutputTokens = 2048;
+
+constexpr OutputSize kRungs[] = {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong,
+                                 OutputSize::kExtended};
+
+/// budget.1, budget.2: an `output_budget:` given translates every rung, so all four are required
+/// in it (a rung the entry cannot translate would be a number invented at call time); each rung
+/// missing or wrong is named (config.4).
 void read_output_budget(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"SHORT", "MEDIUM", "LONG", "EXTENDED"});
-    for (OutputSize rung :
-         {OutputSize::kShort, OutputSize::kMedium, OutputSize::kLong, OutputSize::kExtended}) {
-        const YamlNode v = r.need(n, to_string(rung), path);
-        const std::int64_t tokens = r.positive(v, child(path, to_string(rung)));
-        if (tokens > m.max_output_tokens)
-            r.fail(v.mark(), child(path, to_string(rung)),
-                   std::to_string(tokens) + " exceeds max_output_tokens " +
-                       std::to_string(m.max_output_tokens));
-        m.output_budget[rung] = tokens;
+    for (OutputSize rung : kRungs) {
+        r.attempt([&] {
+            const YamlNode v = r.need(n, to_string(rung), path);
+            const std::int64_t tokens = r.positive(v, child(path, to_string(rung)));
+            if (tokens > m.max_output_tokens)
+                r.fail(v.mark(), child(path, to_string(rung)),
+                       std::to_string(tokens) + " exceeds max_output_tokens " +
+                           std::to_string(m.max_output_tokens));
+            m.output_budget[rung] = tokens;
+        });
     }
+}
+
+/// catalog.10: the rungs of a record without `output_budget:`, the shipped records' usual
+/// 1,024 / 4,096 / 16,384 tokens and the whole ceiling for EXTENDED, each capped at
+/// max_output_tokens.
+void default_output_budget(ModelSpec& m) {
+    constexpr std::int64_t kTokens[] = {1024, 4096, 16384};
+    for (std::size_t i = 0; i < 3; ++i)
+        m.output_budget[kRungs[i]] = std::min(kTokens[i], m.max_output_tokens);
+    m.output_budget[OutputSize::kExtended] = m.max_output_tokens;
 }
 
 /// Thinking tokens per depth: the manual budget of the enabled form, and the tokens the output
@@ -251,6 +272,19 @@ void read_legacy_thinking_budget(const Reader& r, const YamlNode& n, const std::
     if (any) m.thinking.forms = {ThinkingForm::kEnabled};
 }
 
+/// catalog.4, catalog.5: `thinking:` or the legacy `thinking_budget:`, not both.
+void read_thinking_fields(const Reader& r, const YamlNode& n, const std::string& path,
+                          ModelSpec& m) {
+    const YamlNode thinking = Reader::get(n, "thinking");
+    const YamlNode legacy_budget = Reader::get(n, "thinking_budget");
+    if (Reader::present(thinking) && Reader::present(legacy_budget))
+        r.fail(legacy_budget.mark(), child(path, "thinking_budget"),
+               "give the budget as thinking.budget beside thinking.depth, not both");
+    if (Reader::present(thinking)) read_thinking(r, thinking, child(path, "thinking"), m);
+    if (Reader::present(legacy_budget))
+        read_legacy_thinking_budget(r, legacy_budget, child(path, "thinking_budget"), m);
+}
+
 void read_caching(const Reader& r, const YamlNode& n, const std::string& path, ModelSpec& m) {
     r.expect_map(n, path, {"min_tokens", "ttls", "breakpoints", "diagnostics"});
     m.cache_breakpoints = r.string(r.need(n, "breakpoints", path), child(path, "breakpoints"));
@@ -299,16 +333,23 @@ void read_tokenizer(const Reader& r, const YamlNode& n, const std::string& path,
 void read_rates(const Reader& r, const YamlNode& n, const std::string& path, const ModelSpec& m,
                 Prices& p, std::initializer_list<std::string_view> keys) {
     r.expect_map(n, path, keys);
-    p.input = r.price(r.need(n, "input", path), child(path, "input"));
-    p.output = r.price(r.need(n, "output", path), child(path, "output"));
+    for (auto [key, slot] : {std::pair<const char*, double*>{"input", &p.input},
+                             std::pair<const char*, double*>{"output", &p.output}})
+        r.attempt([&, key = key, slot = slot] {
+            *slot = r.price(r.need(n, key, path), child(path, key));
+        });
     for (auto [key, slot] : {std::pair<const char*, double*>{"cache_write", &p.cache_write},
                              std::pair<const char*, double*>{"cache_read", &p.cache_read}}) {
-        const YamlNode v = m.supports_caching ? r.need(n, key, path) : Reader::get(n, key);
-        if (Reader::present(v)) *slot = r.price(v, child(path, key));
+        r.attempt([&, key = key, slot = slot] {
+            const YamlNode v = m.supports_caching ? r.need(n, key, path) : Reader::get(n, key);
+            if (Reader::present(v)) *slot = r.price(v, child(path, key));
+        });
     }
     // caching.108: optional; absent, the 1-hour write costs twice the input price.
-    if (auto v = Reader::get(n, "cache_write_1h"); Reader::present(v))
-        p.cache_write_1h = r.price(v, child(path, "cache_write_1h"));
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "cache_write_1h"); Reader::present(v))
+            p.cache_write_1h = r.price(v, child(path, "cache_write_1h"));
+    });
 }
 
 /// catalog.7: the base rates and the tiers above a prompt size.
@@ -321,22 +362,26 @@ void read_prices(const Reader& r, const YamlNode& n, const std::string& path, Mo
     if (!tiers.is_sequence())
         r.fail(tiers.mark(), at, "expected a sequence, got " + describe(tiers));
     std::size_t i = 0;
-    for (const auto& item : tiers.items()) {
-        const std::string where = element(at, i++);
-        if (!item.is_map()) r.fail(item.mark(), where, "expected a mapping, got " + describe(item));
-        PriceTier tier;
-        const YamlNode above = Reader::get(item, "above");
-        if (!Reader::present(above))
-            r.fail(item.mark(), child(where, "above"),
-                   "required value missing: a tier names the prompt size above which it applies");
-        tier.above_prompt_tokens = r.positive(above, child(where, "above"));
-        if (!m.price_tiers.empty() &&
-            tier.above_prompt_tokens <= m.price_tiers.back().above_prompt_tokens)
-            r.fail(above.mark(), child(where, "above"), "tiers are listed by ascending threshold");
-        read_rates(r, item, where, m, tier.prices,
-                   {"above", "input", "output", "cache_write", "cache_read", "cache_write_1h"});
-        m.price_tiers.push_back(tier);
-    }
+    for (const auto& item : tiers.items())
+        r.attempt([&] {
+            const std::string where = element(at, i++);
+            if (!item.is_map())
+                r.fail(item.mark(), where, "expected a mapping, got " + describe(item));
+            PriceTier tier;
+            const YamlNode above = Reader::get(item, "above");
+            if (!Reader::present(above))
+                r.fail(
+                    item.mark(), child(where, "above"),
+                    "required value missing: a tier names the prompt size above which it applies");
+            tier.above_prompt_tokens = r.positive(above, child(where, "above"));
+            if (!m.price_tiers.empty() &&
+                tier.above_prompt_tokens <= m.price_tiers.back().above_prompt_tokens)
+                r.fail(above.mark(), child(where, "above"),
+                       "tiers are listed by ascending threshold");
+            read_rates(r, item, where, m, tier.prices,
+                       {"above", "input", "output", "cache_write", "cache_read", "cache_write_1h"});
+            m.price_tiers.push_back(tier);
+        });
 }
 
 }  // namespace
@@ -372,112 +417,157 @@ ModelSpec read_model_record(const Reader& r, const YamlNode& n, const std::strin
                   "token_counter",
                   "rate_limits"});
     ModelSpec m;
-    m.id = r.name(n, "id", path);
-    m.provider = r.name(n, "provider", path);
-    m.wire_model = r.name(n, "wire_model", path);
-    m.grade = r.enumerator<Grade>(r.need(n, "grade", path), child(path, "grade"), parse_grade,
-                                  {Grade::kSmall, Grade::kMedium, Grade::kLarge});
-    read_status(r, n, path, m);
-    if (auto v = Reader::get(n, "source"); Reader::present(v))
-        read_source(r, v, child(path, "source"), m);
-    const YamlNode context = r.need(n, "max_context_tokens", path);
-    m.max_context_tokens = r.positive(context, child(path, "max_context_tokens"));
-    const YamlNode output = r.need(n, "max_output_tokens", path);
-    m.max_output_tokens = r.positive(output, child(path, "max_output_tokens"));
-    if (m.max_output_tokens > m.max_context_tokens)
-        r.fail(output.mark(), child(path, "max_output_tokens"),
-               std::to_string(m.max_output_tokens) + " exceeds max_context_tokens " +
-                   std::to_string(m.max_context_tokens));
-    if (auto v = Reader::get(n, "comfort_context_tokens"); Reader::present(v)) {
-        m.comfort_context_tokens = r.positive(v, child(path, "comfort_context_tokens"));
-        if (*m.comfort_context_tokens > m.max_context_tokens)
-            r.fail(v.mark(), child(path, "comfort_context_tokens"),
-                   std::to_string(*m.comfort_context_tokens) + " exceeds max_context_tokens " +
-                       std::to_string(m.max_context_tokens));
+    // config.4: each field is read on its own, so a record with several problems has each named.
+    r.attempt([&] { m.id = r.name(n, "id", path); });
+    r.attempt([&] { m.provider = r.name(n, "provider", path); });
+    r.attempt([&] { m.wire_model = r.name(n, "wire_model", path); });
+    // catalog.10: every other field has a default, for an operator's own model (an Ollama or
+    // vLLM server): MEDIUM, active, no source, the limits of kDefaultContextTokens and
+    // kDefaultOutputTokens, the rungs of default_output_budget, no thinking, no caching, prices
+    // 0, the o200k_base counter.
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "grade"); Reader::present(v))
+            m.grade = r.enumerator<Grade>(v, child(path, "grade"), parse_grade,
+                                          {Grade::kSmall, Grade::kMedium, Grade::kLarge});
+    });
+    r.attempt([&] { read_status(r, n, path, m); });
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "source"); Reader::present(v))
+            read_source(r, v, child(path, "source"), m);
+    });
+    const YamlNode context = Reader::get(n, "max_context_tokens");
+    const YamlNode output = Reader::get(n, "max_output_tokens");
+    const bool limits_read = r.attempt([&] {
+        m.max_context_tokens = Reader::present(context)
+                                   ? r.positive(context, child(path, "max_context_tokens"))
+                                   : kDefaultContextTokens;
+    }) & r.attempt([&] {
+        m.max_output_tokens = Reader::present(output)
+                                  ? r.positive(output, child(path, "max_output_tokens"))
+                                  : std::min(kDefaultOutputTokens, m.max_context_tokens);
+    });
+    // What depends on the ceiling is checked only against a ceiling that was read: a refused
+    // max_output_tokens is named once, not again at every rung above a default.
+    if (limits_read) {
+        r.attempt([&] {
+            if (m.max_output_tokens > m.max_context_tokens)
+                r.fail((Reader::present(output) ? output : context).mark(),
+                       child(path, "max_output_tokens"),
+                       std::to_string(m.max_output_tokens) + " exceeds max_context_tokens " +
+                           std::to_string(m.max_context_tokens));
+        });
+        r.attempt([&] {
+            if (auto v = Reader::get(n, "comfort_context_tokens"); Reader::present(v)) {
+                m.comfort_context_tokens = r.positive(v, child(path, "comfort_context_tokens"));
+                if (*m.comfort_context_tokens > m.max_context_tokens)
+                    r.fail(v.mark(), child(path, "comfort_context_tokens"),
+                           std::to_string(*m.comfort_context_tokens) +
+                               " exceeds max_context_tokens " +
+                               std::to_string(m.max_context_tokens));
+            }
+        });
+        r.attempt([&] {
+            if (auto v = Reader::get(n, "output_budget"); Reader::present(v))
+                read_output_budget(r, v, child(path, "output_budget"), m);
+            else
+                default_output_budget(m);
+        });
+        r.attempt([&] { read_thinking_fields(r, n, path, m); });
     }
-    read_output_budget(r, r.need(n, "output_budget", path), child(path, "output_budget"), m);
-    const YamlNode thinking = Reader::get(n, "thinking");
-    const YamlNode legacy_budget = Reader::get(n, "thinking_budget");
-    if (Reader::present(thinking) && Reader::present(legacy_budget))
-        r.fail(legacy_budget.mark(), child(path, "thinking_budget"),
-               "give the budget as thinking.budget beside thinking.depth, not both");
-    if (Reader::present(thinking)) read_thinking(r, thinking, child(path, "thinking"), m);
-    if (Reader::present(legacy_budget))
-        read_legacy_thinking_budget(r, legacy_budget, child(path, "thinking_budget"), m);
-    if (auto v = Reader::get(n, "refuses"); Reader::present(v)) {
-        constexpr std::string_view kRefusals[] = {"sampling", "prefill", "forced_tool_use",
-                                                  "tools_with_reasoning"};
-        for (const std::string& what : string_list(r, v, child(path, "refuses"), &kRefusals)) {
-            m.refuses_sampling = m.refuses_sampling || what == "sampling";
-            m.refuses_prefill = m.refuses_prefill || what == "prefill";
-            m.refuses_forced_tool_use = m.refuses_forced_tool_use || what == "forced_tool_use";
-            m.refuses_tools_with_reasoning =
-                m.refuses_tools_with_reasoning || what == "tools_with_reasoning";
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "refuses"); Reader::present(v)) {
+            constexpr std::string_view kRefusals[] = {"sampling", "prefill", "forced_tool_use",
+                                                      "tools_with_reasoning"};
+            for (const std::string& what : string_list(r, v, child(path, "refuses"), &kRefusals)) {
+                m.refuses_sampling = m.refuses_sampling || what == "sampling";
+                m.refuses_prefill = m.refuses_prefill || what == "prefill";
+                m.refuses_forced_tool_use = m.refuses_forced_tool_use || what == "forced_tool_use";
+                m.refuses_tools_with_reasoning =
+                    m.refuses_tools_with_reasoning || what == "tools_with_reasoning";
+            }
         }
-    }
+    });
     // catalog.9: what the model takes inside `messages` besides user and assistant turns.
-    if (auto v = Reader::get(n, "mid_conversation"); Reader::present(v)) {
-        constexpr std::string_view kMidConversation[] = {"system_messages", "tool_changes"};
-        for (const std::string& what :
-             string_list(r, v, child(path, "mid_conversation"), &kMidConversation)) {
-            m.system_messages = m.system_messages || what == "system_messages";
-            m.tool_changes = m.tool_changes || what == "tool_changes";
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "mid_conversation"); Reader::present(v)) {
+            constexpr std::string_view kMidConversation[] = {"system_messages", "tool_changes"};
+            for (const std::string& what :
+                 string_list(r, v, child(path, "mid_conversation"), &kMidConversation)) {
+                m.system_messages = m.system_messages || what == "system_messages";
+                m.tool_changes = m.tool_changes || what == "tool_changes";
+            }
         }
-    }
-    const YamlNode caching = Reader::get(n, "caching");
-    if (Reader::present(caching)) {
-        for (const char* legacy : {"supports_caching", "min_cacheable_tokens", "cache_ttls"})
-            if (Reader::present(Reader::get(n, legacy)))
-                r.fail(Reader::get(n, legacy).mark(), child(path, legacy),
-                       "give it inside caching: (min_tokens, ttls, breakpoints), not both");
-        read_caching(r, caching, child(path, "caching"), m);
-    } else {
-        if (auto v = Reader::get(n, "supports_caching"); Reader::present(v))
-            m.supports_caching = r.boolean(v, child(path, "supports_caching"));
-        m.cache_breakpoints = m.supports_caching ? "explicit" : "none";
-        if (auto v = Reader::get(n, "min_cacheable_tokens"); Reader::present(v))
-            m.min_cacheable_tokens = r.non_negative(v, child(path, "min_cacheable_tokens"));
-        if (auto v = Reader::get(n, "cache_ttls"); Reader::present(v))
-            read_cache_ttls(r, v, child(path, "cache_ttls"), m);
-    }
-    if (auto v = Reader::get(n, "native_tools"); Reader::present(v))
-        m.native_tools = r.boolean(v, child(path, "native_tools"));
-    read_prices(r, r.need(n, "prices", path), child(path, "prices"), m);
-    if (auto v = Reader::get(n, "accepts"); Reader::present(v)) {
-        if (!v.is_sequence())
-            r.fail(v.mark(), child(path, "accepts"), "expected a sequence, got " + describe(v));
-        std::size_t i = 0;
-        for (const auto& item : v.items()) {
-            const Input input =
-                r.enumerator<Input>(item, element(child(path, "accepts"), i++), parse_input,
-                                    {Input::kImages, Input::kDocuments});
-            if (!m.accepts(input)) m.accepted_inputs.push_back(input);
+    });
+    r.attempt([&] {
+        const YamlNode caching = Reader::get(n, "caching");
+        if (Reader::present(caching)) {
+            for (const char* legacy : {"supports_caching", "min_cacheable_tokens", "cache_ttls"})
+                if (Reader::present(Reader::get(n, legacy)))
+                    r.fail(Reader::get(n, legacy).mark(), child(path, legacy),
+                           "give it inside caching: (min_tokens, ttls, breakpoints), not both");
+            read_caching(r, caching, child(path, "caching"), m);
+        } else {
+            if (auto v = Reader::get(n, "supports_caching"); Reader::present(v))
+                m.supports_caching = r.boolean(v, child(path, "supports_caching"));
+            m.cache_breakpoints = m.supports_caching ? "explicit" : "none";
+            if (auto v = Reader::get(n, "min_cacheable_tokens"); Reader::present(v))
+                m.min_cacheable_tokens = r.non_negative(v, child(path, "min_cacheable_tokens"));
+            if (auto v = Reader::get(n, "cache_ttls"); Reader::present(v))
+                read_cache_ttls(r, v, child(path, "cache_ttls"), m);
         }
-    }
+    });
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "native_tools"); Reader::present(v))
+            m.native_tools = r.boolean(v, child(path, "native_tools"));
+    });
+    // catalog.10: prices left out are every figure 0, so a call costs $0.
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "prices"); Reader::present(v))
+            read_prices(r, v, child(path, "prices"), m);
+    });
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "accepts"); Reader::present(v)) {
+            if (!v.is_sequence())
+                r.fail(v.mark(), child(path, "accepts"), "expected a sequence, got " + describe(v));
+            std::size_t i = 0;
+            for (const auto& item : v.items()) {
+                const Input input =
+                    r.enumerator<Input>(item, element(child(path, "accepts"), i++), parse_input,
+                                        {Input::kImages, Input::kDocuments});
+                if (!m.accepts(input)) m.accepted_inputs.push_back(input);
+            }
+        }
+    });
     // wire.205: whether the provider holds the model's conversations as message threads.
-    if (auto v = Reader::get(n, "threads"); Reader::present(v))
-        m.threads = r.boolean(v, child(path, "threads"));
-    if (auto v = Reader::get(n, "rate_limits"); Reader::present(v)) {
-        const std::string limits = child(path, "rate_limits");
-        r.expect_map(v, limits, {"requests_per_minute", "tokens_per_minute"});
-        if (auto rpm = Reader::get(v, "requests_per_minute"); Reader::present(rpm))
-            m.requests_per_minute = r.non_negative(rpm, child(limits, "requests_per_minute"));
-        if (auto tpm = Reader::get(v, "tokens_per_minute"); Reader::present(tpm))
-            m.tokens_per_minute = r.non_negative(tpm, child(limits, "tokens_per_minute"));
-    }
-    const YamlNode tokenizer = Reader::get(n, "tokenizer");
-    const YamlNode counter = Reader::get(n, "token_counter");
-    if (Reader::present(tokenizer) && Reader::present(counter))
-        r.fail(counter.mark(), child(path, "token_counter"),
-               "give it as tokenizer.counter, not both");
-    if (Reader::present(tokenizer)) read_tokenizer(r, tokenizer, child(path, "tokenizer"), m);
-    if (Reader::present(counter)) {
-        m.token_counter = r.string(counter, child(path, "token_counter"));
-        if (!one_of(m.token_counter, kTokenCounters))
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "threads"); Reader::present(v))
+            m.threads = r.boolean(v, child(path, "threads"));
+    });
+    r.attempt([&] {
+        if (auto v = Reader::get(n, "rate_limits"); Reader::present(v)) {
+            const std::string limits = child(path, "rate_limits");
+            r.expect_map(v, limits, {"requests_per_minute", "tokens_per_minute"});
+            if (auto rpm = Reader::get(v, "requests_per_minute"); Reader::present(rpm))
+                m.requests_per_minute = r.non_negative(rpm, child(limits, "requests_per_minute"));
+            if (auto tpm = Reader::get(v, "tokens_per_minute"); Reader::present(tpm))
+                m.tokens_per_minute = r.non_negative(tpm, child(limits, "tokens_per_minute"));
+        }
+    });
+    r.attempt([&] {
+        const YamlNode tokenizer = Reader::get(n, "tokenizer");
+        const YamlNode counter = Reader::get(n, "token_counter");
+        if (Reader::present(tokenizer) && Reader::present(counter))
             r.fail(counter.mark(), child(path, "token_counter"),
-                   "expected one of o200k_base, cl100k_base, anthropic_approx, got " +
-                       quote(m.token_counter));
-    }
+                   "give it as tokenizer.counter, not both");
+        if (Reader::present(tokenizer)) read_tokenizer(r, tokenizer, child(path, "tokenizer"), m);
+        if (Reader::present(counter)) {
+            m.token_counter = r.string(counter, child(path, "token_counter"));
+            if (!one_of(m.token_counter, kTokenCounters))
+                r.fail(counter.mark(), child(path, "token_counter"),
+                       "expected one of o200k_base, cl100k_base, anthropic_approx, got " +
+                           quote(m.token_counter));
+        }
+    });
     return m;
 }
 

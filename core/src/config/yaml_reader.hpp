@@ -40,6 +40,9 @@ inline std::string element(const std::string& path, std::size_t i) {
     return path + "[" + std::to_string(i) + "]";
 }
 
+/// config.4: the most problems one load lists; a file of garbage keys is not echoed line by line.
+inline constexpr std::size_t kMaxConfigProblems = 50;
+
 /// Whether an unknown key reads like a config key (at most 64 of [A-Za-z0-9_.-]), so naming it
 /// helps with a typo and echoes nothing else of a file (limits.138).
 inline bool key_like(std::string_view key) {
@@ -69,8 +72,36 @@ inline std::string describe(const YamlNode& n) {
 class Reader {
   public:
     /// `unset`: where every `${VAR}` without default whose variable is unset is recorded.
-    Reader(std::string file, std::vector<UnsetVariable>* unset)
-        : file_(std::move(file)), unset_(unset) {}
+    /// `problems`: where attempt() records the refusals it catches (config.4); null, a refusal
+    /// ends the reading.
+    Reader(std::string file, std::vector<UnsetVariable>* unset,
+           std::vector<std::string>* problems = nullptr)
+        : file_(std::move(file)), unset_(unset), problems_(problems) {}
+
+    /// config.4: runs `read`; a refusal of kind kConfig it throws is recorded and the reading goes
+    /// on with what follows, so one load names every problem of a file. Whether `read` ran
+    /// through, so a check that needs its value is skipped instead of refusing a default.
+    template <typename F>
+    bool attempt(F&& read) const {
+        if (problems_ == nullptr) {
+            read();
+            return true;
+        }
+        try {
+            read();
+            return true;
+        } catch (const Error& e) {
+            // Past kMaxConfigProblems the refusal ends the reading, and is the list's last line.
+            if (e.kind() != ErrorKind::kConfig || problems_->size() >= kMaxConfigProblems) throw;
+            problems_->emplace_back(e.what());
+            return false;
+        }
+    }
+
+    /// How many problems attempt() has recorded so far (0 when not collecting).
+    [[nodiscard]] std::size_t problem_count() const {
+        return problems_ == nullptr ? 0 : problems_->size();
+    }
 
     [[nodiscard]] const std::string& file() const { return file_; }
 
@@ -95,28 +126,31 @@ class Reader {
         check_keys(n, path, nullptr);
     }
 
-    /// A mapping whose keys are plain, each once, and (given `known`) each one of those; the
-    /// first offending key in written order is the one named.
+    /// A mapping whose keys are plain, each once, and (given `known`) each one of those; every
+    /// offending key is named, in written order (config.4), and the reading goes on without it.
     void check_keys(const YamlNode& n, const std::string& path,
                     const std::initializer_list<std::string_view>* known) const {
         if (!n.is_map()) fail(n.mark(), path, "expected a mapping, got " + describe(n));
         // Views into the tree: the keys live as long as it does.
         std::set<std::string_view> seen;
-        for (const auto& kv : n.entries()) {
-            const std::string& key = key_of(kv.first, path);
-            if (!seen.insert(key).second) fail(kv.first.mark(), child(path, key), "duplicate key");
-            if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
-                std::vector<std::string> names(known->begin(), known->end());
-                // limits.138: a key that could be a misspelt one is named; anything else is the
-                // content of a file that is no config, and is not echoed.
-                if (!key_like(key))
-                    fail(kv.first.mark(), path,
-                         "a key that is no config key (" + std::to_string(key.size()) +
-                             " bytes, not shown; known keys: " + join(names) + ")");
-                fail(kv.first.mark(), child(path, key),
-                     "unknown key (known keys: " + join(names) + ")");
-            }
-        }
+        for (const auto& kv : n.entries()) attempt([&] { check_key(kv.first, path, known, seen); });
+    }
+
+    void check_key(const YamlNode& k, const std::string& path,
+                   const std::initializer_list<std::string_view>* known,
+                   std::set<std::string_view>& seen) const {
+        const std::string& key = key_of(k, path);
+        if (!seen.insert(key).second) fail(k.mark(), child(path, key), "duplicate key");
+        if (known == nullptr || std::find(known->begin(), known->end(), key) != known->end())
+            return;
+        std::vector<std::string> names(known->begin(), known->end());
+        // limits.138: a key that could be a misspelt one is named; anything else is the content
+        // of a file that is no config, and is not echoed.
+        if (!key_like(key))
+            fail(k.mark(), path,
+                 "a key that is no config key (" + std::to_string(key.size()) +
+                     " bytes, not shown; known keys: " + join(names) + ")");
+        fail(k.mark(), child(path, key), "unknown key (known keys: " + join(names) + ")");
     }
 
     const std::string& key_of(const YamlNode& k, const std::string& path) const {
@@ -332,6 +366,7 @@ class Reader {
   private:
     std::string file_;
     std::vector<UnsetVariable>* unset_ = nullptr;
+    std::vector<std::string>* problems_ = nullptr;
 };
 
 }  // namespace nucleo::config_internal
