@@ -318,6 +318,62 @@ TEST(CatalogPrices, TieredAndCacheWriteBillsMatchHandComputedOnes) {
     EXPECT_NEAR(bill(config.catalog().find("gpt56"), 10000, 500, 90000, 0), 0.50, 1e-12);
 }
 
+// catalog.3, catalog.7: the shipped Gemini records as their sources publish them: 3.1 Pro's
+// long-prompt tier (above 200,000 prompt tokens, cache reads included) and the 3.x Flash and
+// Flash-Lite levels, checked against bills computed by hand.
+TEST(CatalogPrices, ShippedGeminiRecordsCarryTheirPublishedRatesAndLevels) {
+    const Config shipped = Config::parse(
+        std::string("include: models.yaml\nproviders:\n  anthropic: {plugin: anthropic}\n"
+                    "  openai: {plugin: openai}\n  bedrock: {plugin: bedrock}\n"
+                    "  gemini: {plugin: gemini}\n"),
+        std::string(NUCLEO_SOURCE_DIR) + "/config/catalog_records_test.yaml");
+    const ModelSpec& pro = shipped.catalog().find("gemini-3-1-pro");
+    ASSERT_EQ(pro.price_tiers.size(), 1U);
+    EXPECT_EQ(pro.price_tiers[0].above_prompt_tokens, 200000);
+    // 150,000 uncached + 50,000 read = 200,000: not above the threshold.
+    // 150,000 * 2.00 + 50,000 * 0.20 + 1,000 * 12.00 = 300,000 + 10,000 + 12,000 = 322,000.
+    EXPECT_NEAR(bill(pro, 150000, 1000, 0, 50000), 0.322, 1e-12);
+    // One token more: the whole call at the tier's rates.
+    // 150,001 * 4.00 + 50,000 * 0.40 + 1,000 * 18.00 = 600,004 + 20,000 + 18,000 = 638,004.
+    EXPECT_NEAR(bill(pro, 150001, 1000, 0, 50000), 0.638004, 1e-12);
+
+    for (const char* id : {"gemini-3-1-pro", "gemini-3-8-flash", "gemini-3-5-flash-lite",
+                           "gemini-3-1-flash-lite"}) {
+        SCOPED_TRACE(id);
+        const ModelSpec& m = shipped.catalog().find(id);
+        EXPECT_EQ(m.provider, "gemini");
+        EXPECT_EQ(m.status, ModelStatus::kActive);
+        EXPECT_FALSE(m.source.urls.empty());
+        EXPECT_FALSE(m.source.third_party.empty());
+        EXPECT_EQ(m.max_context_tokens, 1048576);
+        EXPECT_EQ(m.max_output_tokens, 65536);
+        EXPECT_EQ(m.cache_breakpoints, "automatic");
+        EXPECT_TRUE(m.accepts(Input::kImages) && m.accepts(Input::kDocuments));
+        EXPECT_EQ(thinking_request(m, Depth::kStandard).effort, "medium");
+        EXPECT_EQ(thinking_request(m, Depth::kDeep).effort, "high");
+    }
+
+    const ModelSpec& flash = shipped.catalog().find("gemini-3-8-flash");
+    EXPECT_EQ(flash.wire_model, "gemini-3.8-flash");
+    EXPECT_TRUE(flash.thinking.always);
+    EXPECT_FALSE(flash.thinking.accepts_effort("minimal"));
+    EXPECT_EQ(flash.thinking.default_effort, "medium");
+    EXPECT_EQ(thinking_request(flash, Depth::kImmediate).effort, "low");
+    EXPECT_EQ(flash.min_cacheable_tokens, 4096);
+    // The launch price in force until 2026-12-31 (the record's comment names the 2027 rates).
+    // 10,000 * 0.75 + 90,000 * 0.075 + 2,000 * 3.75 = 7,500 + 6,750 + 7,500 = 21,750.
+    EXPECT_NEAR(bill(flash, 10000, 2000, 0, 90000), 0.02175, 1e-12);
+
+    const ModelSpec& lite = shipped.catalog().find("gemini-3-5-flash-lite");
+    EXPECT_EQ(lite.wire_model, "gemini-3.5-flash-lite");
+    EXPECT_EQ(lite.thinking.default_effort, "minimal");
+    EXPECT_EQ(thinking_request(lite, Depth::kImmediate).effort, "minimal");
+    EXPECT_TRUE(lite.refuses_prefill);
+    EXPECT_EQ(thinking_request(shipped.catalog().find("gemini-3-1-flash-lite"), Depth::kImmediate)
+                  .effort,
+              "minimal");
+}
+
 // tokens.103: the calibration multiplies every text count and rounds up.
 TEST(CatalogTokens, CalibrationScalesTheCounterOfTheModel) {
     const Config config = parse(record("plain") + "    tokenizer: {counter: cl100k_base}\n" + kPrices +
