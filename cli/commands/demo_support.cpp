@@ -426,7 +426,9 @@ int EmulatorChild::stop() noexcept {
 // ---- aiming at an emulator (cli.102) --------------------------------------------------------
 
 ProviderConfig aimed_at(ProviderConfig provider, const EmulatorChild& emulator) {
-    provider.base_url = emulator.base_url() + (provider.plugin == "openai" ? "/v1" : "");
+    // The two OpenAI dialects' base URLs end in /v1 (the SDKs' OPENAI_BASE_URL convention).
+    const bool openai = provider.plugin == "openai" || provider.plugin == "openai-responses";
+    provider.base_url = emulator.base_url() + (openai ? "/v1" : "");
     provider.credentials.api_key = "emulator-key";
     provider.credentials.access_key_id = "AKIDEMULATOR";
     provider.credentials.secret_access_key = "emulator-secret";

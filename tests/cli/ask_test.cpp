@@ -242,7 +242,8 @@ TEST(CliAsk, TheEmulatorOptionAnswersFromAnEmulatorOfItsOwn) {
         "NUCLEO_PLUGIN_PATH=" +
         std::string(NUCLEO_BUILD_PLUGIN_DIR) + " '" + NUCLEO_CLI + "' ";
     for (const char* model :
-         {"claude-sonnet-5-5", "gpt-6-luna", "bedrock-claude-haiku-5-5", "gemini-3-1-pro"}) {
+         {"claude-sonnet-5-5", "gpt-6-luna", "gpt-6-luna-responses", "bedrock-claude-haiku-5-5",
+          "gemini-3-1-pro"}) {
         const CliRun r =
             test_support::run_command(env + "ask --emulator --model " + model + " --config " +
                                       quoted(kShippedConfig) + " Hello");
