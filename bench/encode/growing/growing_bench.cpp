@@ -22,20 +22,25 @@ namespace {
 
 using namespace nucleo;
 
-/// The in-tree dialect a benchmark builds its requests with, and the wire model it names.
+/// The in-tree dialect a benchmark builds its requests with, the wire model it names and how that
+/// model caches (caching.118).
 struct Dialect {
     const char* plugin;
     const char* wire_model;
+    const char* caching;
 };
-constexpr Dialect kAnthropic{"anthropic", "claude-sonnet-5-5"};
-/// responses.15, gemini.15: the dialects that joined the per-turn encode cache after it.
-constexpr Dialect kResponses{"openai-responses", "gpt-6-sol"};
-constexpr Dialect kGemini{"gemini", "gemini-3-pro"};
+constexpr Dialect kAnthropic{"anthropic", "claude-sonnet-5-5", "explicit"};
+/// responses.15, gemini.15: the dialects that joined the per-turn encode cache after it. Every
+/// other request here ends with the model's answer, whose tail mark the Responses API refuses
+/// under explicit breakpoints (responses.6), so its model caches automatically.
+constexpr Dialect kResponses{"openai-responses", "gpt-6-sol", "automatic"};
+constexpr Dialect kGemini{"gemini", "gemini-3-pro", "explicit"};
 
 ModelSpec bench_model(const Dialect& dialect = kAnthropic) {
     ModelSpec m;
     m.id = "bench-model";
     m.wire_model = dialect.wire_model;
+    m.cache_breakpoints = dialect.caching;
     m.max_context_tokens = 100000000;
     m.max_output_tokens = 8192;
     m.output_budget = {{OutputSize::kShort, 1024}};
