@@ -382,6 +382,33 @@ void encode_cases(Battery::State& s) {
                  parse_json(body, b, why);
                  if (!(a == b))
                      s.add("encode_parts", "the body encode gave (abi.106)", excerpt(parts_body));
+                 if (!s.has_encode_split()) return;
+                 // abi.108: encode_split of the whole request cuts encode_parts' body in three,
+                 // open + turns + close byte for byte, under the same head.
+                 Battery::State::Result split;
+                 std::string open, turns, close;
+                 split.err = fresh_error();
+                 {
+                     Sink hs(split.out, "encode_split head");
+                     Sink os(open, "encode_split open");
+                     Sink ts(turns, "encode_split turns");
+                     Sink cs(close, "encode_split close");
+                     split.status = s.provider->encode_split(
+                         inst, nucleo_string_view{prepared.data(), prepared.size()}, hs.get(),
+                         os.get(), ts.get(), cs.get(), &split.err);
+                 }
+                 if (!s.checked("encode_split", split.status, split.err)) {
+                     s.add("encode_split", "the request encode_parts gave",
+                           status_name(split.status) + ": " + excerpt(error_text(split.err)));
+                     return;
+                 }
+                 if (split.out != head.out)
+                     s.add("encode_split", "the head encode_parts gave (abi.108)",
+                           excerpt(split.out));
+                 if (open + turns + close != parts_body)
+                     s.add("encode_split",
+                           "open + turns + close equal to the body encode_parts gave (abi.108)",
+                           excerpt(open + "|" + turns + "|" + close));
              },
              "encode/" + file.filename().string()});
     }

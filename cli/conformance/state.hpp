@@ -129,6 +129,9 @@ struct Battery::State {
     bool has_encode_parts() const {
         return NUCLEO_HAS_SLOT(provider, nucleo_provider_factory, encode_parts);
     }
+    bool has_encode_split() const {
+        return NUCLEO_HAS_SLOT(provider, nucleo_provider_factory, encode_split);
+    }
 
     /// A decode whose answer must be a valid normalized answer or one of `allowed` statuses.
     /// Returns the parsed answer when there is one.

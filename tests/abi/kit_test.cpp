@@ -62,6 +62,17 @@ TEST(ConformanceKit, AGoodPluginPassesAndTheTextReportSaysSo) {
     EXPECT_TRUE(has(r.out, " passed, 0 failed, 0 findings")) << r.out;
 }
 
+// abi.125, abi.108: encode_split's open + turns + close must be encode_parts' body.
+TEST(ConformanceKit, ASplitThatIsNotTheBodyIsAnEncodeSplitFinding) {
+    const auto f = findings_of("kit_bad_split", 1);
+    ASSERT_FALSE(f.empty());
+    for (const Finding& x : f) {
+        EXPECT_EQ(x.slot, "encode_split") << listed(f);
+        EXPECT_TRUE(has(x.expected, "open + turns + close")) << listed(f);
+        EXPECT_TRUE(has(x.got, "{\"n\":|2|}")) << listed(f);
+    }
+}
+
 TEST(ConformanceKit, AnExtraExportedSymbolIsAnAbiFinding) {
     const auto f = findings_of("kit_extra_export", 1);
     ASSERT_EQ(f.size(), 1U) << listed(f);

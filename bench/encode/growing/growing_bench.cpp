@@ -1,10 +1,12 @@
 // caching.110: the next request of a growing conversation. A conversation of N messages (20 tools,
-// tool rounds, 3 cache marks) has rendered once and made kWarmUpCalls more calls; each iteration appends one turn (the user's and
-// the model's in alternation) and builds the next request through ProviderClient::build_request
-// with the in-tree Anthropic plugin (prepare, encode, the post-encode audit). Timed: the build
-// only, as the thread's CPU time (manual time; the machine is shared), 30 appends per repetition
-// so the conversation stays at its size. "Cached" keeps each run's encoded messages (abi.108); "Whole" encodes every
-// request whole. BM_Memcpy copies a body of the same size, the floor the ratio is read against.
+// tool rounds, 3 cache marks) has rendered once and made kWarmUpCalls more calls; each iteration
+// appends one turn (the user's and the model's in alternation) and builds the next request through
+// ProviderClient::build_request with the in-tree Anthropic plugin (prepare, encode, the post-encode
+// audit); the *Responses and *Gemini benchmarks do the same with nucleo-openai-responses and
+// nucleo-gemini (responses.15, gemini.15). Timed: the build only, as the thread's CPU time (manual
+// time; the machine is shared), 30 appends per repetition so the conversation stays at its size.
+// "Cached" keeps each run's encoded messages (abi.108); "Whole" encodes every request whole.
+// BM_Memcpy copies a body of the same size, the floor the ratio is read against.
 #include <benchmark/benchmark.h>
 
 #include <ctime>
@@ -20,10 +22,25 @@ namespace {
 
 using namespace nucleo;
 
-ModelSpec bench_model() {
+/// The in-tree dialect a benchmark builds its requests with, the wire model it names and how that
+/// model caches (caching.118).
+struct Dialect {
+    const char* plugin;
+    const char* wire_model;
+    const char* caching;
+};
+constexpr Dialect kAnthropic{"anthropic", "claude-sonnet-5-5", "explicit"};
+/// responses.15, gemini.15: the dialects that joined the per-turn encode cache after it. Every
+/// other request here ends with the model's answer, whose tail mark the Responses API refuses
+/// under explicit breakpoints (responses.6), so its model caches automatically.
+constexpr Dialect kResponses{"openai-responses", "gpt-6-sol", "automatic"};
+constexpr Dialect kGemini{"gemini", "gemini-3-pro", "explicit"};
+
+ModelSpec bench_model(const Dialect& dialect = kAnthropic) {
     ModelSpec m;
     m.id = "bench-model";
-    m.wire_model = "claude-sonnet-5-5";
+    m.wire_model = dialect.wire_model;
+    m.cache_breakpoints = dialect.caching;
     m.max_context_tokens = 100000000;
     m.max_output_tokens = 8192;
     m.output_budget = {{OutputSize::kShort, 1024}};
@@ -32,12 +49,13 @@ ModelSpec bench_model() {
     return m;
 }
 
-ProviderClient bench_client(bool cache) {
+ProviderClient bench_client(bool cache, const Dialect& dialect = kAnthropic) {
     ProviderConfig config;
-    config.name = "anthropic";
-    config.plugin = "anthropic";
+    config.name = dialect.plugin;
+    config.plugin = dialect.plugin;
     config.base_url = "http://127.0.0.1:9";
-    ProviderClient client(config, PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load("anthropic").make_provider());
+    ProviderClient client(
+        config, PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}).load(dialect.plugin).make_provider());
     client.set_turn_fragment_cache(cache);
     client.set_request_body_limit(std::size_t{1} << 30);
     return client;
@@ -104,10 +122,10 @@ void append_turn(ConversationContext& c, std::size_t& k) {
 /// targets is the cost of a call in a conversation that keeps growing.
 constexpr int kWarmUpCalls = 2;
 
-void next_request(benchmark::State& state, bool cache) {
-    ProviderClient client = bench_client(cache);
+void next_request(benchmark::State& state, bool cache, const Dialect& dialect = kAnthropic) {
+    ProviderClient client = bench_client(cache, dialect);
     ConversationContext c = conversation_of(static_cast<std::size_t>(state.range(0)));
-    const ModelSpec model = bench_model();
+    const ModelSpec model = bench_model(dialect);
     (void)client.build_request(c, model, {}, true);  // the conversation has rendered once
     std::size_t body = 0;
     std::size_t k = 0;
@@ -149,6 +167,18 @@ void BM_FirstNextRequest(benchmark::State& state) {
 
 void BM_NextRequestCached(benchmark::State& state) { next_request(state, true); }
 void BM_NextRequestWhole(benchmark::State& state) { next_request(state, false); }
+void BM_NextRequestCachedResponses(benchmark::State& state) {
+    next_request(state, true, kResponses);
+}
+void BM_NextRequestWholeResponses(benchmark::State& state) {
+    next_request(state, false, kResponses);
+}
+void BM_NextRequestCachedGemini(benchmark::State& state) {
+    next_request(state, true, kGemini);
+}
+void BM_NextRequestWholeGemini(benchmark::State& state) {
+    next_request(state, false, kGemini);
+}
 
 /// The first request of a conversation that never rendered (a fresh copy each iteration): the
 /// cache's cold cost, one plugin call per 32 runs, against one whole encode.
@@ -184,6 +214,34 @@ void BM_MemcpyOfBody(benchmark::State& state) {
 
 BENCHMARK(BM_NextRequestCached)->Arg(200)->Arg(2000)->Arg(20000)->Iterations(30)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NextRequestWhole)->Arg(200)->Arg(2000)->Arg(20000)->Iterations(30)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NextRequestCachedResponses)
+    ->Arg(200)
+    ->Arg(2000)
+    ->Arg(20000)
+    ->Iterations(30)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NextRequestWholeResponses)
+    ->Arg(200)
+    ->Arg(2000)
+    ->Arg(20000)
+    ->Iterations(30)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NextRequestCachedGemini)
+    ->Arg(200)
+    ->Arg(2000)
+    ->Arg(20000)
+    ->Iterations(30)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NextRequestWholeGemini)
+    ->Arg(200)
+    ->Arg(2000)
+    ->Arg(20000)
+    ->Iterations(30)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FirstNextRequest)->Arg(200)->Arg(20000)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FirstRequestCached)->Arg(2000)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FirstRequestWhole)->Arg(2000)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -371,7 +371,8 @@ void write_generation_config(Writer& w, const Value& req) {
 
 }  // namespace
 
-void encode_request(std::string_view request_json, std::string& head, std::string& body) {
+void encode_request(std::string_view request_json, std::string& head, std::string& body,
+                    TurnSpan* span) {
     // This thread's copy of the request, parsed in place; its capacity is kept from call to call
     // (a fresh copy of a long conversation costs its pages again on every call: bench/encode).
     thread_local std::string copy;
@@ -409,6 +410,8 @@ void encode_request(std::string_view request_json, std::string& head, std::strin
     write_system(w, member(*prepared, "system_blocks"));
     json::key(w, "contents");
     w.StartArray();
+    // gemini.15: the turns' entries open the array.
+    const std::size_t turns_begin = buffer.GetSize();
     std::unordered_map<std::string_view, std::string_view> call_names;
     ContentWriter content(w, call_names);
     const Value* turns = member(*prepared, "turns");
@@ -436,6 +439,7 @@ void encode_request(std::string_view request_json, std::string& head, std::strin
     }
     if (open) content.close(t - 1);
     if (!open) refuse("the prepared conversation has no turns");
+    if (span != nullptr) *span = TurnSpan{turns_begin, buffer.GetSize()};
     w.EndArray();
     const Value* native = member(*prepared, "native_tools");
     if (native == nullptr || !native->IsFalse())

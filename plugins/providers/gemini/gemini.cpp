@@ -1,7 +1,8 @@
 // nucleo-gemini: the Google Gemini generateContent dialect ("nucleo.provider/1", abi.24), written
 // the way a vendor writes a plugin: against plugin-api/ and RapidJSON only (gemini.14). The rules
 // it keeps are docs/spec/gemini.md; the files: encode.cpp (gemini.1-gemini.8), decode.cpp
-// (gemini.9-gemini.11), stream_event.cpp (gemini.12), json.hpp (gemini.13).
+// (gemini.9-gemini.11), stream_event.cpp (gemini.12), json.hpp (gemini.13); encode_split
+// here (gemini.15).
 #include <string>
 #include <string_view>
 
@@ -30,9 +31,10 @@ class GenerateContent final : public plugin::Provider {
     void capabilities(plugin::Sink& out) override {
         // gemini.7: "caching": false -- Gemini caches implicitly; the core's marks send nothing.
         // gemini.6: "provider_blocks": true -- thought signatures come back as provider blocks.
+        // gemini.15: "turn_fragments": true -- a run of same-role turns is one entry of its own.
         out << R"({"schema_version":1,"dialect":"gemini","wire_family":"gemini-generate","native_tools":true,)"
                R"("caching":false,"streaming":true,"inputs":["images","documents"],"auth":"x-goog-api-key",)"
-               R"("stream_framing":"sse","provider_blocks":true})";
+               R"("stream_framing":"sse","provider_blocks":true,"turn_fragments":true})";
     }
 
     void encode(std::string_view prepared_json, plugin::Sink& out) override {
@@ -51,6 +53,28 @@ class GenerateContent final : public plugin::Provider {
         encode_request(prepared_json, h, b);
         head << h;
         body << b;
+    }
+
+    /// abi.108, gemini.15: a run of same-role turns is one `contents` entry (gemini.2) whose
+    /// parts, signatures and first-call stand-in are the run's own, so the entries of a run's
+    /// own request are those of the run in the whole request. The one thing a run takes from
+    /// an earlier one is a tool result's function name (gemini.4): a run whose result answers a
+    /// call outside its request is refused, and the host encodes that request whole
+    /// (caching.110), never sending a body other than the whole encode's.
+    void encode_split(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& open,
+                      plugin::Sink& turns, plugin::Sink& close) {
+        std::string h;
+        std::string b;
+        TurnSpan span;
+        encode_request(prepared_json, h, b, &span);
+        if (span.begin > span.end || span.end > b.size())
+            throw plugin::Failure(NUCLEO_ERR_INTERNAL,
+                                  "gemini: encode_split: the turns lie outside the body");
+        const std::string_view body = b;
+        head << h;
+        open << body.substr(0, span.begin);
+        turns << body.substr(span.begin, span.end - span.begin);
+        close << body.substr(span.end);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

@@ -4,6 +4,7 @@
 // display deltas. Pure functions of their input; they throw plugin::Failure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,8 +18,17 @@ inline constexpr std::string_view kWireFamily = "gemini-generate";
 /// gemini.6: the provider block kind that carries a thought signature.
 inline constexpr std::string_view kSignatureBlock = "thought_signature";
 
-/// gemini.1-gemini.8: the HTTP request document's head (without body) and the body bytes.
-void encode_request(std::string_view request_json, std::string& head, std::string& body);
+/// gemini.15 (abi.108): where the turns' `contents` entries lie in a body, [begin, end): their
+/// entries comma-separated, with no leading or trailing comma.
+struct TurnSpan {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+/// gemini.1-gemini.8: the HTTP request document's head (without body) and the body bytes;
+/// `span`, when given, receives where the turns' entries lie in them (gemini.15).
+void encode_request(std::string_view request_json, std::string& head, std::string& body,
+                    TurnSpan* span = nullptr);
 
 /// gemini.9-gemini.12: the normalized response of an HTTP answer.
 std::string decode_response(int32_t http_status, std::string_view headers_json,

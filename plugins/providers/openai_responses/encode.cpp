@@ -455,7 +455,7 @@ std::string_view model_family(std::string_view m) {
     return m;
 }
 
-std::string_view encode_request(std::string_view request_json, std::string& head) {
+std::string_view encode_request(std::string_view request_json, std::string& head, TurnSpan* span) {
     // This thread's copy of the request, parsed in place; its capacity is kept from call to call
     // (bench/encode).
     thread_local std::string copy;
@@ -538,12 +538,16 @@ std::string_view encode_request(std::string_view request_json, std::string& head
     } else if (plan.system_block >= 0) {
         refuse("prepared.cache_plan.system_block: there is no system content to carry it");
     }
+    // responses.15: the turns' items follow the developer message (and the comma the first
+    // item is written after) or open the array.
+    const std::size_t turns_begin = buffer.GetSize() + (!system.empty() && explicit_marks ? 1 : 0);
     InputWriter input(w, plan, explicit_marks, model_family(model));
     const Value* turns = member(*prepared, "turns");
     if (turns == nullptr || !turns->IsArray() || turns->Empty())
         refuse("the prepared conversation has no turns");
     std::size_t t = 0;
     for (const auto& turn : turns->GetArray()) input.turn(turn, t++);
+    if (span != nullptr) *span = TurnSpan{turns_begin, buffer.GetSize()};
     w.EndArray();
     for (std::size_t i = 0; i < plan.anchors.size(); ++i)
         if (!plan.rendered[i])

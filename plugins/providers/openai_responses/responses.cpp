@@ -2,7 +2,7 @@
 // the way a vendor writes a plugin: against plugin-api/ and RapidJSON only (responses.14). The
 // rules it keeps are docs/spec/openai-responses.md; the files: encode.cpp and strict.cpp
 // (responses.1-responses.8), decode.cpp (responses.9-responses.11), stream_event.cpp
-// (responses.12), json.hpp (responses.13).
+// (responses.12), json.hpp (responses.13); encode_split here (responses.15).
 #include <string>
 #include <string_view>
 
@@ -33,10 +33,11 @@ class Responses final : public plugin::Provider {
     void capabilities(plugin::Sink& out) override {
         // responses.6: caching at the plan's marks on explicit models; a call, assistant output
         // or a reasoning item takes none. responses.5: reasoning items as provider blocks.
+        // responses.15: each turn's input items depend on that turn alone ("turn_fragments").
         out << R"({"schema_version":1,"dialect":"openai-responses","wire_family":"openai-responses",)"
                R"("native_tools":true,"caching":true,"cache_anchor_tool_use":false,"streaming":true,)"
                R"("max_cache_breakpoints":4,"inputs":["images","documents"],"auth":"bearer",)"
-               R"("stream_framing":"sse","provider_blocks":true})";
+               R"("stream_framing":"sse","provider_blocks":true,"turn_fragments":true})";
     }
 
     void encode(std::string_view prepared_json, plugin::Sink& out) override {
@@ -53,6 +54,23 @@ class Responses final : public plugin::Provider {
         const std::string_view b = encode_request(prepared_json, h);
         head << h;
         body << b;
+    }
+
+    /// abi.108, responses.15: a turn becomes its own input items (messages, function calls and
+    /// outputs, reasoning items), written from that turn, the request's model and its caching
+    /// alone, so the items of a run's own request are those of the run in the whole request.
+    void encode_split(std::string_view prepared_json, plugin::Sink& head, plugin::Sink& open,
+                      plugin::Sink& turns, plugin::Sink& close) {
+        std::string h;
+        TurnSpan span;
+        const std::string_view b = encode_request(prepared_json, h, &span);
+        if (span.begin > span.end || span.end > b.size())
+            throw plugin::Failure(NUCLEO_ERR_INTERNAL,
+                                  "openai-responses: encode_split: the turns lie outside the body");
+        head << h;
+        open << b.substr(0, span.begin);
+        turns << b.substr(span.begin, span.end - span.begin);
+        close << b.substr(span.end);
     }
 
     void decode(int32_t http_status, std::string_view headers_json, std::string_view body,

@@ -5,6 +5,7 @@
 // plugin::Failure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,9 +23,18 @@ inline constexpr std::string_view kReasoningBlock = "reasoning_item";
 /// snapshot suffix ("-YYYY-MM-DD").
 std::string_view model_family(std::string_view wire_model);
 
+/// responses.15 (abi.108): where the turns' input items lie in a body, [begin, end): their items
+/// comma-separated, with no leading or trailing comma.
+struct TurnSpan {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
 /// responses.1-responses.8: the HTTP request document's head (without body) into `head`; returns
 /// the body bytes, a view of this thread's buffer valid until the thread's next encode_request.
-std::string_view encode_request(std::string_view request_json, std::string& head);
+/// `span`, when given, receives where the turns' input items lie in them (responses.15).
+std::string_view encode_request(std::string_view request_json, std::string& head,
+                                TurnSpan* span = nullptr);
 
 /// responses.9-responses.12: the normalized response of an HTTP answer.
 std::string decode_response(int32_t http_status, std::string_view headers_json,
