@@ -325,7 +325,7 @@ TEST(CatalogPrices, ShippedGeminiRecordsCarryTheirPublishedRatesAndLevels) {
     const Config shipped = Config::parse(
         std::string("include: models.yaml\nproviders:\n  anthropic: {plugin: anthropic}\n"
                     "  openai: {plugin: openai}\n  bedrock: {plugin: bedrock}\n"
-                    "  gemini: {plugin: gemini}\n"),
+                    "  gemini: {plugin: gemini}\n  openai-responses: {plugin: openai-responses}\n"),
         std::string(NUCLEO_SOURCE_DIR) + "/config/catalog_records_test.yaml");
     const ModelSpec& pro = shipped.catalog().find("gemini-3-1-pro");
     ASSERT_EQ(pro.price_tiers.size(), 1U);

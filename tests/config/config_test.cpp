@@ -188,7 +188,8 @@ TEST(Config, CatalogFindRefusesUnknownIdsListingTheKnownOnes) {
         FAIL() << "found azure";
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
-        EXPECT_NE(std::string(e.what()).find("(providers: anthropic, openai, bedrock, gemini)"),
+        EXPECT_NE(std::string(e.what()).find(
+                      "(providers: anthropic, openai, openai-responses, bedrock, gemini)"),
                   std::string::npos)
             << e.what();
     }

@@ -126,7 +126,10 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
     }
     ASSERT_EQ(hit_rate.size(), 5U) << table;
     // caching.105: under the policy the demo names, the hit rate climbs from turn 1 and stays
-    // above 85% in every turn from turn 3 on that runs no compaction.
+    // above 80% in every turn from turn 3 on that runs no compaction. The figure depends on how
+    // much a turn's tool result (a passage of the repository's docs, which change with every
+    // commit) adds to the prefix it reads: 84.8% to 88.9% on today's docs, where a policy that
+    // stopped reading the prefix of the turns before would give about half of that.
     EXPECT_NE(r.out.find("cache      policy sliding, the best measured in bench/economy"),
               std::string::npos)
         << r.out;
@@ -134,7 +137,7 @@ TEST(Demo, RunsTheScriptedSessionOfflineAndLeavesNothingBehind) {
     int checked = 0;
     for (int turn = 3; turn <= 5; ++turn) {
         if (compaction[turn] != "NONE") continue;
-        EXPECT_GT(hit_rate[turn], 85.0) << "turn " << turn << "\n" << table;
+        EXPECT_GT(hit_rate[turn], 80.0) << "turn " << turn << "\n" << table;
         ++checked;
     }
     EXPECT_GE(checked, 1) << "every turn from 3 on compacted: nothing to check\n" << table;
