@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <clocale>
 #include <cstdint>
 #include <cstdio>
@@ -258,7 +259,16 @@ bool tool_results_only(const Message& m) {
 class ChatSession {
   public:
     explicit ChatSession(ChatSetup setup)
-        : s_(std::move(setup)), notes_(s_.interactive ? std::cout : std::cerr) {}
+        : s_(std::move(setup)), notes_(s_.interactive ? std::cout : std::cerr) {
+        // chat.117: at a terminal, the library's records (a retry's warning) go through the
+        // screen's lock: the status line is erased first, so the two never share a line. JSON
+        // records are for a machine and stay as they are.
+        if (s_.interactive && log::format() == log::Format::kText) {
+            log_through_screen_ = true;
+            log::set_sink([this](log::Level level, std::string_view logger,
+                                 std::string_view message) { log_line(level, logger, message); });
+        }
+    }
 
     /// Adopts `id` (verified to exist for the user: kNotFound naming it and the store otherwise)
     /// or mints a new conversation; prints which.
@@ -284,6 +294,7 @@ class ChatSession {
 
     ~ChatSession() {
         if (s_.interactive) set_call_progress_observer(std::move(previous_progress_));
+        if (log_through_screen_) log::set_sink({});
     }
     ChatSession(const ChatSession&) = delete;
     ChatSession& operator=(const ChatSession&) = delete;
@@ -382,6 +393,19 @@ class ChatSession {
         clear_status_locked();
         if (s_.interactive) end_answer_line();
         notes_ << dim() << neutralize(text) << reset() << "\n" << std::flush;
+    }
+
+    /// A record of the library at a terminal (chat.117), as the stderr writer spells it.
+    void log_line(log::Level level, std::string_view logger, std::string_view message) {
+        static constexpr std::array<const char*, 6> kNames = {"trace",   "debug", "info",
+                                                              "warning", "error", "off"};
+        std::lock_guard<std::mutex> lock(screen_);
+        clear_status_locked();
+        end_answer_line();
+        std::cout << std::flush;
+        std::cerr << "[" << kNames.at(static_cast<std::size_t>(level)) << "] ";
+        if (logger != "nucleo") std::cerr << logger << ": ";
+        std::cerr << message << "\n" << std::flush;
     }
 
     void error_line(const std::string& text) {
@@ -756,6 +780,7 @@ class ChatSession {
     CallProgressObserver previous_progress_;
     std::mutex screen_;             ///< the worker's output, the status line and notes interleave
     std::size_t status_width_ = 0;  ///< the status line on screen (0: none)
+    bool log_through_screen_ = false;  ///< chat.117: this session installed the log sink
     TerminalText answer_text_;      ///< the streamed answer, made safe piece by piece
     bool answer_line_open_ = false;
     bool answer_shown_ = false;   ///< this turn's answer text is (partly) on screen

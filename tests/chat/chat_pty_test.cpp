@@ -236,6 +236,45 @@ TEST(ChatTerminal, CtrlCClearsAHalfTypedLineAndEndsTheSessionAtAnEmptyOne) {
     EXPECT_NE(chat.everything().find(resume_line(id)), std::string::npos) << chat.everything();
 }
 
+// chat.117: the records the library logs during a turn (here the transport's retry warnings: the
+// emulator answers after 1.5 s, the instance gives up on a silence of 300 ms) each start a line
+// of their own: the status line was erased first, never left for a record to run into.
+TEST(ChatTerminal, ALogRecordDuringATurnNeverSharesTheStatusLine) {
+    emulator_test::EmulatorProcess emulator({"--latency-ms", "1500"});
+    TempDir dir;
+    const fs::path config = dir.path / "nucleo.yaml";
+    std::ofstream(config) << "include: " << NUCLEO_SOURCE_DIR << "/config/models.yaml\n"
+                          << "providers:\n"
+                          << "  anthropic:\n"
+                          << "    plugin: anthropic\n"
+                          << "    base_url: ${ANTHROPIC_BASE_URL}\n"
+                          << "    api_key: ${ANTHROPIC_API_KEY}\n"
+                          << "    transport: {idle_timeout_ms: 300, deadline_ms: 4000}\n"
+                          << "  openai: {plugin: openai}\n"
+                          << "  openai-responses: {plugin: openai-responses}\n"
+                          << "  bedrock: {plugin: bedrock}\n"
+                          << "  gemini: {plugin: gemini}\n";
+    PtyChat chat(emulator.port(), dir.path, {"--config", config.string()});
+    ASSERT_TRUE(chat.started());
+    chat.until(kPrompt);
+    chat.type("hello");
+    const std::string turn = chat.until(kPrompt);
+    std::size_t records = 0;
+    for (std::size_t at = turn.find("[warning] "); at != std::string::npos;
+         at = turn.find("[warning] ", at + 1)) {
+        ++records;
+        // What came just before the record: the status line's erasure or a line's end.
+        const std::string before = turn.substr(0, at);
+        EXPECT_TRUE(before.ends_with("\r\x1b[2K") || before.ends_with("\n"))
+            << "record " << records << ":\n"
+            << turn;
+    }
+    EXPECT_GE(records, 1U) << turn;
+    EXPECT_NE(turn.find("retrying"), std::string::npos) << turn;
+    chat.type("/quit");
+    chat.finish();
+}
+
 // chat.112: /retry at a terminal asks the last message again and replaces its answer.
 TEST(ChatTerminal, RetryReplacesTheLastAnswer) {
     emulator_test::EmulatorProcess emulator;
