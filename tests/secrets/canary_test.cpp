@@ -95,6 +95,7 @@ TEST_F(Canaries, NoCommandPrintsTheKeyOrTheUrlPassword) {
         {"compact --model claude-sonnet-5-5 --report" + doc + config, "", true},
         {"chat --model claude-sonnet-5-5 --user canary --new" + config, "hello there", true},
         {"conversations --user canary list" + config, "", true},
+        {"logs --user canary --json" + config, "", true},
         {"mcp list" + config, "", true},
         {"demo --emulator" + config, "", false},
     };
