@@ -11,13 +11,16 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "nucleo/plugins.hpp"
 #include "nucleo/service.hpp"
+#include "nucleo/store.hpp"
 
 namespace {
 
@@ -94,6 +97,81 @@ BENCHMARK_CAPTURE(BM_ServiceSave, sqlite_redis, std::string("sqlite_redis"))
     ->Arg(10'000)
     ->Iterations(400)
     ->Unit(benchmark::kMicrosecond);
+
+// persistence.113: taking over a conversation (obtain after the holder let it go, so a reload
+// from the persistent store) costs the same after 2,000 saves as after 10. Both conversations
+// hold 2,000 messages of 200 bytes; one was saved 10 times, the other 2,000 times. Each
+// iteration evicts the conversation (as another host would find it) and obtains it again: the
+// lease's token floor, the lease, the durable version, the load. BM_VersionHistory reads the
+// whole history of the same conversation: what each obtain read twice before latest_version.
+void saved_in_versions(nucleo::ConversationService& service,
+                       const std::shared_ptr<nucleo::Thinker>& t, const std::string& id,
+                       std::size_t versions) {
+    constexpr std::size_t kMessages = 2'000;
+    auto ctx = service.obtain_conversation(id, t).get();
+    std::size_t n = 0;
+    while (n < kMessages - versions + 1) ctx->add_message(text_message(++n));
+    (void)service.save_conversation(*ctx, *t);
+    while (n < kMessages) {
+        ctx->add_message(text_message(++n));
+        (void)service.save_conversation(*ctx, *t);
+    }
+    service.release(*t);
+}
+
+struct SqliteDeployment {
+    std::filesystem::path file;
+    std::optional<nucleo::ConversationService> service;
+    std::shared_ptr<nucleo::Thinker> owner;
+    std::string id;
+
+    explicit SqliteDeployment(std::size_t versions) {
+        static const nucleo::PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
+        const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(versions);
+        const auto dir = std::filesystem::temp_directory_path() / "nucleo-save-bench";
+        std::filesystem::create_directories(dir);
+        file = dir / ("obtain-" + tag + ".db");
+        nucleo::ConversationServiceOptions options;
+        options.cleanup_thread = false;
+        options.persistent.emplace(
+            loader.load("sqlite").make_store(R"({"path":")" + file.string() + R"("})"));
+        options.lease.emplace(loader.load("memory").make_store("{}"));
+        service.emplace(std::move(options));
+        owner = thinker("obtain-" + tag);
+        id = owner->mint_conversation_id();
+        saved_in_versions(*service, owner, id, versions);
+    }
+    ~SqliteDeployment() {
+        service.reset();
+        for (const char* suffix : {"", "-wal", "-shm"})
+            std::filesystem::remove(file.string() + suffix);
+    }
+    SqliteDeployment(const SqliteDeployment&) = delete;
+    SqliteDeployment& operator=(const SqliteDeployment&) = delete;
+};
+
+void BM_ObtainAfterVersions(benchmark::State& state) {
+    SqliteDeployment d(static_cast<std::size_t>(state.range(0)));
+    for (auto _ : state) {
+        d.service->run_cleanup(std::chrono::steady_clock::now() + std::chrono::hours(24));
+        auto ctx = d.service->obtain_conversation(d.id, d.owner).get();
+        benchmark::DoNotOptimize(ctx);
+        d.service->release(*d.owner);
+    }
+    state.counters["versions"] = static_cast<double>(state.range(0));
+}
+
+void BM_VersionHistory(benchmark::State& state) {
+    SqliteDeployment d(static_cast<std::size_t>(state.range(0)));
+    static const nucleo::PluginLoader loader({NUCLEO_BUILD_PLUGIN_DIR});
+    const nucleo::PersistentStore store(
+        loader.load("sqlite").make_store(R"({"path":")" + d.file.string() + R"("})"));
+    for (auto _ : state) benchmark::DoNotOptimize(store.history(d.owner->user_id, d.id));
+    state.counters["versions"] = static_cast<double>(state.range(0));
+}
+
+BENCHMARK(BM_ObtainAfterVersions)->Arg(10)->Arg(2'000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_VersionHistory)->Arg(10)->Arg(2'000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

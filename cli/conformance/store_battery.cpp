@@ -171,6 +171,30 @@ void store_cases(Battery::State& s) {
                     if (!a.checked("load_version", lv.status, lv.err) || !same_json(lv.out, snap1))
                         a.add("load_version", "the snapshot exactly as saved at version " + v1, excerpt(lv.out));
                 }
+                // abi.136: latest_version (ABI 1.7, optional) answers the newest version, and
+                // not found for another principal.
+                if (NUCLEO_HAS_SLOT(f, nucleo_store_factory, latest_version)) {
+                    const auto latest = [&](const std::string& who, Call& lv) {
+                        lv = Call{};
+                        lv.err = fresh_error();
+                        Sink sink(lv.out, "latest_version");
+                        lv.status =
+                            f->latest_version(inst, view(who), view(id), sink.get(), &lv.err);
+                    };
+                    Call lv;
+                    latest(alice, lv);
+                    const std::string newest = member(u.out, "version");
+                    if (!a.checked("latest_version", lv.status, lv.err) ||
+                        member(lv.out, "version") != newest)
+                        a.add("latest_version", "{\"version\":\"" + newest + "\"}, the update's",
+                              excerpt(lv.out));
+                    latest(bob, lv);
+                    a.checked("latest_version", lv.status, lv.err);
+                    if (lv.status != NUCLEO_ERR_NOT_FOUND)
+                        a.add("latest_version",
+                              "NUCLEO_ERR_NOT_FOUND for another principal's conversation",
+                              status_name(lv.status));
+                }
             }
         }
         if (f->delete_conversation != nullptr) {

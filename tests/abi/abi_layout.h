@@ -112,6 +112,11 @@ NUCLEO_ABI_AT(nucleo_plugin_entry, options_schema, 64);
 NUCLEO_ABI_AT(nucleo_store_factory, session_apply, 120);
 #endif
 
+/* 1.7: nucleo_store_factory.latest_version, appended after session_apply (abi.135). */
+#if NUCLEO_PLUGIN_ABI_MINOR >= 7
+NUCLEO_ABI_AT(nucleo_store_factory, latest_version, 128);
+#endif
+
 /* 1.1: "nucleo.host.model_call/1" (absent from the frozen 1.0 header). */
 #if NUCLEO_PLUGIN_ABI_MINOR >= 1
 NUCLEO_ABI_AT(nucleo_host_model_call, struct_size, 0);

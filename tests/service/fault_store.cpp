@@ -74,6 +74,10 @@ class FaultStore final : public nucleo::plugin::Store {
                          nucleo::plugin::Sink& out) override {
         out << call("version_history", [&] { return inner_->version_history(principal, id); });
     }
+    void latest_version(std::string_view principal, std::string_view id,
+                        nucleo::plugin::Sink& out) {
+        out << call("latest_version", [&] { return inner_->latest_version(principal, id); });
+    }
     void load_version(std::string_view principal, std::string_view id, std::string_view version,
                       nucleo::plugin::Sink& out) override {
         out << call("load_version",

@@ -247,21 +247,24 @@ TEST_P(EveryPathFails, TheDurableRecordStaysWholeAndTheNextSaveSucceeds) {
 }
 
 // Calls per slot over the four turns (turn 0 creates, turns 1-3 reload): persistent
-// create_conversation 1, update_conversation 7, version_history two per obtain (the lease's
-// token floor, then the load's latest version), load_conversation one per reload whose session
-// entry is not current (every reload without a session store); session get one per obtain, put
-// on the create and per read-through, apply one per later save (ownership.104); the lease slot in order acquire, renew, renew, release per
-// turn.
+// create_conversation 1, update_conversation 7, latest_version two per obtain (the lease's
+// token floor, then the load's latest version; abi.135), load_conversation one per reload whose
+// session entry is not current (every reload without a session store); session get one per obtain,
+// put on the create and per read-through, apply one per later save (ownership.104); the lease slot
+// in order acquire, renew, renew, release per turn.
 INSTANTIATE_TEST_SUITE_P(
     Faults, EveryPathFails,
     ::testing::Values(
-        fails("persistent", "create_conversation", 1), fails("persistent", "create_conversation", 1, true),
-        fails("persistent", "update_conversation", 1), fails("persistent", "update_conversation", 1, true),
-        fails("persistent", "update_conversation", 4), fails("persistent", "update_conversation", 4, true),
-        fails("persistent", "version_history", 1), fails("persistent", "version_history", 2),
+        fails("persistent", "create_conversation", 1),
+        fails("persistent", "create_conversation", 1, true),
+        fails("persistent", "update_conversation", 1),
+        fails("persistent", "update_conversation", 1, true),
+        fails("persistent", "update_conversation", 4),
+        fails("persistent", "update_conversation", 4, true),
+        fails("persistent", "latest_version", 1), fails("persistent", "latest_version", 2),
         fails("persistent", "load_conversation", 1, false, true, false),
         fails("persistent", "load_conversation", 2, false, true, false),
-        fails("persistent", "version_history", 3, false, true, false),
+        fails("persistent", "latest_version", 3, false, true, false),
         fails("session", "session_get", 2, false, false),
         fails("session", "session_put", 1, false, false),
         fails("session", "session_put", 2, false, false),
@@ -274,6 +277,43 @@ INSTANTIATE_TEST_SUITE_P(
         fails("lease", "lease", 3), fails("lease", "lease", 4, false, false),
         fails("lease", "lease", 5)),
     [](const auto& info) { return info.param.name; });
+
+// persistence.113: obtaining and reloading a conversation never reads its version history (the
+// first version_history call would fail); the token floor and the durable version come from
+// latest_version, so a hand-off costs the same after 40 saves as after one.
+TEST(HandOff, AnObtainNeverReadsTheWholeVersionHistory) {
+    const std::string path = store_test::temp_sqlite_path();
+    const std::string no_history = R"([{"slot":"version_history","nth":1}])";
+    std::string id;
+    std::vector<std::string> expected;
+    for (int host = 0; host < 3; ++host) {
+        ConversationServiceOptions options;
+        options.persistent.emplace(fault_store("sqlite", sqlite_config(path), no_history));
+        options.lease.emplace(make_store("memory"));
+        options.cleanup_thread = false;
+        options.host_id = "host-" + std::to_string(host);
+        ConversationService service(std::move(options));
+        for (int turn = 0; turn < 4; ++turn) {
+            auto t = thinker("Chat");
+            if (id.empty()) {
+                id = t->mint_conversation_id();
+            } else {
+                t->set_conversation_id(id);
+            }
+            auto ctx = service.obtain_conversation(t).get();
+            ASSERT_EQ(ids_of(ctx->parts()), expected) << "host " << host << " turn " << turn;
+            for (int save = 0; save < 5; ++save) {
+                expected.push_back(ctx->add_message(Message::outgoing_text("q")));
+                ASSERT_TRUE(service.save_conversation(*ctx, *t).has_value());
+            }
+            service.release(*t);
+            service.run_cleanup(std::chrono::steady_clock::now() + 24h);  // evicted: reload next
+        }
+    }
+    EXPECT_EQ(PersistentStore(make_store("sqlite", path)).versions("alice", id).size(),
+              expected.size());
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
 
 // The session refresh failing right after a committed save (the bug: the next save wrote
 // `m1 m2 m3 m2` and every load failed with a duplicate message id).

@@ -70,6 +70,35 @@ TEST_P(Persistent, CapabilitiesSayPersistentWithHistory) {
     EXPECT_TRUE(caps.version_history);
 }
 
+// abi.135, persistence.113: latest_version is the history's newest entry and its token, for
+// the owner only, and the store offers it (so an obtain reads no history).
+TEST_P(Persistent, LatestVersionIsTheNewestOfTheHistoryWithItsToken) {
+    ASSERT_TRUE(store().instance().has_latest_version());
+    ConversationParts saved = conversation(unique("latest"), 2);
+    const std::string id = saved.conversation_id;
+    std::string version = store().create(alice_, saved, "t", 3).version;
+    nucleo::LatestVersion latest = store().latest(alice_, id);
+    ASSERT_TRUE(latest.version.has_value());
+    EXPECT_EQ(latest.version->version, version);
+    EXPECT_EQ(latest.fencing_token, std::optional<int64_t>(3));
+    for (int i = 0; i < 5; ++i) {
+        ConversationParts now = saved;
+        now.messages.push_back(next_message(now));
+        save(alice_, saved, now, version, 4 + i);
+    }
+    const nucleo::VersionHistory all = store().history(alice_, id);
+    latest = store().latest(alice_, id);
+    ASSERT_TRUE(latest.version.has_value());
+    EXPECT_EQ(latest.version->version, all.versions.back().version);
+    EXPECT_EQ(latest.version->version, version);
+    EXPECT_EQ(latest.version->saved_at, all.versions.back().saved_at);
+    EXPECT_EQ(latest.fencing_token, all.fencing_token);
+    EXPECT_EQ(latest.fencing_token, std::optional<int64_t>(8));
+    EXPECT_EQ(error_kind([&] { (void)store().latest(bob_, id); }), ErrorKind::kNotFound);
+    EXPECT_EQ(error_kind([&] { (void)store().latest(alice_, unique("absent")); }),
+              ErrorKind::kNotFound);
+}
+
 TEST_P(Persistent, CreateThenLoadGivesTheDocumentByteForByte) {
     // Every block kind, objective, tools, declarations: the whole document v1 survives a store.
     const std::string fixture =

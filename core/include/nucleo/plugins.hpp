@@ -245,6 +245,11 @@ class StoreInstance : public PluginInstance {
     bool session_apply(std::string_view principal, std::string_view id,
                        std::string_view request_json, int64_t ttl_ms) const;
     [[nodiscard]] bool has_session_apply() const;
+    /// abi.135: the latest version and fencing token (the answer of plugin.h's
+    /// latest_version). NotImplementedException when the plugin has no such slot (built before
+    /// ABI 1.7): see has_latest_version().
+    [[nodiscard]] std::string latest_version(std::string_view principal, std::string_view id) const;
+    [[nodiscard]] bool has_latest_version() const;
     std::string lease(std::string_view principal, std::string_view id,
                       std::string_view request_json) const;
 

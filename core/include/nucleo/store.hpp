@@ -123,6 +123,14 @@ struct VersionHistory {
     std::optional<int64_t> fencing_token;
 };
 
+/// A conversation's newest version and its token floor (PersistentStore::latest).
+struct LatestVersion {
+    /// Absent when the record holds no version.
+    std::optional<StoredVersion> version;
+    /// ownership.103: the floor of the next lease's token (absent: no save carried one).
+    std::optional<int64_t> fencing_token;
+};
+
 /// One conversation of a user's list.
 struct ConversationSummary {
     std::string conversation_id;
@@ -178,6 +186,11 @@ class PersistentStore {
     /// fencing token recorded (one version_history call).
     [[nodiscard]] VersionHistory history(std::string_view principal,
                                          std::string_view conversation_id) const;
+    /// persistence.113: the newest version and the token floor, at a cost that does not grow
+    /// with the versions where the plugin offers latest_version (abi.135); otherwise the last
+    /// entry of history(). kNotFound for a missing conversation or another user's.
+    [[nodiscard]] LatestVersion latest(std::string_view principal,
+                                       std::string_view conversation_id) const;
     /// persistence.30: every save is a version, oldest first.
     [[nodiscard]] std::vector<StoredVersion> versions(std::string_view principal,
                                                       std::string_view conversation_id) const;

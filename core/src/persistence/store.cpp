@@ -239,6 +239,34 @@ VersionHistory PersistentStore::history(std::string_view principal,
     return out;
 }
 
+LatestVersion PersistentStore::latest(std::string_view principal,
+                                      std::string_view conversation_id) const {
+    LatestVersion out;
+    if (!store_.has_latest_version()) {
+        VersionHistory all = history(principal, conversation_id);
+        if (!all.versions.empty()) out.version = std::move(all.versions.back());
+        out.fencing_token = all.fencing_token;
+        return out;
+    }
+    rapidjson::Document doc =
+        answer(store_.latest_version(principal, conversation_id), "latest_version");
+    if (auto v = doc.FindMember("version"); v == doc.MemberEnd() || !v->value.IsNull()) {
+        out.version = StoredVersion{string_member(doc, "version", "latest_version"),
+                                    doc.HasMember("saved_at")
+                                        ? string_member(doc, "saved_at", "latest_version")
+                                        : std::string()};
+    }
+    if (auto token = doc.FindMember("fencing_token");
+        token != doc.MemberEnd() && !token->value.IsNull()) {
+        if (!token->value.IsInt64()) {
+            throw Error(ErrorKind::kProtocol,
+                        "store answer to latest_version: \"fencing_token\" is not an integer");
+        }
+        out.fencing_token = token->value.GetInt64();
+    }
+    return out;
+}
+
 ConversationParts PersistentStore::load_version(std::string_view principal,
                                                 std::string_view conversation_id,
                                                 std::string_view version) const {

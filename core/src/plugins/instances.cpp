@@ -707,6 +707,19 @@ bool StoreInstance::has_session_apply() const {
     return NUCLEO_HAS_SLOT(f, nucleo_store_factory, session_apply);
 }
 
+std::string StoreInstance::latest_version(std::string_view principal, std::string_view id) const {
+    check_ids(principal, id, "latest_version");
+    auto fn = NUCLEO_STORE_SLOT(latest_version);
+    return collect(*handle_, "latest_version", [&](const nucleo_sink* out, nucleo_error* e) {
+        return fn(handle_->instance, sv(principal), sv(id), out, e);
+    });
+}
+
+bool StoreInstance::has_latest_version() const {
+    const auto* f = factory_of<nucleo_store_factory>(*handle_);
+    return NUCLEO_HAS_SLOT(f, nucleo_store_factory, latest_version);
+}
+
 std::string StoreInstance::lease(std::string_view principal, std::string_view id,
                                  std::string_view request_json) const {
     check_ids(principal, id, "lease");

@@ -200,7 +200,7 @@ struct ConversationService::State {
                 std::optional<int64_t> floor;
                 if (options.persistent) {
                     try {
-                        if (auto seen = options.persistent->history(h.user, h.id).fencing_token) {
+                        if (auto seen = options.persistent->latest(h.user, h.id).fencing_token) {
                             floor = *seen + 1;
                         }
                     } catch (const Error& e) {
@@ -322,8 +322,9 @@ struct ConversationService::State {
     // The persistent store's latest version of the conversation; nullopt when it holds none.
     std::optional<std::string> latest_version(const Holder& h) const {
         try {
-            const auto versions = options.persistent->versions(h.user, h.id);
-            if (!versions.empty()) return versions.back().version;
+            // persistence.113: the newest version alone, not the whole history.
+            if (auto newest = options.persistent->latest(h.user, h.id).version)
+                return std::move(newest->version);
         } catch (const Error& e) {
             if (e.kind() != ErrorKind::kNotFound) throw;
         }

@@ -22,6 +22,11 @@
  *   1.5  nucleo_store_factory.session_apply (appended): refreshes a session-store entry by the
  *        changes of a save when the entry mirrors the save's base version (abi.128), so a
  *        committed save costs the session store its delta, not the whole conversation.
+ *   1.6  Host extension "nucleo.host.tokens/1" (nucleo_host_tokens): a plugin counts a text with
+ *        the token counter the host measures the conversation with. No struct changed.
+ *   1.7  nucleo_store_factory.latest_version (appended): a conversation's latest version and its
+ *        fencing token at a cost that does not grow with its versions, so a host taking over a
+ *        conversation does not read its whole version history (abi.135).
  *
  * The rules (docs/spec/plugin-abi.md; modelled on CLAP and SQLite, not on exact-match ABIs):
  *  - A plugin is a shared object named nucleo-<name>.so that exports exactly one symbol, the
@@ -59,7 +64,7 @@
 #include <string.h>
 
 #define NUCLEO_PLUGIN_ABI_MAJOR 1
-#define NUCLEO_PLUGIN_ABI_MINOR 6
+#define NUCLEO_PLUGIN_ABI_MINOR 7
 
 /* The name of the one exported function, for hosts that look it up by string. */
 #define NUCLEO_PLUGIN_ENTRY_SYMBOL "nucleo_plugin_entry_v1"
@@ -481,6 +486,16 @@ typedef struct nucleo_store_factory {
     int32_t (*session_apply)(nucleo_instance* instance, nucleo_string_view principal,
                              nucleo_string_view conversation_id, nucleo_string_view request_json,
                              int64_t ttl_ms, nucleo_error* err);
+
+    /* Since 1.7; optional (abi.135): a host calls version_history and takes its last entry when
+     * the slot is absent or NULL. The conversation's latest version and the highest fencing token
+     * a save presented, read together (as version_history reads them), at a cost that does not
+     * grow with the number of versions. out: {"schema_version":1, "version":"<id>"|null,
+     * "saved_at":"RFC 3339"?, "fencing_token":N?}: "version" null for a record with no version.
+     * A missing record: NUCLEO_ERR_NOT_FOUND, as version_history. Thread rule: concurrent. */
+    int32_t (*latest_version)(nucleo_instance* instance, nucleo_string_view principal,
+                              nucleo_string_view conversation_id, const nucleo_sink* out,
+                              nucleo_error* err);
 } nucleo_store_factory;
 
 /* ---------------------------------------------------------------------------------------------

@@ -304,6 +304,11 @@ class Store : public Instance {
     // applying a save's changes to the entry mirroring its base version, or dropping the entry
     // and throwing Failure(NUCLEO_ERR_NOT_FOUND) on a miss. Without it the slot stays NULL and
     // the host puts the whole entry.
+    // ABI 1.7 latest_version (abi.135) is offered when the derived class defines
+    //     void latest_version(std::string_view principal, std::string_view id, Sink& out);
+    // writing {"schema_version":1, "version":"<id>"|null, "saved_at":"...", "fencing_token":N?}
+    // without reading every version. Without it the slot stays NULL and the host reads the
+    // whole version_history.
 
   protected:
     [[noreturn]] static void unbuilt(const char* slot) {
@@ -510,6 +515,30 @@ constexpr auto session_apply_slot() noexcept {
     }
 }
 
+/// True when Impl defines latest_version (ABI 1.7) as described in Store.
+template <class Impl>
+inline constexpr bool kAnswersLatestVersion = requires(Impl& impl, std::string_view sv, Sink& out) {
+    impl.latest_version(sv, sv, out);
+};
+
+/// The latest_version slot for Impl: its trampoline, or NULL when Impl does not define it.
+template <class Impl>
+constexpr auto latest_version_slot() noexcept {
+    using Slot = decltype(nucleo_store_factory::latest_version);
+    if constexpr (kAnswersLatestVersion<Impl>) {
+        return static_cast<Slot>([](nucleo_instance* inst, nucleo_string_view who,
+                                    nucleo_string_view id, const nucleo_sink* out,
+                                    nucleo_error* err) noexcept -> int32_t {
+            return detail::guarded(err, [&] {
+                Sink s(out);
+                detail::self<Impl>(inst)->latest_version(detail::view(who), detail::view(id), s);
+            });
+        });
+    } else {
+        return static_cast<Slot>(nullptr);
+    }
+}
+
 /// The "nucleo.store/1" factory for Impl (derives from Store).
 template <class Impl>
 FactoryRef store_factory() noexcept {
@@ -590,7 +619,8 @@ FactoryRef store_factory() noexcept {
                 self<Impl>(in)->lease(view(who), view(id), view(req), s);
             });
         },
-        session_apply_slot<Impl>()};
+        session_apply_slot<Impl>(),
+        latest_version_slot<Impl>()};
     return {NUCLEO_FACTORY_STORE, &table, options_schema_of<Impl>()};
 }
 

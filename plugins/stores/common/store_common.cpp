@@ -579,6 +579,24 @@ std::string history_answer(const std::vector<VersionEntry>& versions,
     });
 }
 
+std::string latest_answer(const std::optional<VersionEntry>& newest,
+                          std::optional<int64_t> fencing_token) {
+    return write_object([&](auto& w) {
+        if (fencing_token) {
+            w.Key("fencing_token");
+            w.Int64(*fencing_token);
+        }
+        w.Key("version");
+        if (!newest) {
+            w.Null();
+            return;
+        }
+        put_string(w, newest->version);
+        w.Key("saved_at");
+        put_string(w, newest->saved_at);
+    });
+}
+
 std::string lease_answer(int64_t fencing_token, std::string_view holder,
                          std::string_view expires_at) {
     return write_object([&](auto& w) {

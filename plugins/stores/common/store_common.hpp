@@ -196,6 +196,9 @@ struct VersionEntry {
 /// `fencing_token`: the highest token a save of the conversation presented (ownership.103).
 std::string history_answer(const std::vector<VersionEntry>& versions,
                            std::optional<int64_t> fencing_token = {});
+/// abi.135: the answer of latest_version: the newest entry (null when none) and the token.
+std::string latest_answer(const std::optional<VersionEntry>& newest,
+                          std::optional<int64_t> fencing_token = {});
 std::string lease_answer(int64_t fencing_token, std::string_view holder,
                          std::string_view expires_at);
 

@@ -210,6 +210,23 @@ class MemoryStore final : public nucleo::plugin::Store {
         out << st::history_answer(versions, token);
     }
 
+    /// abi.135: the newest version and the token, under the one lock.
+    void latest_version(std::string_view principal, std::string_view id,
+                        nucleo::plugin::Sink& out) {
+        std::optional<st::VersionEntry> newest;
+        std::optional<int64_t> token;
+        {
+            std::lock_guard lock(mu_);
+            const Conversation& c = find(principal, id);
+            if (!c.versions.empty()) {
+                newest =
+                    st::VersionEntry{std::to_string(c.versions.size()), c.versions.back().saved_at};
+            }
+            token = c.fencing_token;
+        }
+        out << st::latest_answer(newest, token);
+    }
+
     void load_version(std::string_view principal, std::string_view id, std::string_view version,
                       nucleo::plugin::Sink& out) override {
         std::vector<std::pair<std::string, std::string>> chain;

@@ -438,6 +438,15 @@ class PostgresStore final : public nucleo::plugin::Store {
         out << st::list_answer(page, next);
     }
 
+    /// ownership.103: the highest token a save of the conversation presented.
+    static std::optional<int64_t> fencing_token_of(Conn& c, int64_t conv) {
+        Result f = c.exec("SELECT fencing_token FROM nucleo_conversations WHERE pk=$1", {p(conv)});
+        if (PQntuples(f.get()) == 1 && PQgetisnull(f.get(), 0, 0) == 0) {
+            return std::stoll(value(f, 0, 0));
+        }
+        return std::nullopt;
+    }
+
     void version_history(std::string_view principal, std::string_view id,
                          nucleo::plugin::Sink& out) override {
         check_key(principal, id);
@@ -453,14 +462,32 @@ class PostgresStore final : public nucleo::plugin::Store {
             for (int i = 0; i < PQntuples(r.get()); ++i) {
                 versions.push_back({value(r, i, 0), value(r, i, 1)});
             }
-            Result f = c->exec("SELECT fencing_token FROM nucleo_conversations WHERE pk=$1",
-                               {p(conv)});
-            if (PQntuples(f.get()) == 1 && PQgetisnull(f.get(), 0, 0) == 0) {
-                token = std::stoll(value(f, 0, 0));
-            }
+            token = fencing_token_of(*c, conv);
             c->commit();
         }
         out << st::history_answer(versions, token);
+    }
+
+    /// abi.135: the newest row of the version index and the token, one snapshot, two index
+    /// lookups: the cost of an obtain does not grow with the conversation's versions.
+    void latest_version(std::string_view principal, std::string_view id,
+                        nucleo::plugin::Sink& out) {
+        check_key(principal, id);
+        std::optional<st::VersionEntry> newest;
+        std::optional<int64_t> token;
+        {
+            auto c = pool_->take();
+            c->begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+            const int64_t conv = find(*c, principal, id);
+            Result r = c->exec(
+                "SELECT version, saved_at FROM nucleo_versions WHERE conv=$1 "
+                "ORDER BY version DESC LIMIT 1",
+                {p(conv)});
+            if (PQntuples(r.get()) == 1) newest = st::VersionEntry{value(r, 0, 0), value(r, 0, 1)};
+            token = fencing_token_of(*c, conv);
+            c->commit();
+        }
+        out << st::latest_answer(newest, token);
     }
 
     void load_version(std::string_view principal, std::string_view id, std::string_view version,

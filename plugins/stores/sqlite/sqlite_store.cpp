@@ -375,6 +375,27 @@ class SqliteStore final : public nucleo::plugin::Store {
         out << st::history_answer(versions, token);
     }
 
+    /// abi.135: the newest row of the version index and the token, in one read transaction.
+    void latest_version(std::string_view principal, std::string_view id,
+                        nucleo::plugin::Sink& out) {
+        std::optional<st::VersionEntry> newest;
+        std::optional<int64_t> token;
+        {
+            std::lock_guard lock(mu_);
+            Tx tx(*this, false);
+            const int64_t conv = find(principal, id);
+            Stmt s = stmt(
+                "SELECT version, saved_at FROM versions WHERE conv=?1 ORDER BY version DESC LIMIT "
+                "1");
+            s.integer(1, conv);
+            if (s.step()) newest = st::VersionEntry{std::to_string(s.col_int(0)), s.col_text(1)};
+            Stmt f = stmt("SELECT fencing_token FROM conversations WHERE pk=?1");
+            f.integer(1, conv);
+            if (f.step() && !f.col_null(0)) token = f.col_int(0);
+        }
+        out << st::latest_answer(newest, token);
+    }
+
     void load_version(std::string_view principal, std::string_view id, std::string_view version,
                       nucleo::plugin::Sink& out) override {
         std::vector<std::pair<std::string, std::string>> chain;
