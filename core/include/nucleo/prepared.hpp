@@ -126,6 +126,10 @@ struct CacheOptions {
     /// caching.119: whether a kSliding breakpoint may sit on a tool_use block (false where the
     /// dialect cannot mark one).
     bool anchor_tool_use = true;
+    /// caching.133: whether a breakpoint may sit on a block of an assistant turn (false where the
+    /// dialect takes no mark on assistant output: the plan moves such an anchor to the last
+    /// anchorable block of the user turn before it, or drops it).
+    bool anchor_assistant = true;
 };
 
 /// Where one cache breakpoint sits among the turns: the block `block` of turn `turn`.
