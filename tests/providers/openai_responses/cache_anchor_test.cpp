@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,40 +71,53 @@ std::vector<std::string> marked_parts(const std::string& body) {
     return marked;
 }
 
-TEST(ResponsesCacheAnchor, AConversationEndingWithTheAnswerIsSentWithItsMarksOnInputParts) {
+/// A policy named on the conversation (nullopt: the shipped default, `sliding`: caching.130) and
+/// the marks its plan puts on the turns.
+struct Case {
+    std::optional<CachePolicy> policy;
+    std::size_t turn_marks;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+    *os << (c.policy ? to_string(*c.policy) : "the shipped default") << ", " << c.turn_marks
+        << " turn marks";
+}
+
+class ResponsesCacheAnchor : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ResponsesCacheAnchor, AConversationEndingWithTheAnswerIsSentWithItsMarksOnInputParts) {
     emulator_test::EmulatorProcess emulator;
     const Config config = shipped_config_at(emulator.port());
     ProviderClient client = ProviderClient::from_config(
         config, PluginLoader({NUCLEO_BUILD_PLUGIN_DIR}), "openai-responses");
     const ModelSpec& model = config.catalog().find("gpt-6-sol-responses");
     ASSERT_EQ(model.cache_breakpoints, "explicit");
-    // The shipped default (`sliding`, caching.130), then each policy named on the conversation.
-    const std::vector<std::optional<CachePolicy>> policies = {
-        std::nullopt, CachePolicy::kMarkedTurns, CachePolicy::kSliding};
-    for (const auto& policy : policies) {
-        const std::string name = policy ? to_string(*policy) : "default";
-        SCOPED_TRACE(name);
-        ConversationContext c = answered("c-anchor-" + name);
-        c.set_cache_policy(policy);
-        HttpRequest request;
-        ASSERT_NO_THROW(request = client.build_request(c, model)) << "refused before the fix";
-        const std::vector<std::string> marked = marked_parts(std::string(request.body.view()));
-        // The system mark, on the developer message that carries the objective, and at least one
-        // turn mark; none on assistant output, none over the limit (caching.2).
-        ASSERT_GE(marked.size(), 2U);
-        EXPECT_LE(marked.size(), 4U);
-        EXPECT_EQ(marked.front(), "message:developer/input_text");
-        for (const std::string& m : marked) {
-            EXPECT_TRUE(m.ends_with("/input_text") || m.ends_with("/input_image") ||
-                        m.ends_with("/input_file"))
-                << m;
-            EXPECT_EQ(m.find("assistant"), std::string::npos) << m;
-        }
-        LLMResponse answer;
-        ASSERT_NO_THROW(answer = client.call(c, model));
-        EXPECT_TRUE(answer.appended);
-    }
+    ConversationContext c = answered("c-anchor");
+    c.set_cache_policy(GetParam().policy);
+    HttpRequest request;
+    ASSERT_NO_THROW(request = client.build_request(c, model))
+        << "the plan put a mark on assistant output";
+    const std::vector<std::string> marked = marked_parts(std::string(request.body.view()));
+    // The system mark, on the developer message that carries the objective, then the turn marks:
+    // `seed` moves a1's to q1 (caching.133); `sliding` puts its newest on q2 instead of a2 and
+    // the older on q1. None on assistant output, none over the limit (caching.2).
+    ASSERT_EQ(marked.size(), 1 + GetParam().turn_marks);
+    EXPECT_EQ(marked.front(), "message:developer/input_text");
+    for (std::size_t i = 1; i < marked.size(); ++i) EXPECT_EQ(marked[i], "message:user/input_text");
+    LLMResponse answer;
+    ASSERT_NO_THROW(answer = client.call(c, model));
+    EXPECT_TRUE(answer.appended);
+    EXPECT_GT(answer.cache_creation_input_tokens(), 0) << "the marks wrote nothing (caching.123)";
 }
+
+INSTANTIATE_TEST_SUITE_P(Policies, ResponsesCacheAnchor,
+                         ::testing::Values(Case{std::nullopt, 2},
+                                           Case{CachePolicy::kMarkedTurns, 1},
+                                           Case{CachePolicy::kSliding, 2}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                             return std::string(info.param.policy ? to_string(*info.param.policy)
+                                                                  : "shipped_default");
+                         });
 
 }  // namespace
 }  // namespace nucleo
