@@ -48,10 +48,6 @@ bool sent_text(const ContentBlock& b) {
     return (b.is<TextBlock>() || b.is<SkillBlock>()) && !blank_text(b);
 }
 
-}  // namespace
-
-namespace {
-
 /// caching.105: the blocks a kSliding breakpoint may sit on (never a blank one: caching.102).
 bool anchorable(const ContentBlock& b, bool tool_use) {
     return sent_text(b) || b.is<JsonBlock>() || (tool_use && b.is<ToolUseBlock>()) ||
