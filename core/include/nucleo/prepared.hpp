@@ -153,8 +153,8 @@ struct CachePlan {
     /// Index into PreparedConversation::system_blocks of the block carrying the system
     /// breakpoint (always the last one), or nullopt when the system prefix is not cached.
     std::optional<std::size_t> system_block;
-    /// Turn anchors in turn order (at most one per turn under kMarkedTurns; kSliding may anchor
-    /// several blocks of one long turn).
+    /// Turn anchors in turn order (at most one per turn under kMarkedTurns but for an anchor
+    /// caching.133 moved there; kSliding may anchor several blocks of one long turn).
     std::vector<CacheAnchor> turn_anchors;
     /// caching.106: the request-level marker (Anthropic's top-level cache_control), one
     /// breakpoint on the last block of the request.
