@@ -191,14 +191,6 @@ TEST_P(SplitRule, SplitRunsConcatenateToTheWholeBodyOnEveryFixture) {
     EXPECT_GT(split, 0);
 }
 
-/// The model a dialect's requests are built for: on the Responses API a plan's anchor on an
-/// assistant turn refuses the whole encode under explicit breakpoints (responses.6), so its
-/// requests are built for a model that caches automatically (no marks; the split is the same).
-ModelSpec for_dialect(ModelSpec m, const std::string& plugin) {
-    if (plugin == "openai-responses") m.cache_breakpoints = "automatic";
-    return m;
-}
-
 /// Whether the core audits a split body of the dialect by its pieces (caching.113): Gemini's
 /// contents (gemini.28) and the Responses API's input items (wire.213) are audited whole.
 bool audited_by_pieces(const std::string& plugin) {
@@ -209,7 +201,7 @@ bool audited_by_pieces(const std::string& plugin) {
 /// body so a caller can check it moved on.
 std::string expect_same(ProviderClient& cached, ProviderClient& whole, ConversationContext& c,
                         const std::string& plugin) {
-    const ModelSpec model = for_dialect(model_for_test(), plugin);
+    const ModelSpec model = model_for_test();
     const HttpRequest a = cached.build_request(c, model, {}, true);
     // The cached request went through encode_split: the conversation keeps its runs.
     const internal::TurnFragments* kept = internal::TurnFragmentsAccess::peek(c);
@@ -310,9 +302,8 @@ ConversationContext bare(const std::string& id) {
 
 /// The cached request of `c`, the whole encode of `c` and the cached encode of a cold copy of
 /// `c` (which keeps nothing), byte for byte.
-void expect_same_as_cold(ProviderClient& cached, ProviderClient& whole, ConversationContext& c,
-                         const std::string& plugin) {
-    const ModelSpec model = for_dialect(roomy(), plugin);
+void expect_same_as_cold(ProviderClient& cached, ProviderClient& whole, ConversationContext& c) {
+    const ModelSpec model = roomy();
     const std::string warm = cached.build_request(c, model, {}, true).body;
     ConversationContext copy = c;
     const std::string cold = cached.build_request(copy, model, {}, true).body;
@@ -395,7 +386,7 @@ TEST_P(GrowingLayout, EveryRequestEqualsTheWholeAndTheColdEncode) {
                 break;
             default: c.add_message(Message::incoming_text("Done " + k + ".")); break;
         }
-        expect_same_as_cold(cached, whole, c, plugin);
+        expect_same_as_cold(cached, whole, c);
         const internal::KeptPrepare* kept = internal::PreparedAccess::peek(c);
         ASSERT_NE(kept, nullptr);
         if (kept->prepared.cache_plan.turn_anchors != last_anchors) ++anchor_moves;
@@ -405,11 +396,10 @@ TEST_P(GrowingLayout, EveryRequestEqualsTheWholeAndTheColdEncode) {
     }
     EXPECT_GT(c.messages().size(), 2 * TurnFragments::kRunsPerChunk) << "too short to keep chunks";
     EXPECT_GT(reused, 100U) << "no kept chunk was reused";
-    // OpenAI takes no marks (caching.6), nor does Gemini (gemini.7), nor the automatically
-    // caching model the Responses requests are built for (for_dialect); elsewhere the sliding
-    // anchors follow the tail.
+    // OpenAI takes no marks (caching.6), nor does Gemini (gemini.7); elsewhere, the Responses
+    // API included (caching.133), the sliding anchors follow the tail.
     const std::string name = plugin;
-    if (sliding && name != "openai" && name != "gemini" && name != "openai-responses") {
+    if (sliding && name != "openai" && name != "gemini") {
         EXPECT_GT(anchor_moves, 40U) << "the anchors did not move";
     }
 }
@@ -437,7 +427,7 @@ TwoAppends work_of_appends(const std::string& plugin, std::size_t messages, bool
         m.cache = i % 40 == 2;  // the default policy anchors on the first marked turns
         c.add_message(std::move(m));
     }
-    const ModelSpec model = for_dialect(roomy(), plugin);
+    const ModelSpec model = roomy();
     (void)cached.build_request(c, model, {}, true);  // cold
     const auto work = [&] {
         const std::string body = cached.build_request(c, model, {}, true).body;

@@ -31,9 +31,9 @@ struct Dialect {
 };
 constexpr Dialect kAnthropic{"anthropic", "claude-sonnet-5-5", "explicit"};
 /// responses.15, gemini.15: the dialects that joined the per-turn encode cache after it. Every
-/// other request here ends with the model's answer, whose tail mark the Responses API refuses
-/// under explicit breakpoints (responses.6), so its model caches automatically.
-constexpr Dialect kResponses{"openai-responses", "gpt-6-sol", "automatic"};
+/// other request here ends with the model's answer, whose tail mark the core moves to the user
+/// turn before it on the Responses API (caching.133), so its model takes explicit breakpoints.
+constexpr Dialect kResponses{"openai-responses", "gpt-6-sol", "explicit"};
 constexpr Dialect kGemini{"gemini", "gemini-3-pro", "explicit"};
 
 ModelSpec bench_model(const Dialect& dialect = kAnthropic) {

@@ -126,6 +126,10 @@ struct CacheOptions {
     /// caching.119: whether a kSliding breakpoint may sit on a tool_use block (false where the
     /// dialect cannot mark one).
     bool anchor_tool_use = true;
+    /// caching.133: whether a breakpoint may sit on a block of an assistant turn (false where the
+    /// dialect takes no mark on assistant output: the plan moves such an anchor to the last
+    /// anchorable block of the user turn before it, or drops it).
+    bool anchor_assistant = true;
 };
 
 /// Where one cache breakpoint sits among the turns: the block `block` of turn `turn`.
@@ -149,8 +153,8 @@ struct CachePlan {
     /// Index into PreparedConversation::system_blocks of the block carrying the system
     /// breakpoint (always the last one), or nullopt when the system prefix is not cached.
     std::optional<std::size_t> system_block;
-    /// Turn anchors in turn order (at most one per turn under kMarkedTurns; kSliding may anchor
-    /// several blocks of one long turn).
+    /// Turn anchors in turn order (at most one per turn under kMarkedTurns but for an anchor
+    /// caching.133 moved there; kSliding may anchor several blocks of one long turn).
     std::vector<CacheAnchor> turn_anchors;
     /// caching.106: the request-level marker (Anthropic's top-level cache_control), one
     /// breakpoint on the last block of the request.

@@ -112,6 +112,9 @@ struct ProviderCapabilities {
     /// caching.119: "cache_anchor_tool_use": false when the dialect has no way to mark a tool
     /// call (OpenAI Chat Completions), so the plan never anchors one.
     bool cache_anchor_tool_use = true;
+    /// caching.133: "cache_anchor_assistant": false when the dialect takes no mark on assistant
+    /// output (OpenAI Responses), so the plan moves an assistant turn's anchor to a user turn.
+    bool cache_anchor_assistant = true;
     /// tools.103: the dialect writes a late tool as the provider's mid-conversation tool addition
     /// ("tool_changes"), so a model whose record takes tool changes keeps the tools parameter.
     bool tool_changes = false;

@@ -48,11 +48,40 @@ bool sent_text(const ContentBlock& b) {
     return (b.is<TextBlock>() || b.is<SkillBlock>()) && !blank_text(b);
 }
 
-}  // namespace
+/// caching.105: the blocks a kSliding breakpoint may sit on (never a blank one: caching.102).
+bool anchorable(const ContentBlock& b, bool tool_use) {
+    return sent_text(b) || b.is<JsonBlock>() || (tool_use && b.is<ToolUseBlock>()) ||
+           b.is<ToolResultBlock>();
+}
 
-CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
-                                 const std::vector<PreparedTurn>& turns, bool supports_caching,
-                                 bool cache_system, const std::vector<std::size_t>* marked_turns) {
+/// caching.133: where the anchor of assistant turn `t` goes on a dialect that marks no assistant
+/// output: the last anchorable block of the nearest user turn before it (walking back over
+/// assistant turns only, and no farther than `floor`, the turn of the plan's last anchor);
+/// nullopt when that turn has none, is no message (the registry) or there is no such turn.
+std::optional<CacheAnchor> before_assistant(const std::vector<PreparedTurn>& turns, std::size_t t,
+                                            std::size_t floor, const CacheOptions& options) {
+    while (t-- > floor) {
+        const PreparedTurn& turn = turns[t];
+        if (turn.role == TurnRole::kAssistant) continue;
+        if (turn.message_id.empty()) return std::nullopt;
+        for (std::size_t b = turn.blocks.size(); b-- > 0;)
+            if (anchorable(turn.blocks[b], options.anchor_tool_use)) return CacheAnchor{t, b};
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+/// Whether anchor `a` comes after anchor `b` in the request.
+bool after(const CacheAnchor& a, const CacheAnchor& b) {
+    return a.turn > b.turn || (a.turn == b.turn && a.block > b.block);
+}
+
+/// caching.3-5 under `options` (caching.133: an assistant turn's anchor moved where the dialect
+/// takes none there).
+CachePlan plan_marked(const std::vector<ContentBlock>& system_blocks,
+                      const std::vector<PreparedTurn>& turns, bool supports_caching,
+                      bool cache_system, const std::vector<std::size_t>* marked_turns,
+                      const CacheOptions& options) {
     CachePlan plan;
     if (!supports_caching) return plan;
     std::size_t used = 0;
@@ -70,8 +99,17 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
         // caching.102: a blank one is never sent, so the anchor is the first one that is.
         const auto anchor = std::find_if(blocks.begin(), blocks.end(), sent_text);
         if (anchor == blocks.end()) return;
-        plan.turn_anchors.push_back(
-            CacheAnchor{t, static_cast<std::size_t>(anchor - blocks.begin())});
+        CacheAnchor at{t, static_cast<std::size_t>(anchor - blocks.begin())};
+        if (!options.anchor_assistant && turns[t].role == TurnRole::kAssistant) {
+            // caching.133: moved back to the user turn before it; where that is no place after
+            // the plan's last anchor (none, or the same block), the turn spends nothing.
+            const auto& done = plan.turn_anchors;
+            const auto moved =
+                before_assistant(turns, t, done.empty() ? 0 : done.back().turn, options);
+            if (!moved || (!done.empty() && !after(*moved, done.back()))) return;
+            at = *moved;
+        }
+        plan.turn_anchors.push_back(at);
         ++used;
     };
     if (marked_turns != nullptr) {  // caching.112: the marked turns only
@@ -84,22 +122,20 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
     return plan;
 }
 
-namespace {
-
-/// caching.105: the blocks a kSliding breakpoint may sit on (never a blank one: caching.102).
-bool anchorable(const ContentBlock& b, bool tool_use) {
-    return sent_text(b) || b.is<JsonBlock>() || (tool_use && b.is<ToolUseBlock>()) ||
-           b.is<ToolResultBlock>();
-}
-
 }  // namespace
+
+CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
+                                 const std::vector<PreparedTurn>& turns, bool supports_caching,
+                                 bool cache_system, const std::vector<std::size_t>* marked_turns) {
+    return plan_marked(system_blocks, turns, supports_caching, cache_system, marked_turns,
+                       CacheOptions{});
+}
 
 CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching,
                      const CacheOptions& options, const std::vector<std::size_t>* marked_turns) {
     if (options.policy == CachePolicy::kMarkedTurns) {
-        CachePlan plan =
-            plan_cache_breakpoints(prepared.system_blocks, prepared.turns, supports_caching,
-                                   prepared.cache_system, marked_turns);
+        CachePlan plan = plan_marked(prepared.system_blocks, prepared.turns, supports_caching,
+                                     prepared.cache_system, marked_turns, options);
         plan.system_ttl_1h = plan.system_block.has_value() && options.head_ttl_1h;
         return plan;
     }
@@ -129,7 +165,11 @@ CachePlan plan_cache(const PreparedConversation& prepared, bool supports_caching
     const auto& turns = prepared.turns;
     const auto eligible = [&turns, &options](std::size_t t, std::size_t b) {
         const PreparedTurn& turn = turns[t];
-        return !turn.message_id.empty() && anchorable(turn.blocks[b], options.anchor_tool_use);
+        // caching.133: where the dialect marks no assistant output, the newest mark falls back to
+        // the last anchorable block of the latest user turn (the older ones are on user turns).
+        return !turn.message_id.empty() &&
+               (options.anchor_assistant || turn.role != TurnRole::kAssistant) &&
+               anchorable(turn.blocks[b], options.anchor_tool_use);
     };
     // caching.112: the first eligible block whose prefix reaches the minimum, read from the head
     // only as far as that block.

@@ -26,15 +26,21 @@ CachePlan plan_cache_breakpoints(const std::vector<ContentBlock>& system_blocks,
 /// spend the system breakpoint as kMarkedTurns does, then:
 ///  - kSliding: the remaining breakpoints go to the tail, ignoring the messages' `cache` marks:
 ///    the newest on the last block that the next call repeats (wire.191: the answer contract and
-///    the registry riding a turn stay, so they count), the older ones on the last such block of each earlier
-///    USER turn, newest first. Those are where the previous calls put their newest breakpoint,
-///    so the prefix each call wrote is read back exactly by the next, however many blocks the
-///    calls in between added (no reliance on the 20-block lookback).
+///    the registry riding a turn stay, so they count), the older ones on the last such block of
+///    each earlier USER turn, newest first. Those are where the previous calls put their newest
+///    breakpoint, so the prefix each call wrote is read back exactly by the next, however many
+///    blocks the calls in between added (no reliance on the 20-block lookback).
 ///  - kAutomatic (when offered): one request-level breakpoint; otherwise planned as kSliding.
 /// Anchorable blocks: non-blank text, skill, JSON, tool use and tool result (the Messages API and
 /// Converse accept a breakpoint after them; tool use only where options.anchor_tool_use);
 /// never image, file, thinking or a definition. No
 /// breakpoint goes on a prefix shorter than options.min_cacheable_tokens when a counter is given.
+///
+/// caching.133: without options.anchor_assistant no mark sits in an assistant turn: kSliding's
+/// newest goes on the last anchorable block of the latest user turn instead, and a marked
+/// assistant turn's kMarkedTurns anchor moves to the last anchorable block of the user turn
+/// before it, or is dropped (spending nothing) where that turn has none or the plan already
+/// marks it or anything after it.
 ///
 /// caching.111: the cost does not grow with the history: `marked_turns`, when given, lists the
 /// turns whose `cache` is set in order (the kept prepare's), so kMarkedTurns visits those only;

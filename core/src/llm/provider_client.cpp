@@ -14,6 +14,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "caching/call_options.hpp"
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "conversation/context_internal.hpp"
@@ -95,7 +96,9 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
         throw Error(ErrorKind::kPlugin,
                     "plugin '" + plugin + "': capabilities are not a JSON object");
     ProviderCapabilities c;
-    auto flag = [&](const char* k) { return d.HasMember(k) && d[k].IsBool() && d[k].GetBool(); };
+    auto flag = [&](const char* k, bool absent = false) {
+        return d.HasMember(k) && d[k].IsBool() ? d[k].GetBool() : absent;
+    };
     c.native_tools = flag("native_tools");
     c.caching = flag("caching");
     c.streaming = flag("streaming");
@@ -111,10 +114,9 @@ ProviderCapabilities read_capabilities(const std::string& json, const std::strin
     c.provider_blocks = flag("provider_blocks");  // answers.110
     c.tool_changes = flag("tool_changes");        // tools.103
     c.threads = flag("threads");                  // wire.211
-    // caching.119: a dialect that cannot mark a tool call says so; absent means it can.
-    c.cache_anchor_tool_use =
-        !(d.HasMember("cache_anchor_tool_use") && d["cache_anchor_tool_use"].IsBool() &&
-          !d["cache_anchor_tool_use"].GetBool());
+    // A dialect that cannot mark a tool call or assistant output says so; absent means it can.
+    c.cache_anchor_tool_use = flag("cache_anchor_tool_use", true);    // caching.119
+    c.cache_anchor_assistant = flag("cache_anchor_assistant", true);  // caching.133
     if (d.HasMember("max_cache_breakpoints") && d["max_cache_breakpoints"].IsUint64())
         c.max_cache_breakpoints = static_cast<std::size_t>(d["max_cache_breakpoints"].GetUint64());
     return c;
@@ -684,19 +686,8 @@ HttpRequest ProviderClient::build(ConversationContext& conversation, const Model
         internal::thinking_for_call(config_, caps_, conversation, thinking_active(model, depth));
     const std::int64_t max_tokens = output_reserve(conversation, model, binding);
     // caching.105-107: what the plan may use beyond the prepared request.
-    CacheOptions cache;
-    cache.policy = cache_policy_;
-    cache.automatic_offered = caps_.automatic_caching;
-    cache.anchor_tool_use = caps_.cache_anchor_tool_use;
-    cache.min_cacheable_tokens = model.min_cacheable_tokens;
-    cache.head_ttl_1h = head_ttl_1h_ && model.cache_ttl_1h;  // caching.109
-    if (model.min_cacheable_tokens > 0 && formatter.supports_caching()) {
-        const TokenCounter& counter = TokenCounter::for_model(model);
-        cache.count_block = [&counter](const ContentBlock& b) { return counter.count_block(b); };
-        cache.count_tool = [&counter](const ToolDefinitionBlock& d) {
-            return counter.count_tool_definition(d);
-        };
-    }
+    const CacheOptions cache = caching::call_cache_options(
+        caps_, model, cache_policy_, head_ttl_1h_, formatter.supports_caching());
     // conversation.101: the conversation's kept prepared value, read in place.
     const PreparedConversation* prepared_now =
         &internal::PreparedAccess::prepare(conversation, formatter, thinking, cache);

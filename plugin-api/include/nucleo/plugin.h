@@ -313,11 +313,15 @@ typedef struct nucleo_provider_factory {
     void (*destroy)(nucleo_instance* instance);
     /* out receives {"schema_version":1, "native_tools":bool, "caching":bool, "streaming":bool,
      *               "max_cache_breakpoints":N, "inputs":["images","documents"],
+     *               "cache_anchor_tool_use":bool, "cache_anchor_assistant":bool,
      *               "wire_family":"anthropic-messages|openai-chat|bedrock-converse", ...}.
      * "wire_family" names the rule book the core audits every encoded request against before
      * sending it (the plan's breakpoints, the system channel, roles, max_tokens, the provider's
      * documented request rules); a plugin of another wire omits it and gets the generic checks
      * only (a relative path, no CR/LF/NUL in headers, a JSON body under the size cap).
+     * "cache_anchor_tool_use" / "cache_anchor_assistant" false: the dialect can mark no tool call
+     * / no block of an assistant turn, so the core's plan puts none there (absent: it can;
+     * docs/provider-abi-documents.md).
      * Thread rule: callable concurrently on one instance. */
     int32_t (*capabilities)(nucleo_instance* instance, const nucleo_sink* out, nucleo_error* err);
     /* prepared_json: the PreparedConversation document (schema_version 1: model, system text,

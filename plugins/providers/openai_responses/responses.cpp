@@ -32,10 +32,12 @@ class Responses final : public plugin::Provider {
 
     void capabilities(plugin::Sink& out) override {
         // responses.6: caching at the plan's marks on explicit models; a call, assistant output
-        // or a reasoning item takes none. responses.5: reasoning items as provider blocks.
+        // or a reasoning item takes none, so the core anchors no tool call and no assistant turn
+        // (caching.119, caching.133). responses.5: reasoning items as provider blocks.
         // responses.15: each turn's input items depend on that turn alone ("turn_fragments").
         out << R"({"schema_version":1,"dialect":"openai-responses","wire_family":"openai-responses",)"
-               R"("native_tools":true,"caching":true,"cache_anchor_tool_use":false,"streaming":true,)"
+               R"("native_tools":true,"caching":true,"cache_anchor_tool_use":false,)"
+               R"("cache_anchor_assistant":false,"streaming":true,)"
                R"("max_cache_breakpoints":4,"inputs":["images","documents"],"auth":"bearer",)"
                R"("stream_framing":"sse","provider_blocks":true,"turn_fragments":true})";
     }

@@ -237,6 +237,7 @@ TEST(ResponsesEncode, CapabilitiesNameTheFamilyAndBearerAuth) {
     EXPECT_STREQ(caps["auth"].GetString(), "bearer");
     EXPECT_TRUE(caps["provider_blocks"].GetBool());
     EXPECT_FALSE(caps["cache_anchor_tool_use"].GetBool());
+    EXPECT_FALSE(caps["cache_anchor_assistant"].GetBool());  // caching.133
 }
 
 TEST(ResponsesEncode, ControlCharactersAreEscapedAtEveryAlignment) {
