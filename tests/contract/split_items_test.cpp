@@ -12,43 +12,15 @@
 #include <utility>
 #include <vector>
 
-#include "nucleo/wire/contract.hpp"
+#include "split_support.hpp"
 
 namespace {
 
-using nucleo::contract::audit_request;
-using nucleo::contract::audit_split_request;
-using nucleo::contract::CallPlan;
-using nucleo::contract::MessageChunk;
-using nucleo::contract::OutgoingRequest;
-using nucleo::contract::SplitBody;
-using nucleo::contract::Violation;
-using nucleo::contract::WireFamily;
+using namespace split_support;  // NOLINT(google-build-using-namespace): the tests' vocabulary
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
-const Headers kHeaders = {{"content-type", "application/json"}};
-
-std::string verdict(const std::optional<Violation>& v) {
-    return v ? v->line() : std::string("accepted");
-}
-
-/// A request of a generated conversation: the head around the items, the items, the plan.
-struct Generated {
-    WireFamily family = WireFamily::kGeminiGenerate;
-    std::string path;
-    std::string open;
-    std::string close;
-    std::vector<std::string> items;
-    CallPlan plan;
-};
-
-class Generator {
+class Generator : public Random {
   public:
-    explicit Generator(std::uint32_t seed) : rng_(seed) {}
-
-    std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>(rng_() % n); }
-    bool one_in(std::uint32_t n) { return below(n) == 0; }
+    using Random::Random;
 
     /// A Gemini request: user and model contents alternating, tool loops of function calls (the
     /// first with its thoughtSignature) answered by as many function responses.
@@ -65,7 +37,7 @@ class Generator {
                   std::string(one_in(20) ? "1023" : "1024") + "}}";
         const std::uint32_t turns = 1 + below(25);
         for (std::uint32_t t = 0; t < turns; ++t) {
-            g.items.push_back(
+            g.messages.push_back(
                 content(one_in(300) ? "model" : "user", R"({"text":")" + text() + "\"}"));
             // A tool loop of a few steps, then the answer (the last turn may end mid-loop).
             for (std::uint32_t step = below(3); step > 0; --step) {
@@ -78,7 +50,7 @@ class Generator {
                         parts += R"(,"thoughtSignature":"sig")";
                     parts += "}";
                 }
-                g.items.push_back(content("model", parts));
+                g.messages.push_back(content("model", parts));
                 if (t + 1 == turns && step == 1 && one_in(3))
                     return g;  // the call is the last content
                 std::string answers;
@@ -86,11 +58,11 @@ class Generator {
                 for (std::uint32_t k = 0; k < n; ++k)
                     answers += (k ? "," : "") +
                                std::string(R"({"functionResponse":{"name":"run","response":{}}})");
-                g.items.push_back(content("user", answers));
+                g.messages.push_back(content("user", answers));
             }
             if (t + 1 < turns || one_in(2))
-                g.items.push_back(content(one_in(300) ? "user" : "model",
-                                          one_in(200) ? "" : R"({"text":")" + text() + "\"}"));
+                g.messages.push_back(content(one_in(300) ? "user" : "model",
+                                             one_in(200) ? "" : R"({"text":")" + text() + "\"}"));
         }
         return g;
     }
@@ -111,25 +83,26 @@ class Generator {
         const std::uint32_t turns = 1 + below(25);
         int call = 0;
         for (std::uint32_t t = 0; t < turns; ++t) {
-            g.items.push_back(message(one_in(300) ? "critic" : "user"));
+            g.messages.push_back(message(one_in(300) ? "critic" : "user"));
             for (std::uint32_t step = below(3); step > 0; --step) {
-                g.items.push_back(
+                g.messages.push_back(
                     R"({"type":"reasoning","id":"rs_)" + std::to_string(t) + R"(","summary":[])" +
                     (one_in(stored ? 2 : 30) ? "" : R"(,"encrypted_content":"enc")") + "}");
                 std::vector<int> ids;
                 for (std::uint32_t k = 1 + below(2); k > 0; --k) {
                     ids.push_back(++call);
-                    g.items.push_back(R"({"type":"function_call","call_id":"call_)" +
-                                      std::to_string(call) + R"(","name":"run","arguments":"{}"})");
+                    g.messages.push_back(R"({"type":"function_call","call_id":"call_)" +
+                                         std::to_string(call) +
+                                         R"(","name":"run","arguments":"{}"})");
                 }
                 for (const int id : ids) {
                     if (one_in(150)) continue;  // unanswered (responses.24)
-                    g.items.push_back(R"({"type":"function_call_output","call_id":"call_)" +
-                                      std::to_string(one_in(200) ? id + 1000 : id) +
-                                      R"(","output":"ok"})");
+                    g.messages.push_back(R"({"type":"function_call_output","call_id":"call_)" +
+                                         std::to_string(one_in(200) ? id + 1000 : id) +
+                                         R"(","output":"ok"})");
                 }
             }
-            if (t + 1 < turns || one_in(2)) g.items.push_back(message("assistant"));
+            if (t + 1 < turns || one_in(2)) g.messages.push_back(message("assistant"));
         }
         return g;
     }
@@ -156,8 +129,6 @@ class Generator {
                 return "step " + std::to_string(below(1000)) + " of the build";
         }
     }
-
-    std::mt19937 rng_;
 };
 
 /// The chunk a tamper breaks: a random one, or the first run when there is none.
@@ -279,18 +250,7 @@ struct Outcome {
 
 /// Feeds the request, split at random into a first run and chunks, to both audits and compares.
 void compare(const Generated& g, Generator& r, bool tampered, Outcome& out) {
-    const std::size_t first =
-        1 + r.below(static_cast<std::uint32_t>(std::min<std::size_t>(3, g.items.size())));
-    std::string turns;
-    for (std::size_t i = 0; i < first; ++i) turns += (i ? "," : "") + g.items[i];
-    std::vector<std::string> chunk_bytes;
-    for (std::size_t i = first; i < g.items.size();) {
-        const std::size_t end = std::min(g.items.size(), i + 1 + r.below(8));
-        std::string c;
-        for (std::size_t k = i; k < end; ++k) c += (k > i ? "," : "") + g.items[k];
-        chunk_bytes.push_back(std::move(c));
-        i = end;
-    }
+    auto [turns, chunk_bytes] = split_at_random(r, g.messages, 8);
     std::string open = g.open;
     std::string close = g.close;
     if (tampered) tamper(r, g, open, turns, close, chunk_bytes);
@@ -299,12 +259,7 @@ void compare(const Generated& g, Generator& r, bool tampered, Outcome& out) {
     SplitBody split{open, turns, close, {}};
     for (const MessageChunk& c : chunks) split.chunks.push_back(&c);
     const std::string body = split.join();
-    OutgoingRequest whole_request;
-    whole_request.method = "POST";
-    whole_request.path = g.path;
-    whole_request.headers = &kHeaders;
-    whole_request.body = body;
-    whole_request.readable = body.capacity();
+    const OutgoingRequest whole_request = outgoing(body, g.path);
     const auto whole = audit_request(g.family, whole_request, g.plan);
     // As the core gives it: the body in pieces, not joined (caching.115).
     OutgoingRequest in_pieces = whole_request;
