@@ -319,6 +319,67 @@ TEST_P(SplitItems, TamperedChunksJoinsAndHeadsGetTheWholeAuditsVerdict) {
     EXPECT_GT(out.by_pieces, 0U);  // tampers that keep the request valid still pass by pieces
 }
 
+// wire.214: a growing conversation keeps its chunks between requests; each next request reads its
+// head and takes the kept chunks' summaries (no whole read while it passes), and one whose new
+// chunks break a rule against a kept one (Responses: an output for a call answered long before,
+// leaving the step's call unanswered; Gemini: two user contents where two chunks meet) is audited
+// whole, with the whole audit's verdict.
+TEST_P(SplitItems, AGrowingConversationIsDecidedByItsPiecesUntilItBreaks) {
+    const bool gemini = GetParam() == WireFamily::kGeminiGenerate;
+    const std::string open =
+        gemini ? R"({"systemInstruction":{"parts":[{"text":"s"}]},"contents":[)"
+               : R"({"model":"m","instructions":"s","max_output_tokens":100,"input":[)";
+    const std::string close = gemini ? R"(],"generationConfig":{"maxOutputTokens":100}})" : "]}";
+    const std::string first = gemini ? R"({"role":"user","parts":[{"text":"start"}]})"
+                                     : R"({"type":"message","role":"user","content":"start"})";
+    CallPlan plan;
+    plan.max_tokens = 100;
+    plan.system_texts = {"s"};
+    std::vector<MessageChunk> kept;
+    for (int step = 0; step < 40; ++step) {
+        const std::string n = std::to_string(step);
+        // Each step: the model's call in one chunk, its answer and a question in the next.
+        std::string call;
+        std::string answer;
+        if (gemini) {
+            call =
+                R"({"role":"model","parts":[{"functionCall":{"name":"run","args":{}},"thoughtSignature":"s)" +
+                n + R"("}]})";
+            answer =
+                std::string(
+                    R"({"role":"user","parts":[{"functionResponse":{"name":"run","response":{}}}]},)") +
+                R"({"role":"model","parts":[{"text":"a)" + n +
+                R"("}]},{"role":"user","parts":[{"text":"q)" + n + R"("}]})";
+            if (step == 25)
+                call = R"({"role":"user","parts":[{"text":"again"}]})";  // gemini.23 at the join
+        } else {
+            call = R"({"type":"function_call","call_id":"c)" + n +
+                   R"(","name":"run","arguments":"{}"})";
+            answer = R"({"type":"function_call_output","call_id":"c)" +
+                     std::string(step == 25 ? "3" : n) +
+                     R"(","output":"ok"},{"type":"message","role":"user","content":"q)" + n + "\"}";
+        }
+        kept.emplace_back(GetParam(), call);
+        kept.emplace_back(GetParam(), answer);
+        SplitBody split{open, first, close, {}};
+        for (const MessageChunk& c : kept) split.chunks.push_back(&c);
+        const std::string body = split.join();
+        const OutgoingRequest request =
+            outgoing(body, gemini ? "/v1beta/models/g:generateContent" : "/v1/responses");
+        bool read_whole = true;
+        bool checked_all = true;
+        const auto v =
+            audit_split_request(GetParam(), request, split, plan, &read_whole, &checked_all);
+        EXPECT_EQ(verdict(v), verdict(audit_request(GetParam(), request, plan))) << step;
+        EXPECT_EQ(read_whole, step >= 25) << step;
+        EXPECT_EQ(checked_all, step >= 25) << step;
+        EXPECT_EQ(v.has_value(), step >= 25) << step << ": " << verdict(v);
+        if (v) {
+            EXPECT_EQ(v->rule, gemini ? "gemini.23" : "responses.24") << verdict(v);
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, SplitItems,
                          ::testing::Values(WireFamily::kGeminiGenerate,
                                            WireFamily::kOpenAIResponses),
