@@ -1,6 +1,7 @@
 // The audit of a body built from kept chunks (wire.173, wire.174): the head is read, each chunk's
 // records were read once when the chunk was made, and the checks run over the records of the whole
-// request, so the verdict is the whole audit's.
+// request, so the verdict is the whole audit's. Gemini contents and Responses input items, which
+// have no records, are summarized per chunk and read from the parsed head (wire.214).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -318,7 +319,21 @@ bool read_items(WireFamily family, std::string_view list, internal::ItemsSummary
 /// joins were proven) with the chunks' items after its own, from their summaries (`pieces`, the
 /// head's own to be set at pieces[0]); false is no verdict.
 bool items_pass_by_pieces(WireFamily family, std::string_view head,
-                          std::vector<const internal::ItemsSummary*>& pieces, const CallPlan& plan);
+                          std::vector<const internal::ItemsSummary*>& pieces,
+                          const CallPlan& plan) {
+    rapidjson::Document parsed;
+    if (json_guard::parse(parsed, head) || !parsed.IsObject()) return false;
+    const auto list = parsed.FindMember(turns_key(family).data());
+    if (list == parsed.MemberEnd()) return false;
+    internal::ItemsSummary first;
+    pieces.front() = &first;
+    if (family == WireFamily::kGeminiGenerate) {
+        internal::gemini_summary(list->value, true, first);
+        return internal::gemini_passes(parsed, pieces, plan);
+    }
+    internal::responses_summary(list->value, first);
+    return internal::responses_passes(parsed, pieces, plan);
+}
 
 }  // namespace
 
@@ -473,27 +488,4 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
     return internal::body_checks(family, body_bytes, shape, plan);
 }
 
-}  // namespace nucleo::contract
-
-namespace nucleo::contract {
-namespace {
-
-bool items_pass_by_pieces(WireFamily family, std::string_view head,
-                          std::vector<const internal::ItemsSummary*>& pieces,
-                          const CallPlan& plan) {
-    rapidjson::Document parsed;
-    if (json_guard::parse(parsed, head) || !parsed.IsObject()) return false;
-    const auto list = parsed.FindMember(turns_key(family).data());
-    if (list == parsed.MemberEnd()) return false;
-    internal::ItemsSummary first;
-    pieces.front() = &first;
-    if (family == WireFamily::kGeminiGenerate) {
-        internal::gemini_summary(list->value, true, first);
-        return internal::gemini_passes(parsed, pieces, plan);
-    }
-    internal::responses_summary(list->value, first);
-    return internal::responses_passes(parsed, pieces, plan);
-}
-
-}  // namespace
 }  // namespace nucleo::contract
