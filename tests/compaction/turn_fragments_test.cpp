@@ -191,12 +191,6 @@ TEST_P(SplitRule, SplitRunsConcatenateToTheWholeBodyOnEveryFixture) {
     EXPECT_GT(split, 0);
 }
 
-/// Whether the core audits a split body of the dialect by its pieces (caching.113): Gemini's
-/// contents (gemini.28) and the Responses API's input items (wire.213) are audited whole.
-bool audited_by_pieces(const std::string& plugin) {
-    return plugin != "gemini" && plugin != "openai-responses";
-}
-
 /// The cached and the whole encode of the same conversation, compared byte for byte; returns the
 /// body so a caller can check it moved on.
 std::string expect_same(ProviderClient& cached, ProviderClient& whole, ConversationContext& c,
@@ -207,10 +201,9 @@ std::string expect_same(ProviderClient& cached, ProviderClient& whole, Conversat
     const internal::TurnFragments* kept = internal::TurnFragmentsAccess::peek(c);
     EXPECT_TRUE(kept != nullptr && !kept->dialects.empty() && !kept->dialects.front().context.empty())
         << "the request was not built through encode_split";
-    // caching.113: its audit read only the head and took the chunks' records.
-    if (audited_by_pieces(plugin)) {
-        EXPECT_FALSE(internal::last_audit_read_whole()) << "the audit read the whole body";
-    }
+    // caching.113: its audit read only the head and took the chunks' records (Gemini's contents
+    // and the Responses API's input items too, wire.214).
+    EXPECT_FALSE(internal::last_audit_read_whole()) << "the audit read the whole body";
     const HttpRequest b = whole.build_request(c, model, {}, true);
     EXPECT_EQ(a.url, b.url);
     EXPECT_EQ(a.headers, b.headers);
@@ -431,6 +424,8 @@ TwoAppends work_of_appends(const std::string& plugin, std::size_t messages, bool
     (void)cached.build_request(c, model, {}, true);  // cold
     const auto work = [&] {
         const std::string body = cached.build_request(c, model, {}, true).body;
+        // wire.174, wire.214: its audit read the head and took the chunks' summaries.
+        EXPECT_FALSE(internal::last_audit_read_whole()) << "the audit read the whole body";
         EXPECT_TRUE(body == whole.build_request(c, model, {}, true).body);
         return internal::TurnFragmentsAccess::peek(c)->dialects.front().work;
     };
@@ -445,7 +440,7 @@ TwoAppends work_of_appends(const std::string& plugin, std::size_t messages, bool
 /// caching.114: one appended turn costs the same reads at 2,000 messages as at 208 (sizes with the
 /// same place in their last chunk, 2,000 - 208 being 56 chunks of 32 runs): the turns whose role
 /// or keepability is read and the keys built do not grow with the conversation; the kept chunks
-/// are taken as they are.
+/// are taken as they are, and the audit reads no whole body (wire.174, wire.214).
 TEST_P(TurnFragmentsTest, OneAppendReadsAsMuchAt2000MessagesAsAt208) {
     ASSERT_TRUE(dialect_built(GetParam())) << "the dialect's plugin is not built";
     static_assert((2000 - 208) % TurnFragments::kRunsPerChunk == 0);

@@ -10,52 +10,15 @@
 #include <utility>
 #include <vector>
 
-#include "nucleo/wire/contract.hpp"
+#include "split_support.hpp"
 
 namespace {
 
-using nucleo::contract::audit_request;
-using nucleo::contract::audit_split_request;
-using nucleo::contract::CallPlan;
-using nucleo::contract::MessageChunk;
-using nucleo::contract::OutgoingRequest;
-using nucleo::contract::SplitBody;
-using nucleo::contract::Violation;
-using nucleo::contract::WireFamily;
+using namespace split_support;  // NOLINT(google-build-using-namespace): the tests' vocabulary
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
-const Headers kHeaders = {{"content-type", "application/json"}};
-
-std::string verdict(const std::optional<Violation>& v) { return v ? v->line() : std::string("accepted"); }
-
-/// A POST of `body` (which outlives the request) to `path`, its string's capacity readable.
-OutgoingRequest outgoing(const std::string& body, std::string_view path) {
-    OutgoingRequest request;
-    request.method = "POST";
-    request.path = path;
-    request.headers = &kHeaders;
-    request.body = body;
-    request.readable = body.capacity();
-    return request;
-}
-
-/// A request of a generated conversation, in pieces: the head around the messages and the wire
-/// messages; the plan the core would have decided for it.
-struct Generated {
-    WireFamily family = WireFamily::kAnthropicMessages;
-    std::string open;
-    std::string close;
-    std::vector<std::string> messages;
-    CallPlan plan;
-};
-
-class Generator {
+class Generator : public Random {
   public:
-    explicit Generator(std::uint32_t seed) : rng_(seed) {}
-
-    std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>(rng_() % n); }
-    bool one_in(std::uint32_t n) { return below(n) == 0; }
+    using Random::Random;
 
     Generated anthropic() {
         Generated g;
@@ -180,7 +143,6 @@ class Generator {
         return m + "]}";
     }
 
-    std::mt19937 rng_;
     std::string system_ = "You are terse.";  ///< the system text, as JSON string content
     std::size_t marks_ = 0;
     int pending_ = 0;
@@ -224,17 +186,7 @@ struct Outcome {
 
 /// Feeds the request, split at random into a first run and chunks, to both audits and compares.
 void compare(const Generated& g, Generator& r, bool tampered, Outcome& out) {
-    const std::size_t first = 1 + r.below(static_cast<std::uint32_t>(std::min<std::size_t>(3, g.messages.size())));
-    std::string turns;
-    for (std::size_t i = 0; i < first; ++i) turns += (i ? "," : "") + g.messages[i];
-    std::vector<std::string> chunk_bytes;
-    for (std::size_t i = first; i < g.messages.size();) {
-        const std::size_t end = std::min(g.messages.size(), i + 1 + r.below(10));
-        std::string c;
-        for (std::size_t k = i; k < end; ++k) c += (k > i ? "," : "") + g.messages[k];
-        chunk_bytes.push_back(std::move(c));
-        i = end;
-    }
+    auto [turns, chunk_bytes] = split_at_random(r, g.messages, 10);
     std::string open = g.open;
     std::string close = g.close;
     if (tampered) tamper(r, open, turns, close, chunk_bytes);

@@ -1,8 +1,8 @@
-// The audit of a split body (wire.173, wire.174) under libFuzzer, against the whole audit: the
-// input is cut at each byte 0x01 into the head's open, the first run's turns, the close and the
-// chunks (the first byte picks the family and where the chunks are kept: kept from the call before,
-// or read anew); both audits must reach the same verdict, text included, or the harness aborts.
-// Any bytes are audited or refused, never a crash (limits.120).
+// The audit of a split body (wire.173, wire.174, wire.214) under libFuzzer, against the whole
+// audit: the input is cut at each byte 0x01 into the head's open, the first run's turns, the close
+// and the chunks (the first byte picks the family and where the chunks are kept: kept from the call
+// before, or read anew); both audits must reach the same verdict, text included, or the harness
+// aborts. Any bytes are audited or refused, never a crash (limits.120).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -36,7 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size < 2) return 0;
     const WireFamily families[] = {WireFamily::kAnthropicMessages, WireFamily::kOpenAIChat,
                                    WireFamily::kBedrockConverse};
-    const WireFamily family = families[data[0] % 3];
+    // wire.214: a first byte whose bit of 24 is set picks a family of items (Gemini contents on
+    // an even byte, Responses input items on an odd one).
+    const bool items = (data[0] / 24) % 2 == 1;
+    const WireFamily family = !items             ? families[data[0] % 3]
+                              : data[0] % 2 == 0 ? WireFamily::kGeminiGenerate
+                                                 : WireFamily::kOpenAIResponses;
     // The plan: the system text and the breakpoints the bodies of the seed corpus carry.
     CallPlan plan;
     plan.max_tokens = 100;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "contract_internal.hpp"
+#include "nucleo/wire/json_guard.hpp"
 
 namespace nucleo::contract {
 
@@ -301,14 +302,31 @@ std::optional<Violation> max_tokens_check(const Shape& body, const CallPlan& pla
     return check_max_tokens(body, plan);
 }
 
+std::optional<Violation> audit_parsed(const OutgoingRequest& request, const CallPlan& plan,
+                                      ParsedPlanCheck plan_checks, ParsedCheck rules) {
+    if (auto e = generic_checks(request, request.body.size(), plan)) return e;
+    rapidjson::Document parsed;
+    const rapidjson::Value* body = request.parsed;
+    if (body == nullptr) {
+        if (json_guard::parse(parsed, request.body)) return not_an_object();
+        body = &parsed;
+    }
+    if (!body->IsObject()) return not_an_object();
+    if (auto e = plan_checks(*body, plan)) return e;
+    return rules(*body);
+}
+
 std::optional<Violation> not_an_object() { return broken("wire.152", "body", "the body is not a JSON object"); }
 
 }  // namespace internal
 
 std::optional<Violation> audit_request(WireFamily family, const OutgoingRequest& request,
                                        const CallPlan& plan) {
-    if (family == WireFamily::kGeminiGenerate) return internal::audit_gemini(request, plan);
-    if (family == WireFamily::kOpenAIResponses) return internal::audit_responses(request, plan);
+    if (family == WireFamily::kGeminiGenerate)
+        return internal::audit_parsed(request, plan, internal::gemini_plan, internal::check_gemini);
+    if (family == WireFamily::kOpenAIResponses)
+        return internal::audit_parsed(request, plan, internal::responses_plan,
+                                      internal::check_responses);
     if (auto e = internal::generic_checks(request, request.body.size(), plan)) return e;
     // wire.164: one walk over the body (its bytes, validated as JSON on the way, or the value
     // the caller parsed) gathers what every check below reads.

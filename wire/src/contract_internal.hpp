@@ -29,14 +29,60 @@ inline std::optional<Violation> broken(const char* rule, std::string where, std:
 std::optional<Violation> check_anthropic(const Shape& body);
 std::optional<Violation> check_openai(const Shape& body, Scope scope);
 std::optional<Violation> check_bedrock(const Shape& body);
-/// Gemini's rule book over the parsed body (gemini.20-gemini.27), and the audit of its requests
-/// (generic checks, gemini.28's plan checks, then the rule book).
+/// Gemini's rule book over the parsed body (gemini.20-gemini.27), and the OpenAI Responses rule
+/// book (responses.20-responses.27).
 std::optional<Violation> check_gemini(const rapidjson::Value& body);
-std::optional<Violation> audit_gemini(const OutgoingRequest& request, const CallPlan& plan);
-/// The OpenAI Responses rule book over the parsed body (responses.20-responses.27), and the audit
-/// of its requests (generic checks, responses.28's plan checks, then the rule book; wire.213).
 std::optional<Violation> check_responses(const rapidjson::Value& body);
-std::optional<Violation> audit_responses(const OutgoingRequest& request, const CallPlan& plan);
+/// The audit of a family read from the parsed body (gemini.28, wire.213): the generic checks, the
+/// body parsed (or the caller's value), its `plan_checks`, then its rule book `rules`.
+using ParsedCheck = std::optional<Violation> (*)(const rapidjson::Value&);
+using ParsedPlanCheck = std::optional<Violation> (*)(const rapidjson::Value&, const CallPlan&);
+std::optional<Violation> audit_parsed(const OutgoingRequest& request, const CallPlan& plan,
+                                      ParsedPlanCheck plan_checks, ParsedCheck rules);
+/// The plan checks of gemini.28 and responses.28 over a parsed body (the family's wire.161 and
+/// wire.163), and the rules that read no item of `contents` / `input` (gemini.27 and gemini.20;
+/// responses.20 but the items, 21, 27), each the first broken or nullopt.
+std::optional<Violation> gemini_plan(const rapidjson::Value& body, const CallPlan& plan);
+std::optional<Violation> responses_plan(const rapidjson::Value& body, const CallPlan& plan);
+std::optional<Violation> gemini_head(const rapidjson::Value& body);
+std::optional<Violation> responses_head(const rapidjson::Value& body);
+
+/// wire.214: what the split audit keeps of one piece of a Gemini `contents` or a Responses
+/// `input` (the head's first run, or a kept chunk), read once from its parsed items, so that a
+/// request carrying it again checks only where it meets its neighbours. `ok` is true when every
+/// rule that reads one of its items, or two adjacent ones of it, passes; false is no verdict.
+struct ItemsSummary {
+    bool ok = false;
+    /// Responses (responses.23-25): the call_ids of the outputs with no function_call before
+    /// them in the piece (each once), of the calls no output of the piece answers (in order), and
+    /// whether a reasoning item lacks its encrypted_content.
+    std::vector<std::string> needed;
+    std::vector<std::string> pending;
+    bool bare_reasoning = false;
+    /// Gemini (gemini.23-26): the role and part counts of the first and last contents; whether a
+    /// user content with a part other than a function response begins a turn in the piece
+    /// (gemini.26), and whether a model content after the last such one (after any, when there is
+    /// none) has a first function call without its thoughtSignature.
+    struct End {
+        bool user = false;
+        std::size_t calls = 0;
+        std::size_t responses = 0;
+    };
+    End first;
+    End last;
+    bool turn_starts = false;
+    bool unsigned_after = false;
+};
+/// The summary of `items` (an array of the family's items; `first_in_request`: it holds item 0).
+void gemini_summary(const rapidjson::Value& items, bool first_in_request, ItemsSummary& out);
+void responses_summary(const rapidjson::Value& items, ItemsSummary& out);
+/// wire.214: true when the family's whole audit passes a body made of the parsed `head` (its
+/// items are the first piece) with the pieces' items after them, decided from the head, the
+/// pieces' summaries (pieces[0] the head's) and where they meet; false is no verdict.
+bool gemini_passes(const rapidjson::Value& head, const std::vector<const ItemsSummary*>& pieces,
+                   const CallPlan& plan);
+bool responses_passes(const rapidjson::Value& head, const std::vector<const ItemsSummary*>& pieces,
+                      const CallPlan& plan);
 /// The family's rule book over a Shape (nullopt for kUnknown).
 std::optional<Violation> check_shape(const Shape& body, Scope scope);
 

@@ -2,13 +2,13 @@
 // parsed body, and the audit's plan checks for the family (responses.28). The body's `input` is
 // a list of typed items rather than `messages`, so the family is read from the DOM (wire.213).
 // The texts are the API's own where OpenAI publishes them.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 
 #include "contract_internal.hpp"
-#include "nucleo/wire/json_guard.hpp"
 
 namespace nucleo::contract::internal {
 namespace {
@@ -164,7 +164,7 @@ std::optional<Violation> check_item(const Value& item, const std::string& at) {
 
 }  // namespace
 
-std::optional<Violation> check_responses(const Value& body) {
+std::optional<Violation> responses_head(const Value& body) {
     if (!body.IsObject()) return not_an_object();
     if (auto e = check_fields(body)) return e;
     if (auto e = check_tools(body)) return e;
@@ -177,6 +177,13 @@ std::optional<Violation> check_responses(const Value& body) {
         return broken("responses.20", "input",
                       "Invalid 'input': empty array. Expected an array with minimum length 1, but "
                       "got an empty array instead.");
+    return std::nullopt;
+}
+
+std::optional<Violation> check_responses(const Value& body) {
+    if (auto e = responses_head(body)) return e;
+    const Value* input = get(body, "input");
+    if (input->IsString()) return std::nullopt;
     const Value* store = get(body, "store");
     const bool stored = store == nullptr || !store->IsFalse();
     std::unordered_set<std::string_view> calls;
@@ -216,15 +223,8 @@ std::optional<Violation> check_responses(const Value& body) {
     return std::nullopt;
 }
 
-std::optional<Violation> audit_responses(const OutgoingRequest& request, const CallPlan& plan) {
-    if (auto e = generic_checks(request, request.body.size(), plan)) return e;
-    rapidjson::Document parsed;
-    const Value* body = request.parsed;
-    if (body == nullptr) {
-        if (json_guard::parse(parsed, request.body)) return not_an_object();
-        body = &parsed;
-    }
-    if (!body->IsObject()) return not_an_object();
+std::optional<Violation> responses_plan(const Value& body_value, const CallPlan& plan) {
+    const Value* body = &body_value;
     // responses.28 (wire.161 for this family): the system content is `instructions`, or the
     // leading developer message on a model with explicit breakpoints (responses.6).
     std::string channel(str(get(*body, "instructions")));
@@ -258,7 +258,54 @@ std::optional<Violation> audit_responses(const OutgoingRequest& request, const C
                               " but the core reserved an output budget of " +
                               std::to_string(plan.max_tokens));
     }
-    return check_responses(*body);
+    return std::nullopt;
+}
+
+void responses_summary(const Value& items, ItemsSummary& out) {
+    out = ItemsSummary{};
+    if (!items.IsArray() || items.Empty()) return;
+    std::unordered_set<std::string_view> calls;
+    std::unordered_set<std::string_view> outputs;
+    for (rapidjson::SizeType i = 0; i < items.Size(); ++i) {
+        const Value& item = items[i];
+        if (check_item(item, "input[" + std::to_string(i) + "]")) return;  // responses.22
+        const std::string_view type = str(get(item, "type"));
+        const std::string_view id = str(get(item, "call_id"));
+        if (type == "function_call") calls.insert(id);
+        // responses.23: an output whose call is not in the piece needs one in a piece before.
+        if (type == "function_call_output" && outputs.insert(id).second && calls.count(id) == 0)
+            out.needed.emplace_back(id);
+        if (type == "reasoning" && str(get(item, "encrypted_content")).empty())
+            out.bare_reasoning = true;  // responses.25 when store is false
+    }
+    // responses.24: the calls the piece leaves for a later piece to answer.
+    for (const Value& item : items.GetArray())
+        if (str(get(item, "type")) == "function_call" &&
+            outputs.count(str(get(item, "call_id"))) == 0)
+            out.pending.emplace_back(str(get(item, "call_id")));
+    out.ok = true;
+}
+
+bool responses_passes(const Value& head, const std::vector<const ItemsSummary*>& pieces,
+                      const CallPlan& plan) {
+    if (!head.IsObject() || responses_plan(head, plan) || responses_head(head)) return false;
+    const Value* input = get(head, "input");
+    if (input == nullptr || !input->IsArray()) return false;
+    const Value* store = get(head, "store");
+    const bool stored = store == nullptr || !store->IsFalse();
+    // responses.23, responses.24 across the pieces: each piece's outputs without their call
+    // answer calls a piece before left pending (each once), and none is pending at the end.
+    std::vector<std::string_view> pending;
+    for (const ItemsSummary* p : pieces) {
+        if (!p->ok || (!stored && p->bare_reasoning)) return false;
+        for (const std::string& id : p->needed) {
+            const auto it = std::find(pending.begin(), pending.end(), id);
+            if (it == pending.end()) return false;
+            pending.erase(it);
+        }
+        pending.insert(pending.end(), p->pending.begin(), p->pending.end());
+    }
+    return pending.empty();
 }
 
 }  // namespace nucleo::contract::internal

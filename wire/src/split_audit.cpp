@@ -1,6 +1,7 @@
 // The audit of a body built from kept chunks (wire.173, wire.174): the head is read, each chunk's
 // records were read once when the chunk was made, and the checks run over the records of the whole
-// request, so the verdict is the whole audit's.
+// request, so the verdict is the whole audit's. Gemini contents and Responses input items, which
+// have no records, are summarized per chunk and read from the parsed head (wire.214).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -9,8 +10,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "nucleo/wire/contract.hpp"
 #include "contract_internal.hpp"
+#include "nucleo/wire/contract.hpp"
+#include "nucleo/wire/json_guard.hpp"
 #include "shape.hpp"
 
 namespace nucleo::contract {
@@ -30,6 +32,8 @@ struct MessageChunk::Records {
     std::unique_ptr<char[]> arena;
     /// What a request carrying the chunk checks only where it meets its neighbours (wire.174).
     internal::PieceSummary summary;
+    /// The same for Gemini contents and Responses input items, which have no Shape (wire.214).
+    internal::ItemsSummary items;
     /// wire.161's repeat of the system content among its texts, for the last system text asked
     /// (a conversation's stays the same); under a mutex, since chunks are shared. The text is
     /// shared, not copied per chunk: the chunks of a request hold the one string their audit
@@ -84,14 +88,28 @@ std::unique_ptr<char[]> relocate(Shape& s) {
     return arena;
 }
 
+/// wire.214: the families whose turns are items of another root key, read from the parsed body.
+bool items_family(WireFamily family) {
+    return family == WireFamily::kGeminiGenerate || family == WireFamily::kOpenAIResponses;
+}
+
+/// The root key of the array that holds the family's turns.
+std::string_view turns_key(WireFamily family) {
+    if (family == WireFamily::kGeminiGenerate) return "contents";
+    if (family == WireFamily::kOpenAIResponses) return "input";
+    return "messages";
+}
+
 /// The JSON structure of the head open + turns + close (valid JSON, already read), scanned for
-/// where the chunks go: true when `open` ends inside the root object's one "messages" array,
+/// where the chunks go: true when `open` ends inside the root object's one "messages" array (the
+/// family's turns_key: Gemini's "contents", the Responses API's "input"),
 /// right after its '[' or after a ',' that follows elements of it (OpenAI's system message rides
 /// the open), `turns` holds one or more complete elements of it, and `close` closes it
 /// first. Then open + turns + ("," + chunk)... + close is that JSON with the chunks' values added
 /// to the array after the first run's. A root key with an escape is not read: false.
 class JoinScan {
   public:
+    explicit JoinScan(std::string_view key) : turns_key_(key) {}
     bool open(std::string_view bytes) {
         if (!scan(bytes)) return false;
         return !in_string_ && depth_ == 2 && messages_array_ && (last_ == '[' || last_ == ',');
@@ -122,7 +140,7 @@ class JoinScan {
                     in_string_ = false;
                     if (in_key_) {
                         in_key_ = false;
-                        last_key_messages_ = key_ == "messages";
+                        last_key_messages_ = key_ == turns_key_;
                         if (last_key_messages_) ++messages_keys_;
                     }
                 } else if (in_key_) {
@@ -166,6 +184,7 @@ class JoinScan {
         return true;
     }
 
+    std::string_view turns_key_;
     int depth_ = 0;
     int floor_ = 0;
     bool in_string_ = false;
@@ -278,11 +297,53 @@ bool passes_by_pieces(WireFamily family, std::size_t body_bytes, const Shape& he
     return pending.empty();
 }
 
+/// wire.214: reads a chunk of the family's items as the whole audit's reader reads them (limits.120
+/// to limits.122; each item one level deeper in the body than in "[" + list + "]") and
+/// summarizes them; false when they are not one or more JSON values.
+bool read_items(WireFamily family, std::string_view list, internal::ItemsSummary& out) {
+    std::string text;
+    text.reserve(list.size() + 2);
+    text.append("[").append(list).append("]");
+    rapidjson::Document items;
+    if (json_guard::parse(items, text, json_guard::kMaxDepth - 1) || !items.IsArray() ||
+        items.Empty())
+        return false;
+    if (family == WireFamily::kGeminiGenerate)
+        internal::gemini_summary(items, false, out);
+    else
+        internal::responses_summary(items, out);
+    return true;
+}
+
+/// wire.214: true when the whole audit passes the body of `head` (open + turns + close, whose
+/// joins were proven) with the chunks' items after its own, from their summaries (`pieces`, the
+/// head's own to be set at pieces[0]); false is no verdict.
+bool items_pass_by_pieces(WireFamily family, std::string_view head,
+                          std::vector<const internal::ItemsSummary*>& pieces,
+                          const CallPlan& plan) {
+    rapidjson::Document parsed;
+    if (json_guard::parse(parsed, head) || !parsed.IsObject()) return false;
+    const auto list = parsed.FindMember(turns_key(family).data());
+    if (list == parsed.MemberEnd()) return false;
+    internal::ItemsSummary first;
+    pieces.front() = &first;
+    if (family == WireFamily::kGeminiGenerate) {
+        internal::gemini_summary(list->value, true, first);
+        return internal::gemini_passes(parsed, pieces, plan);
+    }
+    internal::responses_summary(list->value, first);
+    return internal::responses_passes(parsed, pieces, plan);
+}
+
 }  // namespace
 
 MessageChunk::MessageChunk(WireFamily family, std::string wire) : records_(std::make_unique<Records>()) {
     records_->family = family;
     records_->wire = std::move(wire);
+    if (items_family(family)) {
+        records_->readable = read_items(family, records_->wire, records_->items);
+        return;
+    }
     records_->readable = internal::messages_of_bytes(family, records_->wire, records_->shape) == BytesRead::kOk;
     if (records_->readable) internal::fold_system_messages(records_->shape);  // wire.210
     if (records_->readable) {
@@ -342,10 +403,6 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
         return audit_request(family, in_one, plan);
     };
     if (read_whole != nullptr) *read_whole = false;
-    // Gemini's contents are not `messages` records: its bodies are audited whole (gemini.28).
-    if (family == WireFamily::kGeminiGenerate) return whole();
-    // wire.213: so are the Responses API's `input` items.
-    if (family == WireFamily::kOpenAIResponses) return whole();
     if (request.parsed != nullptr || body_bytes != split.size()) return whole();
     for (const MessageChunk* c : split.chunks) {
         if (c == nullptr || !c->readable() || c->family() != family) return whole();
@@ -363,7 +420,19 @@ std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRe
     head.clear();
     head.reserve(split.open.size() + split.turns.size() + split.close.size() + kReadPadding);
     head.append(split.open).append(split.turns).append(split.close);
-    JoinScan joins;
+    JoinScan joins(turns_key(family));
+    if (items_family(family)) {
+        // wire.214: Gemini contents and Responses input items are read from the parsed head; a
+        // request the pieces do not prove passes is audited whole, which gives the verdict.
+        if (!joins.open(split.open) || !joins.turns(split.turns) || !joins.close(split.close))
+            return whole();
+        std::vector<const internal::ItemsSummary*> pieces;
+        pieces.reserve(split.chunks.size() + 1);
+        pieces.push_back(nullptr);
+        for (const MessageChunk* c : split.chunks) pieces.push_back(&c->records_->items);
+        if (items_pass_by_pieces(family, head, pieces, plan)) return std::nullopt;
+        return whole();
+    }
     if (internal::shape_of_bytes(family, head, head.capacity(), shape) != BytesRead::kOk ||
         !joins.open(split.open) || !joins.turns(split.turns) || !joins.close(split.close)) {
         return whole();

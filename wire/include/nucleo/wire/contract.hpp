@@ -152,7 +152,9 @@ struct SplitBody {
 /// from the head's records, each chunk's summary and the messages where two pieces meet, so it
 /// costs the head and the new chunks; one that may not is checked over all the records, which
 /// give the verdict's text (`*checked_all`, when given, says which: true for all the records, or
-/// for a whole audit or a generic check's refusal).
+/// for a whole audit or a generic check's refusal). Gemini's `contents` and the Responses API's
+/// `input` items have no records: a request of theirs that passes is decided from the parsed
+/// head and the chunks' summaries, and one that may not is audited whole (wire.214).
 std::optional<Violation> audit_split_request(WireFamily family, const OutgoingRequest& request,
                                              const SplitBody& split, const CallPlan& plan,
                                              bool* read_whole = nullptr,
