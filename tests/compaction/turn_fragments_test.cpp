@@ -193,8 +193,7 @@ TEST_P(SplitRule, SplitRunsConcatenateToTheWholeBodyOnEveryFixture) {
 
 /// The cached and the whole encode of the same conversation, compared byte for byte; returns the
 /// body so a caller can check it moved on.
-std::string expect_same(ProviderClient& cached, ProviderClient& whole, ConversationContext& c,
-                        const std::string& plugin) {
+std::string expect_same(ProviderClient& cached, ProviderClient& whole, ConversationContext& c) {
     const ModelSpec model = model_for_test();
     const HttpRequest a = cached.build_request(c, model, {}, true);
     // The cached request went through encode_split: the conversation keeps its runs.
@@ -229,12 +228,12 @@ TEST_P(TurnFragmentsTest, CachedRequestsEqualWholeEncodesOnTheFixtures) {
                                               parallel_fixture()};
     for (ConversationContext& c : fixtures) {
         SCOPED_TRACE(c.conversation_id());
-        expect_same(cached, whole, c, GetParam());
+        expect_same(cached, whole, c);
         // Append a question: the cached runs are reused and the new one encoded.
         c.add_message(Message::outgoing_text("And the next step?"));
-        const std::string grown = expect_same(cached, whole, c, GetParam());
+        const std::string grown = expect_same(cached, whole, c);
         c.add_message(Message::incoming_text("The next step is the linker."));
-        EXPECT_NE(expect_same(cached, whole, c, GetParam()), grown);
+        EXPECT_NE(expect_same(cached, whole, c), grown);
     }
 }
 
@@ -260,7 +259,7 @@ TEST_P(TurnFragmentsTest, CachedRequestsEqualWholeEncodesAfterEveryKindOfChange)
             }
             if (change == 2) c = ConversationContext::from_parts(c.parts());  // a restore
             if (change == 3) c.artifacts().register_artifact("note" + std::to_string(step), R"({"n":1})");
-            expect_same(cached, whole, c, GetParam());
+            expect_same(cached, whole, c);
             if (::testing::Test::HasFailure()) return;  // the first failing step is the report
         }
     }
