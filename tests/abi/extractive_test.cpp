@@ -180,6 +180,21 @@ TEST_F(Extractive, FragmentsAreNeverKeptForTheirOwnSake) {
     EXPECT_STREQ(d["summary"].GetString(), "What does reasoning_effort do on gpt-6-sol?");
 }
 
+TEST_F(Extractive, AToolOutputsFirstLineOutranksTheFactsBelowIt) {
+    // compaction.113: the first line says what the output is (the search, its counts); a later
+    // line with more paths and names is one finding among many.
+    const std::string text =
+        R"(55 passages in 9 files mention \"caching\"\n)"
+        R"([glossary.md:67, section \"C\"]\n)"
+        R"(**cache plan** (`nucleo::CachePlan`, `core/include/nucleo/prepared.hpp`) decides in )"
+        R"(src/core/render.cpp where the breakpoints of CallOptions go, per caching.105.\n)"
+        R"([glossary.md:69, section \"C\"]\n)"
+        R"(**cache policy** (`nucleo::CachePolicy`) picks seed or sliding in src/core/plan.cpp.)";
+    const auto d = summarize(R"({"target_tokens":40,"text":")" + text + "\"}");
+    const std::string summary = d["summary"].GetString();
+    EXPECT_TRUE(summary.starts_with("55 passages in 9 files")) << summary;
+}
+
 TEST_F(Extractive, AnUnknownCounterFallsBackToTheEstimateAndABadOneIsRefused) {
     // abi.132: a counter name the host does not know (the request is over, or not the host's)
     // leaves the plugin on its bytes/4 estimate; a counter that is not a string is bad input.

@@ -126,7 +126,7 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     };
 
     if (fits(report.tokens_before)) return report;
-    // compaction.108: once the trigger is crossed, the ladder climbs until the target is met.
+    // compaction.108: once the trigger is crossed, each level aims at the target.
     auto reaches_target = [&](std::int64_t tokens) {
         return tokens <= report.target_tokens && tokens <= hard_room;
     };
@@ -147,11 +147,19 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
     const std::int64_t aim =
         std::min(static_cast<std::int64_t>(kAimShare * static_cast<double>(report.target_tokens)),
                  hard_room);
+    // compaction.116: the target is what a level aims at, not a reason to climb to the levels
+    // that replace the dialogue's own words: once a level leaves the conversation at or under the
+    // line halfway between the target and the trigger, the ladder stops there.
+    const std::int64_t climb_line =
+        report.target_tokens + (report.trigger_tokens - report.target_tokens) / 2;
+    auto settles = [&](std::int64_t tokens) {
+        return reaches_target(tokens) || (tokens <= climb_line && tokens <= hard_room);
+    };
     for (CompactionLevel level : {CompactionLevel::kLight, CompactionLevel::kModerate,
                                   CompactionLevel::kAggressive, CompactionLevel::kMaximum}) {
         report.level = level;
         work.run_level(level, aim, std::min(report.target_tokens, hard_room), hard_room);
-        if (reaches_target(work.total())) break;
+        if (settles(work.total())) break;
     }
 
     report.tokens_after = work.total();
@@ -188,7 +196,11 @@ CompactionReport ContextWindowManager::ensure_fits(ConversationContext& conversa
         "block(s) dropped (wire.192)",
         conversation.conversation_id(), report.tokens_before, report.tokens_after,
         to_string(report.level), report.summaries.size(), report.target_tokens,
-        report.target_met() ? "met" : "NOT met (accepted: input + reserve fit the hard limit)",
+        report.target_met() ? "met"
+        : report.tokens_after <= climb_line
+            ? "NOT met (compaction.116: under the halfway line "
+              "to the trigger, the dialogue kept)"
+            : "NOT met (accepted: input + reserve fit the hard limit)",
         report.thinking_blocks_dropped);
     return report;
 }

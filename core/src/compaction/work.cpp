@@ -55,6 +55,13 @@ constexpr const char* kToolOutputInstructions =
 /// compaction.114: the standing instructions a summarizer is given as context, at most this many
 /// bytes (a summary call should not cost a second copy of a long system prompt).
 constexpr std::size_t kObjectiveContextBytes = 4000;
+/// compaction.116: the least a tool result's LIGHT summary is asked for: a sixteenth of the
+/// result, and never under 128 tokens (nor over half the result). A result of 1,700 tokens asked
+/// for 16 came back as two wrapped fragments; 128 tokens hold a search's or a build's header line
+/// and its first findings. A larger floor kept LIGHT above its target in a seventh of the runs of
+/// bench/compaction_quality that ask for under a fifth of the session.
+constexpr double kLightFloorShare = 1.0 / 16;
+constexpr std::int64_t kLightFloorTokens = 128;
 
 /// The first words of a tool result's summary (LIGHT, and the last result at AGGRESSIVE).
 constexpr std::string_view kResultSummaryHeader = "[Summary of the tool result]";
@@ -196,11 +203,12 @@ bool is_summary_message(const Message& m) {
 }
 
 /// Targets for jobs of `sources` tokens so that the total falls from `total` to `aim`: the room
-/// left (sum − (total − aim)) shared out by weight × source, each at least kMinSummaryTokens and,
+/// left (sum − (total − aim)) shared out by weight × source, each at least kMinSummaryTokens (with
+/// a `floor_share`: at least that share of its source and kLightFloorTokens, compaction.116) and,
 /// below MAXIMUM, at most half its source (a summary that saves little is not worth a call).
 std::vector<std::int64_t> targets_for(const std::vector<std::int64_t>& sources,
                                       const std::vector<double>& weights, std::int64_t total,
-                                      std::int64_t aim, bool maximum) {
+                                      std::int64_t aim, bool maximum, double floor_share) {
     const std::int64_t sum = std::accumulate(sources.begin(), sources.end(), std::int64_t{0});
     const std::int64_t room =
         std::max<std::int64_t>(0, sum - std::max<std::int64_t>(0, total - aim));
@@ -214,6 +222,12 @@ std::vector<std::int64_t> targets_for(const std::vector<std::int64_t>& sources,
             weighted > 0 ? weights[i] * static_cast<double>(sources[i]) / weighted : 0;
         auto t = static_cast<std::int64_t>(std::floor(static_cast<double>(room) * share));
         if (!maximum) t = std::min(t, sources[i] / 2);
+        if (floor_share > 0) {
+            const auto floor =
+                std::max(kLightFloorTokens,
+                         static_cast<std::int64_t>(floor_share * static_cast<double>(sources[i])));
+            t = std::max(t, std::min(floor, sources[i] / 2));
+        }
         out[i] = std::max(ContextWindowManager::kMinSummaryTokens, t);
     }
     return out;
@@ -758,8 +772,10 @@ void Work::light(std::int64_t aim) {
     jobs.resize(used);
     std::vector<std::int64_t> sources;
     for (const Job& j : jobs) sources.push_back(j.source);
-    const auto targets =
-        targets_for(sources, std::vector<double>(jobs.size(), 1.0), total(), aim, false);
+    // compaction.116: a LIGHT summary keeps at least kLightFloorShare of its result, so it still
+    // says what the result held; when the aim needs more, the ladder decides whether to climb.
+    const auto targets = targets_for(sources, std::vector<double>(jobs.size(), 1.0), total(), aim,
+                                     false, kLightFloorShare);
     for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].target = targets[k];
     execute(jobs, CompactionLevel::kLight);
 }
@@ -798,7 +814,7 @@ void Work::moderate(std::int64_t aim) {
         const auto age = static_cast<double>(jobs.size() - 1 - k);  // 0: the newest exchange
         weights.push_back(1.0 / (1.0 + age));
     }
-    const auto targets = targets_for(sources, weights, total(), aim, false);
+    const auto targets = targets_for(sources, weights, total(), aim, false, 0.0);
     for (std::size_t k = 0; k < jobs.size(); ++k) jobs[k].target = targets[k];
     execute(jobs, CompactionLevel::kModerate);
 }
@@ -853,7 +869,7 @@ void Work::collapse(CompactionLevel level, std::int64_t aim, std::int64_t trigge
             static_cast<std::int64_t>(jobs.size()) * ContextWindowManager::kMinSummaryTokens;
         if (floor > aim) aim = floor <= trigger ? trigger : hard_room;
     }
-    const auto targets = targets_for(sources, weights, total(), aim, maximum);
+    const auto targets = targets_for(sources, weights, total(), aim, maximum, 0.0);
     for (std::size_t k = 0; k < jobs.size(); ++k) {
         // compaction.104: never ask for more than the source; the cut then keeps it shorter.
         jobs[k].target = std::max<std::int64_t>(1, std::min(targets[k], jobs[k].source - 1));

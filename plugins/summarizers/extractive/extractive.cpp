@@ -16,13 +16,12 @@
 //    break, so a log or a listing keeps its shape.
 //  - What a sentence scores (compaction.113): the facts it carries (an error 4, a path 3, a
 //    decision 2, a number 2, a name 2; an artifact reference always wins), a shell command line
-//    3, the first sentence of a segment (its role or the user's request) 1, the last (a run's
-//    tally) 2, a line next to an error line 1 (a failing assertion's expected and actual values), a
-//    name, path or number said nowhere else in the request 2 (what tells it from the boilerplate
-//    around it; digits read as one shape, so test_case_1 .. test_case_40 are not rare). A sentence
-//    seen before in the
-//    request, or one with fewer than three letters or digits (a wrapped fragment, "1."), scores
-//    nothing and is never kept for its facts.
+//    3, the first sentence of a segment 1, or 5 when it is a whole line (a tool output's header),
+//    the last (a run's tally) 2, a line next to an error line 1 (a failing assertion's expected and
+//    actual values), a name, path or number said nowhere else in the request 2 (what tells it from
+//    the boilerplate around it; digits read as one shape, so test_case_1 .. test_case_40 are not
+//    rare). A sentence seen before in the request, or one with fewer than three letters or digits
+//    (a wrapped fragment, "1."), scores nothing and is never kept for its facts.
 //  - Ties keep the earlier sentence; sentences that carry nothing are kept last, while room
 //    remains (filling the target is cheaper than a later compaction round), repeats never.
 //  - When no sentence that carries facts fits whole, the best one is cut at a word boundary to
@@ -45,6 +44,12 @@
 #include "nucleo/plugin.hpp"
 
 namespace {
+
+/// compaction.113: what the first sentence of a segment scores for its place when it is a whole
+/// line. A tool output's first line says what the rest is (the command, the counts, the file:
+/// "55 passages in 9 files mention ...") and outranks any one fact of a line further down; the
+/// first sentence of a paragraph ("Hello there.") scores 1.
+constexpr int kFirstLineScore = 5;
 
 using nucleo::plugin::Failure;
 
@@ -275,7 +280,12 @@ void score_all(std::vector<Sentence>& sentences) {
         for_each_term(s.text, [&](const std::string& w) { rare = rare || uses[w] == 1; });
         if (rare) s.score += 2;
         if (is_command(s.text)) s.score += 3;
-        if (i == 0 || sentences[i - 1].segment != s.segment) s.score += 1;
+        if (i == 0 || sentences[i - 1].segment != s.segment) {
+            const bool whole_line = i + 1 == sentences.size() ||
+                                    sentences[i + 1].segment != s.segment ||
+                                    sentences[i + 1].line != s.line;
+            s.score += whole_line ? kFirstLineScore : 1;
+        }
         if (i + 1 == sentences.size() || sentences[i + 1].segment != s.segment) s.score += 2;
         if (!s.error && (error_lines.contains(s.line + 1) ||
                          (s.line > 0 && error_lines.contains(s.line - 1)))) {
