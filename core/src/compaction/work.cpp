@@ -793,12 +793,29 @@ void Work::moderate(std::int64_t aim) {
         if (!(msgs[i].incoming() && msgs[i - 1].outgoing())) exchanges.join_range(i - 1, i);
     }
     std::vector<Job> jobs;
+    // compaction.117: the running summary. The earliest summary of messages takes in every
+    // message after it up to the first one compaction may not touch, so a conversation compacted
+    // again keeps one summary that is updated in place rather than a chain of them.
+    std::vector<bool> taken(msgs.size(), false);
+    const auto first_summary = std::find_if(
+        msgs.begin(), msgs.end(), [&](const Message& m) { return is_summary_message(m); });
+    if (first_summary != msgs.end()) {
+        std::vector<std::size_t> running;
+        for (auto i = static_cast<std::size_t>(first_summary - msgs.begin());
+             i < msgs.size() && ok[i]; ++i)
+            running.push_back(i);
+        if (running.size() > 1) {
+            for (std::size_t i : running) taken[i] = true;
+            Job job = run_job(std::move(running));
+            if (job.source >= ContextWindowManager::kMinSummarizedTokens) jobs.push_back(job);
+        }
+    }
     for (std::size_t start = 0; start < msgs.size();) {
         std::size_t end = start;
         while (end + 1 < msgs.size() && exchanges.find(end + 1) == exchanges.find(start)) ++end;
         std::vector<std::size_t> members;
         for (std::size_t i = start; i <= end; ++i) {
-            if (ok[i]) members.push_back(i);
+            if (ok[i] && !taken[i]) members.push_back(i);
         }
         const bool only_a_summary = members.size() == 1 && is_summary_message(msgs[members[0]]);
         if (!members.empty() && !only_a_summary) {
@@ -807,6 +824,10 @@ void Work::moderate(std::int64_t aim) {
         }
         start = end + 1;
     }
+    // Oldest first, for the weights by age (the running summary holds the oldest messages).
+    std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+        return a.members.front() < b.members.front();
+    });
     std::vector<std::int64_t> sources;
     std::vector<double> weights;
     for (std::size_t k = 0; k < jobs.size(); ++k) {
