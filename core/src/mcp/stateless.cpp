@@ -1,0 +1,137 @@
+#include "mcp/stateless.hpp"
+
+#include <algorithm>
+
+#include "common/utf8.hpp"
+#include "mcp/jsonrpc.hpp"
+#include "nucleo/errors.hpp"
+#include "nucleo/mcp.hpp"
+#include "nucleo/version.hpp"
+
+namespace nucleo::mcp_internal {
+namespace {
+
+std::string base64(std::string_view bytes) {
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+        std::uint32_t v = 0;
+        for (std::size_t k = 0; k < 3; ++k)
+            v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+        for (std::size_t k = 0; k < 4; ++k)
+            out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 0x3f] : '=';
+    }
+    return out;
+}
+
+const rapidjson::Value* member(const rapidjson::Value& object, std::string_view name) {
+    if (!object.IsObject()) return nullptr;
+    const auto it = object.FindMember(rapidjson::StringRef(name.data(), name.size()));
+    return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string string_member(const rapidjson::Value& object, std::string_view name) {
+    const rapidjson::Value* v = member(object, name);
+    return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength())
+                                         : std::string();
+}
+
+}  // namespace
+
+ServerDeclarations read_declarations(const rapidjson::Value& capabilities,
+                                     const rapidjson::Value* info) {
+    ServerDeclarations out;
+    const rapidjson::Value* tools = member(capabilities, "tools");
+    out.has_tools = tools != nullptr && tools->IsObject();
+    if (out.has_tools) {
+        const rapidjson::Value* lc = member(*tools, "listChanged");
+        out.list_changed = lc != nullptr && lc->IsBool() && lc->GetBool();
+    }
+    if (info != nullptr) {
+        out.name = string_member(*info, "name");
+        out.version = string_member(*info, "version");
+    }
+    return out;
+}
+
+std::string with_request_meta(std::string_view params_json) {
+    // schema/2026-07-28/schema.ts RequestMetaObject: protocolVersion and clientCapabilities are
+    // required; clientInfo SHOULD be on every request.
+    std::string meta = R"("_meta":{")" + std::string(kMetaProtocolVersion) + R"(":)" +
+                       json_string(mcp::kStatelessRevision) +
+                       R"(,"io.modelcontextprotocol/clientInfo":{"name":"nucleo","version":)" +
+                       json_string(nucleo::version()) +
+                       R"(},"io.modelcontextprotocol/clientCapabilities":{}})";
+    std::string_view rest = params_json;
+    if (rest.empty() || rest == "{}") return "{" + meta + "}";
+    rest.remove_prefix(1);  // the client's own object: "{...}"
+    return "{" + meta + "," + std::string(rest);
+}
+
+std::string header_value(std::string_view value) {
+    const bool plain =
+        !value.empty() && value.front() != ' ' && value.back() != ' ' &&
+        std::all_of(value.begin(), value.end(), [](char c) { return c >= 0x20 && c <= 0x7e; }) &&
+        !(value.rfind("=?base64?", 0) == 0 && value.size() >= 11 &&
+          value.substr(value.size() - 2) == "?=");
+    return plain ? std::string(value) : "=?base64?" + base64(value) + "?=";
+}
+
+HttpHeaders request_headers(std::string_view method, std::optional<std::string_view> name) {
+    HttpHeaders headers;
+    headers.emplace_back("Mcp-Method", std::string(method));
+    if (name) headers.emplace_back("Mcp-Name", header_value(*name));
+    return headers;
+}
+
+std::vector<std::string> read_discover_result(const rapidjson::Value& result,
+                                              ServerDeclarations& out) {
+    if (!result.IsObject()) throw Error(ErrorKind::kProtocol, "a result that is not an object");
+    const rapidjson::Value* versions = member(result, "supportedVersions");
+    if (versions == nullptr)
+        throw Error(ErrorKind::kProtocol, "a result without supportedVersions");
+    if (!versions->IsArray())
+        throw Error(ErrorKind::kProtocol, "supportedVersions that is not an array");
+    std::vector<std::string> listed;
+    for (const auto& v : versions->GetArray()) {
+        if (!v.IsString())
+            throw Error(ErrorKind::kProtocol,
+                        "supportedVersions holding a value that is not a string");
+        listed.emplace_back(v.GetString(), v.GetStringLength());
+    }
+    if (listed.empty()) throw Error(ErrorKind::kProtocol, "an empty supportedVersions");
+    const rapidjson::Value* capabilities = member(result, "capabilities");
+    if (capabilities == nullptr || !capabilities->IsObject())
+        throw Error(ErrorKind::kProtocol, "capabilities that are missing or not an object");
+    const rapidjson::Value* meta = member(result, "_meta");
+    out = read_declarations(*capabilities,
+                            meta != nullptr ? member(*meta, kMetaServerInfo) : nullptr);
+    return listed;
+}
+
+std::vector<std::string> supported_revisions(const rapidjson::Value& error) {
+    std::vector<std::string> out;
+    const rapidjson::Value* data = member(error, "data");
+    const rapidjson::Value* supported = data != nullptr ? member(*data, "supported") : nullptr;
+    if (supported == nullptr || !supported->IsArray()) return out;
+    for (const auto& v : supported->GetArray())
+        if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+    return out;
+}
+
+std::optional<std::string> incomplete_result(const rapidjson::Value& result) {
+    const rapidjson::Value* type = member(result, "resultType");
+    if (type == nullptr) return std::nullopt;
+    if (!type->IsString()) return "a resultType that is not a string";
+    const std::string_view t(type->GetString(), type->GetStringLength());
+    if (t == "complete") return std::nullopt;
+    if (t == "input_required")
+        return "a request for input (resultType input_required), which this client does not "
+               "offer (it declares no client capabilities)";
+    return "a resultType '" + internal::printable_utf8(t) + "' this client does not know";
+}
+
+}  // namespace nucleo::mcp_internal
