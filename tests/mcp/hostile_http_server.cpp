@@ -13,7 +13,10 @@
 //             (HeaderMismatch) unless MCP-Protocol-Version, Mcp-Method and Mcp-Name mirror the
 //             body and its `_meta` is the revision's; `subscriptions/listen` answers an event
 //             stream that stays open, where `grow` announces its new tool tagged with the
-//             subscription's id
+//             subscription's id; it also lists `region` (three parameters annotated with
+//             x-mcp-header, answered with the Mcp-Param-* headers it got, refused when
+//             Mcp-Param-Region is missing beside a region) and `badheader` (an annotation under
+//             `items`, which makes the tool invalid)
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
 // Tools: echo (a JSON answer), sse_echo (an event-stream answer with a log notification first),
@@ -344,7 +347,16 @@ void serve_modern(int fd, const Request& r, const rapidjson::Document& doc) {
             result(id, tool_list(R"("resultType":"complete","ttlMs":0,"cacheScope":"private",)")));
     if (method == "tools/call") {
         const rapidjson::Value& args = params.HasMember("arguments") ? params["arguments"] : empty;
-        return call(fd, r, id, params["name"].GetString(), args, "");
+        const std::string name = params["name"].GetString();
+        if (name == "region") {
+            if (args.HasMember("region") && r.header("mcp-param-region").empty())
+                return refuse(400, -32020, "Mcp-Param-Region is missing");
+            return answer(fd, 200, "application/json",
+                          text_result(id, "region=" + r.header("mcp-param-region") +
+                                              " zone=" + r.header("mcp-param-zone") +
+                                              " floor=" + r.header("mcp-param-floor")));
+        }
+        return call(fd, r, id, name, args, "");
     }
     refuse(404, -32601, "Method not found");
 }
@@ -368,6 +380,13 @@ std::string tool_list(const std::string& head) {
         names.insert(names.end(), extra_tools.begin(), extra_tools.end());
     }
     for (std::size_t i = 0; i < names.size(); ++i) list += (i > 0 ? "," : "") + tool(names[i]);
+    if (mode == "modern") {
+        // x-mcp-header: `region` mirrors two parameters, one nested; `badheader` annotates an
+        // array's items, which makes its definition invalid.
+        list +=
+            R"(,{"name":"region","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"where":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"},"floor":{"type":"integer","x-mcp-header":"Floor"}}}}}})"
+            R"(,{"name":"badheader","inputSchema":{"type":"object","properties":{"list":{"type":"array","items":{"type":"string","x-mcp-header":"Item"}}}}})";
+    }
     return list + "]}";
 }
 

@@ -10,7 +10,7 @@
 //   collide   also lists a tool named `lookup_order` (a host tool's name)
 // Every mode above is a server of the handshake revisions, which answers `server/discover` with
 // -32601 (method not found). These speak the stateless revision 2026-07-28 (docs/spec/mcp.md,
-// mcp.50 to mcp.54):
+// mcp.50 to mcp.55):
 //   modern       answers `server/discover` listing 2026-07-28 only, refuses `initialize` (-32022)
 //                and `ping`, and refuses (-32602) any request whose `_meta` lacks the revision,
 //                clientInfo or clientCapabilities; list changes (grow, drop) are sent only on a

@@ -1,4 +1,4 @@
-// The stateless revision 2026-07-28 over Streamable HTTP (mcp.50 to mcp.54), against the hostile
+// The stateless revision 2026-07-28 over Streamable HTTP (mcp.50 to mcp.55), against the hostile
 // fixture's `modern` mode (hostile_http_server.cpp), which refuses with HTTP 400 any POST whose
 // headers do not mirror its body or whose `_meta` is not the revision's.
 #include <gmock/gmock.h>
@@ -85,4 +85,25 @@ TEST(McpHttpStateless, ACallPastItsDeadlineIsCancelledByClosingItsStream) {
     // mcp.51: no notifications/cancelled was POSTed; the server answers the next call.
     EXPECT_EQ(mcp_test::text_of(client.call_tool("cancelled", "{}").content), "cancelled: ");
     EXPECT_TRUE(client.alive());
+}
+
+TEST(McpHttpStateless, ParametersTheSchemaAnnotatesAreMirroredInHeaders) {
+    ModernFixture f;
+    McpClient client(f.spec);
+    std::vector<std::string> names;
+    for (const auto& t : client.list_tools()) names.push_back(t.name);
+    // mcp.55: `badheader` annotates an array's items: its definition is invalid and left out.
+    EXPECT_THAT(names, ::testing::Contains("region"));
+    EXPECT_THAT(names, ::testing::Not(::testing::Contains("badheader")));
+    // The fixture refuses the call (400, -32020) when Mcp-Param-Region is missing; a value that
+    // is not a plain header value goes in Base64, an integer in decimal, an absent one not at all.
+    EXPECT_EQ(mcp_test::text_of(
+                  client
+                      .call_tool("region",
+                                 R"({"region":"us-west1","where":{"zone":"Hello, \u4e16\u754c"}})")
+                      .content),
+              "region=us-west1 zone==?base64?SGVsbG8sIOS4lueVjA==?= floor=");
+    EXPECT_EQ(mcp_test::text_of(
+                  client.call_tool("region", R"({"region":"eu","where":{"floor":-7}})").content),
+              "region=eu zone= floor=-7");
 }

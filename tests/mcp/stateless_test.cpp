@@ -1,4 +1,4 @@
-// The stateless revision 2026-07-28 over stdio (mcp.50 to mcp.54), against the hostile fixture
+// The stateless revision 2026-07-28 over stdio (mcp.50 to mcp.55), against the hostile fixture
 // (hostile_mcp_server.cpp): `modern` speaks it and refuses a request whose `_meta` is not the
 // revision's; the other modes are servers of the handshake revisions, of neither, or of bad input.
 #include <gmock/gmock.h>

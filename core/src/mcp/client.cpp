@@ -128,6 +128,7 @@ std::vector<Tool> McpClient::list_tools() {
             throw Error(ErrorKind::kProtocol,
                         impl_->prefix() + ": tools/list gave the same cursor twice");
     }
+    if (impl_->http && impl_->stateless) impl_->keep_annotations(tools);
     return tools;
 }
 
@@ -144,9 +145,12 @@ CallResult McpClient::call_tool(std::string_view name, std::string_view argument
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     const std::string params = R"({"name":)" + mcp_internal::json_string(name) +
                                R"(,"arguments":)" + internal::json_compact(args) + "}";
+    HttpHeaders mirrored;  // mcp.55
+    if (const auto a = impl_->annotations.find(std::string(name)); a != impl_->annotations.end())
+        mcp_internal::add_param_headers(a->second, args, mirrored);
     rapidjson::Document doc = impl_->request(
         "tools/call", params, timeout.count() > 0 ? timeout : impl_->limits.call_timeout, cancel,
-        during, true, name);
+        during, true, name, std::nullopt, mirrored);
     try {
         return mcp_internal::read_call_result(doc["result"]);
     } catch (const Error& e) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -55,6 +56,8 @@ struct McpClient::Impl {
     std::int64_t listen_id = 0;
     bool listen_acknowledged = false;
     bool listen_ended = false;
+    // mcp.55: the x-mcp-header annotations of each tool of the last listing (stateless HTTP).
+    std::map<std::string, std::vector<mcp_internal::ParamHeader>> annotations;
 
     std::string prefix() const { return "MCP server '" + spec.name + "'"; }
 
@@ -169,10 +172,11 @@ struct McpClient::Impl {
                                 std::chrono::milliseconds timeout, const CancellationToken* cancel,
                                 const std::string& during, bool cancellable = true,
                                 std::optional<std::string_view> name = std::nullopt,
-                                std::optional<Clock::time_point> until = std::nullopt) {
+                                std::optional<Clock::time_point> until = std::nullopt,
+                                const HttpHeaders& mirrored = {}) {
         require_alive();
         std::optional<rapidjson::Document> answer =
-            exchange(method, params, timeout, cancel, during, cancellable, name, until);
+            exchange(method, params, timeout, cancel, during, cancellable, name, until, mirrored);
         if (answer) return checked(std::move(*answer), during);
         // mcp.47: the server ended the session (404): a new one, once, and the request again.
         if (method == "initialize")
@@ -186,7 +190,8 @@ struct McpClient::Impl {
             // The server's name is said once, in front ("... refused initialize: ...").
             give_up(e.kind(), "could not begin a new session: " + without_prefix(e.what()));
         }
-        answer = exchange(method, params, timeout, cancel, during, cancellable, name, until);
+        answer =
+            exchange(method, params, timeout, cancel, during, cancellable, name, until, mirrored);
         if (!answer)
             give_up(ErrorKind::kTransport, "ended the new session too, at once, during " + during);
         return checked(std::move(*answer), during);
@@ -213,18 +218,22 @@ struct McpClient::Impl {
                                                 const CancellationToken* cancel,
                                                 const std::string& during, bool cancellable,
                                                 std::optional<std::string_view> name,
-                                                std::optional<Clock::time_point> until) {
+                                                std::optional<Clock::time_point> until,
+                                                const HttpHeaders& mirrored = {}) {
         const std::int64_t id = next_id++;
         const auto deadline = until ? *until : Clock::now() + timeout;
         // mcp.51: the stateless revision's _meta on every request, mirrored in headers over HTTP.
         const std::string line = mcp_internal::request_line(
             id, method, stateless ? mcp_internal::with_request_meta(params) : params);
-        if (http)
-            http->post_request(
-                id, line, deadline + kExchangeGrace,
-                stateless ? mcp_internal::request_headers(method, name) : HttpHeaders{});
-        else
+        if (http) {
+            // mcp.55: a call's parameters the tool's schema asks mirrored follow.
+            HttpHeaders headers;
+            if (stateless) headers = mcp_internal::request_headers(method, name);
+            headers.insert(headers.end(), mirrored.begin(), mirrored.end());
+            http->post_request(id, line, deadline + kExchangeGrace, std::move(headers));
+        } else {
             send(line, during);
+        }
         for (;;) {
             const bool was_cancelled = cancel != nullptr && cancel->cancelled();
             if (was_cancelled || Clock::now() >= deadline) {
@@ -270,6 +279,26 @@ struct McpClient::Impl {
             }
             return std::move(in->doc);
         }
+    }
+
+    /// mcp.55: keeps each listed tool's x-mcp-header annotations for its calls; a tool whose
+    /// annotations are invalid is left out of `tools` and logged.
+    void keep_annotations(std::vector<Tool>& tools) {
+        annotations.clear();
+        std::erase_if(tools, [this](const Tool& tool) {
+            try {
+                rapidjson::Document schema;
+                internal::parse_json_guarded(schema, tool.input_schema_json, "an input schema",
+                                             json_guard::kMaxDepth);
+                auto found = mcp_internal::param_headers(schema);
+                if (!found.empty()) annotations[tool.name] = std::move(found);
+                return false;
+            } catch (const Error& e) {
+                NUCLEO_LOG_WARN("{}: tool '{}' left out: its input schema has {}", prefix(),
+                                internal::printable_utf8(tool.name), e.what());
+                return true;
+            }
+        });
     }
 
     // Negotiation and the subscription (negotiation.cpp).

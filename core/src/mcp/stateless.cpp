@@ -1,6 +1,7 @@
 #include "mcp/stateless.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/utf8.hpp"
 #include "mcp/jsonrpc.hpp"
@@ -85,6 +86,94 @@ HttpHeaders request_headers(std::string_view method, std::optional<std::string_v
     headers.emplace_back("Mcp-Method", std::string(method));
     if (name) headers.emplace_back("Mcp-Name", header_value(*name));
     return headers;
+}
+
+namespace {
+
+constexpr std::string_view kAnnotation = "x-mcp-header";
+
+/// RFC 9110's tchar.
+bool token(std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+               std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    });
+}
+
+/// Walks a schema node; `path` is its chain of `properties` keys while it is reachable through
+/// them alone (nullopt once the walk went through anything else).
+void collect(const rapidjson::Value& node, const std::optional<std::vector<std::string>>& path,
+             std::vector<ParamHeader>& out) {
+    if (node.IsArray()) {
+        for (const auto& v : node.GetArray()) collect(v, std::nullopt, out);
+        return;
+    }
+    if (!node.IsObject()) return;
+    if (const rapidjson::Value* a = member(node, kAnnotation)) {
+        if (!path || path->empty())
+            throw Error(ErrorKind::kProtocol,
+                        "an x-mcp-header on a schema not reached through properties alone");
+        const std::string where = internal::printable_utf8(path->back());
+        if (!a->IsString() || !token(std::string_view(a->GetString(), a->GetStringLength())))
+            throw Error(ErrorKind::kProtocol,
+                        "an x-mcp-header of '" + where + "' that is not an HTTP token");
+        const std::string type = string_member(node, "type");
+        if (type != "string" && type != "integer" && type != "boolean")
+            throw Error(ErrorKind::kProtocol, "an x-mcp-header on '" + where +
+                                                  "', which is not a string, integer or boolean");
+        std::string name(a->GetString(), a->GetStringLength());
+        const auto lower = [](std::string text) {
+            for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            return text;
+        };
+        for (const auto& seen : out)
+            if (lower(seen.name) == lower(name))
+                throw Error(ErrorKind::kProtocol, "the x-mcp-header '" + name + "' named twice");
+        out.push_back(ParamHeader{std::move(name), *path});
+    }
+    for (const auto& m : node.GetObject()) {
+        const std::string_view key(m.name.GetString(), m.name.GetStringLength());
+        if (key == kAnnotation) continue;
+        if (key == "properties" && path && m.value.IsObject()) {
+            for (const auto& p : m.value.GetObject()) {
+                std::vector<std::string> deeper = *path;
+                deeper.emplace_back(p.name.GetString(), p.name.GetStringLength());
+                collect(p.value, deeper, out);
+            }
+        } else {
+            collect(m.value, std::nullopt, out);
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<ParamHeader> param_headers(const rapidjson::Value& input_schema) {
+    std::vector<ParamHeader> out;
+    collect(input_schema, std::vector<std::string>{}, out);
+    return out;
+}
+
+void add_param_headers(const std::vector<ParamHeader>& annotated, const rapidjson::Value& arguments,
+                       HttpHeaders& out) {
+    for (const auto& h : annotated) {
+        const rapidjson::Value* v = &arguments;
+        for (const auto& key : h.path) {
+            v = member(*v, key);
+            if (v == nullptr) break;
+        }
+        if (v == nullptr) continue;
+        std::string text;
+        if (v->IsString())
+            text.assign(v->GetString(), v->GetStringLength());
+        else if (v->IsBool())
+            text = v->GetBool() ? "true" : "false";
+        else if (v->IsInt64())
+            text = std::to_string(v->GetInt64());
+        else
+            continue;  // null, or a type the annotation does not allow
+        out.emplace_back("Mcp-Param-" + h.name, header_value(text));
+    }
 }
 
 std::vector<std::string> read_discover_result(const rapidjson::Value& result,

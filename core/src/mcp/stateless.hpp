@@ -1,4 +1,4 @@
-// The stateless revision 2026-07-28 as the client writes and reads it (mcp.50 to mcp.54): the
+// The stateless revision 2026-07-28 as the client writes and reads it (mcp.50 to mcp.55): the
 // `_meta` every request carries, the headers that mirror it over Streamable HTTP, the
 // `server/discover` result, and the result types. Also what the server declares of itself, read
 // the same way from an `initialize` answer and from a `server/discover` one.
@@ -52,6 +52,23 @@ HttpHeaders request_headers(std::string_view method, std::optional<std::string_v
 /// mcp.51: `value` as a header value: itself when it is visible ASCII and spaces with none at
 /// either end and not in the sentinel's form, else the sentinel around its Base64.
 std::string header_value(std::string_view value);
+
+/// mcp.55: one `x-mcp-header` annotation of a tool's input schema: the header's name part
+/// (`Mcp-Param-{name}`) and the chain of `properties` keys leading to the annotated parameter.
+struct ParamHeader {
+    std::string name;
+    std::vector<std::string> path;
+};
+
+/// mcp.55: the annotations of `input_schema`. Throws Error(kProtocol) saying why the tool
+/// definition is invalid (an annotation that is not a token, named twice, on a parameter that is
+/// not a string, integer or boolean, or not reachable through `properties` alone).
+std::vector<ParamHeader> param_headers(const rapidjson::Value& input_schema);
+
+/// mcp.55: the `Mcp-Param-{name}` headers of a call's `arguments`, appended to `out`; a
+/// parameter absent, null or of another type is left out.
+void add_param_headers(const std::vector<ParamHeader>& annotated, const rapidjson::Value& arguments,
+                       HttpHeaders& out);
 
 /// mcp.50, mcp.54: the revisions a `server/discover` result lists, and its declarations. Throws
 /// Error(kProtocol) saying what is wrong ("without supportedVersions", …).
