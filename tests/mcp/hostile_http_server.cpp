@@ -17,6 +17,7 @@
 //             x-mcp-header, answered with the Mcp-Param-* headers it got, refused when
 //             Mcp-Param-Region is missing beside a region) and `badheader` (an annotation under
 //             `items`, which makes the tool invalid)
+//   badutf8   `modern`, but its server/discover answer is not UTF-8
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
 // Tools: echo (a JSON answer), sse_echo (an event-stream answer with a log notification first),
@@ -322,6 +323,11 @@ void serve_modern(int fd, const Request& r, const rapidjson::Document& doc) {
         return refuse(400, -32020, "a session id, which the stateless revision has none of");
     if (const std::string fault = mcp_fixture::meta_fault(params); !fault.empty())
         return refuse(400, -32602, fault);
+    if (method == "server/discover" && mode == "badutf8") {
+        return answer(fd, 200, "application/json",
+                      result(id, R"({"resultType":"complete","supportedVersions":["caf)" +
+                                     std::string("\xC3\x28") + R"("],"capabilities":{}})"));
+    }
     if (method == "server/discover") {
         // A session id the client must not send back (mcp.51).
         return answer(
@@ -435,7 +441,7 @@ void serve(int fd) {
         std::lock_guard<std::mutex> lock(state_mutex);
         modern = modern || upgraded;
     }
-    if (mode == "modern") {
+    if (mode == "modern" || mode == "badutf8") {
         serve_modern(fd, r, doc);
         return void(::close(fd));
     }

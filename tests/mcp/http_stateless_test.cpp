@@ -107,3 +107,13 @@ TEST(McpHttpStateless, ParametersTheSchemaAnnotatesAreMirroredInHeaders) {
                   client.call_tool("region", R"({"region":"eu","where":{"floor":-7}})").content),
               "region=eu zone= floor=-7");
 }
+
+TEST(McpHttpStateless, ADiscoverAnswerThatIsNotUtf8IsAProtocolError) {
+    ModernFixture f("badutf8");
+    const Error e = mcp_test::error_of([&] { McpClient client(f.spec); });
+    // mcp.54: garbage in a 2xx answer to the probe is the server's fault, not a sign of the
+    // handshake revisions; the host goes on.
+    EXPECT_EQ(e.kind(), ErrorKind::kProtocol);
+    EXPECT_THAT(e.what(), HasSubstr("MCP server 'hostile-http': sent a message that is not UTF-8"));
+    EXPECT_THAT(e.what(), HasSubstr("during server/discover"));
+}

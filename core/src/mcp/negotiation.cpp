@@ -183,9 +183,12 @@ void McpClient::Impl::initialize(std::optional<Clock::time_point> until) {
     if (version == result.MemberEnd() || !version->value.IsString())
         give_up(ErrorKind::kProtocol, "answered initialize without a protocolVersion");
     revision = version->value.GetString();
-    if (revision == kStatelessRevision ||
-        std::find(kProtocolRevisions.begin(), kProtocolRevisions.end(), revision) ==
-            kProtocolRevisions.end())
+    if (revision == kStatelessRevision)
+        give_up(ErrorKind::kProtocol, "answered initialize with revision " + revision +
+                                          ", which has no handshake, though it did not speak it "
+                                          "to server/discover");
+    if (std::find(kProtocolRevisions.begin(), kProtocolRevisions.end(), revision) ==
+        kProtocolRevisions.end())
         give_up(ErrorKind::kProtocol, "speaks protocol revision '" +
                                           internal::printable_utf8(revision) +
                                           "'; this client speaks " + revisions_list());
