@@ -184,7 +184,7 @@ TEST(McpClient, AServerThatExitsAtOnceSaysHow) {
     const Error e = mcp_test::error_of([] { McpClient client(mcp_test::hostile("exit")); });
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(),
-                HasSubstr("MCP server 'hostile': exited with status 3 during server/discover"));
+                HasSubstr("MCP server 'hostile': exited with status 3 during initialize"));
 }
 
 TEST(McpClient, ACommandThatDoesNotExistIsAStartError) {

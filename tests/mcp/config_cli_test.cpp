@@ -174,7 +174,7 @@ TEST_F(McpCommand, AServerThatFailsOrIsNotConfiguredIsAnErrorNamingIt) {
     const auto failed = nucleo("mcp tools silent");
     EXPECT_NE(failed.status, 0);
     EXPECT_THAT(failed.err,
-                HasSubstr("MCP server 'silent': exited with status 3 during server/discover"));
+                HasSubstr("MCP server 'silent': exited with status 3 during initialize"));
     const auto missing = nucleo("mcp tools nope");
     EXPECT_NE(missing.status, 0);
     EXPECT_THAT(missing.err, HasSubstr(R"(no MCP server "nope")"));
@@ -193,5 +193,5 @@ TEST_F(McpCommand, ChatGivesTheModelTheNamedServersTools) {
     const auto failed = nucleo("chat --emulator --mcp silent", "Say hello\\n");
     EXPECT_NE(failed.status, 0);
     EXPECT_THAT(failed.err,
-                HasSubstr("MCP server 'silent': exited with status 3 during server/discover"));
+                HasSubstr("MCP server 'silent': exited with status 3 during initialize"));
 }

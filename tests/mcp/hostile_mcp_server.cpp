@@ -21,6 +21,8 @@
 //   noversions   answers `server/discover` without supportedVersions
 //   badversions  answers `server/discover` with supportedVersions a string
 //   badutf8      answers `server/discover` with a serverInfo name that is not UTF-8
+//   exitprobe    a server of the handshake revisions that exits (status 0) on `server/discover`,
+//                as some SDKs' servers end on any request before `initialize`
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
 // Tools (well, paged, collide): echo (text), image (a PNG), structured (structuredContent only),
@@ -294,6 +296,7 @@ int main(int argc, char** argv) {
         }
         if (!d.HasMember("id")) continue;
         const std::string id = id_text(d["id"]);
+        if (method == "server/discover" && mode == "exitprobe") return 0;
         if (method == "server/discover" && discover(id)) continue;
         if (modern() || mode == "future") {
             // 2026-07-28: no handshake, no ping; every request carries its _meta.

@@ -40,6 +40,22 @@ TEST(McpStateless, AServerThatDoesNotKnowDiscoverIsSpokenToWithTheHandshake) {
     EXPECT_EQ(mcp_test::text_of(client.call_tool("echo", R"({"text":"hi"})").content), "echo: hi");
 }
 
+TEST(McpStateless, AServerThatEndsAtDiscoverIsStartedAgainAndInitialized) {
+    McpClient client(mcp_test::hostile("exitprobe"));
+    // mcp.50: it exited on server/discover; a fresh process was initialized.
+    EXPECT_EQ(client.protocol_revision(), "2025-11-25");
+    EXPECT_EQ(mcp_test::text_of(client.call_tool("echo", R"({"text":"back"})").content),
+              "echo: back");
+}
+
+TEST(McpStateless, AServerThatExitsAtOnceIsStartedAgainOnlyOnce) {
+    const Error e = mcp_test::error_of([] { McpClient client(mcp_test::hostile("exit")); });
+    // mcp.50: the second process exited too, during initialize: given up, not started a third
+    // time.
+    EXPECT_EQ(e.kind(), ErrorKind::kTransport);
+    EXPECT_THAT(e.what(), HasSubstr("exited with status 3 during initialize"));
+}
+
 TEST(McpStateless, ADiscoverResultListingOnlyAHandshakeRevisionLeadsToTheHandshake) {
     McpClient client(mcp_test::hostile("listslegacy"));
     // mcp.50: the result lacks 2026-07-28 and names 2025-11-25: initialize, as `well` answers it.

@@ -77,6 +77,17 @@ bool McpClient::Impl::discover(Clock::time_point probe_end, Clock::time_point en
         answer = exchange("server/discover", "", limits.start_timeout, nullptr, "server/discover",
                           true, std::nullopt, probe_end);
     } catch (const Error& e) {
+        if (dead && process && e.kind() == ErrorKind::kTransport) {
+            // Some servers of the handshake revisions end on any request before initialize:
+            // a fresh process is initialized instead, once.
+            NUCLEO_LOG_INFO("{} ended at server/discover ({}); starting it again to initialize",
+                            prefix(), dead_reason);
+            process.reset();
+            process.emplace(spec.name, spec.command, spec.env);
+            dead = false;
+            dead_reason.clear();
+            return fall_back(without_prefix(e.what()));
+        }
         if (dead) throw;
         // An answer that is garbage is the server's fault whatever it speaks; no answer, or
         // an HTTP refusal without a JSON-RPC error, is a server of the handshake revisions.
@@ -93,17 +104,14 @@ bool McpClient::Impl::discover(Clock::time_point probe_end, Clock::time_point en
             error->value.IsObject() ? error->value.FindMember("code") : error->value.MemberEnd();
         const int number =
             code != error->value.MemberEnd() && code->value.IsInt() ? code->value.GetInt() : 0;
-        if (number == mcp_internal::kUnsupportedProtocolVersion) {
-            // A server of the stateless era that does not speak 2026-07-28: the handshake
-            // only if it names a handshake revision, else nothing is common.
-            if (handshake_revision_in(mcp_internal::supported_revisions(error->value)))
-                return fall_back(refusal);
+        const std::vector<std::string> supported = mcp_internal::supported_revisions(error->value);
+        // A -32022 naming revisions, none of them spoken here: nothing is common. With a
+        // handshake revision among them, or naming none, it is a server to initialize, as is
+        // any other error (-32020 and -32021 are no sign of the era either).
+        if (number == mcp_internal::kUnsupportedProtocolVersion && !supported.empty() &&
+            !handshake_revision_in(supported))
             give_up(ErrorKind::kProtocol, refusal + "; this client speaks " + revisions_list());
-        }
-        if (number == mcp_internal::kHeaderMismatch ||
-            number == mcp_internal::kMissingRequiredClientCapability)
-            give_up(ErrorKind::kProtocol, refusal);
-        return fall_back(refusal);  // any other error: a server of the handshake revisions
+        return fall_back(refusal);
     }
     ServerDeclarations declared;
     std::vector<std::string> listed;

@@ -15,10 +15,8 @@
 
 namespace nucleo::mcp_internal {
 
-/// 2026-07-28's error codes (schema/2026-07-28/schema.ts: HEADER_MISMATCH,
-/// MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION).
-inline constexpr int kHeaderMismatch = -32020;
-inline constexpr int kMissingRequiredClientCapability = -32021;
+/// 2026-07-28's UnsupportedProtocolVersionError (schema/2026-07-28/schema.ts:
+/// UNSUPPORTED_PROTOCOL_VERSION).
 inline constexpr int kUnsupportedProtocolVersion = -32022;
 
 /// The `_meta` keys of a request and of a notification (schema.ts RequestMetaObject,
