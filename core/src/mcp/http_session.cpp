@@ -463,6 +463,8 @@ void HttpSession::run_listener(Worker& w) {
         const std::lock_guard<std::mutex> lock(mutex_);
         post = listen_post_;
     }
+    // mcp.52: in the stateless revision the stream is the answer to subscriptions/listen.
+    const std::string stream = post ? "subscriptions/listen stream" : "GET stream";
     while (!w.token.cancelled()) {
         Reader reader(*this, post ? std::optional<std::int64_t>(post->id) : std::nullopt);
         SendControl c = reader.control(Clock::now() + kListenSpan);
@@ -481,7 +483,7 @@ void HttpSession::run_listener(Worker& w) {
                             &w.token, c);
         } catch (const Error& e) {
             if (w.token.cancelled()) return;
-            NUCLEO_LOG_INFO("MCP server at {}: its GET stream broke: {}", shown_url_, e.what());
+            NUCLEO_LOG_INFO("MCP server at {}: its {} broke: {}", shown_url_, stream, e.what());
         }
         if (w.token.cancelled()) return;
         // mcp.52: the answer to subscriptions/listen is the server closing the subscription.
@@ -493,21 +495,21 @@ void HttpSession::run_listener(Worker& w) {
         if (reader.mode != Reader::Mode::kSse) {
             // mcp.46: 405 is a server without the stream; anything else is logged and let be.
             if (reader.status != 405)
-                NUCLEO_LOG_INFO("MCP server at {}: no GET stream: {}", shown_url_,
+                NUCLEO_LOG_INFO("MCP server at {}: no {}: {}", shown_url_, stream,
                                 reader.refusal().value_or("it failed"));
             return;
         }
         if (reader.failure)
-            NUCLEO_LOG_WARN("MCP server at {}: its GET stream {}", shown_url_,
+            NUCLEO_LOG_WARN("MCP server at {}: its {} {}", shown_url_, stream,
                             reader.failure->second);
         if (reader.sse.last_event_id()) last_id = reader.sse.last_event_id();
         if (reader.sse.retry_ms()) retry = reader.sse.retry_ms();
         failures = reader.delivered ? 0 : failures + 1;
         if (failures >= kMaxListenFailures) {
             NUCLEO_LOG_WARN(
-                "MCP server at {}: its GET stream ended {} times without a message; "
+                "MCP server at {}: its {} ended {} times without a message; "
                 "not opened again",
-                shown_url_, failures);
+                shown_url_, stream, failures);
             return;
         }
         if (w.token.wait_for(retry ? std::chrono::milliseconds(*retry) : kDefaultRetry)) return;

@@ -1,8 +1,10 @@
 // The Streamable HTTP transport (mcp.42 to mcp.49): one endpoint URL, every message a POST whose
 // answer is JSON or an event stream, the session the server names echoed on every request, a
 // broken stream resumed from its last event id, and the server's own GET stream listened to when
-// it offers one. Each request's answer is read on a thread of its own and reaches the client
-// through one queue, in the order it came, with the messages the server sent beside it.
+// it offers one. Speaking the stateless revision (mcp.51, mcp.52) it keeps no session, resumes
+// nothing, and listens on the answer to `subscriptions/listen` instead of a GET. Each request's
+// answer is read on a thread of its own and reaches the client through one queue, in the order it
+// came, with the messages the server sent beside it.
 #pragma once
 
 #include <chrono>
