@@ -51,9 +51,9 @@ class McpAgent : public ::testing::Test {
     /// One turn on a fresh conversation `c` of an agent with the fixture server (its tools
     /// `first` listed first), the emulator scripted by `fault`; the turn must end answered.
     TurnReport turn(ConversationContext& c, const std::string& fault, const std::string& first,
-                    const std::string& question) {
+                    const std::string& question, const std::string& mode = "well") {
         Agent agent(client_, model_, options(fault));
-        mcp::attach_mcp_server(agent, hostile("well", first));
+        mcp::attach_mcp_server(agent, hostile(mode, first));
         const TurnReport r = agent.run_turn(c, question);
         EXPECT_EQ(r.end, TurnEnd::kFinalAnswer);
         return r;
@@ -108,6 +108,18 @@ TEST_F(McpAgent, AListChangeAfterTheFirstRenderDeclaresTheNewToolAsALateTool) {
     ASSERT_EQ(r.rounds, 2);
     // mcp.22: `grow` announced a list change; before round 2 the list was read again and extra_1
     // went out as a late tool: a message of the conversation carries it, the head does not.
+    EXPECT_EQ(c.announced_in("grow"), std::optional<std::string>("head"));
+    const std::optional<std::string> where = c.announced_in("extra_1");
+    ASSERT_TRUE(where.has_value());
+    EXPECT_NE(*where, "head");
+}
+
+TEST_F(McpAgent, AListChangeOfAStatelessServerDeclaresTheNewToolAsALateTool) {
+    ConversationContext c = fresh();
+    const TurnReport r = turn(c, "", "grow", "Grow please", "modern");
+    ASSERT_EQ(r.rounds, 2);
+    // mcp.52, mcp.22: the change came on the subscriptions/listen subscription; extra_1 went out
+    // as a late tool, as from a server of the handshake revisions.
     EXPECT_EQ(c.announced_in("grow"), std::optional<std::string>("head"));
     const std::optional<std::string> where = c.announced_in("extra_1");
     ASSERT_TRUE(where.has_value());

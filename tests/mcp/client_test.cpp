@@ -19,8 +19,9 @@ using ::testing::HasSubstr;
 TEST(McpClient, NegotiatesTheNewestRevisionAndReadsTheServersDeclarations) {
     McpClient client(mcp_test::hostile("well"));
     EXPECT_EQ(client.name(), "hostile");
-    // mcp.2: the fixture answers the revision asked for, which is the newest offered.
-    EXPECT_EQ(client.protocol_revision(), std::string(kProtocolRevisions.front()));
+    // mcp.2, mcp.50: the fixture does not know server/discover and answers initialize with the
+    // revision asked for, the newest handshake revision.
+    EXPECT_EQ(client.protocol_revision(), std::string(kProtocolRevisions[1]));
     EXPECT_EQ(client.server_info_name(), "hostile");
     EXPECT_EQ(client.server_info_version(), "1.0");
     EXPECT_TRUE(client.announces_list_changes());
@@ -116,10 +117,10 @@ TEST(McpClient, AHangingCallTimesOutAndTheServerIsToldItWasCancelled) {
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(),
                 HasSubstr("MCP server 'hostile': tools/call 'hang': no answer within 200 ms"));
-    // mcp.12: the server got notifications/cancelled for that request (id 2: initialize was 1),
-    // and answers the next call.
+    // mcp.12: the server got notifications/cancelled for that request (id 3: server/discover was
+    // 1, initialize 2), and answers the next call.
     EXPECT_TRUE(client.alive());
-    EXPECT_EQ(mcp_test::text_of(client.call_tool("cancelled", "{}").content), "2");
+    EXPECT_EQ(mcp_test::text_of(client.call_tool("cancelled", "{}").content), "3");
 }
 
 TEST(McpClient, ACancelledTokenCancelsTheCall) {
@@ -130,7 +131,7 @@ TEST(McpClient, ACancelledTokenCancelsTheCall) {
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
     EXPECT_THAT(e.what(), HasSubstr("tools/call 'hang': cancelled"));
     const CallResult seen = client.call_tool("cancelled", "{}");
-    EXPECT_EQ(mcp_test::text_of(seen.content), "2");
+    EXPECT_EQ(mcp_test::text_of(seen.content), "3");  // mcp.50: after server/discover, initialize
 }
 
 // mcp.15: what follows gives the server up: the error names it and what it did, the server is

@@ -6,8 +6,18 @@
 //   listen    GET opens an event stream, where `grow` announces its new tool
 //   badid     initialize names the session "s 1" (not visible ASCII), and requests without a
 //             session are served
-//   modern    initialize is answered as a server of the stateless revision 2026-07-28 only
-//             answers it: HTTP 400 with an UnsupportedProtocolVersionError
+//   modern    a server of the stateless revision 2026-07-28 only (docs/spec/mcp.md, mcp.50 to
+//             mcp.54): no session (its server/discover answer names one, which the client must
+//             not send back), initialize refused with HTTP 400 and an
+//             UnsupportedProtocolVersionError, and every POST refused with HTTP 400 and -32020
+//             (HeaderMismatch) unless MCP-Protocol-Version, Mcp-Method and Mcp-Name mirror the
+//             body and its `_meta` is the revision's; `subscriptions/listen` answers an event
+//             stream that stays open, where `grow` announces its new tool tagged with the
+//             subscription's id; it also lists `region` (three parameters annotated with
+//             x-mcp-header, answered with the Mcp-Param-* headers it got, refused when
+//             Mcp-Param-Region is missing beside a region) and `badheader` (an annotation under
+//             `items`, which makes the tool invalid)
+//   badutf8   `modern`, but its server/discover answer is not UTF-8
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
 // Tools: echo (a JSON answer), sse_echo (an event-stream answer with a log notification first),
@@ -19,10 +29,11 @@
 // answers every later initialize with HTTP 500), expire_upgrade (ends the session with 404 and
 // answers every later initialize as `modern` does), cancelled (names the request ids it was told
 // were cancelled), heard (the Authorization, MCP-Protocol-Version and Mcp-Session-Id headers of
-// the call, and the sessions ended with DELETE), refuse400 (HTTP 400 whose JSON body is the error
-// answering the call), bad400 (HTTP 400 with a JSON-RPC error of no id), grow (adds a tool
-// and announces it on the GET stream), grow_sse (adds a tool and announces it in its own
-// event-stream answer, before the answer), long (a text of 20,000 bytes or so).
+// the call, the sessions ended with DELETE, and the Mcp-Method and Mcp-Name headers), refuse400
+// (HTTP 400 whose JSON body is the error answering the call), bad400 (HTTP 400 with a JSON-RPC
+// error of no id), grow (adds a tool and announces it on the GET stream), grow_sse (adds a tool and
+// announces it in its own event-stream answer, before the answer), long (a text of 20,000 bytes or
+// so).
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -42,6 +53,8 @@
 #include <thread>
 #include <vector>
 
+#include "fixture_meta.hpp"
+
 namespace {
 
 std::string mode = "well";
@@ -51,7 +64,9 @@ std::set<std::string> sessions;    // the live ones
 std::vector<std::string> deleted;  // ended with DELETE
 std::vector<std::string> cancelled_ids;
 std::vector<std::string> extra_tools;
-std::vector<int> listeners;  // sockets of open GET streams
+// Sockets of open GET streams (no id) and, in `modern`, of subscriptions/listen streams (with
+// the subscription's id, which tags what is sent on it).
+std::vector<std::pair<int, std::string>> listeners;
 std::vector<std::string> front;  // tools listed first
 bool refuse_initialize = false;  // set by expire_refuse
 bool upgraded = false;           // set by expire_upgrade: initialize answered as `modern` does
@@ -230,14 +245,22 @@ void call(int fd, const Request& r, const std::string& id, const std::string& na
                            " version=" + r.header("mcp-protocol-version") +
                            " session=" + r.header("mcp-session-id") + " deleted=";
         for (const auto& d : deleted) text += d + ";";
+        text += " method=" + r.header("mcp-method") + " name=" + r.header("mcp-name");
         answer(fd, 200, "application/json", text_result(id, text));
     } else if (name == "grow") {
         extra_tools.push_back("extra_" + std::to_string(extra_tools.size() + 1));
-        const std::string event =
-            "data: " +
-            std::string(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})") +
-            "\n\n";
-        for (int l : listeners) write_all(l, event);
+        for (const auto& [l, subscription] : listeners) {
+            const std::string params =
+                subscription.empty()
+                    ? std::string()
+                    : R"(,"params":{"_meta":{"io.modelcontextprotocol/subscriptionId":)" +
+                          subscription + "}}";
+            write_all(
+                l,
+                "data: " +
+                    std::string(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed")") +
+                    params + "}\n\n");
+        }
         answer(fd, 200, "application/json", text_result(id, "grew " + extra_tools.back()));
     } else if (name == "grow_sse") {
         extra_tools.push_back("extra_" + std::to_string(extra_tools.size() + 1));
@@ -258,6 +281,119 @@ std::string id_of(const rapidjson::Value& message) {
     rapidjson::Writer<rapidjson::StringBuffer> w(b);
     message["id"].Accept(w);
     return b.GetString();
+}
+
+/// Keeps `fd` among the listeners until the client closes it.
+void listen_on(int fd, const std::string& subscription) {
+    {
+        std::lock_guard<std::mutex> lock(state_mutex);
+        listeners.emplace_back(fd, subscription);
+    }
+    hold(fd);
+    std::lock_guard<std::mutex> lock(state_mutex);
+    listeners.erase(
+        std::find(listeners.begin(), listeners.end(), std::make_pair(fd, subscription)));
+}
+
+std::string tool_list(const std::string& head);
+
+/// `modern`: one POST of the stateless revision; what is wrong with its headers or `_meta` is a
+/// 400 naming it.
+void serve_modern(int fd, const Request& r, const rapidjson::Document& doc) {
+    const std::string method = doc["method"].GetString();
+    if (!doc.HasMember("id")) return answer(fd, 202, "", "");
+    const std::string id = id_of(doc);
+    const auto refuse = [&](int status, int code, const std::string& message) {
+        answer(fd, status, "application/json",
+               R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":{"code":)" + std::to_string(code) +
+                   R"(,"message":)" + json_text(message) + "}}");
+    };
+    static const rapidjson::Value empty(rapidjson::kObjectType);
+    const rapidjson::Value& params = doc.HasMember("params") ? doc["params"] : empty;
+    if (method == "initialize") {
+        return refuse(400, -32022, "Unsupported protocol version");
+    }
+    if (r.header("mcp-protocol-version") != "2026-07-28")
+        return refuse(400, -32020, "MCP-Protocol-Version is not 2026-07-28");
+    if (r.header("mcp-method") != method) return refuse(400, -32020, "Mcp-Method is not " + method);
+    if (method == "tools/call" &&
+        (!params.HasMember("name") || r.header("mcp-name") != params["name"].GetString()))
+        return refuse(400, -32020, "Mcp-Name does not mirror params.name");
+    if (!r.header("mcp-session-id").empty())
+        return refuse(400, -32020, "a session id, which the stateless revision has none of");
+    if (const std::string fault = mcp_fixture::meta_fault(params); !fault.empty())
+        return refuse(400, -32602, fault);
+    if (method == "server/discover" && mode == "badutf8") {
+        return answer(fd, 200, "application/json",
+                      result(id, R"({"resultType":"complete","supportedVersions":["caf)" +
+                                     std::string("\xC3\x28") + R"("],"capabilities":{}})"));
+    }
+    if (method == "server/discover") {
+        // A session id the client must not send back (mcp.51).
+        return answer(
+            fd, 200, "application/json",
+            result(
+                id,
+                R"({"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hostile-http-modern","version":"2"}}})"),
+            "Mcp-Session-Id: m1\r\n");
+    }
+    if (method == "subscriptions/listen") {
+        sse_head(fd);
+        write_all(
+            fd,
+            "data: " +
+                std::string(
+                    R"({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":)") +
+                id + R"(},"notifications":{"toolsListChanged":true}}})" + "\n\n");
+        return listen_on(fd, id);
+    }
+    if (method == "tools/list")
+        return answer(
+            fd, 200, "application/json",
+            result(id, tool_list(R"("resultType":"complete","ttlMs":0,"cacheScope":"private",)")));
+    if (method == "tools/call") {
+        const rapidjson::Value& args = params.HasMember("arguments") ? params["arguments"] : empty;
+        const std::string name = params["name"].GetString();
+        if (name == "region") {
+            if (args.HasMember("region") && r.header("mcp-param-region").empty())
+                return refuse(400, -32020, "Mcp-Param-Region is missing");
+            return answer(fd, 200, "application/json",
+                          text_result(id, "region=" + r.header("mcp-param-region") +
+                                              " zone=" + r.header("mcp-param-zone") +
+                                              " floor=" + r.header("mcp-param-floor")));
+        }
+        return call(fd, r, id, name, args, "");
+    }
+    refuse(404, -32601, "Method not found");
+}
+
+/// A tools/list result: `head` (members before the list, each followed by a comma), then the
+/// tools, those of `front` first.
+std::string tool_list(const std::string& head) {
+    std::string list = "{" + head + R"("tools":[)";
+    std::vector<std::string> names = {
+        "echo",     "sse_echo",   "slow",          "fail500",       "html",      "cut",   "cutdead",
+        "huge",     "huge_event", "garbage",       "expire",        "cancelled", "heard", "grow",
+        "grow_sse", "long",       "expire_always", "expire_refuse", "refuse400", "bad400"};
+    for (auto f = front.rbegin(); f != front.rend(); ++f) {
+        const auto at = std::find(names.begin(), names.end(), *f);
+        if (at == names.end()) continue;
+        names.erase(at);
+        names.insert(names.begin(), *f);
+    }
+    {
+        std::lock_guard<std::mutex> lock(state_mutex);
+        names.insert(names.end(), extra_tools.begin(), extra_tools.end());
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) list += (i > 0 ? "," : "") + tool(names[i]);
+    if (mode == "modern") {
+        // x-mcp-header: `region` mirrors two parameters, one nested; `badheader` annotates an
+        // array's items, which makes its definition invalid.
+        list +=
+            R"(,{"name":"region","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"where":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"},"floor":{"type":"integer","x-mcp-header":"Floor"}}}}}})"
+            R"(,{"name":"badheader","inputSchema":{"type":"object","properties":{"list":{"type":"array","items":{"type":"string","x-mcp-header":"Item"}}}}})";
+    }
+    return list + "]}";
 }
 
 void serve(int fd) {
@@ -290,15 +426,7 @@ void serve(int fd) {
             return void(::close(fd));
         }
         sse_head(fd);
-        {
-            std::lock_guard<std::mutex> lock(state_mutex);
-            listeners.push_back(fd);
-        }
-        hold(fd);
-        {
-            std::lock_guard<std::mutex> lock(state_mutex);
-            listeners.erase(std::find(listeners.begin(), listeners.end(), fd));
-        }
+        listen_on(fd, "");
         return void(::close(fd));
     }
     rapidjson::Document doc;
@@ -312,6 +440,10 @@ void serve(int fd) {
     {
         std::lock_guard<std::mutex> lock(state_mutex);
         modern = modern || upgraded;
+    }
+    if (mode == "modern" || mode == "badutf8") {
+        serve_modern(fd, r, doc);
+        return void(::close(fd));
     }
     if (method == "initialize" && modern) {
         answer(
@@ -357,24 +489,7 @@ void serve(int fd) {
     }
     const std::string id = id_of(doc);
     if (method == "tools/list") {
-        std::string list = R"({"tools":[)";
-        std::vector<std::string> names = {
-            "echo",   "sse_echo",      "slow",          "fail500",    "html",
-            "cut",    "cutdead",       "huge",          "huge_event", "garbage",
-            "expire", "cancelled",     "heard",         "grow",       "grow_sse",
-            "long",   "expire_always", "expire_refuse", "refuse400",  "bad400"};
-        for (auto f = front.rbegin(); f != front.rend(); ++f) {
-            const auto at = std::find(names.begin(), names.end(), *f);
-            if (at == names.end()) continue;
-            names.erase(at);
-            names.insert(names.begin(), *f);
-        }
-        {
-            std::lock_guard<std::mutex> lock(state_mutex);
-            names.insert(names.end(), extra_tools.begin(), extra_tools.end());
-        }
-        for (std::size_t i = 0; i < names.size(); ++i) list += (i > 0 ? "," : "") + tool(names[i]);
-        answer(fd, 200, "application/json", result(id, list + "]}"));
+        answer(fd, 200, "application/json", result(id, tool_list("")));
     } else if (method == "tools/call") {
         static const rapidjson::Value empty(rapidjson::kObjectType);
         const rapidjson::Value& params = doc["params"];

@@ -8,6 +8,21 @@
 //   many      lists 10,000 tools, 500 per page
 //   thousand  lists 1,000 tools, 500 per page (bench/mcp)
 //   collide   also lists a tool named `lookup_order` (a host tool's name)
+// Every mode above is a server of the handshake revisions, which answers `server/discover` with
+// -32601 (method not found). These speak the stateless revision 2026-07-28 (docs/spec/mcp.md,
+// mcp.50 to mcp.55):
+//   modern       answers `server/discover` listing 2026-07-28 only, refuses `initialize` (-32022)
+//                and `ping`, and refuses (-32602) any request whose `_meta` lacks the revision,
+//                clientInfo or clientCapabilities; list changes (grow, drop) are sent only on a
+//                `subscriptions/listen` subscription, tagged with its id; the tool `input`
+//                answers input_required
+//   future       refuses `server/discover` and `initialize` with -32022 naming 2027-01-01 only
+//   listslegacy  answers `server/discover` listing 2025-11-25 only, and initialize as `well`
+//   noversions   answers `server/discover` without supportedVersions
+//   badversions  answers `server/discover` with supportedVersions a string
+//   badutf8      answers `server/discover` with a serverInfo name that is not UTF-8
+//   exitprobe    a server of the handshake revisions that exits (status 0) on `server/discover`,
+//                as some SDKs' servers end on any request before `initialize`
 // A second argument, comma-separated tool names, lists those first (the emulator calls the first
 // declared tool).
 // Tools (well, paged, collide): echo (text), image (a PNG), structured (structuredContent only),
@@ -29,6 +44,8 @@
 #include <string>
 #include <vector>
 
+#include "fixture_meta.hpp"
+
 namespace {
 
 std::string mode = "well";
@@ -38,6 +55,11 @@ std::vector<std::string> cancelled_ids;
 bool echo_dropped = false;
 std::string asks_call_id;  // the `asks` call waiting for the client's two answers
 std::vector<std::string> asks_answers;
+std::string listen_id;  // modern: the id of the subscriptions/listen request, once one came
+
+bool modern() {
+    return mode == "modern";
+}
 
 void send(const std::string& line) {
     std::fwrite(line.data(), 1, line.size(), stdout);
@@ -75,6 +97,7 @@ std::vector<std::string> tool_names() {
         names.emplace_back(n);
     }
     if (mode == "collide") names.emplace_back("lookup_order");
+    if (modern()) names.emplace_back("input");
     for (const auto& e : extra_tools) names.push_back(e);
     std::vector<std::string> ordered;
     for (const auto& f : front) {
@@ -97,7 +120,9 @@ void list(const std::string& id, const rapidjson::Value& params) {
     std::size_t start = 0;
     if (params.IsObject() && params.HasMember("cursor") && params["cursor"].IsString())
         start = std::stoul(std::string(params["cursor"].GetString()).substr(5));
-    std::string body = R"({"tools":[)";
+    std::string body =
+        modern() ? R"({"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[)"
+                 : R"({"tools":[)";
     const std::size_t end = std::min(names.size(), start + per_page);
     for (std::size_t i = start; i < end; ++i) body += (i > start ? "," : "") + tool(names[i]);
     body += "]";
@@ -111,6 +136,53 @@ std::string text_content(const std::string& text) {
     rapidjson::Writer<rapidjson::StringBuffer> w(b);
     v.Accept(w);
     return R"({"content":[{"type":"text","text":)" + std::string(b.GetString()) + "}]}";
+}
+
+/// A list change: as ever in the handshake modes; in `modern` only on the subscription.
+void announce_list_change() {
+    if (!modern()) {
+        send(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+    } else if (!listen_id.empty()) {
+        send(
+            R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":)" +
+            listen_id + "}}}");
+    }
+}
+
+void error(const std::string& id, int code, const std::string& message) {
+    send(R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":{"code":)" + std::to_string(code) +
+         R"(,"message":")" + message + R"("}})");
+}
+
+void unsupported(const std::string& id, const std::string& supported) {
+    send(
+        R"({"jsonrpc":"2.0","id":)" + id +
+        R"(,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":[")" +
+        supported + R"("],"requested":"?"}}})");
+}
+
+/// `server/discover` as each mode answers it; false: the mode does not know the method.
+bool discover(const std::string& id) {
+    const std::string info =
+        R"(,"capabilities":{"tools":{"listChanged":true}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hostile-modern","version":"2.0"}}})";
+    if (mode == "modern")
+        result(id, R"({"resultType":"complete","supportedVersions":["2026-07-28"])" + info);
+    else if (mode == "listslegacy")
+        result(id, R"({"resultType":"complete","supportedVersions":["2025-11-25"])" + info);
+    else if (mode == "noversions")
+        result(id, R"({"resultType":"complete")" + info);
+    else if (mode == "badversions")
+        result(id, R"({"resultType":"complete","supportedVersions":"2026-07-28")" + info);
+    else if (mode == "badutf8")
+        result(
+            id,
+            R"({"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"caf)" +
+                std::string("\xC3\x28") + R"(","version":"1"}}})");
+    else if (mode == "future")
+        unsupported(id, "2027-01-01");
+    else
+        return false;
+    return true;
 }
 
 void call(const std::string& id, const rapidjson::Value& params) {
@@ -152,11 +224,11 @@ void call(const std::string& id, const rapidjson::Value& params) {
         send("this is not JSON-RPC");
     } else if (name == "grow") {
         extra_tools.push_back("extra_" + std::to_string(extra_tools.size() + 1));
-        send(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+        announce_list_change();
         result(id, text_content("added " + extra_tools.back()));
     } else if (name == "drop") {
         echo_dropped = true;
-        send(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+        announce_list_change();
         result(id, text_content("echo removed"));
     } else if (name == "spawn") {
         const pid_t child = ::fork();
@@ -169,6 +241,10 @@ void call(const std::string& id, const rapidjson::Value& params) {
         asks_answers.clear();
         send(R"({"jsonrpc":"2.0","id":"s1","method":"ping"})");
         send(R"({"jsonrpc":"2.0","id":"s2","method":"roots/list"})");
+    } else if (name == "input" && modern()) {
+        result(
+            id,
+            R"({"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"mode":"form","message":"Sure?","requestedSchema":{"type":"object","properties":{}}}}}})");
     } else if (name == "cancelled") {
         std::string joined;
         for (const auto& c : cancelled_ids) joined += (joined.empty() ? "" : ",") + c;
@@ -220,6 +296,31 @@ int main(int argc, char** argv) {
         }
         if (!d.HasMember("id")) continue;
         const std::string id = id_text(d["id"]);
+        if (method == "server/discover" && mode == "exitprobe") return 0;
+        if (method == "server/discover" && discover(id)) continue;
+        if (modern() || mode == "future") {
+            // 2026-07-28: no handshake, no ping; every request carries its _meta.
+            if (method == "initialize") {
+                unsupported(id, mode == "future" ? "2027-01-01" : "2026-07-28");
+                continue;
+            }
+            if (mode == "future") continue;
+            if (const std::string fault = mcp_fixture::meta_fault(params); !fault.empty()) {
+                error(id, -32602, fault + " (" + method + ")");
+                continue;
+            }
+            if (method == "subscriptions/listen") {
+                listen_id = id;
+                send(
+                    R"({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":)" +
+                    id + R"(},"notifications":{"toolsListChanged":true}}})");
+                continue;
+            }
+            if (method == "ping") {
+                error(id, -32601, "Method not found");
+                continue;
+            }
+        }
         if (method == "initialize") {
             const std::string version =
                 mode == "old" ? "2024-11-05" : params["protocolVersion"].GetString();

@@ -29,10 +29,14 @@ struct McpServerConfig;
 
 namespace mcp {
 
-/// mcp.2: the protocol revisions this client offers, newest first (the first is what it asks for
-/// in `initialize`; a server answering any of them is accepted).
-inline constexpr std::array<std::string_view, 3> kProtocolRevisions = {"2025-11-25", "2025-06-18",
-                                                                       "2025-03-26"};
+/// mcp.2, mcp.50: the protocol revisions this client speaks, newest first. The first is the
+/// stateless revision (kStatelessRevision), asked for with `server/discover`; the others are the
+/// handshake revisions, the newest of which is asked for in `initialize` when the server does not
+/// speak the stateless one.
+inline constexpr std::array<std::string_view, 4> kProtocolRevisions = {"2026-07-28", "2025-11-25",
+                                                                       "2025-06-18", "2025-03-26"};
+/// mcp.50: the revision without a handshake (per-request `_meta`, `server/discover`).
+inline constexpr std::string_view kStatelessRevision = kProtocolRevisions.front();
 
 /// mcp.34: the size past which a tool's text result is kept as an artifact.
 inline constexpr std::size_t kArtifactBytes = 8 * 1024;
@@ -59,7 +63,7 @@ ServerSpec server_spec(const McpServerConfig& config);
 
 /// Bounds of one client (mcp.11 to mcp.14).
 struct ClientLimits {
-    /// Start and `initialize` together.
+    /// Start, `server/discover` and `initialize` together (mcp.50).
     std::chrono::milliseconds start_timeout{20'000};
     /// A `tools/list` page, a ping.
     std::chrono::milliseconds request_timeout{10'000};
@@ -103,12 +107,14 @@ class McpClient {
     McpClient& operator=(const McpClient&) = delete;
 
     [[nodiscard]] const std::string& name() const noexcept;
-    /// The negotiated revision (one of kProtocolRevisions).
+    /// The negotiated revision (one of kProtocolRevisions; kStatelessRevision: no handshake,
+    /// mcp.50).
     [[nodiscard]] const std::string& protocol_revision() const noexcept;
     /// serverInfo.name and .version as the server sent them.
     [[nodiscard]] const std::string& server_info_name() const noexcept;
     [[nodiscard]] const std::string& server_info_version() const noexcept;
-    /// Whether the server declared `tools.listChanged`.
+    /// Whether the server declared `tools.listChanged` (and, in the stateless revision,
+    /// acknowledged the subscription to it, mcp.52).
     [[nodiscard]] bool announces_list_changes() const noexcept;
     /// False once the server died or was given up on (mcp.15); every call then throws.
     [[nodiscard]] bool alive() const noexcept;
@@ -121,7 +127,8 @@ class McpClient {
     CallResult call_tool(std::string_view name, std::string_view arguments_json,
                          const CancellationToken* cancel = nullptr,
                          std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
-    /// A `ping` answered within request_timeout, else throws.
+    /// A `ping` answered within request_timeout, else throws. The stateless revision has no ping:
+    /// `server/discover` is asked instead (mcp.53).
     void ping();
     /// Reads what the server sent while no request was waiting (notifications, its requests),
     /// without blocking, and returns how many `notifications/tools/list_changed` arrived since the

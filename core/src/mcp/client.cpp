@@ -10,10 +10,8 @@
 #include "common/json_text.hpp"
 #include "common/log_internal.hpp"
 #include "common/utf8.hpp"
-#include "mcp/http_session.hpp"
-#include "mcp/jsonrpc.hpp"
+#include "mcp/client_impl.hpp"
 #include "mcp/results.hpp"
-#include "mcp/stdio_process.hpp"
 #include "nucleo/config.hpp"
 #include "nucleo/errors.hpp"
 #include "nucleo/mcp.hpp"
@@ -21,273 +19,13 @@
 
 namespace nucleo::mcp {
 
-using mcp_internal::Clock;
-using mcp_internal::HttpItem;
-using mcp_internal::HttpSession;
-using mcp_internal::Incoming;
-using mcp_internal::StdioProcess;
-
 namespace {
-
-// How often a request waiting for its answer looks at its cancellation token.
-constexpr std::chrono::milliseconds kCancelCheck{50};
-// mcp.42: an HTTP exchange's own deadline lies this far past the client's, so that the client's
-// timeout (mcp.12) is what a caller sees.
-constexpr std::chrono::milliseconds kExchangeGrace{5000};
 
 bool http_url(std::string_view url) {
     return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
 }
 
-std::string revisions_list() {
-    std::string out;
-    for (auto r : kProtocolRevisions) out += (out.empty() ? "" : ", ") + std::string(r);
-    return out;
-}
-
 }  // namespace
-
-struct McpClient::Impl {
-    // Public calls are serialized: turns of one Agent on several conversations may share a
-    // server, whose one stdin/stdout pair carries one exchange at a time here.
-    std::mutex mutex;
-    ServerSpec spec;
-    ClientLimits limits;
-    std::optional<StdioProcess> process;
-    std::unique_ptr<HttpSession> http;  // the Streamable HTTP transport instead (mcp.42)
-    std::atomic<bool> dead{false};  // alive() reads it without the lock
-    std::string dead_reason;
-    std::int64_t next_id = 1;
-    std::string revision;
-    std::string info_name;
-    std::string info_version;
-    bool has_tools = false;
-    bool list_changed_capability = false;
-    std::uint64_t list_changes = 0;
-
-    std::string prefix() const { return "MCP server '" + spec.name + "'"; }
-
-    /// mcp.15: a server that broke the protocol, died or would not start is given up on: killed,
-    /// and every later call refused with the reason.
-    [[noreturn]] void give_up(ErrorKind kind, const std::string& what) {
-        dead = true;
-        dead_reason = what;
-        if (process) process->kill();
-        NUCLEO_LOG_WARN("{} given up: {}", prefix(), what);
-        throw Error(kind, prefix() + ": " + what);
-    }
-
-    void require_alive() const {
-        if (dead) throw Error(ErrorKind::kTransport, prefix() + " is not running: " + dead_reason);
-    }
-
-    void send(const std::string& line, const std::string& during) {
-        if (http) {
-            // mcp.42: a failed exchange fails what it was for; the server is not given up on.
-            if (auto failure = http->post_message(line, Clock::now() + limits.request_timeout))
-                throw Error(ErrorKind::kTransport,
-                            prefix() + ": " + *failure + " during " + during);
-            return;
-        }
-        const auto deadline = Clock::now() + limits.request_timeout;
-        if (!process->write(line, deadline)) {
-            if (Clock::now() >= deadline)
-                give_up(ErrorKind::kTransport, "stopped reading its input during " + during);
-            give_up(ErrorKind::kTransport, process->ending() + " during " + during);
-        }
-    }
-
-    /// What the server sent unasked: its notifications are noted, its requests answered (ping
-    /// with an empty result, anything else "method not found": this client offers no client
-    /// features, mcp.9).
-    void handle_unasked(const Incoming& in) {
-        if (in.kind == Incoming::Kind::kNotification) {
-            if (in.method == "notifications/tools/list_changed") ++list_changes;  // mcp.8
-            return;
-        }
-        if (in.kind != Incoming::Kind::kRequest) return;  // a late answer to a cancelled request
-        const std::string id = internal::json_compact(in.doc["id"]);
-        try {
-            if (in.method == "ping")
-                send(mcp_internal::result_line(id, "{}"), "an answer to its ping");
-            else
-                send(mcp_internal::error_line(id, -32601, "method not found: " + in.method),
-                     "an answer to its " + in.method + " request");
-        } catch (const Error& e) {
-            if (!http) throw;
-            NUCLEO_LOG_WARN("{}", e.what());  // over HTTP, the exchange waited for goes on
-        }
-    }
-
-    /// Reads one message before `deadline`; nullopt on timeout. Gives the server up when it ended,
-    /// sent too much or sent garbage.
-    std::optional<Incoming> read_one(Clock::time_point deadline, const std::string& during) {
-        std::string line;
-        for (;;) {
-            switch (process->read_line(line, deadline, limits.max_message_bytes)) {
-                case StdioProcess::Read::kTimeout:
-                    return std::nullopt;
-                case StdioProcess::Read::kClosed:
-                    give_up(ErrorKind::kTransport, process->ending() + " during " + during);
-                case StdioProcess::Read::kOversized:
-                    give_up(ErrorKind::kProtocol, "sent a message over " +
-                                                      std::to_string(limits.max_message_bytes) +
-                                                      " bytes during " + during);
-                case StdioProcess::Read::kLine:
-                    break;
-            }
-            if (line.empty()) continue;
-            try {
-                return mcp_internal::parse_incoming(line);
-            } catch (const Error& e) {
-                give_up(ErrorKind::kProtocol,
-                        std::string("sent ") + e.what() + " during " + during);
-            }
-        }
-    }
-
-    /// One request and its answer's result (a document whose "result" member is it).
-    /// mcp.12: at the deadline or on cancellation the server is told (notifications/cancelled)
-    /// and the call fails; the server stays (a late answer is dropped by its id).
-    rapidjson::Document request(std::string_view method, const std::string& params,
-                                std::chrono::milliseconds timeout, const CancellationToken* cancel,
-                                const std::string& during, bool cancellable = true) {
-        require_alive();
-        std::optional<rapidjson::Document> answer =
-            exchange(method, params, timeout, cancel, during, cancellable);
-        if (answer) return std::move(*answer);
-        // mcp.47: the server ended the session (404): a new one, once, and the request again.
-        if (method == "initialize")
-            give_up(ErrorKind::kTransport, "answered HTTP 404 to initialize");
-        NUCLEO_LOG_INFO("{}: its session ended; initializing a new one", prefix());
-        http->reset();
-        try {
-            initialize();
-        } catch (const Error& e) {
-            if (dead) throw;
-            std::string why = e.what();
-            // The server's name is said once, in front ("... refused initialize: ...").
-            if (why.rfind(prefix() + ": ", 0) == 0)
-                why.erase(0, prefix().size() + 2);
-            else if (why.rfind(prefix() + " ", 0) == 0)
-                why.erase(0, prefix().size() + 1);
-            give_up(e.kind(), "could not begin a new session: " + why);
-        }
-        answer = exchange(method, params, timeout, cancel, during, cancellable);
-        if (!answer)
-            give_up(ErrorKind::kTransport, "ended the new session too, at once, during " + during);
-        return std::move(*answer);
-    }
-
-    /// One request and its answer; nullopt when an HTTP server answered that the session ended.
-    std::optional<rapidjson::Document> exchange(std::string_view method, const std::string& params,
-                                                std::chrono::milliseconds timeout,
-                                                const CancellationToken* cancel,
-                                                const std::string& during, bool cancellable) {
-        const std::int64_t id = next_id++;
-        const auto deadline = Clock::now() + timeout;
-        if (http)
-            http->post_request(id, mcp_internal::request_line(id, method, params),
-                               deadline + kExchangeGrace);
-        else
-            send(mcp_internal::request_line(id, method, params), during);
-        for (;;) {
-            const bool was_cancelled = cancel != nullptr && cancel->cancelled();
-            if (was_cancelled || Clock::now() >= deadline) {
-                const std::string why =
-                    was_cancelled ? "cancelled"
-                                  : "no answer within " + std::to_string(timeout.count()) + " ms";
-                if (!cancellable) give_up(ErrorKind::kTransport, "gave " + why + " to " + during);
-                if (http) http->abandon(id);
-                try {
-                    send(mcp_internal::notification_line("notifications/cancelled",
-                                                         R"({"requestId":)" + std::to_string(id) +
-                                                             R"(,"reason":)" +
-                                                             mcp_internal::json_string(why) + "}"),
-                         "the cancellation of " + during);
-                } catch (const Error& e) {
-                    if (!http) throw;
-                    NUCLEO_LOG_WARN("{}", e.what());  // mcp.12's answer stands
-                }
-                throw Error(ErrorKind::kTransport, prefix() + ": " + during + ": " + why);
-            }
-            auto wake = deadline;
-            if (cancel != nullptr) wake = std::min(wake, Clock::now() + kCancelCheck);
-            std::optional<Incoming> in;
-            if (http) {
-                std::optional<HttpItem> item = http->next(wake);
-                if (!item) continue;
-                if (item->failed) {
-                    if (item->request_id != id) continue;  // an exchange given up before
-                    if (item->session_expired) return std::nullopt;
-                    throw Error(item->kind, prefix() + ": " + item->what + " during " + during);
-                }
-                in = std::move(item->message);
-            } else {
-                in = read_one(wake, during);
-            }
-            if (!in) continue;
-            if (in->kind != Incoming::Kind::kResponse || in->id != id) {
-                handle_unasked(*in);
-                continue;
-            }
-            const auto error = in->doc.FindMember("error");
-            if (error != in->doc.MemberEnd())
-                throw Error(ErrorKind::kProtocol, prefix() + " refused " + during + ": " +
-                                                      mcp_internal::describe_error(error->value));
-            return std::move(in->doc);
-        }
-    }
-
-    /// mcp.2, mcp.3: initialize with the newest revision, accept any of kProtocolRevisions, then
-    /// notifications/initialized.
-    void initialize() {
-        const std::string params =
-            R"({"protocolVersion":)" + mcp_internal::json_string(kProtocolRevisions.front()) +
-            R"(,"capabilities":{},"clientInfo":{"name":"nucleo","version":)" +
-            mcp_internal::json_string(nucleo::version()) + "}}";
-        rapidjson::Document doc =
-            request("initialize", params, limits.start_timeout, nullptr, "initialize", false);
-        const rapidjson::Value& result = doc["result"];
-        if (!result.IsObject()) give_up(ErrorKind::kProtocol, "answered initialize with no object");
-        const auto version = result.FindMember("protocolVersion");
-        if (version == result.MemberEnd() || !version->value.IsString())
-            give_up(ErrorKind::kProtocol, "answered initialize without a protocolVersion");
-        revision = version->value.GetString();
-        if (std::find(kProtocolRevisions.begin(), kProtocolRevisions.end(), revision) ==
-            kProtocolRevisions.end())
-            give_up(ErrorKind::kProtocol, "speaks protocol revision '" +
-                                              internal::printable_utf8(revision) +
-                                              "'; this client speaks " + revisions_list());
-        const auto caps = result.FindMember("capabilities");
-        if (caps != result.MemberEnd() && caps->value.IsObject()) {
-            const auto tools = caps->value.FindMember("tools");
-            has_tools = tools != caps->value.MemberEnd() && tools->value.IsObject();
-            if (has_tools) {
-                const auto lc = tools->value.FindMember("listChanged");
-                list_changed_capability =
-                    lc != tools->value.MemberEnd() && lc->value.IsBool() && lc->value.GetBool();
-            }
-        }
-        const auto info = result.FindMember("serverInfo");
-        if (info != result.MemberEnd() && info->value.IsObject()) {
-            const auto n = info->value.FindMember("name");
-            if (n != info->value.MemberEnd() && n->value.IsString())
-                info_name = n->value.GetString();
-            const auto v = info->value.FindMember("version");
-            if (v != info->value.MemberEnd() && v->value.IsString())
-                info_version = v->value.GetString();
-        }
-        if (http) {
-            http->set_protocol_revision(revision);
-            // mcp.46: the GET stream is open before the server hears it may send (a list change
-            // it announces right after notifications/initialized then reaches this client).
-            http->listen(Clock::now() + limits.request_timeout);
-        }
-        send(mcp_internal::notification_line("notifications/initialized", ""),
-             "notifications/initialized");
-    }
-};
 
 ServerSpec server_spec(const McpServerConfig& config) {
     ServerSpec spec;
@@ -330,7 +68,7 @@ McpClient::McpClient(ServerSpec spec, ClientLimits limits) : impl_(std::make_uni
         impl_->http = std::make_unique<HttpSession>(impl_->spec.url, std::move(headers),
                                                     limits.max_message_bytes);
     }
-    impl_->initialize();
+    impl_->negotiate();
     NUCLEO_LOG_INFO("{} ({} {}) speaks revision {}", impl_->prefix(), impl_->info_name,
                     impl_->info_version, impl_->revision);
 }
@@ -390,6 +128,7 @@ std::vector<Tool> McpClient::list_tools() {
             throw Error(ErrorKind::kProtocol,
                         impl_->prefix() + ": tools/list gave the same cursor twice");
     }
+    if (impl_->http && impl_->stateless) impl_->keep_annotations(tools);
     return tools;
 }
 
@@ -406,9 +145,12 @@ CallResult McpClient::call_tool(std::string_view name, std::string_view argument
     const std::lock_guard<std::mutex> lock(impl_->mutex);
     const std::string params = R"({"name":)" + mcp_internal::json_string(name) +
                                R"(,"arguments":)" + internal::json_compact(args) + "}";
-    rapidjson::Document doc =
-        impl_->request("tools/call", params,
-                       timeout.count() > 0 ? timeout : impl_->limits.call_timeout, cancel, during);
+    HttpHeaders mirrored;  // mcp.55
+    if (const auto a = impl_->annotations.find(std::string(name)); a != impl_->annotations.end())
+        mcp_internal::add_param_headers(a->second, args, mirrored);
+    rapidjson::Document doc = impl_->request(
+        "tools/call", params, timeout.count() > 0 ? timeout : impl_->limits.call_timeout, cancel,
+        during, true, name, std::nullopt, mirrored);
     try {
         return mcp_internal::read_call_result(doc["result"]);
     } catch (const Error& e) {
@@ -419,7 +161,13 @@ CallResult McpClient::call_tool(std::string_view name, std::string_view argument
 
 void McpClient::ping() {
     const std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->request("ping", "", impl_->limits.request_timeout, nullptr, "ping");
+    // mcp.53: the stateless revision has no ping; server/discover, which every server of it
+    // answers, stands for it.
+    if (impl_->stateless)
+        impl_->request("server/discover", "", impl_->limits.request_timeout, nullptr,
+                       "server/discover");
+    else
+        impl_->request("ping", "", impl_->limits.request_timeout, nullptr, "ping");
 }
 
 std::uint64_t McpClient::list_changes() {

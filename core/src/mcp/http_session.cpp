@@ -222,17 +222,20 @@ HttpSession::~HttpSession() {
     if (listener) listener->thread.join();
 }
 
-void HttpSession::set_protocol_revision(std::string revision) {
+void HttpSession::set_protocol_revision(std::string revision, bool stateless) {
     const std::lock_guard<std::mutex> lock(mutex_);
     revision_ = std::move(revision);
+    stateless_ = stateless;
 }
 
 HttpRequest HttpSession::make_request(const std::string& method, std::string body,
-                                      const std::optional<std::string>& last_event_id) const {
+                                      const std::optional<std::string>& last_event_id,
+                                      const HttpHeaders& extra) const {
     HttpRequest r;
     r.method = method;
     r.url = url_;
     r.headers = headers_;
+    r.headers.insert(r.headers.end(), extra.begin(), extra.end());
     if (method == "POST") {
         r.headers.emplace_back("Content-Type", "application/json");
         r.headers.emplace_back("Accept", "application/json, text/event-stream");
@@ -259,6 +262,8 @@ void HttpSession::note_session(const HttpResponse& head) {
         return;
     }
     const std::lock_guard<std::mutex> lock(mutex_);
+    // mcp.51: the stateless revision has no session; an id a server names anyway is not sent back.
+    if (stateless_) return;
     // mcp.43: the id the initialize answer named is the session's; later answers do not change it.
     if (session_id_.empty()) session_id_ = *id;
 }
@@ -303,8 +308,10 @@ void HttpSession::reap() {
     for (auto& w : finished) w->thread.join();
 }
 
-void HttpSession::post_request(std::int64_t id, std::string body, Clock::time_point deadline) {
+void HttpSession::post_request(std::int64_t id, std::string body, Clock::time_point deadline,
+                               HttpHeaders extra) {
     reap();
+    HttpRequest post = make_request("POST", std::move(body), std::nullopt, extra);
     auto worker = std::make_unique<Worker>();
     worker->id = id;
     Worker& w = *worker;
@@ -312,15 +319,19 @@ void HttpSession::post_request(std::int64_t id, std::string body, Clock::time_po
         const std::lock_guard<std::mutex> lock(mutex_);
         workers_.push_back(std::move(worker));
     }
-    w.thread = std::thread([this, &w, id, b = std::move(body), deadline] {
-        run_request(w, id, b, deadline);
+    w.thread = std::thread([this, &w, id, p = std::move(post), deadline] {
+        run_request(w, id, p, deadline);
         w.done = true;
     });
 }
 
-void HttpSession::run_request(Worker& w, std::int64_t id, const std::string& body,
+void HttpSession::run_request(Worker& w, std::int64_t id, const HttpRequest& post,
                               Clock::time_point deadline) {
-    const HttpRequest post = make_request("POST", body, std::nullopt);
+    bool stateless = false;
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        stateless = stateless_;
+    }
     const bool had_session = std::any_of(post.headers.begin(), post.headers.end(),
                                          [](const auto& h) { return h.first == "Mcp-Session-Id"; });
     std::optional<std::string> last_id;
@@ -360,6 +371,11 @@ void HttpSession::run_request(Worker& w, std::int64_t id, const std::string& bod
                 fail(id, ErrorKind::kProtocol, "answered with a message that is not the answer");
             return;
         }
+        // mcp.51: the stateless revision resumes no stream; a broken one loses its request.
+        if (stateless)
+            return fail(id, ErrorKind::kTransport,
+                        "ended its event stream before the answer (the stateless revision resumes "
+                        "none)");
         if (reader.sse.last_event_id()) last_id = reader.sse.last_event_id();
         if (reader.sse.retry_ms()) retry = reader.sse.retry_ms();
         if (!last_id)
@@ -407,6 +423,15 @@ void HttpSession::abandon(std::int64_t id) {
         if (w->id == id) w->token.cancel();
 }
 
+bool HttpSession::listen(Clock::time_point deadline, std::int64_t id, std::string body,
+                         HttpHeaders extra) {
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        listen_post_ = ListenPost{id, std::move(body), std::move(extra)};
+    }
+    return listen(deadline);
+}
+
 bool HttpSession::listen(Clock::time_point deadline) {
     {
         const std::lock_guard<std::mutex> lock(mutex_);
@@ -433,8 +458,15 @@ void HttpSession::run_listener(Worker& w) {
     std::optional<std::string> last_id;
     std::optional<long> retry;
     int failures = 0;
+    std::optional<ListenPost> post;
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        post = listen_post_;
+    }
+    // mcp.52: in the stateless revision the stream is the answer to subscriptions/listen.
+    const std::string stream = post ? "subscriptions/listen stream" : "GET stream";
     while (!w.token.cancelled()) {
-        Reader reader(*this, std::nullopt);
+        Reader reader(*this, post ? std::optional<std::int64_t>(post->id) : std::nullopt);
         SendControl c = reader.control(Clock::now() + kListenSpan);
         c.on_head = [this, &reader](const HttpResponse& h) {
             reader.head(h);
@@ -446,30 +478,38 @@ void HttpSession::run_listener(Worker& w) {
             ready_.notify_all();
         };
         try {
-            transport_.send(make_request("GET", "", last_id), &w.token, c);
+            transport_.send(post ? make_request("POST", post->body, std::nullopt, post->extra)
+                                 : make_request("GET", "", last_id),
+                            &w.token, c);
         } catch (const Error& e) {
             if (w.token.cancelled()) return;
-            NUCLEO_LOG_INFO("MCP server at {}: its GET stream broke: {}", shown_url_, e.what());
+            NUCLEO_LOG_INFO("MCP server at {}: its {} broke: {}", shown_url_, stream, e.what());
         }
         if (w.token.cancelled()) return;
+        // mcp.52: the answer to subscriptions/listen is the server closing the subscription.
+        if (reader.answered) return;
+        if (post && reader.error_body() && answers_with_error(reader.body, post->id)) {
+            reader.deliver(reader.body);  // its refusal, for the client to log
+            return;
+        }
         if (reader.mode != Reader::Mode::kSse) {
             // mcp.46: 405 is a server without the stream; anything else is logged and let be.
             if (reader.status != 405)
-                NUCLEO_LOG_INFO("MCP server at {}: no GET stream: {}", shown_url_,
+                NUCLEO_LOG_INFO("MCP server at {}: no {}: {}", shown_url_, stream,
                                 reader.refusal().value_or("it failed"));
             return;
         }
         if (reader.failure)
-            NUCLEO_LOG_WARN("MCP server at {}: its GET stream {}", shown_url_,
+            NUCLEO_LOG_WARN("MCP server at {}: its {} {}", shown_url_, stream,
                             reader.failure->second);
         if (reader.sse.last_event_id()) last_id = reader.sse.last_event_id();
         if (reader.sse.retry_ms()) retry = reader.sse.retry_ms();
         failures = reader.delivered ? 0 : failures + 1;
         if (failures >= kMaxListenFailures) {
             NUCLEO_LOG_WARN(
-                "MCP server at {}: its GET stream ended {} times without a message; "
+                "MCP server at {}: its {} ended {} times without a message; "
                 "not opened again",
-                shown_url_, failures);
+                shown_url_, stream, failures);
             return;
         }
         if (w.token.wait_for(retry ? std::chrono::milliseconds(*retry) : kDefaultRetry)) return;
@@ -492,6 +532,8 @@ void HttpSession::reset() {
         listener.swap(listener_);
         session_id_.clear();
         revision_.clear();
+        stateless_ = false;
+        listen_post_.reset();
         queue_.clear();
     }
     for (auto& w : workers) w->thread.join();
