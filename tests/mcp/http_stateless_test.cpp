@@ -16,23 +16,9 @@ using namespace nucleo;
 using namespace nucleo::mcp;
 using ::testing::HasSubstr;
 
-namespace {
-
-struct ModernFixture {
-    std::unique_ptr<mcp_test::ServerProcess> process;
-    ServerSpec spec;
-    explicit ModernFixture(const std::string& mode = "modern") {
-        spec.name = "hostile-http";
-        spec.url = mcp_test::start_hostile_http(process, mode);
-        EXPECT_FALSE(spec.url.empty()) << "the hostile HTTP server named no port";
-    }
-};
-
-}  // namespace
-
 TEST(McpHttpStateless, AServerOfTheStatelessRevisionIsSpokenToWithItsHeadersAndNoSession) {
-    ModernFixture f;
-    McpClient client(f.spec);
+    mcp_test::HostileHttp f("modern");
+    McpClient client(f.spec());
     // mcp.50: server/discover listed 2026-07-28 (the fixture refuses initialize).
     EXPECT_EQ(client.protocol_revision(), "2026-07-28");
     EXPECT_EQ(client.server_info_name(), "hostile-http-modern");
@@ -48,8 +34,8 @@ TEST(McpHttpStateless, AServerOfTheStatelessRevisionIsSpokenToWithItsHeadersAndN
 }
 
 TEST(McpHttpStateless, AServerOfTheHandshakeRevisionsIsStillSpokenToWithASession) {
-    ModernFixture f("well");
-    McpClient client(f.spec);
+    mcp_test::HostileHttp f("well");
+    McpClient client(f.spec());
     // mcp.50: its 400 to a server/discover without a session carried no JSON-RPC error answering
     // it: a server of the handshake revisions.
     EXPECT_EQ(client.protocol_revision(), "2025-11-25");
@@ -58,8 +44,8 @@ TEST(McpHttpStateless, AServerOfTheHandshakeRevisionsIsStillSpokenToWithASession
 }
 
 TEST(McpHttpStateless, ListChangesArriveOnTheSubscriptionStream) {
-    ModernFixture f;
-    McpClient client(f.spec);
+    mcp_test::HostileHttp f("modern");
+    McpClient client(f.spec());
     EXPECT_EQ(client.list_changes(), 0U);
     // mcp.52: `grow` announces on the subscriptions/listen stream, tagged with its id.
     client.call_tool("grow", "{}");
@@ -75,8 +61,8 @@ TEST(McpHttpStateless, ListChangesArriveOnTheSubscriptionStream) {
 }
 
 TEST(McpHttpStateless, ACallPastItsDeadlineIsCancelledByClosingItsStream) {
-    ModernFixture f;
-    McpClient client(f.spec);
+    mcp_test::HostileHttp f("modern");
+    McpClient client(f.spec());
     const Error e = mcp_test::error_of(
         [&] { client.call_tool("slow", "{}", nullptr, std::chrono::milliseconds(200)); });
     EXPECT_EQ(e.kind(), ErrorKind::kTransport);
@@ -88,8 +74,8 @@ TEST(McpHttpStateless, ACallPastItsDeadlineIsCancelledByClosingItsStream) {
 }
 
 TEST(McpHttpStateless, ParametersTheSchemaAnnotatesAreMirroredInHeaders) {
-    ModernFixture f;
-    McpClient client(f.spec);
+    mcp_test::HostileHttp f("modern");
+    McpClient client(f.spec());
     std::vector<std::string> names;
     for (const auto& t : client.list_tools()) names.push_back(t.name);
     // mcp.55: `badheader` annotates an array's items: its definition is invalid and left out.
@@ -109,8 +95,8 @@ TEST(McpHttpStateless, ParametersTheSchemaAnnotatesAreMirroredInHeaders) {
 }
 
 TEST(McpHttpStateless, ADiscoverAnswerThatIsNotUtf8IsAProtocolError) {
-    ModernFixture f("badutf8");
-    const Error e = mcp_test::error_of([&] { McpClient client(f.spec); });
+    mcp_test::HostileHttp f("badutf8");
+    const Error e = mcp_test::error_of([&] { McpClient client(f.spec()); });
     // mcp.54: garbage in a 2xx answer to the probe is the server's fault, not a sign of the
     // handshake revisions; the host goes on.
     EXPECT_EQ(e.kind(), ErrorKind::kProtocol);

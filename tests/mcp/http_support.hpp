@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "nucleo/mcp.hpp"
+
 extern char** environ;
 
 namespace mcp_test {
@@ -113,5 +117,25 @@ inline bool wait_for_port(int port, int tries) {
     }
     return false;
 }
+
+/// A server spec named "hostile-http" for the fixture at `url`.
+inline nucleo::mcp::ServerSpec http_spec(const std::string& url) {
+    nucleo::mcp::ServerSpec spec;
+    spec.name = "hostile-http";
+    spec.url = url;
+    return spec;
+}
+
+/// The hostile HTTP fixture in `mode`, started for one test; fails the test when it does not
+/// come up.
+struct HostileHttp {
+    std::unique_ptr<ServerProcess> process;
+    std::string url;
+    explicit HostileHttp(const std::string& mode = "well")
+        : url(start_hostile_http(process, mode)) {
+        EXPECT_FALSE(url.empty()) << "the hostile HTTP server named no port";
+    }
+    [[nodiscard]] nucleo::mcp::ServerSpec spec() const { return http_spec(url); }
+};
 
 }  // namespace mcp_test

@@ -16,26 +16,8 @@ using namespace nucleo;
 using namespace nucleo::mcp;
 using ::testing::HasSubstr;
 
-namespace {
-
-ServerSpec http_spec(const std::string& url) {
-    ServerSpec spec;
-    spec.name = "hostile-http";
-    spec.url = url;
-    return spec;
-}
-
-/// The fixture in `mode`, started for one test; fails the test when it does not come up.
-struct Fixture {
-    std::unique_ptr<mcp_test::ServerProcess> process;
-    std::string url;
-    explicit Fixture(const std::string& mode = "well")
-        : url(mcp_test::start_hostile_http(process, mode)) {
-        EXPECT_FALSE(url.empty()) << "the hostile HTTP server named no port";
-    }
-};
-
-}  // namespace
+using mcp_test::http_spec;
+using Fixture = mcp_test::HostileHttp;
 
 TEST(McpHttp, InitializesAndAnswersWithJsonAndEventStreams) {
     Fixture f;
